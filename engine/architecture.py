@@ -1,0 +1,315 @@
+"""Transformer architectures and their parameter counts.
+
+A model's parameter count is derived from its architecture, never typed in:
+embeddings, per-layer attention (multi-head, grouped-query or DeepSeek's
+multi-head latent attention, with biases where the family has them), the MLP
+(gated as in SwiGLU/GeGLU, or plain), mixture-of-experts blocks (routed experts,
+shared experts, routers, dense first layers), norms, and the LM head unless it is
+tied to the embeddings. Field names follow Hugging Face ``config.json``.
+
+The counts are checked against each model's official total in the tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class MoE(BaseModel):
+    """Mixture-of-experts MLP (Mixtral, Qwen-MoE, DeepSeek, gpt-oss)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    num_experts: int = Field(ge=1)
+    experts_per_token: int = Field(ge=1)
+    expert_intermediate_size: int = Field(ge=1)
+    num_shared_experts: int = Field(default=0, ge=0)
+    shared_intermediate_size: int | None = None
+    """Width of each shared expert; defaults to ``expert_intermediate_size``."""
+    shared_expert_gate: bool = False
+    """Qwen-MoE scales the shared expert by a sigmoid gate (one hidden→1 linear)."""
+    first_dense_layers: int = Field(default=0, ge=0)
+    """Leading layers with a dense MLP of ``intermediate_size`` (DeepSeek-V3: 3)."""
+    router_bias: bool = False
+    expert_bias: bool = False
+    """Biases on each expert's projections (gpt-oss)."""
+    router_correction_bias: bool = False
+    """DeepSeek-V3's per-expert score correction bias (``e_score_correction_bias``)."""
+
+
+class MLA(BaseModel):
+    """DeepSeek multi-head latent attention (low-rank compressed Q and KV)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    q_lora_rank: int | None = None
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+
+@dataclass(frozen=True, slots=True)
+class Linear:
+    """One kind of linear layer: ``count`` copies of a ``d_in x d_out`` matrix.
+
+    ``group`` is ``attention``, ``mlp``, ``expert`` or ``router``; ``role`` is the
+    projection's short name (``q``, ``k``, ``v``, ``o``, ``gate``, ``up``, ``down``...).
+    ``active`` copies are the ones a token passes through (routed experts: k of E).
+    """
+
+    role: str
+    group: Literal["attention", "mlp", "expert", "router"]
+    d_in: int
+    d_out: int
+    count: int
+    active: int
+    bias: bool = False
+
+    @property
+    def params(self) -> int:
+        return self.count * (self.d_in * self.d_out + (self.d_out if self.bias else 0))
+
+    @property
+    def active_params(self) -> int:
+        return self.active * (self.d_in * self.d_out + (self.d_out if self.bias else 0))
+
+
+class Architecture(BaseModel):
+    """A decoder-only transformer, described by its ``config.json`` fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    hidden_size: int = Field(ge=1)
+    num_layers: int = Field(ge=1)
+    num_heads: int = Field(ge=1)
+    num_kv_heads: int = Field(ge=1)
+    head_dim: int | None = None
+    """Per-head width; ``hidden_size // num_heads`` when absent."""
+    intermediate_size: int = Field(ge=1)
+    """Dense MLP width (for MoE: the dense first layers' width, if any)."""
+    vocab_size: int = Field(ge=1)
+    tie_embeddings: bool = False
+    mlp: Literal["gated", "plain"] = "gated"
+    qkv_bias: bool = False
+    o_bias: bool = False
+    mlp_bias: bool = False
+    norm: Literal["rmsnorm", "layernorm"] = "rmsnorm"
+    norms_per_layer: int = Field(default=2, ge=0)
+    """Hidden-width norms per layer (Gemma 2/3 have four: pre and post each block)."""
+    qk_norm: Literal["none", "head", "full"] = "none"
+    """Norms on queries and keys: per head (Qwen3, Gemma 3) or full width (OLMo 2)."""
+    attention_sinks: bool = False
+    """gpt-oss learns one sink logit per head per layer."""
+    moe: MoE | None = None
+    mla: MLA | None = None
+
+    # ---- derived widths -----------------------------------------------------
+    @property
+    def head_width(self) -> int:
+        return self.head_dim or self.hidden_size // self.num_heads
+
+    @property
+    def q_width(self) -> int:
+        """Width of the query projection's output (heads x head width)."""
+        if self.mla:
+            return self.num_heads * (self.mla.qk_nope_head_dim + self.mla.qk_rope_head_dim)
+        return self.num_heads * self.head_width
+
+    @property
+    def kv_width(self) -> int:
+        """Width of one of the key/value projections' outputs (GQA: kv heads x head width)."""
+        if self.mla:
+            return self.num_heads * self.mla.v_head_dim
+        return self.num_kv_heads * self.head_width
+
+    @property
+    def norm_weights(self) -> int:
+        """Parameters in one norm per hidden unit (LayerNorm has a bias too)."""
+        return 2 if self.norm == "layernorm" else 1
+
+    @property
+    def moe_layers(self) -> int:
+        return 0 if self.moe is None else self.num_layers - self.moe.first_dense_layers
+
+    @property
+    def dense_layers(self) -> int:
+        return self.num_layers - self.moe_layers
+
+    # ---- linear layers -------------------------------------------------------
+    def _attention_linears(self) -> Iterator[Linear]:
+        n, h = self.num_layers, self.hidden_size
+        if self.mla:
+            m = self.mla
+            qk = m.qk_nope_head_dim + m.qk_rope_head_dim
+            if m.q_lora_rank:
+                yield Linear("q_a", "attention", h, m.q_lora_rank, n, n)
+                yield Linear("q", "attention", m.q_lora_rank, self.num_heads * qk, n, n)
+            else:
+                yield Linear("q", "attention", h, self.num_heads * qk, n, n)
+            yield Linear("kv_a", "attention", h, m.kv_lora_rank + m.qk_rope_head_dim, n, n)
+            yield Linear(
+                "v",
+                "attention",
+                m.kv_lora_rank,
+                self.num_heads * (m.qk_nope_head_dim + m.v_head_dim),
+                n,
+                n,
+            )
+            yield Linear("o", "attention", self.num_heads * m.v_head_dim, h, n, n, self.o_bias)
+            return
+        b = self.qkv_bias
+        yield Linear("q", "attention", h, self.q_width, n, n, b)
+        yield Linear("k", "attention", h, self.kv_width, n, n, b)
+        yield Linear("v", "attention", h, self.kv_width, n, n, b)
+        yield Linear("o", "attention", self.q_width, h, n, n, self.o_bias)
+
+    def _mlp_linears(
+        self, width: int, group: Literal["mlp", "expert"], count: int, active: int, bias: bool
+    ) -> Iterator[Linear]:
+        h = self.hidden_size
+        if self.mlp == "gated":
+            yield Linear("gate", group, h, width, count, active, bias)
+        yield Linear("up", group, h, width, count, active, bias)
+        yield Linear("down", group, width, h, count, active, bias)
+
+    def linear_layers(self) -> tuple[Linear, ...]:
+        """Every linear layer inside the decoder blocks (the LM head is not one here)."""
+        return self._linears
+
+    @cached_property
+    def _linears(self) -> tuple[Linear, ...]:
+        out = list(self._attention_linears())
+        if self.dense_layers:
+            out += self._mlp_linears(
+                self.intermediate_size, "mlp", self.dense_layers, self.dense_layers, self.mlp_bias
+            )
+        if self.moe:
+            e, n = self.moe, self.moe_layers
+            out += self._mlp_linears(
+                e.expert_intermediate_size,
+                "expert",
+                n * e.num_experts,
+                n * e.experts_per_token,
+                e.expert_bias,
+            )
+            if e.num_shared_experts:
+                width = e.shared_intermediate_size or e.expert_intermediate_size
+                k = n * e.num_shared_experts
+                out += self._mlp_linears(width, "mlp", k, k, self.mlp_bias)
+            out.append(
+                Linear("router", "router", self.hidden_size, e.num_experts, n, n, e.router_bias)
+            )
+            if e.shared_expert_gate:
+                out.append(Linear("shared_gate", "router", self.hidden_size, 1, n, n))
+        return tuple(out)
+
+    # ---- parameter counts ------------------------------------------------------
+    @property
+    def embedding_params(self) -> int:
+        """Input embedding plus the LM head when it is not tied."""
+        per = self.vocab_size * self.hidden_size
+        return per if self.tie_embeddings else 2 * per
+
+    @property
+    def norm_params(self) -> int:
+        """All norms: per-layer hidden norms, Q/K norms, latent norms, the final norm."""
+        per_layer = self.norms_per_layer * self.hidden_size * self.norm_weights
+        if self.qk_norm == "head":
+            per_layer += 2 * self.head_width
+        elif self.qk_norm == "full":
+            per_layer += self.q_width + self.num_kv_heads * self.head_width
+        if self.mla:
+            per_layer += self.mla.kv_lora_rank + (self.mla.q_lora_rank or 0)
+        return self.num_layers * per_layer + self.hidden_size * self.norm_weights
+
+    @property
+    def other_params(self) -> int:
+        """Small per-layer tensors that are neither linear nor norm (sinks, correction bias)."""
+        extra = 0
+        if self.attention_sinks:
+            extra += self.num_layers * self.num_heads
+        if self.moe and self.moe.router_correction_bias:
+            extra += self.moe_layers * self.moe.num_experts
+        return extra
+
+    @property
+    def linear_params(self) -> int:
+        """Parameters in the decoder's linear layers (what NF4 quantizes)."""
+        return sum(lin.params for lin in self._linears)
+
+    @property
+    def total_params(self) -> int:
+        return self.linear_params + self.embedding_params + self.norm_params + self.other_params
+
+    @property
+    def active_params(self) -> int:
+        """Parameters a token passes through: all of them for a dense model, k of E
+        routed experts for MoE. The input embedding is a lookup and still counted,
+        as model cards do."""
+        if self.moe is None:
+            return self.total_params
+        linear = sum(lin.active_params for lin in self._linears)
+        return linear + self.embedding_params + self.norm_params + self.other_params
+
+    def lora_params(self, rank: int, targets: str) -> int:
+        """LoRA parameters: rank x (d_in + d_out) per targeted linear, per expert for MoE.
+
+        ``targets``: ``all-linear`` (every projection except routers, as PEFT's
+        ``all-linear`` does minus the LM head), ``attention`` (q, k, v, o and the
+        latent projections for MLA) or ``qv``.
+        """
+        total = 0
+        for lin in self._linears:
+            if lin.group == "router":
+                continue
+            if targets == "attention" and lin.group != "attention":
+                continue
+            if targets == "qv" and lin.role not in ("q", "v"):
+                continue
+            total += lin.count * rank * (lin.d_in + lin.d_out)
+        return total
+
+    def _mlp_copy_params(self, width: int, bias: bool) -> int:
+        """Parameters of one MLP (or one expert) of the given width."""
+        mats = 3 if self.mlp == "gated" else 2
+        biases = (mats - 1) * width + self.hidden_size if bias else 0
+        return mats * self.hidden_size * width + biases
+
+    @property
+    def largest_layer_params(self) -> int:
+        """Parameters of the largest single unit ZeRO-3/FSDP gathers at once.
+
+        FSDP wraps one decoder layer at a time; the embedding (and an untied LM
+        head) is its own unit, so the larger of one decoder layer and the
+        embedding matrix is what must be materialized in full on every GPU.
+        """
+        attn = sum(lin.params for lin in self._linears if lin.group == "attention")
+        per_layer = attn / self.num_layers + (self.norm_params + self.other_params) / self.num_layers
+        mlp = self._mlp_copy_params(self.intermediate_size, self.mlp_bias)
+        if self.moe:
+            e = self.moe
+            moe_mlp = e.num_experts * self._mlp_copy_params(
+                e.expert_intermediate_size, e.expert_bias
+            )
+            moe_mlp += e.num_shared_experts * self._mlp_copy_params(
+                e.shared_intermediate_size or e.expert_intermediate_size, self.mlp_bias
+            )
+            moe_mlp += self.hidden_size * e.num_experts
+            mlp = max(mlp if self.dense_layers else 0, moe_mlp)
+        return int(max(per_layer + mlp, self.vocab_size * self.hidden_size))
+
+    def layer_mlp_widths(self) -> list[int]:
+        """Per layer, the total MLP width a token passes through (for activations)."""
+        if self.moe is None:
+            return [self.intermediate_size] * self.num_layers
+        e = self.moe
+        moe_width = e.experts_per_token * e.expert_intermediate_size + e.num_shared_experts * (
+            e.shared_intermediate_size or e.expert_intermediate_size
+        )
+        return [self.intermediate_size] * self.dense_layers + [moe_width] * self.moe_layers

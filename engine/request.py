@@ -1,0 +1,141 @@
+"""The request model: one fine-tuning question, fully normalized.
+
+Every platform (terminal, Slack, Discord) parses its input into a :class:`Request`
+and hands it to :func:`engine.estimate`. The model is frozen: follow-ups build a
+new request with ``request.model_copy(update=...)``.
+
+Defaults follow the two source documents: rank 16, AdamW with FP32 states,
+batch 1, sequence 2048, gradient checkpointing and FlashAttention on, 3 epochs,
+35% model FLOPs utilization (MFU).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.constants import (
+    DEFAULT_EPOCHS,
+    DEFAULT_LORA_RANK,
+    DEFAULT_MFU,
+    DEFAULT_SEQ_LEN,
+    MAX_DATASET_TOKENS,
+    MAX_EPOCHS,
+    MAX_GPU_COUNT,
+    MAX_LORA_RANK,
+    MAX_MICRO_BATCH,
+    MAX_PRICE_PER_GPU_HOUR,
+    MAX_SEQ_LEN,
+)
+
+
+class Method(StrEnum):
+    """How the model's weights are trained."""
+
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+class Precision(StrEnum):
+    """Storage precision of the base weights."""
+
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    FP32 = "fp32"
+
+
+class LoraTargets(StrEnum):
+    """Which linear layers carry LoRA adapters."""
+
+    ALL_LINEAR = "all-linear"
+    ATTENTION = "attention"
+    QV = "qv"
+
+
+class Optimizer(StrEnum):
+    ADAMW = "adamw"
+    ADAMW_8BIT = "adamw-8bit"
+    SGD = "sgd"
+    ADAFACTOR = "adafactor"
+    LION = "lion"
+
+
+class StatePrecision(StrEnum):
+    """Precision of master weights and optimizer states in a full fine-tune.
+
+    ``fp32``: mixed precision as Hugging Face Trainer AMP and DeepSpeed do it
+    (FP32 master copy and FP32 optimizer moments).
+    ``pure-bf16``: weights, gradients and optimizer states all in BF16 with no
+    master copy, as torchtune and litgpt's ``bf16-true`` train.
+    """
+
+    FP32 = "fp32"
+    PURE_BF16 = "pure-bf16"
+
+
+class Sharding(StrEnum):
+    """Data-parallel sharding. ``auto``: none when one card holds the run,
+    otherwise ZeRO-3 across the fewest cards that fit."""
+
+    AUTO = "auto"
+    NONE = "none"
+    ZERO1 = "zero1"
+    ZERO2 = "zero2"
+    ZERO3 = "zero3"
+
+
+class Mode(StrEnum):
+    """``detailed``: the seven-component model. ``napkin``: flat bytes per parameter."""
+
+    DETAILED = "detailed"
+    NAPKIN = "napkin"
+
+
+class Request(BaseModel):
+    """A fine-tuning run to estimate. Sizes are counts; prices are USD.
+
+    ``model`` and ``gpu`` are catalog ids (the parser resolves aliases). A model id
+    of the form ``synthetic-<N>b`` is a Llama-style architecture scaled to N
+    billion parameters. ``method=None`` means "not said": the headline uses LoRA
+    and the what-if panel compares all three methods.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+
+    model: str = Field(min_length=1)
+    method: Method | None = None
+    precision: Precision = Precision.BF16
+    lora_rank: int = Field(default=DEFAULT_LORA_RANK, ge=1, le=MAX_LORA_RANK)
+    lora_targets: LoraTargets = LoraTargets.ALL_LINEAR
+    optimizer: Optimizer = Optimizer.ADAMW
+    state_precision: StatePrecision = StatePrecision.FP32
+    offload: bool = False
+    seq_len: int = Field(default=DEFAULT_SEQ_LEN, ge=1, le=MAX_SEQ_LEN)
+    micro_batch: int = Field(default=1, ge=1, le=MAX_MICRO_BATCH)
+    grad_checkpointing: bool = True
+    flash_attention: bool = True
+    fused_ce: bool = False
+    double_quant: bool = True
+    sharding: Sharding = Sharding.AUTO
+    gpu: str | None = None
+    gpu_count: int | None = Field(default=None, ge=1, le=MAX_GPU_COUNT)
+    dataset_tokens: int | None = Field(default=None, ge=1, le=MAX_DATASET_TOKENS)
+    epochs: float = Field(default=DEFAULT_EPOCHS, gt=0, le=MAX_EPOCHS)
+    mfu: float = Field(default=DEFAULT_MFU, gt=0, le=1)
+    price_per_gpu_hour: float | None = Field(default=None, gt=0, le=MAX_PRICE_PER_GPU_HOUR)
+    mode: Mode = Mode.DETAILED
+
+    @property
+    def effective_method(self) -> Method:
+        """The method the headline uses: the one asked for, else LoRA."""
+        return self.method or Method.LORA
+
+    @property
+    def trained_tokens(self) -> float | None:
+        """Dataset tokens times epochs, or None when no dataset size was given."""
+        if self.dataset_tokens is None:
+            return None
+        return self.dataset_tokens * self.epochs

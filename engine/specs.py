@@ -1,0 +1,217 @@
+"""Catalog entries (models and GPUs) and the in-memory catalog the engine reads.
+
+These are plain validated data; reading them from YAML is ``catalog.loader``'s job,
+so the engine stays free of I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date
+from functools import cached_property
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from engine.architecture import Architecture
+
+_SYNTHETIC = re.compile(r"^synthetic-(\d+(?:\.\d+)?)b$")
+
+
+def normalize_name(text: str) -> str:
+    """Lower-case a name and drop separators so ``Llama-3.1 8B`` ~ ``llama3.18b``."""
+    return re.sub(r"[\s_\-/:]+", "", text.strip().lower())
+
+
+class ModelSpec(BaseModel):
+    """A model in the catalog: its architecture plus identity and provenance."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    family: str
+    aliases: tuple[str, ...] = ()
+    sizes: tuple[str, ...] = ()
+    """Bare sizes (``8b``, ``70b``) that resolve to this model."""
+    architecture: Architecture
+    official_params: float = Field(gt=0)
+    """Parameter total the publisher states (for the 1% check)."""
+    official_active_params: float | None = None
+    source: str
+    """Where the architecture fields were read (URL of the config.json copy)."""
+    params_source: str = ""
+    notes: str = ""
+    synthetic: bool = False
+
+    @cached_property
+    def params(self) -> int:
+        return self.architecture.total_params
+
+    @cached_property
+    def active_params(self) -> int:
+        return self.architecture.active_params
+
+    @property
+    def is_moe(self) -> bool:
+        return self.architecture.moe is not None
+
+
+class GpuSpec(BaseModel):
+    """An accelerator with its memory, dense throughput and a typical rental price."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    vendor: Literal["NVIDIA", "AMD", "Intel"]
+    aliases: tuple[str, ...] = ()
+    memory_gb: float = Field(gt=0)
+    """Memory in GB (10^9 bytes) as the vendor states it."""
+    bf16_tflops: float | None = Field(default=None, gt=0)
+    """Dense (not sparse) BF16 tensor TFLOPs; None when the card has no BF16."""
+    fp16_tflops: float = Field(gt=0)
+    """Dense FP16 tensor TFLOPs."""
+    fp8_tflops: float | None = Field(default=None, gt=0)
+    bf16: bool
+    flash_attention_2: Literal["yes", "partial", "no"]
+    interconnect: str
+    """Human description (``NVLink 4 (SXM5, NVSwitch)``)."""
+    fabric: Literal["nvlink", "pcie", "infinity-fabric", "ethernet"]
+    """Interconnect class used for the multi-GPU overhead (``COMM_OVERHEAD``)."""
+    status: Literal["live", "eol"]
+    price_per_gpu_hour: float | None = Field(default=None, gt=0)
+    price_source: str = ""
+    price_as_of: date | None = None
+    spec_source: str
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _bf16_consistent(self) -> GpuSpec:
+        if self.bf16 and self.bf16_tflops is None:
+            raise ValueError("bf16 is true but bf16_tflops is missing")
+        return self
+
+    @property
+    def train_tflops(self) -> float:
+        """Dense BF16 TFLOPs, or dense FP16 on cards without BF16."""
+        return self.bf16_tflops if self.bf16 and self.bf16_tflops else self.fp16_tflops
+
+
+# Llama-family shapes used to scale a synthetic model: (params in B, hidden, layers).
+_LLAMA_SHAPES: tuple[tuple[float, int, int], ...] = (
+    (1.2, 2048, 16),
+    (3.2, 3072, 28),
+    (8.0, 4096, 32),
+    (13.0, 5120, 40),
+    (70.6, 8192, 80),
+    (405.9, 16384, 126),
+)
+
+
+def synthetic_model(billions: float) -> ModelSpec:
+    """A Llama-3-style architecture scaled to ``billions`` parameters.
+
+    Hidden width is interpolated (in log space) between real Llama sizes and
+    rounded to a multiple of 256; the MLP is 3.5x hidden (gated), 128-wide
+    heads with 8 KV heads, Llama 3's 128,256-token vocabulary; the layer count is
+    then solved so the total lands on the requested size.
+    """
+    target = billions * 1e9
+    logs = [math.log(p) for p, _, _ in _LLAMA_SHAPES]
+    x = min(max(math.log(billions), logs[0]), logs[-1])
+    for (p0, h0, _), (p1, h1, _), l0, l1 in zip(
+        _LLAMA_SHAPES, _LLAMA_SHAPES[1:], logs, logs[1:], strict=False
+    ):
+        if l0 <= x <= l1:
+            t = (x - l0) / (l1 - l0)
+            hidden = math.exp(math.log(h0) + t * (math.log(h1) - math.log(h0)))
+            break
+    hidden_i = max(256, int(round(hidden / 256)) * 256)
+    heads = max(1, hidden_i // 128)
+    kv = min(8, heads)
+    inter = int(round(3.5 * hidden_i / 256)) * 256
+    vocab = 128256
+    probe = Architecture(
+        hidden_size=hidden_i,
+        num_layers=1,
+        num_heads=heads,
+        num_kv_heads=kv,
+        intermediate_size=inter,
+        vocab_size=vocab,
+    )
+    per_layer = probe.total_params - probe.embedding_params - hidden_i
+    layers = max(1, round((target - probe.embedding_params - hidden_i) / per_layer))
+    arch = Architecture(**{**probe.model_dump(), "num_layers": layers})
+    label = f"{billions:g}b"
+    return ModelSpec(
+        id=f"synthetic-{label}",
+        name=f"Synthetic {billions:g}B (Llama-style)",
+        family="synthetic",
+        architecture=arch,
+        official_params=target,
+        source="scaled from Llama 3 shapes (engine.specs.synthetic_model)",
+        synthetic=True,
+    )
+
+
+class Catalog:
+    """Models and GPUs by id, with alias lookup. Built by ``catalog.loader``."""
+
+    def __init__(self, models: list[ModelSpec], gpus: list[GpuSpec]) -> None:
+        self.models: dict[str, ModelSpec] = {m.id: m for m in models}
+        self.gpus: dict[str, GpuSpec] = {g.id: g for g in gpus}
+        self._model_names: dict[str, str] = {}
+        self._gpu_names: dict[str, str] = {}
+        self._sizes: dict[str, str] = {}
+        for m in models:
+            for name in (m.id, m.name, *m.aliases):
+                self._model_names.setdefault(normalize_name(name), m.id)
+            for size in m.sizes:
+                self._sizes[size.lower()] = m.id
+        for g in gpus:
+            for name in (g.id, g.name, *g.aliases):
+                self._gpu_names.setdefault(normalize_name(name), g.id)
+
+    # -- models --------------------------------------------------------------
+    def model(self, model_id: str) -> ModelSpec:
+        """The model with this id; ``synthetic-<N>b`` ids are built on demand."""
+        if model_id in self.models:
+            return self.models[model_id]
+        match = _SYNTHETIC.match(model_id)
+        if match:
+            return synthetic_model(float(match.group(1)))
+        raise KeyError(model_id)
+
+    def find_model(self, text: str) -> str | None:
+        """Resolve a name or alias to a model id (None when unknown)."""
+        return self._model_names.get(normalize_name(text))
+
+    def model_for_size(self, size: str) -> str | None:
+        """The canonical model for a bare size such as ``70b`` (None when none)."""
+        return self._sizes.get(size.lower())
+
+    @property
+    def sizes(self) -> dict[str, str]:
+        return dict(self._sizes)
+
+    def model_names(self) -> list[str]:
+        """Every name that resolves to a model (ids, names and aliases)."""
+        names: list[str] = []
+        for m in self.models.values():
+            names += [m.id, *m.aliases]
+        return names
+
+    # -- GPUs ----------------------------------------------------------------
+    def gpu(self, gpu_id: str) -> GpuSpec:
+        return self.gpus[gpu_id]
+
+    def find_gpu(self, text: str) -> str | None:
+        return self._gpu_names.get(normalize_name(text))
+
+    def gpu_names(self) -> list[str]:
+        names: list[str] = []
+        for g in self.gpus.values():
+            names += [g.id, *g.aliases]
+        return names
