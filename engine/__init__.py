@@ -1,0 +1,33 @@
+"""ftcost's estimator: pure, synchronous computation with no I/O.
+
+>>> from engine import Request, estimate
+>>> est = estimate(Request(model="llama-3.1-8b", method="qlora"))
+>>> round(est.memory.base_weights, 1)
+5.7
+"""
+
+from engine.estimate import Estimate, WhatIf, estimate
+from engine.request import (
+    LoraTargets,
+    Method,
+    Mode,
+    Optimizer,
+    Precision,
+    Request,
+    Sharding,
+    StatePrecision,
+)
+
+__all__ = [
+    "Estimate",
+    "LoraTargets",
+    "Method",
+    "Mode",
+    "Optimizer",
+    "Precision",
+    "Request",
+    "Sharding",
+    "StatePrecision",
+    "WhatIf",
+    "estimate",
+]

@@ -1,0 +1,297 @@
+"""The estimate: one request in, memory, cards, time, cost, what-ifs and caveats out.
+
+:func:`estimate` is the engine's single entry point. It is pure and synchronous:
+the catalog is passed in (or the packaged default is used) and nothing is read,
+written or awaited here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine import warnings as caveats
+from engine.compute import Compute, compute, effective_mfu
+from engine.constants import MAX_OPTIONS
+from engine.fit import Option, fewest_cards, make_option, rank, resolve_stage
+from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
+from engine.request import Method, Request, Sharding
+from engine.specs import Catalog, GpuSpec, ModelSpec
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    """One alternative setting and its best card."""
+
+    label: str
+    request: Request
+    per_gpu_gb: float
+    gpu: GpuSpec | None
+    count: int | None
+    gpu_hours: float | None
+    cost_usd: float | None
+    current: bool = False
+    """True for the row that matches the request itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """Everything a front end renders. GB = 10^9 bytes; money in USD."""
+
+    request: Request
+    model: ModelSpec
+    memory: Breakdown
+    """Per-GPU memory on the recommended option (one card if nothing fits)."""
+    count: int
+    """Cards in the recommended option."""
+    options: list[Option]
+    """Recommended first; at most six unless a named card adds one."""
+    what_if: list[WhatIf]
+    compute: Compute
+    warnings: list[str]
+    assumptions: list[str]
+    fits_anywhere: bool = True
+    notes: list[str] = field(default_factory=list)
+    """Short facts for the headline (bare size mapping, synthetic model, method default)."""
+
+    @property
+    def recommended(self) -> Option | None:
+        return self.options[0] if self.options and self.options[0].fits else None
+
+    @property
+    def total_gb(self) -> float:
+        return self.memory.total * self.count
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON document (keys documented in README.md)."""
+        req = self.request.model_dump(mode="json")
+        req["method"] = self.request.effective_method.value
+        req["method_given"] = self.request.method is not None
+        req["trained_tokens"] = self.request.trained_tokens
+        return {
+            "request": req,
+            "model": {
+                "id": self.model.id,
+                "name": self.model.name,
+                "params": self.model.params,
+                "active_params": self.model.active_params,
+                "synthetic": self.model.synthetic,
+            },
+            "memory": {
+                "per_gpu_gb": _r(self.memory.total),
+                "total_gb": _r(self.total_gb),
+                "components": {k: _r(v) for k, v in self.memory.as_dict().items()},
+            },
+            "options": [_option_json(o) for o in self.options],
+            "what_if": [
+                {
+                    "label": w.label,
+                    "per_gpu_gb": _r(w.per_gpu_gb),
+                    "gpu": w.gpu.id if w.gpu else None,
+                    "count": w.count,
+                    "gpu_hours": _r(w.gpu_hours),
+                    "cost_usd": _r(w.cost_usd),
+                }
+                for w in self.what_if
+            ],
+            "compute": {
+                "flops": self.compute.flops,
+                "trained_tokens": self.compute.trained_tokens,
+                "mfu_effective": round(self.compute.mfu_effective, 6),
+            },
+            "warnings": list(self.warnings),
+        }
+
+
+def _r(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _option_json(o: Option) -> dict[str, Any]:
+    return {
+        "gpu": o.gpu.id,
+        "name": o.gpu.name,
+        "count": o.count,
+        "per_gpu_gb": _r(o.per_gpu_gb),
+        "utilization": _r(o.utilization, 4),
+        "fit": o.band,
+        "interconnect": o.gpu.interconnect,
+        "price_per_gpu_hour": o.price_per_gpu_hour,
+        "gpu_hours": _r(o.timing.gpu_hours),
+        "wall_hours": _r(o.timing.wall_hours),
+        "cost_usd": _r(o.timing.cost_usd, 2),
+    }
+
+
+# --------------------------------------------------------------------------- #
+
+
+def _price(request: Request, gpu: GpuSpec) -> float | None:
+    return request.price_per_gpu_hour or gpu.price_per_gpu_hour
+
+
+def _best_options(
+    fp: Footprint, request: Request, work: Compute, gpus: list[GpuSpec]
+) -> list[Option]:
+    """The fewest-cards option for every card that can hold the run, ranked."""
+    out: list[Option] = []
+    for gpu in gpus:
+        found = fewest_cards(fp, gpu, request.sharding, request.offload)
+        if found is None:
+            continue
+        count, stage = found
+        out.append(
+            make_option(
+                fp, gpu, count, stage, work, _price(request, gpu), request.mode, request.offload
+            )
+        )
+    return rank(out)
+
+
+def _named_option(
+    fp: Footprint, request: Request, work: Compute, gpu: GpuSpec
+) -> Option:
+    """The card the user named, at the count named (or the fewest that fit)."""
+    found = fewest_cards(fp, gpu, request.sharding, request.offload)
+    needed = found[0] if found else None
+    if request.gpu_count is not None:
+        count = request.gpu_count
+        stage = resolve_stage(request.sharding, count)
+    elif found is not None:
+        count, stage = found
+    else:
+        count, stage = 1, resolve_stage(request.sharding, 1)
+    return make_option(
+        fp,
+        gpu,
+        count,
+        stage,
+        work,
+        _price(request, gpu),
+        request.mode,
+        request.offload,
+        named=True,
+        needed=needed,
+    )
+
+
+def _plan(
+    request: Request, model: ModelSpec, gpus: list[GpuSpec], catalog: Catalog
+) -> tuple[Footprint, Compute, list[Option]]:
+    fp = footprint(model.architecture, request)
+    work = compute(model.active_params, request)
+    options = _best_options(fp, request, work, gpus)
+    if request.gpu is not None:
+        named = _named_option(fp, request, work, catalog.gpu(request.gpu))
+        options = [named, *(o for o in options if o.gpu.id != request.gpu)]
+    return fp, work, options
+
+
+def _what_ifs(request: Request, model: ModelSpec, catalog: Catalog) -> list[WhatIf]:
+    """The three methods, a full fine-tune with ZeRO-3, and 0.5x / 2x / 4x sequence."""
+    base_method = request.effective_method
+    variants: list[tuple[str, Request]] = [
+        (m.value if m is not Method.QLORA else "qlora", request.model_copy(update={"method": m}))
+        for m in (Method.FULL, Method.LORA, Method.QLORA)
+    ]
+    labels = {"full": "Full", "lora": "LoRA", "qlora": "QLoRA"}
+    variants = [(labels[k], r) for k, r in variants]
+    variants.append(
+        ("Full + ZeRO-3", request.model_copy(update={"method": Method.FULL, "sharding": Sharding.ZERO3}))
+    )
+    for factor, label in ((0.5, "½× seq"), (2, "2× seq"), (4, "4× seq")):
+        seq = max(1, int(request.seq_len * factor))
+        variants.append((f"{label} ({seq:,})", request.model_copy(update={"seq_len": seq})))
+    gpus = _candidate_gpus(request, catalog)
+    out: list[WhatIf] = []
+    for label, variant in variants:
+        _, _, options = _plan(variant, model, gpus, catalog)
+        best = options[0] if options else None
+        if best is not None and best.named and not best.fits and best.needed:
+            fp = footprint(model.architecture, variant)
+            work = compute(model.active_params, variant)
+            stage = resolve_stage(variant.sharding, best.needed)
+            best = make_option(
+                fp, best.gpu, best.needed, stage, work, best.price_per_gpu_hour,
+                variant.mode, variant.offload, named=True,
+            )
+        current = (
+            variant.effective_method is base_method
+            and variant.sharding is request.sharding
+            and variant.seq_len == request.seq_len
+        )
+        out.append(
+            WhatIf(
+                label=label,
+                request=variant,
+                per_gpu_gb=best.per_gpu_gb if best else _one_card_gb(variant, model),
+                gpu=best.gpu if best and best.fits else None,
+                count=best.count if best and best.fits else None,
+                gpu_hours=best.timing.gpu_hours if best and best.fits else None,
+                cost_usd=best.timing.cost_usd if best and best.fits else None,
+                current=current,
+            )
+        )
+    return out
+
+
+def _one_card_gb(request: Request, model: ModelSpec) -> float:
+    fp = footprint(model.architecture, request)
+    return fp.per_gpu(resolve_stage(request.sharding, 1), 1, request.offload).total
+
+
+def _candidate_gpus(request: Request, catalog: Catalog) -> list[GpuSpec]:
+    """Every card when none is named; the named card only for what-ifs."""
+    if request.gpu is not None:
+        return [catalog.gpu(request.gpu)]
+    return list(catalog.gpus.values())
+
+
+def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
+    """Estimate memory, cards, GPU-hours, wall-clock and cost for ``request``.
+
+    ``catalog`` defaults to the packaged one (``catalog.loader.default_catalog``).
+    Raises ``KeyError`` for a model or GPU id the catalog does not have (the
+    parser only produces ids it resolved against the same catalog).
+    """
+    if catalog is None:
+        from catalog.loader import default_catalog
+
+        catalog = default_catalog()
+    model = catalog.model(request.model)
+    gpus = list(catalog.gpus.values())
+    fp, work, options = _plan(request, model, gpus, catalog)
+    named = options[0] if options and options[0].named else None
+    shown = options[: MAX_OPTIONS + (1 if named else 0)] if named else options[:MAX_OPTIONS]
+    fits_anywhere = any(o.fits for o in options)
+    if shown and (shown[0].fits or shown[0].named):
+        memory, count = shown[0].memory, shown[0].count
+    else:
+        stage = resolve_stage(request.sharding, 1)
+        memory, count = fp.per_gpu(stage, 1, request.offload), 1
+    what_if = _what_ifs(request, model, catalog)
+    context = caveats.Context(
+        request=request,
+        model=model,
+        footprint=fp,
+        options=shown,
+        compute=work,
+        mfu_effective=effective_mfu(request),
+        fits_anywhere=fits_anywhere,
+    )
+    return Estimate(
+        request=request,
+        model=model,
+        memory=memory,
+        count=count,
+        options=shown,
+        what_if=what_if,
+        compute=work,
+        warnings=caveats.warnings(context),
+        assumptions=caveats.assumptions(context),
+        fits_anywhere=fits_anywhere,
+        notes=caveats.notes(context, catalog),
+    )
+
+
+__all__ = ["COMPONENTS", "Estimate", "WhatIf", "estimate"]

@@ -1,0 +1,286 @@
+"""Training memory: the seven components, whole-model and per GPU.
+
+All figures are GB (10^9 bytes). The seven components, after the detailed
+calculator this product was specified from:
+
+``base_weights``
+    The model at its base precision (``PRECISION_BYTES``). QLoRA stores the
+    decoder's linear layers in NF4 at 4.127 bits/param with double quantization
+    (4.5 without) and keeps embeddings, LM head and norms in BF16, as
+    bitsandbytes does [QLoRA §2].
+``master_weights``
+    Full fine-tuning with FP32 states only: an FP32 copy of every weight the
+    optimizer updates (none when the base is already FP32 or in ``pure-bf16``).
+``gradients``
+    One per trainable parameter: base precision for a full fine-tune, FP32 for
+    LoRA adapters (PEFT keeps adapters in FP32); BF16 in ``pure-bf16``.
+``optimizer``
+    ``OPTIMIZER_BYTES`` per trainable parameter (AdamW 8, 8-bit AdamW 2, SGD 0,
+    Lion 4, Adafactor's factored second moment ~0.06).
+``adapter``
+    LoRA/QLoRA only: rank·(d_in + d_out) per targeted linear (per expert for
+    MoE), 4 bytes each (2 in ``pure-bf16``).
+``activations``
+    See :func:`activation_bytes`.
+``overhead``
+    1.5 GB flat per GPU for the CUDA context and framework buffers.
+
+Activations (re-derived from Korthikanti et al. 2022, §4.1)
+----------------------------------------------------------
+Korthikanti et al. count, for one GPT layer in 16-bit with dropout, multi-head
+attention and a 4h MLP, ``s·b·h·(34 + 5·a·s/h)`` bytes. Re-deriving the same
+bookkeeping for the catalog's architectures (no dropout, pre-norm, grouped-query
+attention with query width ``q = heads·head_dim`` and key/value width
+``kv = kv_heads·head_dim``, gated MLP of width ``I``) gives, per token per layer:
+
+* attention block: norm input ``2h``, Q/K/V projection input ``2h``, Q ``2q``,
+  K and V ``2·2kv``, output-projection input ``2q``: ``4h + 4q + 4kv`` bytes;
+* attention scores without FlashAttention: the softmax output, ``2·a·s`` bytes
+  per token (Korthikanti's ``5as`` minus the dropout mask and output); with
+  FlashAttention only the FP32 log-sum-exp per head remains (``4a``);
+* gated MLP: norm input ``2h``, gate/up input ``2h``, gate output, SiLU output,
+  up output and down-projection input, ``4·2I``: ``4h + 8I`` (plain MLP:
+  ``4h + 4I``).
+
+So a dense gated layer stores ``s·b·(8h + 4q + 4kv + 8I)`` bytes plus the
+scores term; for Llama 3.1 8B at batch 1 and sequence 2048 that is 11.0 GB
+over 32 layers. For MoE layers ``I`` is the width a token passes through
+(k routed experts plus shared experts).
+
+Gradient checkpointing keeps each layer's input (``2·s·b·h`` per layer) plus one
+layer's full activations while that layer is recomputed. The logits,
+``b·s·vocab`` upcast to FP32 for the loss, come on top unless a fused
+cross-entropy kernel (Liger, Unsloth) avoids materializing them.
+
+ZeRO (Rajbhandari et al. 2020, arXiv:1910.02054): stage 1 shards optimizer
+state and master weights across N GPUs, stage 2 adds gradients, stage 3 adds the
+weights plus, on every GPU, the gathered parameters of the largest layer. CPU
+offload moves optimizer state and master weights to host memory (ZeRO-Offload,
+arXiv:2101.06840); under ZeRO-3 the sharded weights too, leaving the gathered
+layer on the GPU (as FSDP's CPU offload does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from engine.architecture import Architecture
+from engine.constants import (
+    ACTIVATION_BYTES,
+    ADAPTER_BYTES,
+    GB,
+    LOGITS_BYTES,
+    MASTER_WEIGHT_BYTES,
+    NAPKIN_BYTES_PER_PARAM,
+    NF4_BITS,
+    NF4_BITS_DOUBLE_QUANT,
+    OPTIMIZER_BYTES,
+    OPTIMIZER_BYTES_PURE_BF16,
+    OVERHEAD_GB,
+    PRECISION_BYTES,
+)
+from engine.request import Method, Mode, Request, Sharding, StatePrecision
+
+COMPONENTS: tuple[str, ...] = (
+    "base_weights",
+    "master_weights",
+    "gradients",
+    "optimizer",
+    "adapter",
+    "activations",
+    "overhead",
+)
+"""The seven components, in display order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Breakdown:
+    """Memory on one GPU, by component, in GB."""
+
+    base_weights: float
+    master_weights: float
+    gradients: float
+    optimizer: float
+    adapter: float
+    activations: float
+    overhead: float
+
+    @property
+    def total(self) -> float:
+        return (
+            self.base_weights
+            + self.master_weights
+            + self.gradients
+            + self.optimizer
+            + self.adapter
+            + self.activations
+            + self.overhead
+        )
+
+    def as_dict(self) -> dict[str, float]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """Whole-run memory before it is spread over GPUs, in GB.
+
+    ``gathered`` is the largest layer's weights, which ZeRO-3 materializes on
+    every GPU. In napkin mode every component divides evenly over the cards and
+    nothing is fixed per GPU.
+    """
+
+    base_weights: float
+    master_weights: float
+    gradients: float
+    optimizer: float
+    adapter: float
+    activations: float
+    overhead: float
+    gathered: float
+    napkin: bool = False
+
+    @property
+    def total(self) -> float:
+        return (
+            self.base_weights
+            + self.master_weights
+            + self.gradients
+            + self.optimizer
+            + self.adapter
+            + self.activations
+            + self.overhead
+        )
+
+    def per_gpu(self, stage: Sharding, count: int, offload: bool = False) -> Breakdown:
+        """Memory on each of ``count`` GPUs under ZeRO ``stage`` (``none``: replicas).
+
+        ``auto`` must be resolved by the caller (see ``engine.fit.resolve_stage``).
+        """
+        n = max(count, 1)
+        if self.napkin:
+            return Breakdown(
+                self.base_weights / n,
+                self.master_weights / n,
+                self.gradients / n,
+                self.optimizer / n,
+                self.adapter / n,
+                0.0,
+                0.0,
+            )
+        s1 = stage in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
+        s2 = stage in (Sharding.ZERO2, Sharding.ZERO3)
+        s3 = stage is Sharding.ZERO3
+        optimizer = 0.0 if offload else (self.optimizer / n if s1 else self.optimizer)
+        master = 0.0 if offload else (self.master_weights / n if s1 else self.master_weights)
+        gradients = self.gradients / n if s2 else self.gradients
+        if s3 and offload:
+            weights, adapter = self.gathered, self.adapter / n
+        elif s3 and n > 1:
+            weights, adapter = self.base_weights / n + self.gathered, self.adapter / n
+        else:
+            weights, adapter = self.base_weights, self.adapter
+        return Breakdown(
+            weights, master, gradients, optimizer, adapter, self.activations, self.overhead
+        )
+
+    def split(self, stage: Sharding, offload: bool = False) -> tuple[float, float]:
+        """``(fixed, sharded)`` GB such that per-GPU memory = fixed + sharded / N (N > 1)."""
+        one = self.per_gpu(stage, 1 << 40, offload).total
+        two = self.per_gpu(stage, 2, offload).total
+        sharded = max(0.0, (two - one) * 2)
+        return one, sharded
+
+    def offloaded_gb(self, stage: Sharding) -> float:
+        """Host (CPU) memory the offloaded state needs, summed over all GPUs."""
+        host = self.optimizer + self.master_weights
+        if stage is Sharding.ZERO3:
+            host += self.base_weights
+        return host
+
+
+def base_weight_bytes(arch: Architecture, request: Request) -> float:
+    """Bytes of the frozen or trained base model as stored on the GPU.
+
+    QLoRA: linear layers at 4.127 bits/param (4.5 without double quantization),
+    everything else (embeddings, LM head, norms) in BF16 [QLoRA §2, detailed doc].
+    """
+    if request.effective_method is Method.QLORA:
+        bits = NF4_BITS_DOUBLE_QUANT if request.double_quant else NF4_BITS
+        rest = arch.total_params - arch.linear_params
+        return arch.linear_params * bits / 8 + rest * PRECISION_BYTES["bf16"]
+    return arch.total_params * PRECISION_BYTES[request.precision.value]
+
+
+def activation_bytes(arch: Architecture, request: Request) -> float:
+    """Activation memory of one micro-batch in bytes (see the module docstring)."""
+    s, b, h = request.seq_len, request.micro_batch, arch.hidden_size
+    tokens = s * b
+    attn = 4 * h + 4 * arch.q_width + 4 * arch.kv_width
+    scores = (
+        4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
+    )
+    mlp_factor = 8 if arch.mlp == "gated" else 4
+    per_layer = [
+        tokens * (attn + scores + 4 * h + mlp_factor * width)
+        for width in arch.layer_mlp_widths()
+    ]
+    if request.grad_checkpointing:
+        layers = ACTIVATION_BYTES * tokens * h * arch.num_layers + max(per_layer)
+    else:
+        layers = sum(per_layer)
+    logits = 0.0 if request.fused_ce else LOGITS_BYTES * tokens * arch.vocab_size
+    return layers + logits
+
+
+def footprint(arch: Architecture, request: Request) -> Footprint:
+    """Whole-run memory of ``request`` on ``arch``, before sharding (GB)."""
+    method = request.effective_method
+    if request.mode is Mode.NAPKIN:
+        return _napkin_footprint(arch, method)
+    pure = request.state_precision is StatePrecision.PURE_BF16
+    params = arch.total_params
+    opt_table = OPTIMIZER_BYTES_PURE_BF16 if pure else OPTIMIZER_BYTES
+    opt_per_param = opt_table[request.optimizer.value]
+    base = base_weight_bytes(arch, request)
+    if method is Method.FULL:
+        precision = request.precision.value
+        master = 0.0 if pure or precision == "fp32" else MASTER_WEIGHT_BYTES * params
+        grad_bytes = PRECISION_BYTES["bf16"] if pure else PRECISION_BYTES[precision]
+        gradients = grad_bytes * params
+        optimizer = opt_per_param * params
+        adapter = 0.0
+        gathered_bytes = PRECISION_BYTES[precision]
+    else:
+        lora = arch.lora_params(request.lora_rank, request.lora_targets.value)
+        adapter_bytes = PRECISION_BYTES["bf16"] if pure else ADAPTER_BYTES
+        master = 0.0
+        gradients = adapter_bytes * lora
+        optimizer = opt_per_param * lora
+        adapter = adapter_bytes * lora
+        gathered_bytes = base / params
+    return Footprint(
+        base_weights=base / GB,
+        master_weights=master / GB,
+        gradients=gradients / GB,
+        optimizer=optimizer / GB,
+        adapter=adapter / GB,
+        activations=activation_bytes(arch, request) / GB,
+        overhead=OVERHEAD_GB,
+        gathered=arch.largest_layer_params * gathered_bytes / GB,
+    )
+
+
+def _napkin_footprint(arch: Architecture, method: Method) -> Footprint:
+    """The napkin rule: 16 / 2.5 / 0.75 bytes per parameter and nothing else.
+
+    The flat figure is shown in the same seven slots: full = 2 weights + 4 master
+    + 2 gradients + 8 optimizer; LoRA = 2 weights + 0.5 for adapters and their
+    training state; QLoRA = 0.5 weights + 0.25 for adapters and their state.
+    """
+    p = arch.total_params / GB
+    per_param = NAPKIN_BYTES_PER_PARAM[method.value]
+    if method is Method.FULL:
+        return Footprint(2 * p, 4 * p, 2 * p, 8 * p, 0.0, 0.0, 0.0, 0.0, napkin=True)
+    weights = 0.5 if method is Method.QLORA else 2.0
+    return Footprint(weights * p, 0.0, 0.0, 0.0, (per_param - weights) * p, 0.0, 0.0, 0.0, True)
