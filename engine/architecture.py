@@ -95,6 +95,8 @@ class Architecture(BaseModel):
     """Dense MLP width (for MoE: the dense first layers' width, if any)."""
     vocab_size: int = Field(ge=1)
     tie_embeddings: bool = False
+    lm_head_bias: bool = False
+    """The LM head has a bias vector of ``vocab_size`` (Phi-1.5, Phi-2)."""
     mlp: Literal["gated", "plain"] = "gated"
     qkv_bias: bool = False
     o_bias: bool = False
@@ -212,9 +214,10 @@ class Architecture(BaseModel):
     # ---- parameter counts ------------------------------------------------------
     @property
     def embedding_params(self) -> int:
-        """Input embedding plus the LM head when it is not tied."""
+        """Input embedding plus the LM head when it is not tied (and its bias, if any)."""
         per = self.vocab_size * self.hidden_size
-        return per if self.tie_embeddings else 2 * per
+        head_bias = self.vocab_size if self.lm_head_bias else 0
+        return (per if self.tie_embeddings else 2 * per) + head_bias
 
     @property
     def norm_params(self) -> int:

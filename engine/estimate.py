@@ -183,22 +183,29 @@ def _plan(
     options = _best_options(fp, request, work, gpus)
     if request.gpu is not None:
         named = _named_option(fp, request, work, catalog.gpu(request.gpu))
-        options = [named, *(o for o in options if o.gpu.id != request.gpu)]
+        lead = [named]
+        if not named.fits and named.needed:
+            # Right after a named count that is too small: the same card at a count that fits.
+            stage = resolve_stage(request.sharding, named.needed)
+            price = named.price_per_gpu_hour
+            lead.append(
+                make_option(
+                    fp, named.gpu, named.needed, stage, work, price, request.mode, request.offload
+                )
+            )
+        options = [*lead, *(o for o in options if o.gpu.id != request.gpu)]
     return fp, work, options
 
 
 def _what_ifs(request: Request, model: ModelSpec, catalog: Catalog) -> list[WhatIf]:
     """The three methods, a full fine-tune with ZeRO-3, and 0.5x / 2x / 4x sequence."""
     base_method = request.effective_method
+    labels = {Method.FULL: "Full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
     variants: list[tuple[str, Request]] = [
-        (m.value if m is not Method.QLORA else "qlora", request.model_copy(update={"method": m}))
-        for m in (Method.FULL, Method.LORA, Method.QLORA)
+        (label, request.model_copy(update={"method": m})) for m, label in labels.items()
     ]
-    labels = {"full": "Full", "lora": "LoRA", "qlora": "QLoRA"}
-    variants = [(labels[k], r) for k, r in variants]
-    variants.append(
-        ("Full + ZeRO-3", request.model_copy(update={"method": Method.FULL, "sharding": Sharding.ZERO3}))
-    )
+    zero3 = {"method": Method.FULL, "sharding": Sharding.ZERO3}
+    variants.append(("Full + ZeRO-3", request.model_copy(update=zero3)))
     for factor, label in ((0.5, "½× seq"), (2, "2× seq"), (4, "4× seq")):
         seq = max(1, int(request.seq_len * factor))
         variants.append((f"{label} ({seq:,})", request.model_copy(update={"seq_len": seq})))
@@ -206,15 +213,8 @@ def _what_ifs(request: Request, model: ModelSpec, catalog: Catalog) -> list[What
     out: list[WhatIf] = []
     for label, variant in variants:
         _, _, options = _plan(variant, model, gpus, catalog)
-        best = options[0] if options else None
-        if best is not None and best.named and not best.fits and best.needed:
-            fp = footprint(model.architecture, variant)
-            work = compute(model.active_params, variant)
-            stage = resolve_stage(variant.sharding, best.needed)
-            best = make_option(
-                fp, best.gpu, best.needed, stage, work, best.price_per_gpu_hour,
-                variant.mode, variant.offload, named=True,
-            )
+        fitting = [o for o in options if o.fits]
+        best = fitting[0] if fitting else (options[0] if options else None)
         current = (
             variant.effective_method is base_method
             and variant.sharding is request.sharding
@@ -261,8 +261,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
     model = catalog.model(request.model)
     gpus = list(catalog.gpus.values())
     fp, work, options = _plan(request, model, gpus, catalog)
-    named = options[0] if options and options[0].named else None
-    shown = options[: MAX_OPTIONS + (1 if named else 0)] if named else options[:MAX_OPTIONS]
+    shown = options[:MAX_OPTIONS]
     fits_anywhere = any(o.fits for o in options)
     if shown and (shown[0].fits or shown[0].named):
         memory, count = shown[0].memory, shown[0].count

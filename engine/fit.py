@@ -30,6 +30,8 @@ from engine.memory import Breakdown, Footprint
 from engine.request import Mode, Sharding
 from engine.specs import GpuSpec
 
+NO_TIMING = Timing(None, None, None, 0.0)
+
 MAX_CARDS = 4096
 """Beyond this many cards we say the run does not fit (a cluster, not a rental)."""
 
@@ -135,16 +137,11 @@ def make_option(
     named: bool = False,
     needed: int | None = None,
 ) -> Option:
-    return Option(
-        gpu=gpu,
-        count=count,
-        stage=stage,
-        memory=fp.per_gpu(stage, count, offload),
-        price_per_gpu_hour=price,
-        timing=timing(work, gpu, count, price, mode),
-        named=named,
-        needed=needed,
-    )
+    memory = fp.per_gpu(stage, count, offload)
+    fits = memory.total <= USABLE_FRACTION * gpu.memory_gb + 1e-9
+    # Time and cost of a run that cannot start are left out, not guessed.
+    cost = timing(work, gpu, count, price, mode) if fits else NO_TIMING
+    return Option(gpu, count, stage, memory, price, cost, named, needed)
 
 
 def rank_key(option: Option) -> tuple[int, int, int, int, float]:

@@ -121,17 +121,17 @@ def synthetic_model(billions: float) -> ModelSpec:
     target = billions * 1e9
     logs = [math.log(p) for p, _, _ in _LLAMA_SHAPES]
     x = min(max(math.log(billions), logs[0]), logs[-1])
-    for (p0, h0, _), (p1, h1, _), l0, l1 in zip(
+    for (_p0, h0, _), (_p1, h1, _), l0, l1 in zip(
         _LLAMA_SHAPES, _LLAMA_SHAPES[1:], logs, logs[1:], strict=False
     ):
         if l0 <= x <= l1:
             t = (x - l0) / (l1 - l0)
             hidden = math.exp(math.log(h0) + t * (math.log(h1) - math.log(h0)))
             break
-    hidden_i = max(256, int(round(hidden / 256)) * 256)
+    hidden_i = max(256, round(hidden / 256) * 256)
     heads = max(1, hidden_i // 128)
     kv = min(8, heads)
-    inter = int(round(3.5 * hidden_i / 256)) * 256
+    inter = round(3.5 * hidden_i / 256) * 256
     vocab = 128256
     probe = Architecture(
         hidden_size=hidden_i,

@@ -113,7 +113,8 @@ def assumptions(ctx: Context) -> list[str]:
     else:
         parts = [f"{method.value}", f"base {r.precision.value}"]
         if method is Method.QLORA:
-            parts[-1] = "base NF4 " + ("4.127 bits (double quant)" if r.double_quant else "4.5 bits")
+            bits = "4.127 bits (double quant)" if r.double_quant else "4.5 bits"
+            parts[-1] = f"base NF4 {bits}"
         if method is not Method.FULL:
             parts.append(f"rank {r.lora_rank} on {r.lora_targets.value}")
         opt = r.optimizer.value

@@ -1,0 +1,44 @@
+"""Plain-text listings of the catalog (``ftcost models``, ``/ftcost gpus``, ...)."""
+
+from __future__ import annotations
+
+from adapters.report import Table, fmt_params
+from engine.specs import Catalog
+
+
+def model_table(catalog: Catalog) -> Table:
+    sizes: dict[str, list[str]] = {}
+    for size, model_id in catalog.sizes.items():
+        sizes.setdefault(model_id, []).append(size)
+    rows = []
+    for m in sorted(catalog.models.values(), key=lambda m: (m.family, m.params)):
+        params = fmt_params(m.params)
+        if m.is_moe:
+            params += f" ({fmt_params(m.active_params)} act.)"
+        rows.append([m.id, params, ", ".join(sizes.get(m.id, [])), ", ".join(m.aliases[:2])])
+    return Table(["model", "params", "size", "also"], rows, "lrll")
+
+
+def gpu_table(catalog: Catalog) -> Table:
+    rows = []
+    for g in sorted(catalog.gpus.values(), key=lambda g: (g.vendor, -g.memory_gb)):
+        price = "n/a" if g.price_per_gpu_hour is None else f"${g.price_per_gpu_hour:.2f}"
+        status = g.status if g.vendor == "NVIDIA" else f"{g.status}, not rec."
+        rows.append(
+            [g.id, f"{g.memory_gb:g}", f"{g.train_tflops:g}", g.fabric, price, status]
+        )
+    return Table(["gpu", "GB", "TFLOPs", "link", "$/hr", "status"], rows, "lrrlrl")
+
+
+def model_listing(catalog: Catalog) -> str:
+    return (
+        model_table(catalog).render()
+        + "\n\nAny other size (e.g. 20b) gets a synthetic Llama-style model."
+    )
+
+
+def gpu_listing(catalog: Catalog) -> str:
+    return (
+        gpu_table(catalog).render()
+        + "\n\nTFLOPs: dense BF16 (FP16 where there is no BF16). Prices: typical $/GPU-hour."
+    )

@@ -1,0 +1,287 @@
+"""The platform-neutral report: an estimate turned into words, numbers and tables.
+
+Every front end (terminal, Slack, Discord) renders a :class:`Report`; none of
+them looks inside the :class:`engine.Estimate` again. Renderers only map: a
+title, a headline, the breakdown bar, two tables (cards and what-ifs), notes,
+warnings and assumptions, all already worded and formatted here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine import Estimate
+from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL, Option
+from engine.memory import COMPONENTS
+from engine.request import Method, Mode, Request
+
+COMPONENT_LABELS: dict[str, str] = {
+    "base_weights": "base weights",
+    "master_weights": "master weights (fp32)",
+    "gradients": "gradients",
+    "optimizer": "optimizer",
+    "adapter": "adapter",
+    "activations": "activations",
+    "overhead": "overhead",
+}
+COMPONENT_GLYPHS: dict[str, str] = {
+    "base_weights": "█",
+    "master_weights": "▓",
+    "gradients": "▒",
+    "optimizer": "░",
+    "adapter": "▚",
+    "activations": "▞",
+    "overhead": "·",
+}
+METHOD_LABELS = {Method.FULL: "Full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
+NO_FIT = "no fit"
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One component of the breakdown bar."""
+
+    key: str
+    label: str
+    glyph: str
+    gb: float
+    share: float
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    columns: list[str]
+    rows: list[list[str]]
+    align: str
+    """One character per column: ``l`` or ``r``."""
+
+    def render(self, max_rows: int | None = None) -> str:
+        """Monospace rendering (for terminals and code blocks)."""
+        rows = self.rows if max_rows is None else self.rows[:max_rows]
+        widths = [
+            max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
+            for i, c in enumerate(self.columns)
+        ]
+
+        def line(cells: list[str]) -> str:
+            out = []
+            for cell, width, a in zip(cells, widths, self.align, strict=True):
+                out.append(cell.rjust(width) if a == "r" else cell.ljust(width))
+            return "  ".join(out).rstrip()
+
+        return "\n".join([line(self.columns), *(line(r) for r in rows)])
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Everything a renderer shows, already worded."""
+
+    title: str
+    subtitle: str
+    headline: str
+    cost_line: str | None
+    band: str
+    """Fit band of the recommended option (renderers colour by it)."""
+    segments: list[Segment]
+    cards: Table
+    what_if: Table
+    notes: list[str]
+    warnings: list[str]
+    assumptions: list[str]
+    per_gpu_gb: float
+    total_gb: float
+    request: Request
+    top_gpus: list[tuple[str, str]] = field(default_factory=list)
+    """``(gpu id, label)`` of the cards in the table, for "other cards" pickers."""
+
+    def bar(self, width: int = 40) -> str:
+        """A stacked bar of the components, one glyph per component."""
+        total = sum(s.gb for s in self.segments) or 1.0
+        cells: list[str] = []
+        for seg in self.segments:
+            cells.append(seg.glyph * round(seg.gb / total * width))
+        text = "".join(cells)
+        return (text + COMPONENT_GLYPHS["overhead"] * width)[:width]
+
+    def legend(self) -> list[str]:
+        """One line per non-zero component: glyph, label, GB and share."""
+        return [
+            f"{s.glyph} {s.label:<22} {s.gb:7.2f} GB  {s.share:4.0%}"
+            for s in self.segments
+            if s.gb > 0.005
+        ]
+
+
+# --------------------------------------------------------------------------- #
+# formatting helpers
+
+
+def fmt_gb(gb: float) -> str:
+    return f"{gb:,.0f} GB" if gb >= 100 else f"{gb:.1f} GB"
+
+
+def fmt_money(usd: float | None) -> str:
+    if usd is None:
+        return "n/a"
+    if usd >= 100:
+        return f"${usd:,.0f}"
+    return f"${usd:,.2f}"
+
+
+def fmt_hours(hours: float | None) -> str:
+    if hours is None:
+        return "n/a"
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{hours / 24:.1f} d"
+
+
+def fmt_tokens(n: float) -> str:
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= scale:
+            return f"{n / scale:,.3g}{suffix}"
+    return f"{n:,.0f}"
+
+
+def fmt_params(n: float) -> str:
+    return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+
+
+def _price(o: Option) -> str:
+    return "n/a" if o.price_per_gpu_hour is None else f"${o.price_per_gpu_hour:.2f}"
+
+
+def _card_label(o: Option) -> str:
+    flag = "" if o.recommended_for_training else " (not rec.)"
+    eol = " (EOL)" if o.gpu.status != "live" else ""
+    return f"{o.count}x {o.gpu.id}{flag}{eol}"
+
+
+# --------------------------------------------------------------------------- #
+
+
+def _title(est: Estimate) -> tuple[str, str]:
+    r = est.request
+    method = METHOD_LABELS[r.effective_method]
+    if r.method is None:
+        method += " (default)"
+    title = f"{est.model.name} · {method}"
+    if r.mode is Mode.NAPKIN:
+        title += " · napkin"
+    parts = [f"{fmt_params(est.model.params)} params"]
+    if est.model.is_moe:
+        parts[0] += f" ({fmt_params(est.model.active_params)} active)"
+    if r.dataset_tokens is not None:
+        parts.append(
+            f"{fmt_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs = "
+            f"{fmt_tokens(r.trained_tokens or 0)} trained tokens"
+        )
+    parts.append(f"seq {r.seq_len:,}")
+    return title, " · ".join(parts)
+
+
+def _headline(est: Estimate) -> tuple[str, str | None, str]:
+    lead = est.options[0] if est.options else None
+    per, total = est.memory.total, est.total_gb
+    if lead is None or (not lead.fits and not lead.named):
+        return (
+            f"{fmt_gb(per)} per GPU on one card: no card in the catalog holds it.",
+            None,
+            NO_FIT,
+        )
+    head = (
+        f"{fmt_gb(per)} per GPU x {lead.count} = {fmt_gb(total)} on "
+        f"{lead.count}x {lead.gpu.name} ({lead.utilization:.0%} of {lead.gpu.memory_gb:g} GB, "
+        f"{lead.band})"
+    )
+    if not lead.fits:
+        need = f"{lead.needed} would" if lead.needed else "no count fits"
+        head = f"{head}: does not fit; {need}."
+    priced = lead
+    if not lead.fits:
+        # Time and cost only mean something on a count that holds the run.
+        fixed = [o for o in est.options[1:2] if o.gpu.id == lead.gpu.id and o.fits]
+        priced = fixed[0] if fixed else None
+    cost = None
+    if priced is not None and priced.timing.gpu_hours is not None:
+        t = priced.timing
+        cost = (
+            f"{fmt_money(t.cost_usd)} · {t.gpu_hours:,.1f} GPU-hours · "
+            f"{fmt_hours(t.wall_hours)} wall-clock on {priced.count}x {priced.gpu.id}"
+        )
+        if priced.price_per_gpu_hour is not None:
+            cost += f" at ${priced.price_per_gpu_hour:.2f}/GPU-hr"
+    return head, cost, lead.band if lead.fits else FIT_TOO_SMALL
+
+
+def _cards(est: Estimate) -> Table:
+    rows = []
+    for o in est.options:
+        t = o.timing
+        rows.append(
+            [
+                _card_label(o),
+                f"{o.per_gpu_gb:.1f}",
+                f"{o.utilization:.0%}",
+                o.band,
+                o.gpu.fabric,
+                _price(o),
+                fmt_hours(t.wall_hours),
+                fmt_money(t.cost_usd),
+            ]
+        )
+    return Table(
+        ["card", "GB/GPU", "use", "fit", "link", "$/hr", "time", "cost"], rows, "lrrllrrr"
+    )
+
+
+def _what_if(est: Estimate) -> Table:
+    rows = []
+    for w in est.what_if:
+        card = f"{w.count}x {w.gpu.id}" if w.gpu is not None and w.count else NO_FIT
+        label = ("» " if w.current else "  ") + w.label
+        rows.append(
+            [label, f"{w.per_gpu_gb:.1f}", card, _hours(w.gpu_hours), fmt_money(w.cost_usd)]
+        )
+    return Table(["what if", "GB/GPU", "cards", "GPU-h", "cost"], rows, "lrlrr")
+
+
+def _hours(h: float | None) -> str:
+    return "n/a" if h is None else f"{h:,.1f}"
+
+
+def _segments(est: Estimate) -> list[Segment]:
+    values = est.memory.as_dict()
+    total = sum(values.values()) or 1.0
+    return [
+        Segment(k, COMPONENT_LABELS[k], COMPONENT_GLYPHS[k], values[k], values[k] / total)
+        for k in COMPONENTS
+    ]
+
+
+def build_report(est: Estimate) -> Report:
+    """Word and format an estimate for any front end."""
+    title, subtitle = _title(est)
+    headline, cost_line, band = _headline(est)
+    return Report(
+        title=title,
+        subtitle=subtitle,
+        headline=headline,
+        cost_line=cost_line,
+        band=band,
+        segments=_segments(est),
+        cards=_cards(est),
+        what_if=_what_if(est),
+        notes=list(est.notes),
+        warnings=list(est.warnings),
+        assumptions=list(est.assumptions),
+        per_gpu_gb=est.memory.total,
+        total_gb=est.total_gb,
+        request=est.request,
+        top_gpus=[(o.gpu.id, f"{o.count}x {o.gpu.name}") for o in est.options],
+    )
+
+
+BANDS = (FIT_SWEET, FIT_ROOMY, FIT_OVERSIZED, FIT_TOO_SMALL, NO_FIT)

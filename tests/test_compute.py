@@ -1,0 +1,91 @@
+"""Compute, time and cost: the 6·P·T rule and its adjustments."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import Request, estimate
+from engine.compute import comm_overhead, effective_mfu, timing, training_flops, compute
+from engine.request import Mode
+from tests.helpers import catalog_with, gpu
+
+
+def test_flops_are_six_times_params_times_tokens() -> None:
+    assert training_flops(8e9, 150e6) == 6 * 8e9 * 150e6
+
+
+def test_trained_tokens_are_dataset_tokens_times_epochs() -> None:
+    assert Request(model="x", dataset_tokens=50_000_000, epochs=3).trained_tokens == 150_000_000
+
+
+def test_epochs_default_to_three() -> None:
+    assert Request(model="x").epochs == 3
+
+
+def test_checkpointing_lowers_effective_mfu_by_six_eighths() -> None:
+    assert effective_mfu(Request(model="x", mfu=0.4)) == pytest.approx(0.3)
+
+
+def test_no_checkpointing_keeps_the_mfu() -> None:
+    assert effective_mfu(Request(model="x", mfu=0.4, grad_checkpointing=False)) == 0.4
+
+
+def test_napkin_mode_has_no_recompute_penalty() -> None:
+    assert effective_mfu(Request(model="x", mode="napkin")) == 0.35
+
+
+def test_gpu_hours_divide_flops_by_dense_throughput_times_mfu() -> None:
+    card = gpu("g", 80, bf16_tflops=1000.0)
+    req = Request(model="x", dataset_tokens=1_000_000, epochs=1, grad_checkpointing=False)
+    work = compute(1e9, req)
+    t = timing(work, card, 1, 2.0, Mode.DETAILED)
+    expected = 6 * 1e9 * 1e6 / (1000e12 * 0.35) / 3600
+    assert t.gpu_hours == pytest.approx(expected)
+    assert t.cost_usd == pytest.approx(expected * 2.0)
+
+
+def test_cards_without_bf16_use_dense_fp16() -> None:
+    card = gpu("v", 16, bf16=False, bf16_tflops=None, fp16_tflops=125.0)
+    assert card.train_tflops == 125.0
+
+
+def test_wall_clock_is_gpu_hours_over_card_count() -> None:
+    card = gpu("g", 80)
+    work = compute(1e9, Request(model="x", dataset_tokens=10**7))
+    t = timing(work, card, 4, 1.0, Mode.DETAILED)
+    assert t.wall_hours == pytest.approx(t.gpu_hours / 4)
+
+
+@pytest.mark.parametrize(
+    ("fabric", "overhead"),
+    [("nvlink", 0.10), ("infinity-fabric", 0.15), ("ethernet", 0.20), ("pcie", 0.30)],
+)
+def test_several_cards_add_communication_overhead_by_interconnect(fabric, overhead) -> None:
+    assert comm_overhead(gpu("g", 80, fabric=fabric), 2, Mode.DETAILED) == overhead
+
+
+def test_one_card_has_no_communication_overhead() -> None:
+    assert comm_overhead(gpu("g", 80, fabric="pcie"), 1, Mode.DETAILED) == 0
+
+
+def test_moe_flops_use_active_parameters(catalog) -> None:
+    moe = next((m for m in catalog.models.values() if m.is_moe), None)
+    if moe is None:
+        pytest.skip("no MoE model in the catalog yet")
+    est = estimate(Request(model=moe.id, dataset_tokens=10**6, epochs=1), catalog)
+    assert est.compute.flops == pytest.approx(6 * moe.active_params * 1e6)
+
+
+def test_time_and_cost_are_absent_without_a_dataset_size() -> None:
+    cat = catalog_with(gpu("g", 80))
+    est = estimate(Request(model="llama-3.1-8b", method="qlora"), cat)
+    assert est.options[0].timing.gpu_hours is None
+    assert est.options[0].timing.cost_usd is None
+
+
+def test_price_override_sets_the_cost() -> None:
+    cat = catalog_with(gpu("g", 80, price_per_gpu_hour=9.0))
+    req = Request(model="llama-3.1-8b", method="qlora", dataset_tokens=10**7, price_per_gpu_hour=1.5)
+    opt = estimate(req, cat).options[0]
+    assert opt.price_per_gpu_hour == 1.5
+    assert opt.timing.cost_usd == pytest.approx(opt.timing.gpu_hours * 1.5)

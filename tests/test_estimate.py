@@ -1,0 +1,134 @@
+"""The estimate as a whole: headline, what-ifs, warnings and the JSON document."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine import Request, estimate
+from engine.memory import COMPONENTS
+from engine.specs import Catalog
+from tests.helpers import catalog_with, gpu
+
+JSON_KEYS = {"request", "model", "memory", "options", "what_if", "compute", "warnings"}
+OPTION_KEYS = {
+    "gpu", "name", "count", "per_gpu_gb", "utilization", "fit", "interconnect",
+    "price_per_gpu_hour", "gpu_hours", "wall_hours", "cost_usd",
+}
+WHAT_IF_KEYS = {"label", "per_gpu_gb", "gpu", "count", "gpu_hours", "cost_usd"}
+
+
+@pytest.fixture
+def doc(catalog: Catalog) -> dict:
+    req = Request(model="llama-3.1-70b", method="qlora", dataset_tokens=50_000_000, gpu="h100-sxm")
+    return json.loads(json.dumps(estimate(req, catalog).to_json()))
+
+
+def test_json_has_exactly_the_documented_top_level_keys(doc: dict) -> None:
+    assert set(doc) == JSON_KEYS
+
+
+def test_json_model_block(doc: dict) -> None:
+    assert set(doc["model"]) == {"id", "name", "params", "active_params", "synthetic"}
+    assert doc["model"]["id"] == "llama-3.1-70b"
+
+
+def test_json_memory_lists_the_seven_components(doc: dict) -> None:
+    assert set(doc["memory"]) == {"per_gpu_gb", "total_gb", "components"}
+    assert list(doc["memory"]["components"]) == list(COMPONENTS)
+
+
+def test_json_options_have_the_documented_keys_with_recommended_first(doc: dict) -> None:
+    assert all(set(o) == OPTION_KEYS for o in doc["options"])
+    assert doc["options"][0]["gpu"] == "h100-sxm"
+
+
+def test_json_what_if_rows_have_the_documented_keys(doc: dict) -> None:
+    assert all(set(w) == WHAT_IF_KEYS for w in doc["what_if"])
+
+
+def test_json_request_lists_every_normalized_field(doc: dict) -> None:
+    assert set(Request.model_fields) <= set(doc["request"])
+
+
+def test_json_time_and_cost_are_null_without_tokens(catalog: Catalog) -> None:
+    doc = estimate(Request(model="llama-3.1-8b"), catalog).to_json()
+    assert all(o["gpu_hours"] is None and o["cost_usd"] is None for o in doc["options"])
+
+
+def test_what_if_panel_has_three_methods_zero3_and_three_sequence_lengths(catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", seq_len=4096), catalog)
+    labels = [w.label for w in est.what_if]
+    assert labels[:4] == ["Full", "LoRA", "QLoRA", "Full + ZeRO-3"]
+    assert [w.request.seq_len for w in est.what_if[4:]] == [2048, 8192, 16384]
+
+
+def test_what_if_shows_the_full_vs_qlora_gap(catalog: Catalog) -> None:
+    rows = {w.label: w for w in estimate(Request(model="llama-3.1-70b"), catalog).what_if}
+    assert rows["Full"].count > rows["QLoRA"].count
+
+
+def test_no_method_means_lora_headline_and_says_so(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b"), catalog)
+    assert est.to_json()["request"]["method"] == "lora"
+    assert any("No method given" in n for n in est.notes)
+
+
+def test_bare_size_note_names_the_canonical_model(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-70b"), catalog)
+    assert any("Llama 3.1 70B" in n and "70b" in n for n in est.notes)
+
+
+def test_synthetic_model_is_flagged(catalog: Catalog) -> None:
+    est = estimate(Request(model="synthetic-20b"), catalog)
+    assert est.model.synthetic and est.to_json()["model"]["synthetic"] is True
+    assert est.model.params == pytest.approx(20e9, rel=0.02)
+    assert any("synthetic" in n for n in est.notes)
+
+
+def test_every_estimate_carries_the_40_percent_caveat(catalog: Catalog) -> None:
+    assert any("±40%" in w for w in estimate(Request(model="llama-3.1-8b"), catalog).warnings)
+
+
+def test_warns_when_checkpointing_is_off_at_8k(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", seq_len=8192, grad_checkpointing=False), catalog)
+    assert any("checkpointing is off" in w for w in est.warnings)
+
+
+def test_warns_about_amd_cards() -> None:
+    cat = catalog_with(gpu("mi", 192, vendor="AMD", fabric="infinity-fabric"))
+    est = estimate(Request(model="llama-3.1-8b"), cat)
+    assert any("not recommended for training" in w for w in est.warnings)
+
+
+def test_warns_about_several_cards() -> None:
+    cat = catalog_with(gpu("g24", 24))
+    est = estimate(Request(model="llama-3.1-70b", method="qlora"), cat)
+    assert any("communication is modeled" in w for w in est.warnings)
+
+
+def test_warns_about_micro_batch_1_on_a_tiny_dataset(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", dataset_tokens=100_000, epochs=1), catalog)
+    assert any("Micro-batch 1" in w for w in est.warnings)
+
+
+def test_warns_about_cards_without_bf16_or_flash_attention() -> None:
+    cat = catalog_with(
+        gpu("v100", 32, bf16=False, bf16_tflops=None, fp16_tflops=125.0, flash_attention_2="no")
+    )
+    warnings = estimate(Request(model="llama-3.1-8b", method="qlora"), cat).warnings
+    assert any("no BF16" in w for w in warnings)
+    assert any("FlashAttention-2" in w for w in warnings)
+
+
+def test_warns_that_moe_experts_are_all_trainable(catalog: Catalog) -> None:
+    moe = next((m for m in catalog.models.values() if m.is_moe), None)
+    if moe is None:
+        pytest.skip("no MoE model in the catalog yet")
+    assert any("MoE" in w for w in estimate(Request(model=moe.id), catalog).warnings)
+
+
+def test_assumptions_show_tokens_times_epochs(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", dataset_tokens=50_000_000), catalog)
+    assert any("50M tokens x 3 epochs = 150M trained tokens" in a for a in est.assumptions)

@@ -1,0 +1,217 @@
+"""The seven memory components, checked against the source documents' figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import Request, estimate
+from engine.memory import footprint
+from engine.request import Sharding
+from engine.specs import Catalog
+
+GB = 1e9
+
+
+def fp(catalog: Catalog, **fields: object):
+    request = Request(**fields)
+    return footprint(catalog.model(request.model).architecture, request)
+
+
+# --- figures the documents state --------------------------------------------
+
+
+def test_llama_8b_qlora_base_weights_is_about_5_7_gb(catalog: Catalog) -> None:
+    assert fp(catalog, model="llama-3.1-8b", method="qlora").base_weights == pytest.approx(
+        5.7, abs=0.05
+    )
+
+
+def test_llama_70b_qlora_is_about_49_gb_per_gpu(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-70b", method="qlora"), catalog)
+    assert est.memory.total == pytest.approx(49, abs=1.0)
+
+
+def test_llama_70b_qlora_fits_an_80_gb_card_and_not_a_48_gb_one(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-70b", method="qlora")
+    per_gpu = f.per_gpu(Sharding.NONE, 1).total
+    assert per_gpu <= 0.85 * 80
+    assert per_gpu > 0.85 * 48
+
+
+def test_llama_8b_full_activations_are_about_11_gb_without_checkpointing(
+    catalog: Catalog,
+) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full", grad_checkpointing=False)
+    assert f.activations == pytest.approx(11, rel=0.10)
+
+
+def test_llama_8b_full_activations_are_about_2_gb_with_checkpointing(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full")
+    assert f.activations == pytest.approx(2, rel=0.10)
+
+
+def test_napkin_70b_full_is_about_1120_gb(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-70b", method="full", mode="napkin")
+    assert f.total == pytest.approx(1120, rel=0.01)
+
+
+def test_napkin_70b_qlora_is_about_52_5_gb(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-70b", method="qlora", mode="napkin")
+    assert f.total == pytest.approx(52.5, rel=0.01)
+
+
+def test_napkin_lora_is_2_5_bytes_per_parameter(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="lora", mode="napkin")
+    assert f.total * GB == pytest.approx(2.5 * 8_030_261_248)
+
+
+def test_napkin_has_no_activations_or_overhead(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full", mode="napkin")
+    assert f.activations == 0 and f.overhead == 0
+
+
+# --- exact byte counts per component, on two models -------------------------
+
+LLAMA_8B = 8_030_261_248
+LLAMA_70B = 70_553_706_496
+# rank 16, all-linear: sum over q,k,v,o,gate,up,down of r*(d_in+d_out), times layers
+LORA_8B_R16 = 16 * 32 * (8192 + 5120 + 5120 + 8192 + 3 * (4096 + 14336))
+LORA_70B_R16 = 16 * 80 * (16384 + 9216 + 9216 + 16384 + 3 * (8192 + 28672))
+
+
+@pytest.mark.parametrize(("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)])
+def test_full_base_weights_are_2_bytes_per_param_in_bf16(catalog, model, params) -> None:
+    assert fp(catalog, model=model, method="full").base_weights * GB == pytest.approx(2 * params)
+
+
+@pytest.mark.parametrize(("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)])
+def test_full_master_weights_are_4_bytes_per_param(catalog, model, params) -> None:
+    assert fp(catalog, model=model, method="full").master_weights * GB == pytest.approx(4 * params)
+
+
+@pytest.mark.parametrize(("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)])
+def test_full_gradients_are_in_base_precision(catalog, model, params) -> None:
+    assert fp(catalog, model=model, method="full").gradients * GB == pytest.approx(2 * params)
+
+
+@pytest.mark.parametrize(("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)])
+def test_full_adamw_optimizer_is_8_bytes_per_param(catalog, model, params) -> None:
+    assert fp(catalog, model=model, method="full").optimizer * GB == pytest.approx(8 * params)
+
+
+@pytest.mark.parametrize(
+    ("model", "lora"), [("llama-3.1-8b", LORA_8B_R16), ("llama-3.1-70b", LORA_70B_R16)]
+)
+def test_lora_adapter_is_rank_times_in_plus_out_in_fp32(catalog, model, lora) -> None:
+    f = fp(catalog, model=model, method="lora")
+    assert f.adapter * GB == pytest.approx(4 * lora)
+
+
+@pytest.mark.parametrize(
+    ("model", "lora"), [("llama-3.1-8b", LORA_8B_R16), ("llama-3.1-70b", LORA_70B_R16)]
+)
+def test_lora_gradients_and_adamw_state_cover_only_the_adapter(catalog, model, lora) -> None:
+    f = fp(catalog, model=model, method="lora")
+    assert f.gradients * GB == pytest.approx(4 * lora)
+    assert f.optimizer * GB == pytest.approx(8 * lora)
+    assert f.master_weights == 0
+
+
+def test_lora_on_attention_only_counts_q_k_v_o(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="lora", lora_targets="attention")
+    assert f.adapter * GB == pytest.approx(4 * 16 * 32 * (8192 + 5120 + 5120 + 8192))
+
+
+def test_lora_on_qv_counts_q_and_v(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="lora", lora_targets="qv")
+    assert f.adapter * GB == pytest.approx(4 * 16 * 32 * (8192 + 5120))
+
+
+def test_qlora_without_double_quant_uses_4_5_bits(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    f = fp(catalog, model="llama-3.1-8b", method="qlora", double_quant=False)
+    rest = arch.total_params - arch.linear_params
+    assert f.base_weights * GB == pytest.approx(arch.linear_params * 4.5 / 8 + 2 * rest)
+
+
+def test_fp8_base_is_1_byte_per_param(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="lora", precision="fp8")
+    assert f.base_weights * GB == pytest.approx(LLAMA_8B)
+
+
+def test_fp32_base_has_no_master_copy(catalog: Catalog) -> None:
+    assert fp(catalog, model="llama-3.1-8b", method="full", precision="fp32").master_weights == 0
+
+
+def test_pure_bf16_full_is_about_8_bytes_per_param(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full", state_precision="pure-bf16")
+    states = f.base_weights + f.master_weights + f.gradients + f.optimizer
+    assert states * GB == pytest.approx(8 * LLAMA_8B)
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "per_param"),
+    [("adamw", 8.0), ("adamw-8bit", 2.0), ("sgd", 0.0), ("lion", 4.0), ("adafactor", 4.0 / 64)],
+)
+def test_optimizer_state_bytes_by_optimizer(catalog, optimizer, per_param) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full", optimizer=optimizer)
+    assert f.optimizer * GB == pytest.approx(per_param * LLAMA_8B)
+
+
+def test_overhead_is_1_5_gb(catalog: Catalog) -> None:
+    assert fp(catalog, model="llama-3.1-8b").overhead == 1.5
+
+
+def test_flash_attention_off_adds_the_quadratic_scores_term(catalog: Catalog) -> None:
+    on = fp(catalog, model="llama-3.1-8b", grad_checkpointing=False)
+    off = fp(catalog, model="llama-3.1-8b", grad_checkpointing=False, flash_attention=False)
+    # 2 bytes x heads x s^2 per layer, minus the 4-byte log-sum-exp per head and token
+    expected = 32 * (2 * 32 * 2048 * 2048 - 4 * 32 * 2048)
+    assert (off.activations - on.activations) * GB == pytest.approx(expected)
+
+
+def test_fused_cross_entropy_drops_the_fp32_logits(catalog: Catalog) -> None:
+    plain = fp(catalog, model="llama-3.1-8b")
+    fused = fp(catalog, model="llama-3.1-8b", fused_ce=True)
+    assert (plain.activations - fused.activations) * GB == pytest.approx(4 * 2048 * 128256)
+
+
+# --- sharding and offload ----------------------------------------------------
+
+
+def test_zero1_shards_optimizer_and_master_weights_only(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full")
+    one, four = f.per_gpu(Sharding.NONE, 4), f.per_gpu(Sharding.ZERO1, 4)
+    assert four.optimizer == pytest.approx(one.optimizer / 4)
+    assert four.master_weights == pytest.approx(one.master_weights / 4)
+    assert four.gradients == one.gradients and four.base_weights == one.base_weights
+
+
+def test_zero2_also_shards_gradients(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full")
+    assert f.per_gpu(Sharding.ZERO2, 4).gradients == pytest.approx(f.gradients / 4)
+    assert f.per_gpu(Sharding.ZERO2, 4).base_weights == f.base_weights
+
+
+def test_zero3_shards_weights_and_gathers_the_largest_layer(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full")
+    assert f.per_gpu(Sharding.ZERO3, 4).base_weights == pytest.approx(
+        f.base_weights / 4 + f.gathered
+    )
+
+
+def test_no_sharding_replicates_everything_on_each_card(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full")
+    assert f.per_gpu(Sharding.NONE, 8).total == pytest.approx(f.total)
+
+
+def test_offload_moves_optimizer_and_master_weights_to_the_host(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full")
+    on_gpu = f.per_gpu(Sharding.NONE, 1, offload=True)
+    assert on_gpu.optimizer == 0 and on_gpu.master_weights == 0
+    assert on_gpu.base_weights == f.base_weights
+
+
+def test_offload_under_zero3_keeps_only_the_gathered_layer(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full")
+    assert f.per_gpu(Sharding.ZERO3, 4, offload=True).base_weights == pytest.approx(f.gathered)
