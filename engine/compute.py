@@ -72,6 +72,14 @@ def comm_overhead(gpu: GpuSpec, count: int, mode: Mode) -> float:
     return COMM_OVERHEAD[gpu.fabric]
 
 
+def gpu_hours(work: Compute, gpu: GpuSpec, count: int, mode: Mode) -> float:
+    """GPU-hours = FLOPs / (TFLOPs · 10^12 · MFU_eff) / 3600 · (1 + overhead); 0 without FLOPs."""
+    if work.flops is None:
+        return 0.0
+    seconds = work.flops / (gpu.train_tflops * 1e12 * work.mfu_effective)
+    return seconds / 3600 * (1 + comm_overhead(gpu, count, mode))
+
+
 def timing(
     work: Compute, gpu: GpuSpec, count: int, price: float | None, mode: Mode
 ) -> Timing:
@@ -83,7 +91,6 @@ def timing(
     overhead = comm_overhead(gpu, count, mode)
     if work.flops is None:
         return Timing(None, None, None, overhead)
-    seconds = work.flops / (gpu.train_tflops * 1e12 * work.mfu_effective)
-    gpu_hours = seconds / 3600 * (1 + overhead)
-    cost = None if price is None else gpu_hours * price
-    return Timing(gpu_hours, gpu_hours / count, cost, overhead)
+    hours = gpu_hours(work, gpu, count, mode)
+    cost = None if price is None else hours * price
+    return Timing(hours, hours / count, cost, overhead)

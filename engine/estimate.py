@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import warnings as caveats
-from engine.compute import Compute, compute, effective_mfu
+from engine.compute import Compute, compute, effective_mfu, gpu_hours
 from engine.constants import MAX_OPTIONS
-from engine.fit import Option, fewest_cards, make_option, rank, resolve_stage
+from engine.fit import Option, Sizer, fewest_cards, make_option, rank_key, resolve_stage
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
 from engine.request import Method, Request, Sharding
 from engine.specs import Catalog, GpuSpec, ModelSpec
@@ -131,21 +131,32 @@ def _price(request: Request, gpu: GpuSpec) -> float | None:
 
 
 def _best_options(
-    fp: Footprint, request: Request, work: Compute, gpus: list[GpuSpec]
+    fp: Footprint, request: Request, work: Compute, gpus: list[GpuSpec], keep: int
 ) -> list[Option]:
-    """The fewest-cards option for every card that can hold the run, ranked."""
-    out: list[Option] = []
+    """The fewest-cards option for every card that can hold the run, best ``keep``.
+
+    Every card is sized and ranked with plain arithmetic; only the options shown
+    are built in full.
+    """
+    sizer = Sizer(fp, request.sharding, request.offload)
+    ranked: list[tuple[tuple[bool, bool, int, int, float], GpuSpec, int, Sharding]] = []
     for gpu in gpus:
-        found = fewest_cards(fp, gpu, request.sharding, request.offload)
+        found = sizer.fewest(gpu)
         if found is None:
             continue
-        count, stage = found
-        out.append(
-            make_option(
-                fp, gpu, count, stage, work, _price(request, gpu), request.mode, request.offload
-            )
+        count, stage, per_gpu = found
+        price = _price(request, gpu)
+        cost = None
+        if work.flops is not None and price is not None:
+            cost = gpu_hours(work, gpu, count, request.mode) * price
+        ranked.append((rank_key(gpu, count, per_gpu, cost, price), gpu, count, stage))
+    ranked.sort(key=lambda item: item[0])
+    return [
+        make_option(
+            fp, gpu, count, stage, work, _price(request, gpu), request.mode, request.offload
         )
-    return rank(out)
+        for _, gpu, count, stage in ranked[:keep]
+    ]
 
 
 def _named_option(
@@ -176,11 +187,11 @@ def _named_option(
 
 
 def _plan(
-    request: Request, model: ModelSpec, gpus: list[GpuSpec], catalog: Catalog
+    request: Request, model: ModelSpec, gpus: list[GpuSpec], catalog: Catalog, keep: int
 ) -> tuple[Footprint, Compute, list[Option]]:
     fp = footprint(model.architecture, request)
     work = compute(model.active_params, request)
-    options = _best_options(fp, request, work, gpus)
+    options = _best_options(fp, request, work, gpus, keep)
     if request.gpu is not None:
         named = _named_option(fp, request, work, catalog.gpu(request.gpu))
         lead = [named]
@@ -212,7 +223,7 @@ def _what_ifs(request: Request, model: ModelSpec, catalog: Catalog) -> list[What
     gpus = _candidate_gpus(request, catalog)
     out: list[WhatIf] = []
     for label, variant in variants:
-        _, _, options = _plan(variant, model, gpus, catalog)
+        _, _, options = _plan(variant, model, gpus, catalog, keep=1)
         fitting = [o for o in options if o.fits]
         best = fitting[0] if fitting else (options[0] if options else None)
         current = (
@@ -260,7 +271,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         catalog = default_catalog()
     model = catalog.model(request.model)
     gpus = list(catalog.gpus.values())
-    fp, work, options = _plan(request, model, gpus, catalog)
+    fp, work, options = _plan(request, model, gpus, catalog, keep=MAX_OPTIONS)
     shown = options[:MAX_OPTIONS]
     fits_anywhere = any(o.fits for o in options)
     if shown and (shown[0].fits or shown[0].named):

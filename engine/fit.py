@@ -98,6 +98,45 @@ def resolve_stage(requested: Sharding, count: int) -> Sharding:
     return requested
 
 
+class Sizer:
+    """Finds the fewest cards of any GPU that hold one footprint.
+
+    Per-GPU memory is ``fixed + sharded / N`` on several cards, so the per-card
+    work is a little arithmetic; the footprint is split once per request.
+    """
+
+    __slots__ = ("fixed", "multi", "napkin_total", "one", "one_stage", "sharded")
+
+    def __init__(self, fp: Footprint, requested: Sharding, offload: bool) -> None:
+        self.one_stage = resolve_stage(requested, 1)
+        self.multi = resolve_stage(requested, 2)
+        self.napkin_total = fp.total if fp.napkin else None
+        self.one = fp.per_gpu(self.one_stage, 1, offload).total
+        if self.multi is Sharding.NONE or fp.napkin:
+            self.fixed, self.sharded = self.one, 0.0
+        else:
+            self.fixed, self.sharded = fp.split(self.multi, offload)
+
+    def fewest(self, gpu: GpuSpec) -> tuple[int, Sharding, float] | None:
+        """``(count, sharding, per-GPU GB)`` for the fewest cards that fit, or None."""
+        cap = USABLE_FRACTION * gpu.memory_gb
+        if self.napkin_total is not None:
+            n = max(1, math.ceil(self.napkin_total / cap - 1e-12))
+            if n > MAX_CARDS:
+                return None
+            return n, resolve_stage(self.one_stage, n), self.napkin_total / n
+        if self.one <= cap:
+            return 1, self.one_stage, self.one
+        if self.sharded <= 0 or self.fixed >= cap:
+            return None
+        n = max(2, math.ceil(self.sharded / (cap - self.fixed) - 1e-12))
+        while n <= MAX_CARDS and self.fixed + self.sharded / n > cap:
+            n += 1  # guards float rounding at the boundary
+        if n > MAX_CARDS:
+            return None
+        return n, self.multi, self.fixed + self.sharded / n
+
+
 def fewest_cards(
     fp: Footprint, gpu: GpuSpec, requested: Sharding, offload: bool
 ) -> tuple[int, Sharding] | None:
@@ -106,23 +145,8 @@ def fewest_cards(
     None when no count up to ``MAX_CARDS`` does (e.g. the unsharded part alone is
     larger than the card, or sharding is ``none`` and one card is too small).
     """
-    cap = USABLE_FRACTION * gpu.memory_gb
-    if fp.napkin:
-        n = max(1, math.ceil(fp.total / cap - 1e-12))
-        return (n, resolve_stage(requested, n)) if n <= MAX_CARDS else None
-    one_stage = resolve_stage(requested, 1)
-    if fp.per_gpu(one_stage, 1, offload).total <= cap:
-        return 1, one_stage
-    multi = resolve_stage(requested, 2)
-    if multi is Sharding.NONE:
-        return None
-    fixed, sharded = fp.split(multi, offload)
-    if fixed >= cap or sharded <= 0:
-        return None
-    n = max(2, math.ceil(sharded / (cap - fixed) - 1e-12))
-    while n <= MAX_CARDS and fp.per_gpu(multi, n, offload).total > cap:
-        n += 1  # guards float rounding at the boundary
-    return (n, multi) if n <= MAX_CARDS else None
+    found = Sizer(fp, requested, offload).fewest(gpu)
+    return None if found is None else (found[0], found[1])
 
 
 def make_option(
@@ -144,24 +168,32 @@ def make_option(
     return Option(gpu, count, stage, memory, price, cost, named, needed)
 
 
-def rank_key(option: Option) -> tuple[int, int, int, int, float]:
-    """Sort key implementing the ranking rule in the module docstring."""
-    closeness = round(abs(USABLE_FRACTION - option.utilization) / 0.05)
-    cost = option.timing.cost_usd
+def rank_key(
+    gpu: GpuSpec, count: int, per_gpu_gb: float, cost: float | None, price: float | None
+) -> tuple[bool, bool, int, int, float]:
+    """Sort key implementing the ranking rule in the module docstring.
+
+    ``cost`` is the run's cost when a dataset size is known; otherwise the
+    hourly price of the cards breaks the tie.
+    """
+    closeness = round(abs(USABLE_FRACTION - per_gpu_gb / gpu.memory_gb) / 0.05)
     if cost is None:
-        price = option.price_per_gpu_hour
-        cost = math.inf if price is None else price * option.count
-    return (
-        option.gpu.status != "live",
-        not option.recommended_for_training,
-        closeness,
+        cost = math.inf if price is None else price * count
+    return (gpu.status != "live", gpu.vendor != "NVIDIA", closeness, count, cost)
+
+
+def option_key(option: Option) -> tuple[bool, bool, int, int, float]:
+    return rank_key(
+        option.gpu,
         option.count,
-        cost,
+        option.per_gpu_gb,
+        option.timing.cost_usd,
+        option.price_per_gpu_hour,
     )
 
 
 def rank(options: list[Option]) -> list[Option]:
     """Options in display order; a named card (if any) leads."""
     named = [o for o in options if o.named]
-    rest = sorted((o for o in options if not o.named), key=rank_key)
+    rest = sorted((o for o in options if not o.named), key=option_key)
     return named + rest

@@ -27,7 +27,7 @@ def test_llama_8b_qlora_base_weights_is_about_5_7_gb(catalog: Catalog) -> None:
 
 
 def test_llama_70b_qlora_is_about_49_gb_per_gpu(catalog: Catalog) -> None:
-    est = estimate(Request(model="llama-3.1-70b", method="qlora"), catalog)
+    est = estimate(Request(model="llama-3.1-70b", method="qlora", gpu="h100-sxm"), catalog)
     assert est.memory.total == pytest.approx(49, abs=1.0)
 
 

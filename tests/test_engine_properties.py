@@ -1,0 +1,52 @@
+"""Property tests: memory moves the right way as the run grows or is sharded."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from catalog.loader import default_catalog
+from engine import Request
+from engine.memory import footprint
+from engine.request import Sharding
+
+CATALOG = default_catalog()
+MODELS = st.sampled_from(sorted(CATALOG.models))
+METHODS = st.sampled_from(["full", "lora", "qlora"])
+BOOLS = st.booleans()
+
+
+def per_gpu(stage: Sharding = Sharding.NONE, count: int = 1, **fields: object) -> float:
+    request = Request(**fields)
+    arch = CATALOG.model(request.model).architecture
+    return footprint(arch, request).per_gpu(stage, count, request.offload).total
+
+
+@settings(max_examples=60, deadline=None)
+@given(MODELS, METHODS, st.integers(1, 64 * 1024), BOOLS, BOOLS)
+def test_memory_grows_with_sequence_length(model, method, seq, ckpt, flash) -> None:
+    kw = dict(model=model, method=method, grad_checkpointing=ckpt, flash_attention=flash)
+    assert per_gpu(seq_len=seq * 2, **kw) > per_gpu(seq_len=seq, **kw)
+
+
+@settings(max_examples=60, deadline=None)
+@given(MODELS, METHODS, st.integers(1, 256))
+def test_memory_grows_with_micro_batch(model, method, batch) -> None:
+    assert per_gpu(model=model, method=method, micro_batch=batch + 1) > per_gpu(
+        model=model, method=method, micro_batch=batch
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(MODELS, st.sampled_from(["lora", "qlora"]), st.integers(1, 2048))
+def test_memory_grows_with_lora_rank(model, method, rank) -> None:
+    assert per_gpu(model=model, method=method, lora_rank=rank + 1) > per_gpu(
+        model=model, method=method, lora_rank=rank
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(MODELS, METHODS, st.integers(2, 512), BOOLS)
+def test_memory_falls_as_zero3_spreads_over_more_cards(model, method, n, offload) -> None:
+    kw = dict(model=model, method=method, offload=offload)
+    assert per_gpu(Sharding.ZERO3, n + 1, **kw) < per_gpu(Sharding.ZERO3, n, **kw)
