@@ -193,7 +193,7 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
         )
     head = (
         f"{fmt_gb(per)} per GPU x {lead.count} = {fmt_gb(total)} on "
-        f"{lead.count}x {lead.gpu.name} ({lead.utilization:.0%} of {lead.gpu.memory_gb:g} GB, "
+        f"{lead.count}x {lead.gpu.name} ({lead.utilization:.0%} of {lead.capacity_gb:.1f} GB, "
         f"{lead.band})"
     )
     if not lead.fits:

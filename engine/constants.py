@@ -87,6 +87,15 @@ NAPKIN_BYTES_PER_PARAM: Final = {"full": 16.0, "lora": 2.5, "qlora": 0.75}
 OVERHEAD_GB: Final = 1.5
 """CUDA context and framework buffers, flat per GPU."""
 
+CARD_GB_BYTES: Final = 2**30
+"""Bytes in one "GB" of a GPU's marketed memory size.
+
+Vendors label GPU memory in binary units: an "80 GB" H100 or A100 holds 80 GiB
+= 85.9 GB (torch reports ~79.1 GiB usable), a "24 GB" RTX 4090 24 GiB. Detailed
+mode compares per-GPU memory with this true capacity; napkin mode uses the label
+as the napkin rules do.
+"""
+
 USABLE_FRACTION: Final = 0.85
 """A run fits a card when it needs at most 85% of the card's memory ([napkin])."""
 

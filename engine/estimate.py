@@ -13,7 +13,15 @@ from typing import Any
 from engine import warnings as caveats
 from engine.compute import Compute, compute, effective_mfu, gpu_hours
 from engine.constants import MAX_OPTIONS
-from engine.fit import Option, Sizer, fewest_cards, make_option, rank_key, resolve_stage
+from engine.fit import (
+    Option,
+    Sizer,
+    card_capacity,
+    fewest_cards,
+    make_option,
+    rank_key,
+    resolve_stage,
+)
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
 from engine.request import Method, Request, Sharding
 from engine.specs import Catalog, GpuSpec, ModelSpec
@@ -149,7 +157,8 @@ def _best_options(
         cost = None
         if work.flops is not None and price is not None:
             cost = gpu_hours(work, gpu, count, request.mode) * price
-        ranked.append((rank_key(gpu, count, per_gpu, cost, price), gpu, count, stage))
+        use = per_gpu / card_capacity(gpu, fp.napkin)
+        ranked.append((rank_key(gpu, count, use, cost, price), gpu, count, stage))
     ranked.sort(key=lambda item: item[0])
     return [
         make_option(

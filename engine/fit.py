@@ -51,6 +51,8 @@ class Option:
     memory: Breakdown
     price_per_gpu_hour: float | None
     timing: Timing
+    capacity_gb: float = 0.0
+    """Card memory the fit is judged against (true capacity; the label in napkin mode)."""
     named: bool = False
     needed: int | None = None
     """For a named count that is too small: how many cards would hold the run."""
@@ -65,7 +67,7 @@ class Option:
 
     @property
     def utilization(self) -> float:
-        return self.memory.total / self.gpu.memory_gb
+        return self.memory.total / self.capacity_gb
 
     @property
     def fits(self) -> bool:
@@ -89,6 +91,11 @@ def fit_band(utilization: float) -> str:
     if utilization >= BAND_LOOSE:
         return FIT_ROOMY
     return FIT_OVERSIZED
+
+
+def card_capacity(gpu: GpuSpec, napkin: bool) -> float:
+    """GB a card offers: its true capacity, or its label under the napkin rules."""
+    return gpu.memory_gb if napkin else gpu.capacity_gb
 
 
 def resolve_stage(requested: Sharding, count: int) -> Sharding:
@@ -119,7 +126,7 @@ class Sizer:
 
     def fewest(self, gpu: GpuSpec) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` for the fewest cards that fit, or None."""
-        cap = USABLE_FRACTION * gpu.memory_gb
+        cap = USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None)
         if self.napkin_total is not None:
             n = max(1, math.ceil(self.napkin_total / cap - 1e-12))
             if n > MAX_CARDS:
@@ -162,21 +169,26 @@ def make_option(
     needed: int | None = None,
 ) -> Option:
     memory = fp.per_gpu(stage, count, offload)
-    fits = memory.total <= USABLE_FRACTION * gpu.memory_gb + 1e-9
+    capacity = card_capacity(gpu, fp.napkin)
+    fits = memory.total <= USABLE_FRACTION * capacity + 1e-9
     # Time and cost of a run that cannot start are left out, not guessed.
     cost = timing(work, gpu, count, price, mode) if fits else NO_TIMING
-    return Option(gpu, count, stage, memory, price, cost, named, needed)
+    return Option(gpu, count, stage, memory, price, cost, capacity, named, needed)
 
 
 def rank_key(
-    gpu: GpuSpec, count: int, per_gpu_gb: float, cost: float | None, price: float | None
+    gpu: GpuSpec,
+    count: int,
+    utilization: float,
+    cost: float | None,
+    price: float | None,
 ) -> tuple[bool, bool, int, int, float]:
     """Sort key implementing the ranking rule in the module docstring.
 
     ``cost`` is the run's cost when a dataset size is known; otherwise the
     hourly price of the cards breaks the tie.
     """
-    closeness = round(abs(USABLE_FRACTION - per_gpu_gb / gpu.memory_gb) / 0.05)
+    closeness = round(abs(USABLE_FRACTION - utilization) / 0.05)
     if cost is None:
         cost = math.inf if price is None else price * count
     return (gpu.status != "live", gpu.vendor != "NVIDIA", closeness, count, cost)
@@ -186,7 +198,7 @@ def option_key(option: Option) -> tuple[bool, bool, int, int, float]:
     return rank_key(
         option.gpu,
         option.count,
-        option.per_gpu_gb,
+        option.utilization,
         option.timing.cost_usd,
         option.price_per_gpu_hour,
     )

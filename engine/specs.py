@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engine.architecture import Architecture
+from engine.constants import CARD_GB_BYTES, GB
 
 _SYNTHETIC = re.compile(r"^synthetic-(\d+(?:\.\d+)?)b$")
 
@@ -68,7 +69,7 @@ class GpuSpec(BaseModel):
     vendor: Literal["NVIDIA", "AMD", "Intel"]
     aliases: tuple[str, ...] = ()
     memory_gb: float = Field(gt=0)
-    """Memory in GB (10^9 bytes) as the vendor states it."""
+    """Memory as the vendor labels it ("80 GB"); see ``capacity_gb`` for bytes."""
     bf16_tflops: float | None = Field(default=None, gt=0)
     """Dense (not sparse) BF16 tensor TFLOPs; None when the card has no BF16."""
     fp16_tflops: float = Field(gt=0)
@@ -92,6 +93,11 @@ class GpuSpec(BaseModel):
         if self.bf16 and self.bf16_tflops is None:
             raise ValueError("bf16 is true but bf16_tflops is missing")
         return self
+
+    @property
+    def capacity_gb(self) -> float:
+        """True memory capacity in GB (10^9 bytes): the label is in GiB (``CARD_GB_BYTES``)."""
+        return self.memory_gb * CARD_GB_BYTES / GB
 
     @property
     def train_tflops(self) -> float:

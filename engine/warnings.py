@@ -56,7 +56,7 @@ def warnings(ctx: Context) -> list[str]:
         )
         out.append(
             f"{lead.count}x {lead.gpu.id} cannot hold this run "
-            f"({lead.per_gpu_gb:.1f} GB per GPU of {lead.gpu.memory_gb:g} GB); {need}"
+            f"({lead.per_gpu_gb:.1f} GB per GPU of {lead.capacity_gb:.1f} GB); {need}"
         )
     if not r.grad_checkpointing and r.seq_len >= LONG_SEQ_WARNING and r.mode is Mode.DETAILED:
         out.append(

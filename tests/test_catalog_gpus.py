@@ -30,7 +30,8 @@ def test_every_price_has_a_source_and_an_as_of_date(gpus: list[GpuSpec]) -> None
     unsourced = [
         g.id
         for g in gpus
-        if g.price_per_gpu_hour is not None and (not g.price_source.strip() or g.price_as_of is None)
+        if g.price_per_gpu_hour is not None
+        and (not g.price_source.strip() or g.price_as_of is None)
     ]
     assert unsourced == []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Request, estimate
-from engine.compute import comm_overhead, effective_mfu, timing, training_flops, compute
+from engine.compute import comm_overhead, compute, effective_mfu, timing, training_flops
 from engine.request import Mode
 from tests.helpers import catalog_with, gpu
 
@@ -85,7 +85,9 @@ def test_time_and_cost_are_absent_without_a_dataset_size() -> None:
 
 def test_price_override_sets_the_cost() -> None:
     cat = catalog_with(gpu("g", 80, price_per_gpu_hour=9.0))
-    req = Request(model="llama-3.1-8b", method="qlora", dataset_tokens=10**7, price_per_gpu_hour=1.5)
+    req = Request(
+        model="llama-3.1-8b", method="qlora", dataset_tokens=10**7, price_per_gpu_hour=1.5
+    )
     opt = estimate(req, cat).options[0]
     assert opt.price_per_gpu_hour == 1.5
     assert opt.timing.cost_usd == pytest.approx(opt.timing.gpu_hours * 1.5)

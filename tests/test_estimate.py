@@ -13,8 +13,17 @@ from tests.helpers import catalog_with, gpu
 
 JSON_KEYS = {"request", "model", "memory", "options", "what_if", "compute", "warnings"}
 OPTION_KEYS = {
-    "gpu", "name", "count", "per_gpu_gb", "utilization", "fit", "interconnect",
-    "price_per_gpu_hour", "gpu_hours", "wall_hours", "cost_usd",
+    "gpu",
+    "name",
+    "count",
+    "per_gpu_gb",
+    "utilization",
+    "fit",
+    "interconnect",
+    "price_per_gpu_hour",
+    "gpu_hours",
+    "wall_hours",
+    "cost_usd",
 }
 WHAT_IF_KEYS = {"label", "per_gpu_gb", "gpu", "count", "gpu_hours", "cost_usd"}
 

@@ -37,7 +37,9 @@ class CostView(discord.ui.View):
     def __init__(self) -> None:
         super().__init__(timeout=None)
 
-    @discord.ui.button(label="Refresh", custom_id="ftcost:refresh", style=discord.ButtonStyle.primary)
+    @discord.ui.button(
+        label="Refresh", custom_id="ftcost:refresh", style=discord.ButtonStyle.primary
+    )
     async def refresh(self, interaction: discord.Interaction, _: discord.ui.Button) -> None:
         await interaction.response.send_message("refreshed", ephemeral=True)
 
@@ -88,6 +90,13 @@ class Bot(discord.Client):
             hits = [m for m in MODELS if current in m]
             return [app_commands.Choice(name=m, value=m) for m in hits][:25]
 
+        @self.tree.command(name="report", description="Deferred answer")
+        async def report(interaction: discord.Interaction) -> None:
+            await interaction.response.defer(thinking=True)
+            bot.results["edited"] = await interaction.edit_original_response(
+                content="done", embed=discord.Embed(title="GPU-hours")
+            )
+
         @self.tree.command(name="slow", description="Answers too late")
         async def slow(interaction: discord.Interaction) -> None:
             await asyncio.sleep(0.3)
@@ -114,6 +123,7 @@ async def fake() -> AsyncIterator[FakeDiscord]:
             yield server
         finally:
             restore_discord_endpoints()
+        assert server.internal_errors == []
 
 
 @contextlib.asynccontextmanager
@@ -167,7 +177,7 @@ async def test_connects_identifies_and_caches_the_guild(fake: FakeDiscord) -> No
         assert thread is not None and thread.parent_id == fake.channel_id
         # setup_hook synced the commands: bulk overwrite returned them with ids
         [put] = fake.find_calls("PUT", f"/applications/{fake.application_id}/guilds/")
-        assert [c["name"] for c in put.json] == ["cost", "slow"]
+        assert [c["name"] for c in put.json] == ["cost", "report", "slow"]
         assert all(c["id"] for c in fake.guild_commands[fake.guild_id])
     assert bot.is_closed()
 
@@ -216,6 +226,19 @@ async def test_slash_command_embed_view_original_and_followup(fake: FakeDiscord)
         followup: discord.WebhookMessage = bot.results["followup"]
         assert followup.content == "details follow" and followup.id != original.id
         assert fake.violations == []
+
+
+async def test_deferred_response_then_edit_original(fake: FakeDiscord) -> None:
+    bot = Bot(fake)
+    async with running(bot):
+        payload = fake.interaction_slash("report")
+        await fake.dispatch("INTERACTION_CREATE", payload)
+        await fake.wait_for_call("PATCH", f"/webhooks/{fake.application_id}/", status=200)
+        assert [cb["type"] for cb in fake.interaction_callbacks] == [5]
+        edited: discord.InteractionMessage = bot.results["edited"]
+        stored = fake.messages[edited.id]
+        assert stored["content"] == "done" and stored["embeds"][0]["title"] == "GPU-hours"
+        assert not stored["flags"] & 128  # no longer "thinking"
 
 
 async def test_slash_command_inside_a_thread(fake: FakeDiscord) -> None:
@@ -334,12 +357,11 @@ async def test_errors_threads_gone_channels_and_files(fake: FakeDiscord) -> None
             await channel.send("nope")
         assert forbidden.value.code == 50001
 
-        msg = await channel.send(
-            "report", file=discord.File(io.BytesIO(b"gpu,hours\nH100,12\n"), "cost.csv")
-        )
+        csv = b"gpu,hours\nH100,12\n"
+        msg = await channel.send("report", file=discord.File(io.BytesIO(csv), "cost.csv"))
         call = fake.find_calls("POST", f"/channels/{fake.channel_id}/messages", status=200)[-1]
         assert call.json["content"] == "report"  # multipart payload_json decoded
-        assert call.files[0]["filename"] == "cost.csv" and call.files[0]["size"] == 19
+        assert call.files[0]["filename"] == "cost.csv" and call.files[0]["data"] == csv
         assert msg.attachments[0].filename == "cost.csv"
 
         thread = await msg.create_thread(name="cost breakdown")
@@ -381,20 +403,44 @@ async def test_validate_message_limits() -> None:
     ok = {
         "content": "x" * 2000,
         "embeds": [{"title": "t" * 256, "description": "d" * 4096}],
-        "components": [{"type": 1, "components": [
-            {"type": 2, "style": 1, "label": "l" * 80, "custom_id": "c" * 100}]}],
+        "components": [
+            {
+                "type": 1,
+                "components": [{"type": 2, "style": 1, "label": "l" * 80, "custom_id": "c" * 100}],
+            }
+        ],
     }
     assert validate_message(ok) == []
 
     too_big = {"embeds": [{"description": "d" * 3500}, {"description": "d" * 3500}]}
     assert any("6000" in p for p in validate_message(too_big))
-    long_id = {"components": [{"type": 1, "components": [
-        {"type": 2, "style": 1, "label": "go", "custom_id": "c" * 101}]}]}
+    long_id = {
+        "components": [
+            {
+                "type": 1,
+                "components": [{"type": 2, "style": 1, "label": "go", "custom_id": "c" * 101}],
+            }
+        ]
+    }
     assert any("custom_id: 101 chars" in p for p in validate_message(long_id))
     assert validate_message({"content": "x" * 2001})
     assert validate_message({"embeds": [{"fields": [{"name": "n", "value": "v"}] * 26}]})
-    assert validate_message({"components": [{"type": 1, "components": [
-        {"type": 3, "custom_id": "s", "options": [{"label": "a", "value": "a"}] * 26}]}]})
+    assert validate_message(
+        {
+            "components": [
+                {
+                    "type": 1,
+                    "components": [
+                        {
+                            "type": 3,
+                            "custom_id": "s",
+                            "options": [{"label": "a", "value": "a"}] * 26,
+                        }
+                    ],
+                }
+            ]
+        }
+    )
 
 
 async def test_oversized_payloads_from_discord_py_are_rejected_and_recorded(

@@ -19,7 +19,13 @@ def test_auto_sharding_is_none_on_one_card_and_zero3_on_several() -> None:
 
 @pytest.mark.parametrize(
     ("use", "band"),
-    [(0.84, "sweet spot"), (0.6, "sweet spot"), (0.45, "roomy"), (0.1, "oversized"), (0.9, "too small")],
+    [
+        (0.84, "sweet spot"),
+        (0.6, "sweet spot"),
+        (0.45, "roomy"),
+        (0.1, "oversized"),
+        (0.9, "too small"),
+    ],
 )
 def test_fit_bands(use, band) -> None:
     assert fit_band(use) == band
@@ -28,11 +34,15 @@ def test_fit_bands(use, band) -> None:
 def test_fewest_cards_keep_per_gpu_memory_under_85_percent() -> None:
     cat = catalog_with(gpu("g24", 24))
     opt = estimate(Request(model="llama-3.1-70b", method="qlora"), cat).options[0]
-    assert opt.per_gpu_gb <= 0.85 * 24
+    assert opt.per_gpu_gb <= 0.85 * opt.capacity_gb
     smaller = estimate(
         Request(model="llama-3.1-70b", method="qlora", gpu="g24", gpu_count=opt.count - 1), cat
     ).options[0]
     assert not smaller.fits
+
+
+def test_card_capacity_is_the_binary_label_in_decimal_gb() -> None:
+    assert gpu("g80", 80).capacity_gb == pytest.approx(85.899, abs=0.001)
 
 
 def test_napkin_cards_are_ceil_memory_over_85_percent_of_the_card() -> None:
@@ -43,7 +53,9 @@ def test_napkin_cards_are_ceil_memory_over_85_percent_of_the_card() -> None:
 
 
 def test_ranking_prefers_use_closest_to_85_percent() -> None:
-    cat = catalog_with(gpu("big", 200, price_per_gpu_hour=0.1), gpu("snug", 60, price_per_gpu_hour=9))
+    cat = catalog_with(
+        gpu("big", 200, price_per_gpu_hour=0.1), gpu("snug", 60, price_per_gpu_hour=9)
+    )
     est = estimate(Request(model="llama-3.1-70b", method="qlora"), cat)
     assert [o.gpu.id for o in est.options] == ["snug", "big"]
 
@@ -59,7 +71,9 @@ def test_ranking_prefers_fewer_cards_at_equal_use() -> None:
 
 
 def test_cost_is_only_the_final_tie_break() -> None:
-    cat = catalog_with(gpu("dear", 80, price_per_gpu_hour=5.0), gpu("cheap", 80, price_per_gpu_hour=1.0))
+    cat = catalog_with(
+        gpu("dear", 80, price_per_gpu_hour=5.0), gpu("cheap", 80, price_per_gpu_hour=1.0)
+    )
     est = estimate(Request(model="llama-3.1-70b", method="qlora"), cat)
     assert [o.gpu.id for o in est.options] == ["cheap", "dear"]
 

@@ -79,22 +79,30 @@ LORA_8B_R16 = 16 * 32 * (8192 + 5120 + 5120 + 8192 + 3 * (4096 + 14336))
 LORA_70B_R16 = 16 * 80 * (16384 + 9216 + 9216 + 16384 + 3 * (8192 + 28672))
 
 
-@pytest.mark.parametrize(("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)])
+@pytest.mark.parametrize(
+    ("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)]
+)
 def test_full_base_weights_are_2_bytes_per_param_in_bf16(catalog, model, params) -> None:
     assert fp(catalog, model=model, method="full").base_weights * GB == pytest.approx(2 * params)
 
 
-@pytest.mark.parametrize(("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)])
+@pytest.mark.parametrize(
+    ("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)]
+)
 def test_full_master_weights_are_4_bytes_per_param(catalog, model, params) -> None:
     assert fp(catalog, model=model, method="full").master_weights * GB == pytest.approx(4 * params)
 
 
-@pytest.mark.parametrize(("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)])
+@pytest.mark.parametrize(
+    ("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)]
+)
 def test_full_gradients_are_in_base_precision(catalog, model, params) -> None:
     assert fp(catalog, model=model, method="full").gradients * GB == pytest.approx(2 * params)
 
 
-@pytest.mark.parametrize(("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)])
+@pytest.mark.parametrize(
+    ("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)]
+)
 def test_full_adamw_optimizer_is_8_bytes_per_param(catalog, model, params) -> None:
     assert fp(catalog, model=model, method="full").optimizer * GB == pytest.approx(8 * params)
 

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import yarl
-from aiohttp import WSMsgType, web
+from aiohttp import BodyPartReader, WSMsgType, web
 
 __all__ = [
     "Call",
@@ -586,6 +586,7 @@ class FakeDiscord:
         # Records
         self.calls: list[Call] = []
         self.violations: list[str] = []
+        self.internal_errors: list[str] = []  # bugs in the fake itself; should stay empty
         self.identifies: list[dict[str, Any]] = []
         self.resumes: list[dict[str, Any]] = []
         self.gateway_received: list[dict[str, Any]] = []
@@ -693,8 +694,13 @@ class FakeDiscord:
         }
 
     def add_user(
-        self, username: str, *, user_id: int | None = None, global_name: str | None = None,
-        bot: bool = False, member: bool = True,
+        self,
+        username: str,
+        *,
+        user_id: int | None = None,
+        global_name: str | None = None,
+        bot: bool = False,
+        member: bool = True,
     ) -> dict[str, Any]:
         """Create a user (and, by default, a guild member). Returns the user object."""
         uid = user_id or self._next_id()
@@ -740,7 +746,13 @@ class FakeDiscord:
         return member
 
     def _thread_object(
-        self, thread_id: int, parent_id: int, name: str, *, owner_id: int, type_: int = 11,
+        self,
+        thread_id: int,
+        parent_id: int,
+        name: str,
+        *,
+        owner_id: int,
+        type_: int = 11,
         auto_archive: int = 1440,
     ) -> dict[str, Any]:
         now = _now_iso()
@@ -774,7 +786,8 @@ class FakeDiscord:
     def guild_create_payload(self) -> dict[str, Any]:
         threads = [c for c in self.channels.values() if c["type"] in (10, 11, 12)]
         channels = [
-            c for c in self.channels.values()
+            c
+            for c in self.channels.values()
             if c["type"] not in (10, 11, 12) and int(c["id"]) not in self.gone_channels
         ]
         return {
@@ -795,13 +808,22 @@ class FakeDiscord:
     # Fault injection
     # -----------------------------------------------------------------------------------------
     def rate_limit_next(
-        self, method: str | None, path_prefix: str, retry_after: float = 0.2,
-        global_: bool = False, *, count: int = 1, scope: str | None = None,
+        self,
+        method: str | None,
+        path_prefix: str,
+        retry_after: float = 0.2,
+        global_: bool = False,
+        *,
+        count: int = 1,
+        scope: str | None = None,
     ) -> None:
         """Answer the next ``count`` matching requests with 429 (as Discord does)."""
         scope = scope or ("global" if global_ else "user")
-        body = {"message": "You are being rate limited.", "retry_after": retry_after,
-                "global": global_}
+        body = {
+            "message": "You are being rate limited.",
+            "retry_after": retry_after,
+            "global": global_,
+        }
         if not global_:
             body["code"] = 0
         headers = {
@@ -811,24 +833,37 @@ class FakeDiscord:
         if global_:
             headers["X-RateLimit-Global"] = "true"
         else:
-            headers.update({
-                "X-RateLimit-Limit": "5",
-                "X-RateLimit-Remaining": "0",
-                "X-RateLimit-Reset": f"{time.time() + retry_after:.3f}",
-                "X-RateLimit-Reset-After": f"{retry_after:.3f}",
-                "X-RateLimit-Bucket": self._bucket_for(method or "*", path_prefix),
-            })
+            headers.update(
+                {
+                    "X-RateLimit-Limit": "5",
+                    "X-RateLimit-Remaining": "0",
+                    "X-RateLimit-Reset": f"{time.time() + retry_after:.3f}",
+                    "X-RateLimit-Reset-After": f"{retry_after:.3f}",
+                    "X-RateLimit-Bucket": self._bucket_for(method or "*", path_prefix),
+                }
+            )
         self._faults.append(_Fault(method, path_prefix, 429, body, headers, count))
 
     def fail_next(
-        self, method: str | None, path_prefix: str, status: int = 403, code: int = 50001,
-        message: str | None = None, *, count: int = 1,
+        self,
+        method: str | None,
+        path_prefix: str,
+        status: int = 403,
+        code: int = 50001,
+        message: str | None = None,
+        *,
+        count: int = 1,
     ) -> None:
         """Answer the next ``count`` matching requests with an error (default 403, 50001)."""
         default_messages = {
-            50001: "Missing Access", 50013: "Missing Permissions", 10003: "Unknown Channel",
-            10008: "Unknown Message", 10062: "Unknown interaction", 10015: "Unknown Webhook",
-            50035: "Invalid Form Body", 0: "500: Internal Server Error",
+            50001: "Missing Access",
+            50013: "Missing Permissions",
+            10003: "Unknown Channel",
+            10008: "Unknown Message",
+            10062: "Unknown interaction",
+            10015: "Unknown Webhook",
+            50035: "Invalid Form Body",
+            0: "500: Internal Server Error",
         }
         body = {"message": message or default_messages.get(code, f"{status} error"), "code": code}
         self._faults.append(_Fault(method, path_prefix, status, body, {}, count))
@@ -851,11 +886,16 @@ class FakeDiscord:
     def find_calls(
         self, method: str | None = None, path_prefix: str = "", status: int | None = None
     ) -> list[Call]:
-        return [c for c in self.calls if c.status is not None
-                and c.matches(method, path_prefix, status)]
+        return [
+            c for c in self.calls if c.status is not None and c.matches(method, path_prefix, status)
+        ]
 
     async def wait_for_call(
-        self, method: str | None, path_prefix: str, count: int = 1, timeout: float = 5.0,
+        self,
+        method: str | None,
+        path_prefix: str,
+        count: int = 1,
+        timeout: float = 5.0,
         status: int | None = None,
     ) -> list[Call]:
         """Wait until ``count`` matching requests have been answered; returns all matches."""
@@ -894,18 +934,23 @@ class FakeDiscord:
         return hashlib.sha1(f"{method} {template}".encode()).hexdigest()[:16]
 
     def _response(
-        self, data: Any, status: int = 200, headers: dict[str, str] | None = None,
+        self,
+        data: Any,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
         call: Call | None = None,
     ) -> web.Response:
         hdrs = {"Via": "1.1 google"}
         if call is not None and status < 400:
-            hdrs.update({
-                "X-RateLimit-Limit": "50",
-                "X-RateLimit-Remaining": "49",
-                "X-RateLimit-Reset": f"{time.time() + 1:.3f}",
-                "X-RateLimit-Reset-After": "1.000",
-                "X-RateLimit-Bucket": self._bucket_for(call.method, call.path),
-            })
+            hdrs.update(
+                {
+                    "X-RateLimit-Limit": "50",
+                    "X-RateLimit-Remaining": "49",
+                    "X-RateLimit-Reset": f"{time.time() + 1:.3f}",
+                    "X-RateLimit-Reset-After": "1.000",
+                    "X-RateLimit-Bucket": self._bucket_for(call.method, call.path),
+                }
+            )
         hdrs.update(headers or {})
         if call is not None:
             call.response = data
@@ -913,12 +958,20 @@ class FakeDiscord:
             return web.Response(status=204 if status < 300 else status, headers=hdrs)
         # content_type without charset: discord.py compares the header to 'application/json'.
         return web.Response(
-            body=json.dumps(data).encode(), status=status, headers=hdrs,
+            body=json.dumps(data).encode(),
+            status=status,
+            headers=hdrs,
             content_type="application/json",
         )
 
-    def _error(self, status: int, code: int, message: str, call: Call | None = None,
-               errors: dict[str, Any] | None = None) -> web.Response:
+    def _error(
+        self,
+        status: int,
+        code: int,
+        message: str,
+        call: Call | None = None,
+        errors: dict[str, Any] | None = None,
+    ) -> web.Response:
         body: dict[str, Any] = {"message": message, "code": code}
         if errors:
             body["errors"] = errors
@@ -937,8 +990,7 @@ class FakeDiscord:
             self.violations.append(f"{call.method} {call.path}: {p}")
         if not self.reject_invalid:
             return None
-        return self._error(400, 50035, "Invalid Form Body", call,
-                           errors={"_problems": problems})
+        return self._error(400, 50035, "Invalid Form Body", call, errors={"_problems": problems})
 
     def _check_empty(self, call: Call, payload: dict[str, Any]) -> web.Response | None:
         if not _is_empty_message(payload, call.files):
@@ -960,23 +1012,24 @@ class FakeDiscord:
                 part = await reader.next()
                 if part is None:
                     break
-                if isinstance(part, web.BodyPartReader) or hasattr(part, "read"):
-                    data = await part.read(decode=False)  # type: ignore[union-attr]
-                    name = getattr(part, "name", None)
-                    filename = getattr(part, "filename", None)
-                    if name == "payload_json":
-                        payload = json.loads(data.decode())
-                    elif filename is not None:
-                        files.append({
-                            "field": name,
-                            "filename": filename,
-                            "content_type": part.headers.get("Content-Type"),  # type: ignore[union-attr]
+                if not isinstance(part, BodyPartReader):
+                    continue
+                data = await part.read(decode=False)
+                if part.name == "payload_json":
+                    payload = json.loads(data.decode())
+                elif part.filename is not None:
+                    files.append(
+                        {
+                            "field": part.name,
+                            "filename": part.filename,
+                            "content_type": part.headers.get("Content-Type"),
                             "size": len(data),
                             "data": bytes(data),
-                        })
-                    else:
-                        payload = payload or {}
-                        payload[name] = data.decode()
+                        }
+                    )
+                else:
+                    payload = payload or {}
+                    payload[part.name] = data.decode()
             return payload, files
         raw = await request.read()
         if not raw:
@@ -989,7 +1042,10 @@ class FakeDiscord:
     async def _http_handler(self, request: web.Request) -> web.StreamResponse:
         m = re.match(r"^/api(?:/v\d+)?(/.*)$", request.path)
         path = m.group(1) if m else request.path
-        body, files = await self._read_body(request)
+        try:
+            body, files = await self._read_body(request)
+        except Exception as exc:
+            body, files = f"<unreadable body: {exc!r}>", []
         call = Call(
             method=request.method,
             path=path,
@@ -1007,8 +1063,10 @@ class FakeDiscord:
                 call.response = fault.body
             else:
                 resp = await self._route(call)
-        except Exception as exc:  # surface fake bugs as 500s with the reason
-            resp = self._error(500, 0, f"fake discord error: {exc!r}", call)
+        except Exception as exc:
+            # A bug in the fake. Not a 5xx: discord.py retries those with back-off (~25 s).
+            self.internal_errors.append(f"{call.method} {call.path}: {exc!r}")
+            resp = self._error(400, -1, f"fake discord internal error: {exc!r}", call)
         call.status = resp.status
         await self._notify()
         return resp
@@ -1025,32 +1083,74 @@ class FakeDiscord:
             ("GET", r"/applications/{}/commands".format(s.format("app")), self._get_commands),
             ("PUT", r"/applications/{}/commands".format(s.format("app")), self._put_commands),
             ("POST", r"/applications/{}/commands".format(s.format("app")), self._post_command),
-            ("GET", r"/applications/{}/guilds/{}/commands".format(
-                s.format("app"), s.format("guild")), self._get_commands),
-            ("PUT", r"/applications/{}/guilds/{}/commands".format(
-                s.format("app"), s.format("guild")), self._put_commands),
-            ("POST", r"/applications/{}/guilds/{}/commands".format(
-                s.format("app"), s.format("guild")), self._post_command),
-            ("POST", r"/interactions/{}/(?P<token>[^/]+)/callback".format(s.format("iid")),
-             self._interaction_callback),
-            ("GET", r"/webhooks/{}/(?P<token>[^/]+)/messages/(?P<mid>@original|\d+)".format(
-                s.format("app")), self._webhook_get_message),
-            ("PATCH", r"/webhooks/{}/(?P<token>[^/]+)/messages/(?P<mid>@original|\d+)".format(
-                s.format("app")), self._webhook_edit_message),
-            ("DELETE", r"/webhooks/{}/(?P<token>[^/]+)/messages/(?P<mid>@original|\d+)".format(
-                s.format("app")), self._webhook_delete_message),
-            ("POST", r"/webhooks/{}/(?P<token>[^/]+)".format(s.format("app")),
-             self._webhook_execute),
+            (
+                "GET",
+                r"/applications/{}/guilds/{}/commands".format(s.format("app"), s.format("guild")),
+                self._get_commands,
+            ),
+            (
+                "PUT",
+                r"/applications/{}/guilds/{}/commands".format(s.format("app"), s.format("guild")),
+                self._put_commands,
+            ),
+            (
+                "POST",
+                r"/applications/{}/guilds/{}/commands".format(s.format("app"), s.format("guild")),
+                self._post_command,
+            ),
+            (
+                "POST",
+                r"/interactions/{}/(?P<token>[^/]+)/callback".format(s.format("iid")),
+                self._interaction_callback,
+            ),
+            (
+                "GET",
+                r"/webhooks/{}/(?P<token>[^/]+)/messages/(?P<mid>@original|\d+)".format(
+                    s.format("app")
+                ),
+                self._webhook_get_message,
+            ),
+            (
+                "PATCH",
+                r"/webhooks/{}/(?P<token>[^/]+)/messages/(?P<mid>@original|\d+)".format(
+                    s.format("app")
+                ),
+                self._webhook_edit_message,
+            ),
+            (
+                "DELETE",
+                r"/webhooks/{}/(?P<token>[^/]+)/messages/(?P<mid>@original|\d+)".format(
+                    s.format("app")
+                ),
+                self._webhook_delete_message,
+            ),
+            (
+                "POST",
+                r"/webhooks/{}/(?P<token>[^/]+)".format(s.format("app")),
+                self._webhook_execute,
+            ),
             ("GET", r"/channels/{}".format(s.format("cid")), self._get_channel),
             ("POST", r"/channels/{}/messages".format(s.format("cid")), self._create_message),
-            ("GET", r"/channels/{}/messages/{}".format(s.format("cid"), s.format("mid")),
-             self._get_message),
-            ("PATCH", r"/channels/{}/messages/{}".format(s.format("cid"), s.format("mid")),
-             self._edit_message),
-            ("DELETE", r"/channels/{}/messages/{}".format(s.format("cid"), s.format("mid")),
-             self._delete_message),
-            ("POST", r"/channels/{}/messages/{}/threads".format(
-                s.format("cid"), s.format("mid")), self._thread_from_message),
+            (
+                "GET",
+                r"/channels/{}/messages/{}".format(s.format("cid"), s.format("mid")),
+                self._get_message,
+            ),
+            (
+                "PATCH",
+                r"/channels/{}/messages/{}".format(s.format("cid"), s.format("mid")),
+                self._edit_message,
+            ),
+            (
+                "DELETE",
+                r"/channels/{}/messages/{}".format(s.format("cid"), s.format("mid")),
+                self._delete_message,
+            ),
+            (
+                "POST",
+                r"/channels/{}/messages/{}/threads".format(s.format("cid"), s.format("mid")),
+                self._thread_from_message,
+            ),
             ("POST", r"/channels/{}/threads".format(s.format("cid")), self._thread_create),
             ("POST", r"/channels/{}/typing".format(s.format("cid")), self._typing),
             ("GET", r"/guilds/{}".format(s.format("guild")), self._get_guild),
@@ -1081,13 +1181,19 @@ class FakeDiscord:
         return self._response({"url": self.gateway_url}, call=call)
 
     async def _get_gateway_bot(self, call: Call, _: dict[str, str]) -> web.StreamResponse:
-        return self._response({
-            "url": self.gateway_url,
-            "shards": 1,
-            "session_start_limit": {
-                "total": 1000, "remaining": 999, "reset_after": 14400000, "max_concurrency": 1,
+        return self._response(
+            {
+                "url": self.gateway_url,
+                "shards": 1,
+                "session_start_limit": {
+                    "total": 1000,
+                    "remaining": 999,
+                    "reset_after": 14400000,
+                    "max_concurrency": 1,
+                },
             },
-        }, call=call)
+            call=call,
+        )
 
     async def _get_me(self, call: Call, _: dict[str, str]) -> web.StreamResponse:
         return self._response(self.bot_user, call=call)
@@ -1132,11 +1238,13 @@ class FakeDiscord:
             return self.guild_commands.setdefault(int(p["guild"]), [])
         return self.global_commands
 
-    def _store_command(self, existing: list[dict[str, Any]], body: dict[str, Any],
-                       guild: str | None) -> dict[str, Any]:
+    def _store_command(
+        self, existing: list[dict[str, Any]], body: dict[str, Any], guild: str | None
+    ) -> dict[str, Any]:
         ctype = body.get("type", 1)
-        old = next((c for c in existing if c["name"] == body["name"]
-                    and c.get("type", 1) == ctype), None)
+        old = next(
+            (c for c in existing if c["name"] == body["name"] and c.get("type", 1) == ctype), None
+        )
         cmd = {
             "id": old["id"] if old else str(self._next_id()),
             "application_id": str(self.application_id),
@@ -1196,38 +1304,56 @@ class FakeDiscord:
             return None
         return self.channels.get(cid)
 
-    def _build_attachments(self, payload: dict[str, Any], files: list[dict[str, Any]],
-                           channel_id: str) -> list[dict[str, Any]]:
-        described = {str(a.get("id")): a for a in payload.get("attachments") or []
-                     if isinstance(a, dict)}
+    def _build_attachments(
+        self, payload: dict[str, Any], files: list[dict[str, Any]], channel_id: str
+    ) -> list[dict[str, Any]]:
+        described = {
+            str(a.get("id")): a for a in payload.get("attachments") or [] if isinstance(a, dict)
+        }
         out = []
         for i, f in enumerate(files):
             aid = self._next_id()
             meta = described.get(str(i), {})
             url = f"http://127.0.0.1:{self.port}/attachments/{channel_id}/{aid}/{f['filename']}"
-            out.append({
-                "id": str(aid),
-                "filename": meta.get("filename") or f["filename"],
-                "description": meta.get("description"),
-                "content_type": f.get("content_type"),
-                "size": f["size"],
-                "url": url,
-                "proxy_url": url,
-                "flags": 0,
-            })
+            out.append(
+                {
+                    "id": str(aid),
+                    "filename": meta.get("filename") or f["filename"],
+                    "description": meta.get("description"),
+                    "content_type": f.get("content_type"),
+                    "size": f["size"],
+                    "url": url,
+                    "proxy_url": url,
+                    "flags": 0,
+                }
+            )
         # keep already-uploaded attachments referenced by a real id (edits)
         for a in payload.get("attachments") or []:
             if isinstance(a, dict) and str(a.get("id", "")).isdigit() and int(a["id"]) > 1000:
-                old = next((x for m in self.messages.values() for x in m.get("attachments", [])
-                            if x["id"] == str(a["id"])), None)
+                old = next(
+                    (
+                        x
+                        for m in self.messages.values()
+                        for x in m.get("attachments", [])
+                        if x["id"] == str(a["id"])
+                    ),
+                    None,
+                )
                 if old:
                     out.append(old)
         return out
 
     def _build_message(
-        self, channel_id: str, payload: dict[str, Any], files: list[dict[str, Any]], *,
-        author: dict[str, Any] | None = None, msg_type: int = 0, webhook_id: int | None = None,
-        interaction: _InteractionState | None = None, extra_flags: int = 0,
+        self,
+        channel_id: str,
+        payload: dict[str, Any],
+        files: list[dict[str, Any]],
+        *,
+        author: dict[str, Any] | None = None,
+        msg_type: int = 0,
+        webhook_id: int | None = None,
+        interaction: _InteractionState | None = None,
+        extra_flags: int = 0,
     ) -> dict[str, Any]:
         mid = self._next_id()
         channel = self.channels.get(int(channel_id))
@@ -1380,8 +1506,9 @@ class FakeDiscord:
         del self.messages[int(p["mid"])]
         return self._response(None, 204, call=call)
 
-    def _new_thread(self, call: Call, parent: dict[str, Any], thread_id: int,
-                    default_type: int) -> dict[str, Any] | web.Response:
+    def _new_thread(
+        self, call: Call, parent: dict[str, Any], thread_id: int, default_type: int
+    ) -> dict[str, Any] | web.Response:
         body = call.json if isinstance(call.json, dict) else {}
         name = str(body.get("name") or "")
         if not 1 <= len(name) <= 100:
@@ -1392,14 +1519,21 @@ class FakeDiscord:
         if parent["type"] not in (0, 5, 15, 16):
             return self._error(400, 50024, "Cannot execute action on this channel type", call)
         thread = self._thread_object(
-            thread_id, int(parent["id"]), name, owner_id=self.bot_user_id,
+            thread_id,
+            int(parent["id"]),
+            name,
+            owner_id=self.bot_user_id,
             type_=int(body.get("type") or default_type),
-            auto_archive=int(body.get("auto_archive_duration") or
-                             parent.get("default_auto_archive_duration", 1440)),
+            auto_archive=int(
+                body.get("auto_archive_duration")
+                or parent.get("default_auto_archive_duration", 1440)
+            ),
         )
         thread["member"] = {
-            "id": str(thread_id), "user_id": str(self.bot_user_id),
-            "join_timestamp": _now_iso(), "flags": 1,
+            "id": str(thread_id),
+            "user_id": str(self.bot_user_id),
+            "join_timestamp": _now_iso(),
+            "flags": 1,
         }
         self.channels[thread_id] = thread
         self._echo("THREAD_CREATE", {**thread, "newly_created": True})
@@ -1413,8 +1547,9 @@ class FakeDiscord:
         if msg is None or msg["channel_id"] != p["cid"]:
             return self._error(404, 10008, "Unknown Message", call)
         if int(p["mid"]) in self.channels:
-            return self._error(400, 160004, "A thread has already been created for this message",
-                               call)
+            return self._error(
+                400, 160004, "A thread has already been created for this message", call
+            )
         thread = self._new_thread(call, parent, int(p["mid"]), 11)  # thread id == message id
         if isinstance(thread, web.Response):
             return thread
@@ -1440,14 +1575,24 @@ class FakeDiscord:
         5: (4, 5, 6, 7),  # MODAL_SUBMIT
     }
 
-    def _response_message(self, state: _InteractionState, payload: dict[str, Any],
-                          files: list[dict[str, Any]], extra_flags: int = 0) -> dict[str, Any]:
+    def _response_message(
+        self,
+        state: _InteractionState,
+        payload: dict[str, Any],
+        files: list[dict[str, Any]],
+        extra_flags: int = 0,
+    ) -> dict[str, Any]:
         ip = state.payload
         channel_id = ip.get("channel_id") or ip["channel"]["id"]
         msg_type = 20 if ip["type"] == 2 else 0
         msg = self._build_message(
-            str(channel_id), payload, files, msg_type=msg_type,
-            webhook_id=self.application_id, interaction=state, extra_flags=extra_flags,
+            str(channel_id),
+            payload,
+            files,
+            msg_type=msg_type,
+            webhook_id=self.application_id,
+            interaction=state,
+            extra_flags=extra_flags,
         )
         return msg
 
@@ -1486,10 +1631,16 @@ class FakeDiscord:
 
         state.acked = True
         state.ack_type = cb_type
-        self.interaction_callbacks.append({
-            "interaction_id": int(p["iid"]), "interaction_type": itype, "type": cb_type,
-            "data": data, "files": call.files, "call": call,
-        })
+        self.interaction_callbacks.append(
+            {
+                "interaction_id": int(p["iid"]),
+                "interaction_type": itype,
+                "type": cb_type,
+                "data": data,
+                "files": call.files,
+                "call": call,
+            }
+        )
         message: dict[str, Any] | None = None
         if cb_type == 4:
             message = self._response_message(state, data, call.files)
@@ -1516,17 +1667,20 @@ class FakeDiscord:
         if message is not None and cb_type in (4, 5, 7):
             resource["message"] = self._public(message)
         flags = int((message or {}).get("flags") or 0)
-        return self._response({
-            "interaction": {
-                "id": str(p["iid"]),
-                "type": itype,
-                "activity_instance_id": None,
-                "response_message_id": message["id"] if message else None,
-                "response_message_loading": cb_type == 5,
-                "response_message_ephemeral": bool(flags & FLAG_EPHEMERAL),
+        return self._response(
+            {
+                "interaction": {
+                    "id": str(p["iid"]),
+                    "type": itype,
+                    "activity_instance_id": None,
+                    "response_message_id": message["id"] if message else None,
+                    "response_message_loading": cb_type == 5,
+                    "response_message_ephemeral": bool(flags & FLAG_EPHEMERAL),
+                },
+                "resource": resource,
             },
-            "resource": resource,
-        }, call=call)
+            call=call,
+        )
 
     def _webhook_state(self, call: Call, p: dict[str, str]) -> _InteractionState | web.Response:
         if int(p["app"]) != self.application_id:
@@ -1610,11 +1764,17 @@ class FakeDiscord:
         conn = _Conn(ws, request.query.get("compress"))
         self._conns.append(conn)
         try:
-            await conn.send({
-                "op": 10, "s": None, "t": None,
-                "d": {"heartbeat_interval": self.heartbeat_interval_ms,
-                      "_trace": ["[\"fake-discord-gateway\"]"]},
-            })
+            await conn.send(
+                {
+                    "op": 10,
+                    "s": None,
+                    "t": None,
+                    "d": {
+                        "heartbeat_interval": self.heartbeat_interval_ms,
+                        "_trace": ['["fake-discord-gateway"]'],
+                    },
+                }
+            )
             async for msg in ws:
                 if msg.type == WSMsgType.TEXT:
                     payload = json.loads(msg.data)
@@ -1643,14 +1803,18 @@ class FakeDiscord:
         elif op == 8:  # REQUEST_GUILD_MEMBERS
             if conn.session is None:
                 return
-            await self._send_dispatch(conn.session, "GUILD_MEMBERS_CHUNK", {
-                "guild_id": str(self.guild_id),
-                "members": list(self.members.values()),
-                "chunk_index": 0,
-                "chunk_count": 1,
-                "not_found": [],
-                "nonce": (d or {}).get("nonce"),
-            })
+            await self._send_dispatch(
+                conn.session,
+                "GUILD_MEMBERS_CHUNK",
+                {
+                    "guild_id": str(self.guild_id),
+                    "members": list(self.members.values()),
+                    "chunk_index": 0,
+                    "chunk_count": 1,
+                    "not_found": [],
+                    "nonce": (d or {}).get("nonce"),
+                },
+            )
 
     async def _identify(self, conn: _Conn, d: dict[str, Any]) -> None:
         self.identifies.append(d)
@@ -1666,28 +1830,35 @@ class FakeDiscord:
             return
         shard = list(d.get("shard") or [0, 1])
         session = _Session(
-            session_id=secrets.token_hex(16), token=str(d.get("token")),
-            intents=intents, shard=shard, conn=conn,
+            session_id=secrets.token_hex(16),
+            token=str(d.get("token")),
+            intents=intents,
+            shard=shard,
+            conn=conn,
         )
         conn.session = session
         self._sessions[session.session_id] = session
-        await self._send_dispatch(session, "READY", {
-            "v": 10,
-            "user": self.bot_user,
-            "guilds": [{"id": str(self.guild_id), "unavailable": True}],
-            "session_id": session.session_id,
-            "session_type": "normal",
-            "resume_gateway_url": self.gateway_url,
-            "shard": shard,
-            "application": {"id": str(self.application_id), "flags": 0},
-            "private_channels": [],
-            "relationships": [],
-            "presences": [],
-            "user_settings": {},
-            "geo_ordered_rtc_regions": [],
-            "guild_join_requests": [],
-            "_trace": ["[\"fake-discord-gateway\"]"],
-        })
+        await self._send_dispatch(
+            session,
+            "READY",
+            {
+                "v": 10,
+                "user": self.bot_user,
+                "guilds": [{"id": str(self.guild_id), "unavailable": True}],
+                "session_id": session.session_id,
+                "session_type": "normal",
+                "resume_gateway_url": self.gateway_url,
+                "shard": shard,
+                "application": {"id": str(self.application_id), "flags": 0},
+                "private_channels": [],
+                "relationships": [],
+                "presences": [],
+                "user_settings": {},
+                "geo_ordered_rtc_regions": [],
+                "guild_join_requests": [],
+                "_trace": ['["fake-discord-gateway"]'],
+            },
+        )
         await self._send_dispatch(session, "GUILD_CREATE", self.guild_create_payload())
 
     async def _resume(self, conn: _Conn, d: dict[str, Any]) -> None:
@@ -1704,7 +1875,7 @@ class FakeDiscord:
         last = int(d.get("seq") or 0)
         for event in [e for e in session.events if e["s"] > last]:
             await conn.send(event)
-        await self._send_dispatch(session, "RESUMED", {"_trace": ["[\"fake-discord-gateway\"]"]})
+        await self._send_dispatch(session, "RESUMED", {"_trace": ['["fake-discord-gateway"]']})
 
     async def _send_dispatch(self, session: _Session, event: str, data: dict[str, Any]) -> int:
         session.seq += 1
@@ -1784,14 +1955,29 @@ class FakeDiscord:
     def _interaction_channel(self, channel_id: int, permissions: str) -> dict[str, Any]:
         channel = self.channels.get(int(channel_id))
         if channel is None:
-            channel = {"id": str(channel_id), "type": 0, "guild_id": str(self.guild_id),
-                       "name": "unknown", "position": 0, "permission_overwrites": []}
+            channel = {
+                "id": str(channel_id),
+                "type": 0,
+                "guild_id": str(self.guild_id),
+                "name": "unknown",
+                "position": 0,
+                "permission_overwrites": [],
+            }
         return {**channel, "permissions": permissions}
 
     def _interaction(
-        self, itype: int, data: dict[str, Any] | None, *, guild_id: int | None, dm: bool,
-        channel_id: int | None, user_id: int | None, permissions: str | None,
-        app_permissions: str | None, locale: str, guild_locale: str | None,
+        self,
+        itype: int,
+        data: dict[str, Any] | None,
+        *,
+        guild_id: int | None,
+        dm: bool,
+        channel_id: int | None,
+        user_id: int | None,
+        permissions: str | None,
+        app_permissions: str | None,
+        locale: str,
+        guild_locale: str | None,
         message: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         iid = self._next_id()
@@ -1817,7 +2003,10 @@ class FakeDiscord:
             dm_channel_id = channel_id or self._next_id()
             payload["channel_id"] = str(dm_channel_id)
             payload["channel"] = {
-                "id": str(dm_channel_id), "type": 1, "last_message_id": None, "flags": 0,
+                "id": str(dm_channel_id),
+                "type": 1,
+                "last_message_id": None,
+                "flags": 0,
                 "recipients": [self.users[uid]],
             }
             payload["user"] = self.users[uid]
@@ -1827,16 +2016,18 @@ class FakeDiscord:
             gid = int(guild_id or self.guild_id)
             cid = int(channel_id or self.channel_id)
             member = self._member_payload(uid, permissions)
-            payload.update({
-                "guild_id": str(gid),
-                "guild": {"id": str(gid), "locale": guild_locale or "en-US", "features": []},
-                "guild_locale": guild_locale or "en-US",
-                "channel_id": str(cid),
-                "channel": self._interaction_channel(cid, member["permissions"]),
-                "member": member,
-                "context": 0,
-                "authorizing_integration_owners": {"0": str(gid)},
-            })
+            payload.update(
+                {
+                    "guild_id": str(gid),
+                    "guild": {"id": str(gid), "locale": guild_locale or "en-US", "features": []},
+                    "guild_locale": guild_locale or "en-US",
+                    "channel_id": str(cid),
+                    "channel": self._interaction_channel(cid, member["permissions"]),
+                    "member": member,
+                    "context": 0,
+                    "authorizing_integration_owners": {"0": str(gid)},
+                }
+            )
         if message is not None:
             payload["message"] = message
         state = _InteractionState(payload=payload)
@@ -1845,8 +2036,10 @@ class FakeDiscord:
         return payload
 
     def _options(
-        self, options: dict[str, Any] | list[dict[str, Any]] | None,
-        cmd: dict[str, Any] | None, focused: str | None = None,
+        self,
+        options: dict[str, Any] | list[dict[str, Any]] | None,
+        cmd: dict[str, Any] | None,
+        focused: str | None = None,
     ) -> list[dict[str, Any]]:
         if options is None:
             return []
@@ -1855,17 +2048,26 @@ class FakeDiscord:
         defs = {o["name"]: o for o in (cmd or {}).get("options") or []}
         out = []
         for name, value in options.items():
-            opt = {"name": name, "type": defs.get(name, {}).get("type") or
-                   _infer_option_type(value), "value": value}
+            opt = {
+                "name": name,
+                "type": defs.get(name, {}).get("type") or _infer_option_type(value),
+                "value": value,
+            }
             if name == focused:
                 opt["focused"] = True
                 opt["value"] = "" if value is None else value
             out.append(opt)
         return out
 
-    def _command_data(self, name: str, options: list[dict[str, Any]], guild_id: int | None,
-                      dm: bool, command_type: int,
-                      resolved: dict[str, Any] | None) -> dict[str, Any]:
+    def _command_data(
+        self,
+        name: str,
+        options: list[dict[str, Any]],
+        guild_id: int | None,
+        dm: bool,
+        command_type: int,
+        resolved: dict[str, Any] | None,
+    ) -> dict[str, Any]:
         gid = None if dm else int(guild_id or self.guild_id)
         cmd = self.find_command(name, gid)
         data: dict[str, Any] = {
@@ -1881,10 +2083,18 @@ class FakeDiscord:
         return data
 
     def interaction_slash(
-        self, name: str, options: dict[str, Any] | list[dict[str, Any]] | None = None, *,
-        guild_id: int | None = None, channel_id: int | None = None, user_id: int | None = None,
-        dm: bool = False, permissions: str | None = None, app_permissions: str | None = None,
-        locale: str = "en-US", guild_locale: str | None = None,
+        self,
+        name: str,
+        options: dict[str, Any] | list[dict[str, Any]] | None = None,
+        *,
+        guild_id: int | None = None,
+        channel_id: int | None = None,
+        user_id: int | None = None,
+        dm: bool = False,
+        permissions: str | None = None,
+        app_permissions: str | None = None,
+        locale: str = "en-US",
+        guild_locale: str | None = None,
         resolved: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """INTERACTION_CREATE payload for a slash command (type 2, data.type 1).
@@ -1898,16 +2108,32 @@ class FakeDiscord:
         opts = self._options(options, self.find_command(name, gid))
         data = self._command_data(name, opts, guild_id, dm, 1, resolved)
         return self._interaction(
-            2, data, guild_id=guild_id, dm=dm, channel_id=channel_id, user_id=user_id,
-            permissions=permissions, app_permissions=app_permissions, locale=locale,
+            2,
+            data,
+            guild_id=guild_id,
+            dm=dm,
+            channel_id=channel_id,
+            user_id=user_id,
+            permissions=permissions,
+            app_permissions=app_permissions,
+            locale=locale,
             guild_locale=guild_locale,
         )
 
     def interaction_autocomplete(
-        self, name: str, options: dict[str, Any] | list[dict[str, Any]], focused: str | None = None,
-        *, guild_id: int | None = None, channel_id: int | None = None, user_id: int | None = None,
-        dm: bool = False, permissions: str | None = None, app_permissions: str | None = None,
-        locale: str = "en-US", guild_locale: str | None = None,
+        self,
+        name: str,
+        options: dict[str, Any] | list[dict[str, Any]],
+        focused: str | None = None,
+        *,
+        guild_id: int | None = None,
+        channel_id: int | None = None,
+        user_id: int | None = None,
+        dm: bool = False,
+        permissions: str | None = None,
+        app_permissions: str | None = None,
+        locale: str = "en-US",
+        guild_locale: str | None = None,
     ) -> dict[str, Any]:
         """INTERACTION_CREATE payload for autocomplete (type 4). ``focused`` names the option
         being typed (default: the last one); a raw list must carry ``"focused": True`` itself.
@@ -1918,17 +2144,33 @@ class FakeDiscord:
         opts = self._options(options, self.find_command(name, gid), focused=focused)
         data = self._command_data(name, opts, guild_id, dm, 1, None)
         return self._interaction(
-            4, data, guild_id=guild_id, dm=dm, channel_id=channel_id, user_id=user_id,
-            permissions=permissions, app_permissions=app_permissions, locale=locale,
+            4,
+            data,
+            guild_id=guild_id,
+            dm=dm,
+            channel_id=channel_id,
+            user_id=user_id,
+            permissions=permissions,
+            app_permissions=app_permissions,
+            locale=locale,
             guild_locale=guild_locale,
         )
 
     def interaction_component(
-        self, custom_id: str, component_type: int = 2, *, values: list[str] | None = None,
-        message: dict[str, Any] | int | None = None, guild_id: int | None = None,
-        channel_id: int | None = None, user_id: int | None = None, dm: bool = False,
-        permissions: str | None = None, app_permissions: str | None = None,
-        locale: str = "en-US", guild_locale: str | None = None,
+        self,
+        custom_id: str,
+        component_type: int = 2,
+        *,
+        values: list[str] | None = None,
+        message: dict[str, Any] | int | None = None,
+        guild_id: int | None = None,
+        channel_id: int | None = None,
+        user_id: int | None = None,
+        dm: bool = False,
+        permissions: str | None = None,
+        app_permissions: str | None = None,
+        locale: str = "en-US",
+        guild_locale: str | None = None,
     ) -> dict[str, Any]:
         """INTERACTION_CREATE payload for a component (type 3): button (2) or select (3..8).
 
@@ -1942,13 +2184,21 @@ class FakeDiscord:
                 raise KeyError(f"no stored message {message}")
         elif message is None:
             if component_type == 2:
-                comp: dict[str, Any] = {"type": 2, "style": 1, "label": "button",
-                                        "custom_id": custom_id}
+                comp: dict[str, Any] = {
+                    "type": 2,
+                    "style": 1,
+                    "label": "button",
+                    "custom_id": custom_id,
+                }
             else:
-                comp = {"type": component_type, "custom_id": custom_id,
-                        "options": [{"label": v, "value": v} for v in values or []]}
-            msg = self._build_message(str(cid), {"components": [
-                {"type": 1, "components": [comp]}]}, [])
+                comp = {
+                    "type": component_type,
+                    "custom_id": custom_id,
+                    "options": [{"label": v, "value": v} for v in values or []],
+                }
+            msg = self._build_message(
+                str(cid), {"components": [{"type": 1, "components": [comp]}]}, []
+            )
             self._store_message(msg)
         else:
             msg = message
@@ -1956,30 +2206,58 @@ class FakeDiscord:
         if component_type != 2:
             data["values"] = list(values or [])
         return self._interaction(
-            3, data, guild_id=guild_id, dm=dm, channel_id=cid, user_id=user_id,
-            permissions=permissions, app_permissions=app_permissions, locale=locale,
-            guild_locale=guild_locale, message=self._public(msg),
+            3,
+            data,
+            guild_id=guild_id,
+            dm=dm,
+            channel_id=cid,
+            user_id=user_id,
+            permissions=permissions,
+            app_permissions=app_permissions,
+            locale=locale,
+            guild_locale=guild_locale,
+            message=self._public(msg),
         )
 
     def interaction_modal_submit(
-        self, custom_id: str, fields: dict[str, str], *, channel_id: int | None = None,
-        user_id: int | None = None, message: dict[str, Any] | None = None,
+        self,
+        custom_id: str,
+        fields: dict[str, str],
+        *,
+        channel_id: int | None = None,
+        user_id: int | None = None,
+        message: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """INTERACTION_CREATE payload for a modal submit (type 5) with text inputs."""
-        components = [{"type": 1, "components": [{"type": 4, "custom_id": k, "value": v}]}
-                      for k, v in fields.items()]
+        components = [
+            {"type": 1, "components": [{"type": 4, "custom_id": k, "value": v}]}
+            for k, v in fields.items()
+        ]
         return self._interaction(
-            5, {"custom_id": custom_id, "components": components}, guild_id=None, dm=False,
-            channel_id=channel_id, user_id=user_id, permissions=None, app_permissions=None,
-            locale="en-US", guild_locale=None, message=message,
+            5,
+            {"custom_id": custom_id, "components": components},
+            guild_id=None,
+            dm=False,
+            channel_id=channel_id,
+            user_id=user_id,
+            permissions=None,
+            app_permissions=None,
+            locale="en-US",
+            guild_locale=None,
+            message=message,
         )
 
     def message_create(
-        self, content: str, channel_id: int | None = None,
+        self,
+        content: str,
+        channel_id: int | None = None,
         author: dict[str, Any] | int | None = None,
         mentions: list[dict[str, Any] | int] | None = None,
-        message_reference: dict[str, Any] | int | None = None, *, dm: bool = False,
-        embeds: list[dict[str, Any]] | None = None, store: bool = True,
+        message_reference: dict[str, Any] | int | None = None,
+        *,
+        dm: bool = False,
+        embeds: list[dict[str, Any]] | None = None,
+        store: bool = True,
     ) -> dict[str, Any]:
         """MESSAGE_CREATE payload from a user (default ``user_id``) in ``channel_id``.
 
@@ -1987,8 +2265,9 @@ class FakeDiscord:
         ``<@id>`` in ``content`` yourself). ``message_reference``: a message id or object.
         """
         if isinstance(author, int):
-            author = self.users.get(author) or self.add_user(f"user{author % 10000}",
-                                                             user_id=author)
+            author = self.users.get(author) or self.add_user(
+                f"user{author % 10000}", user_id=author
+            )
         author = author or self.users[self.user_id]
         cid = str(channel_id or (self._next_id() if dm else self.channel_id))
         users = []
@@ -1997,23 +2276,31 @@ class FakeDiscord:
             if user is None:
                 raise KeyError(f"unknown user {m}")
             users.append(user)
-        msg = self._build_message(cid, {"content": content, "embeds": embeds or []}, [],
-                                  author=author)
+        msg = self._build_message(
+            cid, {"content": content, "embeds": embeds or []}, [], author=author
+        )
         if dm:
             msg.pop("guild_id", None)
             msg.pop("member", None)
         msg.pop("allowed_mentions", None)
         msg["mentions"] = [
             {**u, "member": {k: v for k, v in self.members[int(u["id"])].items() if k != "user"}}
-            if not dm and int(u["id"]) in self.members else u
+            if not dm and int(u["id"]) in self.members
+            else u
             for u in users
         ]
         if message_reference is not None:
-            ref = (message_reference if isinstance(message_reference, dict)
-                   else {"message_id": str(message_reference)})
-            msg["message_reference"] = {"type": 0, "channel_id": cid,
-                                        **({"guild_id": str(self.guild_id)} if not dm else {}),
-                                        **ref}
+            ref = (
+                message_reference
+                if isinstance(message_reference, dict)
+                else {"message_id": str(message_reference)}
+            )
+            msg["message_reference"] = {
+                "type": 0,
+                "channel_id": cid,
+                **({"guild_id": str(self.guild_id)} if not dm else {}),
+                **ref,
+            }
             msg["type"] = 19
             target = self.messages.get(int(msg["message_reference"]["message_id"]))
             if target is not None:

@@ -1,0 +1,285 @@
+"""The bot's configuration: secrets from the environment, everything else from YAML.
+
+Secrets (tokens, the signing secret) are read **only** from the environment and
+held as :class:`pydantic.SecretStr`, so neither ``repr()`` nor a validation
+error ever shows them. Everything else has a default, may be set in an optional
+YAML file (``python -m bot --config bot.yml``) validated with ``extra="forbid"``
+(an unknown or misspelt key is an error naming it), and a few deployment knobs
+(``PORT``, ``HEALTH_PORT``, ``FTCOST_STORE``, ``SLACK_API_BASE_URL``) may be
+overridden by the environment, which wins over the file.
+
+Environment variables:
+
+==========================  =========================================================
+``SLACK_BOT_TOKEN``          ``xoxb-...``: turns Slack on
+``SLACK_APP_TOKEN``          ``xapp-...``: Slack in Socket Mode (no public URL needed)
+``SLACK_SIGNING_SECRET``     Slack in HTTP mode (when there is no app token)
+``DISCORD_TOKEN``            turns Discord on (runner added by the Discord adapter)
+``SLACK_API_BASE_URL``       Web API base URL (default ``https://slack.com/api/``)
+``PORT``                     HTTP mode port (default 3000)
+``HEALTH_PORT``              a ``/healthz``-only server when there is no HTTP server
+``FTCOST_STORE``             the state store: a SQLite file path (or ``sqlite:///path``)
+``FTCOST_CONFIG``            the YAML file, when ``--config`` is not given
+``FTCOST_LOG_LEVEL``         ``DEBUG``/``INFO``/``WARNING``/...
+==========================  =========================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+DEFAULT_SLACK_API_BASE_URL = "https://slack.com/api/"
+DEFAULT_PORT = 3000
+DEFAULT_STORE_PATH = "ftcost-bot.sqlite3"
+
+SECRET_ENV = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "DISCORD_TOKEN")
+"""Environment variables that hold secrets; never read from YAML, never logged."""
+
+NO_CREDENTIALS_MESSAGE = """\
+ftcost-bot: no chat platform is configured. Set the variables for at least one:
+
+  Slack, Socket Mode (no public URL needed):
+      SLACK_BOT_TOKEN=xoxb-...      (OAuth & Permissions > Bot User OAuth Token)
+      SLACK_APP_TOKEN=xapp-...      (Basic Information > App-Level Tokens, scope connections:write)
+
+  Slack, HTTP mode (Slack POSTs to http(s)://YOUR-HOST:$PORT/slack/events):
+      SLACK_BOT_TOKEN=xoxb-...
+      SLACK_SIGNING_SECRET=...      (Basic Information > App Credentials > Signing Secret)
+
+  Discord:
+      DISCORD_TOKEN=...             (Developer Portal > Bot > Token)
+
+See docs/slack.md (README: "Slack app") for creating the app from its manifest."""
+
+
+class ConfigError(Exception):
+    """A configuration problem, worded for the operator (never contains a secret)."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SlackMode(StrEnum):
+    SOCKET = "socket"
+    HTTP = "http"
+
+
+class SlackSettings(_Section):
+    """The ``slack:`` section of the YAML file."""
+
+    command: str = Field(default="/ftcost", pattern=r"^/[a-z0-9_-]{1,31}$")
+    """The slash command, as declared in the app manifest."""
+    events_path: str = Field(default="/slack/events", pattern=r"^/\S*$")
+    """HTTP mode: the path Slack POSTs commands, events and interactions to."""
+    host: str = "0.0.0.0"
+    """HTTP mode: the interface to listen on."""
+    rate_limit_retries: int = Field(default=5, ge=0, le=20)
+    """How often a Web API call answered 429 is retried after its ``Retry-After``."""
+    followup_errors: Literal["ephemeral", "ignore"] = "ephemeral"
+    """A thread reply the parser can't read: tell its author privately, or stay quiet."""
+    max_cards: int = Field(default=6, ge=1, le=6)
+    """Rows of the card table shown in a message (Slack keeps it readable at six)."""
+    ack_timeout_s: float = Field(default=3.0, gt=0, le=3.0)
+    """Bolt's wait for ``ack()``; Slack's own limit is 3 s."""
+
+
+class StoreSettings(_Section):
+    """The ``store:`` section."""
+
+    path: str = DEFAULT_STORE_PATH
+    """SQLite file (created on first start) or ``sqlite:///path``; ``:memory:`` for tests."""
+    seen_ttl_hours: float = Field(default=24.0, gt=0, le=24 * 30)
+    """How long an event id is remembered for retry de-duplication (Slack retries within
+    minutes; a day is ample)."""
+    thread_ttl_days: float = Field(default=90.0, gt=0)
+    """Thread contexts untouched this long are purged."""
+    purge_interval_minutes: float = Field(default=60.0, gt=0)
+
+
+class LogSettings(_Section):
+    """The ``log:`` section."""
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    format: Literal["kv", "json"] = "kv"
+    """``kv``: ``key=value`` lines; ``json``: one JSON object per line."""
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+
+class Secrets(BaseModel):
+    """Credentials from the environment. ``repr`` shows ``SecretStr('**********')``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    slack_bot_token: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    discord_token: SecretStr | None = None
+
+    def values(self) -> list[str]:
+        """Every secret that is set (for log redaction)."""
+        out = []
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if value is not None and value.get_secret_value():
+                out.append(value.get_secret_value())
+        return out
+
+
+class Config(_Section):
+    """The whole configuration. Build it with :func:`load_config`."""
+
+    port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
+    """HTTP mode: the port of ``/slack/events`` and ``/healthz`` (0 picks a free one)."""
+    health_port: int | None = Field(default=None, ge=0, le=65535)
+    """A ``/healthz``-only server, for Socket Mode / Discord-only deployments."""
+    slack_api_base_url: str = DEFAULT_SLACK_API_BASE_URL
+    """Where the Slack Web API lives (a stand-in for tests and benchmarks)."""
+    slack: SlackSettings = SlackSettings()
+    store: StoreSettings = StoreSettings()
+    log: LogSettings = LogSettings()
+    secrets: Secrets = Field(default_factory=Secrets, exclude=True)
+
+    @field_validator("slack_api_base_url")
+    @classmethod
+    def _trailing_slash(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value if value.endswith("/") else value + "/"
+
+    # -- what is configured ---------------------------------------------------------------
+    @property
+    def slack_enabled(self) -> bool:
+        return self.secrets.slack_bot_token is not None
+
+    @property
+    def slack_mode(self) -> SlackMode | None:
+        if not self.slack_enabled:
+            return None
+        return SlackMode.SOCKET if self.secrets.slack_app_token is not None else SlackMode.HTTP
+
+    @property
+    def discord_enabled(self) -> bool:
+        return self.secrets.discord_token is not None
+
+    def check_credentials(self) -> None:
+        """Raise :class:`ConfigError` unless at least one platform is fully configured."""
+        s = self.secrets
+        if s.slack_bot_token is None and (s.slack_app_token or s.slack_signing_secret):
+            given = "SLACK_APP_TOKEN" if s.slack_app_token else "SLACK_SIGNING_SECRET"
+            raise ConfigError(
+                f"ftcost-bot: {given} is set but SLACK_BOT_TOKEN is not. Set SLACK_BOT_TOKEN "
+                "(xoxb-..., OAuth & Permissions > Bot User OAuth Token)."
+            )
+        if s.slack_bot_token is not None and s.slack_app_token is None and (
+            s.slack_signing_secret is None
+        ):
+            raise ConfigError(
+                "ftcost-bot: SLACK_BOT_TOKEN is set but Slack needs one more variable: "
+                "SLACK_APP_TOKEN (xapp-..., for Socket Mode) or SLACK_SIGNING_SECRET "
+                "(for HTTP mode)."
+            )
+        if not (self.slack_enabled or self.discord_enabled):
+            raise ConfigError(NO_CREDENTIALS_MESSAGE)
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def _secret(env: Mapping[str, str], name: str) -> SecretStr | None:
+    value = env.get(name, "").strip()
+    return SecretStr(value) if value else None
+
+
+_ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
+    "PORT": ("port",),
+    "HEALTH_PORT": ("health_port",),
+    "SLACK_API_BASE_URL": ("slack_api_base_url",),
+    "FTCOST_STORE": ("store", "path"),
+    "FTCOST_LOG_LEVEL": ("log", "level"),
+}
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    lines = [f"ftcost-bot: invalid configuration in {source}:"]
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            hint = ""
+            key = str(err["loc"][-1]).upper()
+            if key in SECRET_ENV or "token" in key.lower() or "secret" in key.lower():
+                hint = " (secrets are read from the environment only, e.g. SLACK_BOT_TOKEN)"
+            lines.append(f"  {where}: unknown key{hint}")
+        else:
+            # err["input"] is never shown: it could be anything the user typed.
+            lines.append(f"  {where}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        raw = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"ftcost-bot: cannot read config file {p}: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"ftcost-bot: {p} is not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"ftcost-bot: {p} must be a mapping of keys to values")
+    return data
+
+
+def load_config(
+    path: str | Path | None = None, env: Mapping[str, str] | None = None
+) -> Config:
+    """Build the configuration from ``path`` (YAML, optional) and ``env`` (default
+    ``os.environ``). Raises :class:`ConfigError` with an operator-facing message."""
+    env = os.environ if env is None else env
+    if path is None and env.get("FTCOST_CONFIG"):
+        path = env["FTCOST_CONFIG"]
+    data = read_yaml(path) if path is not None else {}
+    source = str(path) if path is not None else "the environment"
+    if "secrets" in data:
+        raise ConfigError(
+            f"ftcost-bot: invalid configuration in {source}:\n  secrets: unknown key "
+            "(secrets are read from the environment only, e.g. SLACK_BOT_TOKEN)"
+        )
+    try:
+        Config.model_validate(data)  # report file errors against the file alone
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source)) from None
+    for var, loc in _ENV_OVERRIDES.items():
+        value = env.get(var, "").strip()
+        if not value:
+            continue
+        target = data
+        for part in loc[:-1]:
+            section = target.get(part)
+            target[part] = section = dict(section) if isinstance(section, dict) else {}
+            target = section
+        target[loc[-1]] = value
+    data["secrets"] = Secrets(
+        slack_bot_token=_secret(env, "SLACK_BOT_TOKEN"),
+        slack_app_token=_secret(env, "SLACK_APP_TOKEN"),
+        slack_signing_secret=_secret(env, "SLACK_SIGNING_SECRET"),
+        discord_token=_secret(env, "DISCORD_TOKEN"),
+    )
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, f"{source} and the environment")) from None

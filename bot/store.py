@@ -1,0 +1,376 @@
+"""The bot's state store: a small async interface and its SQLite backend.
+
+What is kept:
+
+* **thread contexts**: ``(platform, channel, thread id)`` -> the last :class:`Request`
+  answered in that thread and the id/ts of the message that answered it. A
+  follow-up in the thread is applied to that request, then replaces it.
+* **seen event ids**, each with an expiry: :meth:`Store.first_seen` is an atomic
+  "is this the first time?" used to drop Slack's retries of an event already handled.
+* **locks** with an expiry (:meth:`Store.acquire_lock`): at most one holder per name
+  until it releases or the lock expires, e.g. for a periodic job run by one of several
+  replicas.
+
+The interface is backend-neutral (keys are strings, values JSON, times are epoch
+seconds): a Redis backend maps threads to hashes, ``first_seen`` to ``SET NX EX``
+and locks to ``SET NX PX`` + compare-and-delete.
+
+Extending it (subscriptions, price snapshots, announcement records, ...):
+
+1. add an abstract ``async`` method group to :class:`Store` below (in the
+   "extension point" section) with backend-neutral arguments;
+2. append a migration to :data:`MIGRATIONS` (never edit an applied one) that creates
+   the tables, and implement the methods in :class:`SQLiteStore` through ``self._run``;
+3. add a test to ``tests/test_bot_store.py``.
+
+:class:`SQLiteStore` uses the standard library's ``sqlite3`` on one dedicated thread
+(a one-worker executor, the same design as ``aiosqlite`` without the dependency): one
+connection, every statement serialized on that thread, the event loop never blocked
+by disk I/O. WAL journal mode keeps commits cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from engine import Request
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadKey:
+    """Where a conversation lives: ``("slack", channel id, thread ts)`` or
+    ``("discord", channel id, thread/message id)``."""
+
+    platform: str
+    channel: str
+    thread: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadContext:
+    key: ThreadKey
+    request: Request
+    message_id: str | None
+    """The platform id of the message holding the thread's latest estimate."""
+    updated_at: float
+
+
+class StoreError(Exception):
+    """The store cannot be opened or used (a message for the operator)."""
+
+
+class Store(ABC):
+    """Async state store. Open it once (``await store.open()``), close it on shutdown;
+    ``async with store:`` does both."""
+
+    async def __aenter__(self) -> Store:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @abstractmethod
+    async def open(self) -> None:
+        """Connect, create the schema on first start, apply pending migrations."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    @abstractmethod
+    async def ping(self) -> bool:
+        """True when the backend answers (for ``/healthz``)."""
+
+    # -- thread contexts --------------------------------------------------------------------
+    @abstractmethod
+    async def get_thread(self, key: ThreadKey) -> ThreadContext | None: ...
+
+    @abstractmethod
+    async def save_thread(
+        self, key: ThreadKey, request: Request, message_id: str | None = None
+    ) -> None:
+        """Insert or replace the context of ``key``."""
+
+    # -- retry de-duplication ---------------------------------------------------------------
+    @abstractmethod
+    async def first_seen(self, event_id: str, ttl_s: float) -> bool:
+        """Atomically record ``event_id``; True only for the first caller within ``ttl_s``
+        seconds (an expired record counts as unseen)."""
+
+    # -- locks ------------------------------------------------------------------------------
+    @abstractmethod
+    async def acquire_lock(self, name: str, owner: str, ttl_s: float) -> bool:
+        """Take (or renew, if ``owner`` already holds it) the lock ``name`` for ``ttl_s``
+        seconds. False while another owner holds an unexpired lock."""
+
+    @abstractmethod
+    async def release_lock(self, name: str, owner: str) -> bool:
+        """Release ``name`` if ``owner`` holds it; True when something was released."""
+
+    # -- housekeeping -----------------------------------------------------------------------
+    @abstractmethod
+    async def purge_expired(self, thread_ttl_s: float | None = None) -> int:
+        """Delete expired event ids and locks, and thread contexts untouched for
+        ``thread_ttl_s``; return how many rows went."""
+
+    # -- extension point --------------------------------------------------------------------
+    # Later issues add their method groups here (see the module docstring), e.g.
+    #   subscriptions: add_subscription / remove_subscription / subscriptions_for
+    #   price snapshots: save_prices / latest_prices
+    #   announcements: record_announcement / was_announced
+
+
+# ------------------------------------------------------------------------------------------
+# SQLite
+
+
+Migration = tuple[int, str, str]
+"""(version, description, SQL script)."""
+
+MIGRATIONS: list[Migration] = [
+    (
+        1,
+        "thread contexts, seen event ids, locks",
+        """
+        CREATE TABLE threads (
+            platform   TEXT NOT NULL,
+            channel    TEXT NOT NULL,
+            thread     TEXT NOT NULL,
+            request    TEXT NOT NULL,
+            message_id TEXT,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (platform, channel, thread)
+        );
+        CREATE INDEX threads_updated_at ON threads (updated_at);
+        CREATE TABLE seen_events (
+            event_id   TEXT PRIMARY KEY,
+            expires_at REAL NOT NULL
+        );
+        CREATE INDEX seen_events_expires_at ON seen_events (expires_at);
+        CREATE TABLE locks (
+            name       TEXT PRIMARY KEY,
+            owner      TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        """,
+    ),
+]
+
+
+def _request_json(request: Request) -> str:
+    return json.dumps(request.model_dump(mode="json"), separators=(",", ":"))
+
+
+class SQLiteStore(Store):
+    """The default store: one SQLite file, created on first start.
+
+    ``clock`` (epoch seconds) is injectable for expiry tests.
+    """
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
+        self.path = str(path)
+        self._clock = clock
+        self._conn: sqlite3.Connection | None = None
+        self._executor: ThreadPoolExecutor | None = None
+
+    # -- plumbing ---------------------------------------------------------------------------
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._executor is None or self._conn is None:
+            raise StoreError("the store is not open")
+        conn = self._conn
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, conn)
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout = 5000")
+        if self.path != ":memory:":
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    @staticmethod
+    def _migrate(conn: sqlite3.Connection) -> int:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at REAL NOT NULL)"
+        )
+        applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+        known = {m[0] for m in MIGRATIONS}
+        if applied - known:
+            raise StoreError(
+                f"the store was written by a newer ftcost (schema version {max(applied)}; "
+                f"this one knows up to {max(known)})"
+            )
+        for version, description, script in MIGRATIONS:
+            if version in applied:
+                continue
+            # executescript() commits first; run the statements in one transaction instead.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in filter(str.strip, script.split(";")):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, description, applied_at)"
+                    " VALUES (?, ?, ?)",
+                    (version, description, time.time()),
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return max(known)
+
+    async def open(self) -> None:
+        if self._conn is not None:
+            return
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ftcost-store")
+        loop = asyncio.get_running_loop()
+        try:
+            self._conn = await loop.run_in_executor(self._executor, self._connect)
+            await loop.run_in_executor(self._executor, self._migrate, self._conn)
+        except sqlite3.Error as exc:
+            await self.close()
+            raise StoreError(f"cannot open the SQLite store at {self.path}: {exc}") from exc
+        except BaseException:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        conn, executor = self._conn, self._executor
+        self._conn = None
+        self._executor = None
+        if executor is None:
+            return
+        if conn is not None:
+            await asyncio.get_running_loop().run_in_executor(executor, conn.close)
+        executor.shutdown(wait=True)
+
+    async def schema_version(self) -> int:
+        def q(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+            return int(row[0] or 0)
+
+        return await self._run(q)
+
+    async def ping(self) -> bool:
+        try:
+            return await self._run(lambda conn: conn.execute("SELECT 1").fetchone() == (1,))
+        except (StoreError, sqlite3.Error):
+            return False
+
+    # -- threads ----------------------------------------------------------------------------
+    async def get_thread(self, key: ThreadKey) -> ThreadContext | None:
+        def q(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
+            return conn.execute(
+                "SELECT request, message_id, updated_at FROM threads"
+                " WHERE platform = ? AND channel = ? AND thread = ?",
+                (key.platform, key.channel, key.thread),
+            ).fetchone()
+
+        row = await self._run(q)
+        if row is None:
+            return None
+        try:
+            request = Request.model_validate_json(row[0])
+        except ValueError:
+            # A context written by an older request schema that no longer validates:
+            # treat the thread as unknown rather than failing every follow-up.
+            return None
+        return ThreadContext(key, request, row[1], row[2])
+
+    async def save_thread(
+        self, key: ThreadKey, request: Request, message_id: str | None = None
+    ) -> None:
+        payload = _request_json(request)
+        now = self._clock()
+
+        def q(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO threads (platform, channel, thread, request, message_id, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (platform, channel, thread) DO UPDATE SET"
+                " request = excluded.request, message_id = excluded.message_id,"
+                " updated_at = excluded.updated_at",
+                (key.platform, key.channel, key.thread, payload, message_id, now),
+            )
+
+        await self._run(q)
+
+    # -- events -----------------------------------------------------------------------------
+    async def first_seen(self, event_id: str, ttl_s: float) -> bool:
+        now = self._clock()
+
+        def q(conn: sqlite3.Connection) -> bool:
+            cur = conn.execute(
+                "INSERT INTO seen_events (event_id, expires_at) VALUES (?, ?)"
+                " ON CONFLICT (event_id) DO UPDATE SET expires_at = excluded.expires_at"
+                " WHERE seen_events.expires_at <= ?",
+                (event_id, now + ttl_s, now),
+            )
+            return cur.rowcount == 1
+
+        return await self._run(q)
+
+    # -- locks ------------------------------------------------------------------------------
+    async def acquire_lock(self, name: str, owner: str, ttl_s: float) -> bool:
+        now = self._clock()
+
+        def q(conn: sqlite3.Connection) -> bool:
+            cur = conn.execute(
+                "INSERT INTO locks (name, owner, expires_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner,"
+                " expires_at = excluded.expires_at"
+                " WHERE locks.expires_at <= ? OR locks.owner = excluded.owner",
+                (name, owner, now + ttl_s, now),
+            )
+            return cur.rowcount == 1
+
+        return await self._run(q)
+
+    async def release_lock(self, name: str, owner: str) -> bool:
+        def q(conn: sqlite3.Connection) -> bool:
+            cur = conn.execute("DELETE FROM locks WHERE name = ? AND owner = ?", (name, owner))
+            return cur.rowcount == 1
+
+        return await self._run(q)
+
+    # -- housekeeping -----------------------------------------------------------------------
+    async def purge_expired(self, thread_ttl_s: float | None = None) -> int:
+        now = self._clock()
+
+        def q(conn: sqlite3.Connection) -> int:
+            n = conn.execute("DELETE FROM seen_events WHERE expires_at <= ?", (now,)).rowcount
+            n += conn.execute("DELETE FROM locks WHERE expires_at <= ?", (now,)).rowcount
+            if thread_ttl_s is not None:
+                n += conn.execute(
+                    "DELETE FROM threads WHERE updated_at <= ?", (now - thread_ttl_s,)
+                ).rowcount
+            return n
+
+        return await self._run(q)
+
+
+def open_store_from(location: str) -> Store:
+    """The store for a configured location: a SQLite path, ``sqlite:///path`` or
+    ``:memory:``. (A ``redis://`` backend plugs in here later.)"""
+    if "://" in location and not location.startswith("sqlite:"):
+        scheme = location.split("://", 1)[0]
+        raise StoreError(f"unsupported store {scheme}:// (supported: a SQLite file path)")
+    for prefix in ("sqlite:///", "sqlite://"):
+        if location.startswith(prefix):
+            location = location[len(prefix) :] or ":memory:"
+            break
+    return SQLiteStore(location)
