@@ -317,11 +317,11 @@ def _range_text(field: str) -> str:
     return f"between {show(low)} and {show(high)}"
 
 
-def _out_of_range(field: str, phrase: str, word: str | None) -> QueryError:
+def _out_of_range(field: str, word: str) -> QueryError:
     info = _FIELDS[field]
     return _error(
-        f'"{_show(phrase)}" is out of range: the {info.label} must be {_range_text(field)}.',
-        word or phrase,
+        f'"{_show(word)}" is out of range: the {info.label} must be {_range_text(field)}.',
+        word,
         example=info.example,
     )
 
@@ -332,7 +332,7 @@ def _check_field(field: str, value: object, phrase: str, word: str | None) -> No
     try:
         Request.model_validate(probe)
     except ValidationError as exc:
-        raise _out_of_range(field, phrase, word) from exc
+        raise _out_of_range(field, word or phrase) from exc
 
 
 # --- converting numbers to field values ----------------------------------------
@@ -350,7 +350,7 @@ def _plain(num: _Num, word: str, field: str, percent_ok: bool = False) -> None:
 
 def _finite(value: float, word: str, field: str) -> float:
     if not math.isfinite(value):
-        raise _out_of_range(field, word, word)
+        raise _out_of_range(field, word)
     return value
 
 
@@ -435,7 +435,7 @@ _UNITS: Final = (
 _PREFIX_UNITS: Final = {w: u for u in _UNITS if u.prefix for w in u.words}
 _POSTFIX_UNITS: Final = {w: u for u in _UNITS if u.postfix for w in u.words}
 _ALL_UNITS: Final = {**_PREFIX_UNITS, **_POSTFIX_UNITS}
-_GLUE_PREFIXES: Final = sorted(_PREFIX_UNITS, key=len, reverse=True)
+_GLUE_PREFIXES: Final = sorted((w for w in _PREFIX_UNITS if w != "$"), key=len, reverse=True)
 _GLUE_SUFFIXES: Final = sorted((w for w in _POSTFIX_UNITS if len(w) > 1), key=len, reverse=True)
 
 
@@ -955,13 +955,13 @@ def _build(fields: dict[str, object]) -> Request:
         loc = exc.errors()[0]["loc"]
         field = str(loc[0]) if loc else ""
         if field in _FIELDS:
-            raise _out_of_range(field, str(fields.get(field)), None) from exc
+            raise _out_of_range(field, str(fields.get(field))) from exc
         raise _error(f"That request is not valid ({exc.errors()[0]['msg']}).") from exc
 
 
 def _which_model(catalog: Catalog) -> QueryError:
-    sizes = sorted(catalog.sizes, key=lambda s: float(s[:-1]) if _SIZE_RE.match(s) else 0.0)
-    names = [*sizes[:3], *list(catalog.models)[:1]] or ["70b"]
+    favourites = [size for size in ("8b", "70b") if catalog.model_for_size(size)]
+    names = [*(favourites or list(catalog.sizes)[:2]), *list(catalog.models)[:1]] or ["70b"]
     return _error(
         f"Which model? Name one, e.g. {', '.join(names)}, or any size such as 20b.",
         None,

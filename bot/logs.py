@@ -1,0 +1,150 @@
+"""Structured logging: one line per handled command, secrets never written.
+
+``log_command(platform="slack", trigger="command", kind="estimate", outcome="posted",
+latency_ms=12.3)`` writes, with the ``kv`` format::
+
+    2026-01-01T12:00:00Z INFO ftcost.command platform=slack trigger=command kind=estimate
+    outcome=posted latency_ms=12.3
+
+and with ``json`` one object per line. User text is never logged (only kinds and
+outcomes), and :class:`RedactingFilter` replaces every configured secret value that
+might still reach a handler (a library's debug line, an exception) with ``[redacted]``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import time
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+COMMAND_LOGGER = "ftcost.command"
+REDACTED = "[redacted]"
+# Slack tokens and the like, even ones the config does not know about.
+_TOKEN_RE = re.compile(r"\bx(?:ox[abposr]|app)-[A-Za-z0-9-]{6,}")
+
+
+def _kv_value(value: Any) -> str:
+    text = f"{value:.1f}" if isinstance(value, float) else str(value)
+    if text == "" or any(c in text for c in ' ="\n'):
+        return json.dumps(text)
+    return text
+
+
+class RedactingFilter(logging.Filter):
+    """Replaces secret values (and anything shaped like a Slack token) in a record's
+    final message, its arguments and its exception text."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return _TOKEN_RE.sub(REDACTED, text)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string: keep the raw template
+            message = str(record.msg)
+        record.msg = self.redact(message)
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            record.fields = {k: self.redact(str(v)) for k, v in fields.items()}
+        return True
+
+
+class KeyValueFormatter(logging.Formatter):
+    converter = time.gmtime
+
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = self.formatTime(record, "%Y-%m-%dT%H:%M:%SZ")
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            body = " ".join(f"{k}={_kv_value(v)}" for k, v in fields.items())
+        else:
+            body = record.getMessage()
+        line = f"{stamp} {record.levelname} {record.name} {body}"
+        if record.exc_text or record.exc_info:
+            line += "\n" + (record.exc_text or self.formatException(record.exc_info))
+        return line
+
+
+class JsonFormatter(logging.Formatter):
+    converter = time.gmtime
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%SZ"),
+            "level": record.levelname,
+            "logger": record.name,
+        }
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            out.update(fields)
+        else:
+            out["message"] = record.getMessage()
+        if record.exc_text or record.exc_info:
+            out["exception"] = record.exc_text or self.formatException(record.exc_info)
+        return json.dumps(out, default=str)
+
+
+def setup_logging(
+    level: str = "INFO",
+    fmt: str = "kv",
+    secrets: Iterable[str] = (),
+    stream: TextIO | None = None,
+) -> logging.Handler:
+    """Route every logger through one handler on ``stream`` (stderr) with redaction.
+    Returns the handler (tests attach it to a buffer)."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else KeyValueFormatter())
+    handler.addFilter(RedactingFilter(secrets))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        if getattr(old, "_ftcost", False):
+            root.removeHandler(old)
+    handler._ftcost = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level)
+    # aiohttp's access log is one line per request: noise next to the command lines.
+    logging.getLogger("aiohttp.access").setLevel(max(logging.WARNING, root.level))
+    return handler
+
+
+def log_command(
+    *,
+    platform: str,
+    trigger: str,
+    kind: str,
+    outcome: str,
+    latency_ms: float,
+    **extra: Any,
+) -> None:
+    """The one structured line per handled command."""
+    fields: dict[str, Any] = {
+        "event": "command",
+        "platform": platform,
+        "trigger": trigger,
+        "kind": kind,
+        "outcome": outcome,
+        "latency_ms": round(latency_ms, 1),
+    }
+    fields.update(extra)
+    level = logging.WARNING if outcome in ("failed", "error") else logging.INFO
+    logging.getLogger(COMMAND_LOGGER).log(
+        level,
+        " ".join(f"{k}={_kv_value(v)}" for k, v in fields.items()),
+        extra={"fields": fields},
+    )

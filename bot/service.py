@@ -1,0 +1,247 @@
+"""The platform-neutral bot: text in, a :class:`Reply` out.
+
+Every chat front end (Slack now, Discord next) does only platform work: receive,
+acknowledge, render a :class:`Reply`, post, and tell the service where the answer
+landed. The service parses (a new query or a follow-up on a thread's last request),
+runs the estimator, builds the shared report and keeps thread contexts in the store.
+
+>>> svc = Service()
+>>> svc.answer("8b qlora 10M tokens").kind
+<ReplyKind.ESTIMATE: 'estimate'>
+>>> svc.answer("help").kind
+<ReplyKind.HELP: 'help'>
+
+The estimator is synchronous and CPU-only (a few milliseconds), so :meth:`Service.answer`
+is a plain function; the async methods add the store around it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from adapters.help import EXAMPLES, QUERY_HELP
+from adapters.listings import gpu_listing, model_listing
+from adapters.parse import QueryError, apply_followup, parse_query
+from adapters.report import METHOD_LABELS, Report, build_report, fmt_tokens
+from bot.store import Store, ThreadContext, ThreadKey
+from catalog.loader import default_catalog
+from engine import Method, Request, estimate
+from engine.specs import Catalog
+
+HELP_WORDS = frozenset({"", "help", "?", "-h", "--help", "usage"})
+MODELS_WORDS = frozenset({"models", "model", "list models", "models list"})
+GPUS_WORDS = frozenset({"gpus", "gpu", "cards", "list gpus", "gpus list"})
+NEW_PREFIXES = ("new ", "new:")
+"""In a thread, ``new 8b lora`` starts over instead of changing the last request."""
+
+
+class ReplyKind(StrEnum):
+    ESTIMATE = "estimate"
+    HELP = "help"
+    MODELS = "models"
+    GPUS = "gpus"
+    ERROR = "error"
+
+
+class Trigger(StrEnum):
+    """What made the bot answer (for logs and for where the answer goes)."""
+
+    COMMAND = "command"
+    MENTION = "mention"
+    FOLLOWUP = "followup"
+    BUTTON = "button"
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where a message came from. ``thread`` is set for messages inside a thread; with
+    ``followup=True`` the text changes that thread's last request."""
+
+    platform: str
+    channel: str | None = None
+    thread: str | None = None
+    user: str | None = None
+    followup: bool = False
+
+    @property
+    def key(self) -> ThreadKey | None:
+        if self.channel is None or self.thread is None:
+            return None
+        return ThreadKey(self.platform, self.channel, self.thread)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What to show. Renderers escape every string themselves: nothing here is
+    pre-formatted for a platform.
+
+    * ``estimate``: ``report`` and ``request`` (the new thread context); for a
+      follow-up or button also ``previous`` and ``changes`` (``"seq 2,048 → 8,192"``).
+    * ``help`` / ``models`` / ``gpus``: ``text`` (monospace-friendly plain text) and
+      ``title``; ``examples`` for help.
+    * ``error``: ``text`` is the user-facing message (names the bad word, the nearest
+      known ones and one example); ``word`` and ``suggestions`` as the parser gave them.
+    """
+
+    kind: ReplyKind
+    text: str = ""
+    title: str = ""
+    report: Report | None = None
+    request: Request | None = None
+    previous: Request | None = None
+    changes: list[str] = field(default_factory=list)
+    word: str | None = None
+    suggestions: list[str] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def is_public(self) -> bool:
+        """Estimates go to the channel; help, listings and errors to the asker only."""
+        return self.kind is ReplyKind.ESTIMATE
+
+
+# ------------------------------------------------------------------------------------------
+# describing what a follow-up changed
+
+_FIELD_LABELS: dict[str, str] = {
+    "model": "model",
+    "method": "method",
+    "precision": "precision",
+    "lora_rank": "rank",
+    "lora_targets": "LoRA targets",
+    "optimizer": "optimizer",
+    "state_precision": "states",
+    "offload": "offload",
+    "seq_len": "seq",
+    "micro_batch": "batch",
+    "grad_checkpointing": "checkpointing",
+    "flash_attention": "flash attention",
+    "fused_ce": "fused CE",
+    "double_quant": "double quant",
+    "sharding": "sharding",
+    "gpu": "card",
+    "gpu_count": "cards",
+    "dataset_tokens": "tokens",
+    "epochs": "epochs",
+    "mfu": "MFU",
+    "price_per_gpu_hour": "price",
+    "mode": "mode",
+}
+
+
+def _show_value(name: str, value: Any) -> str:
+    if value is None:
+        return {"method": "default (LoRA)", "gpu_count": "auto", "gpu": "any"}.get(name, "unset")
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if name == "method":
+        return METHOD_LABELS[Method(value)]
+    if name == "dataset_tokens":
+        return fmt_tokens(value)
+    if name == "mfu":
+        return f"{value:.0%}"
+    if name == "price_per_gpu_hour":
+        return f"${value:.2f}/hr"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(getattr(value, "value", value))
+
+
+def describe_changes(previous: Request, new: Request) -> list[str]:
+    """``["seq 2,048 → 8,192", "method LoRA → Full"]``: the fields that differ."""
+    out = []
+    for name, label in _FIELD_LABELS.items():
+        old, cur = getattr(previous, name), getattr(new, name)
+        if old != cur:
+            out.append(f"{label} {_show_value(name, old)} → {_show_value(name, cur)}")
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def request_to_compact_json(request: Request) -> str:
+    """The request's non-default fields as compact JSON (for button values)."""
+    return json.dumps(
+        request.model_dump(mode="json", exclude_defaults=True), separators=(",", ":")
+    )
+
+
+def request_from_json(text: str) -> Request:
+    return Request.model_validate_json(text)
+
+
+class Service:
+    """The bot's brain, shared by every platform.
+
+    ``store`` may be None for stateless use (no follow-ups); ``catalog`` defaults to
+    the shipped one.
+    """
+
+    def __init__(self, store: Store | None = None, catalog: Catalog | None = None) -> None:
+        self.store = store
+        self.catalog = catalog if catalog is not None else default_catalog()
+
+    # -- synchronous core -------------------------------------------------------------------
+    def answer(self, text: str, previous: Request | None = None) -> Reply:
+        """Parse ``text`` (a follow-up of ``previous`` when given), estimate, report."""
+        words = " ".join(str(text).split())
+        low = words.lower().rstrip("?!. ")
+        if low in HELP_WORDS:
+            return Reply(ReplyKind.HELP, text=QUERY_HELP, title="ftcost help",
+                         examples=list(EXAMPLES))
+        if low in MODELS_WORDS:
+            return Reply(ReplyKind.MODELS, text=model_listing(self.catalog), title="Models")
+        if low in GPUS_WORDS:
+            return Reply(ReplyKind.GPUS, text=gpu_listing(self.catalog), title="GPUs")
+        if previous is not None and low.startswith(NEW_PREFIXES):
+            words, previous = words[4:].strip(), None
+        try:
+            if previous is None:
+                request = parse_query(words, self.catalog)
+            else:
+                request = apply_followup(previous, words, self.catalog)
+        except QueryError as err:
+            return Reply(
+                ReplyKind.ERROR, text=str(err), word=err.word, suggestions=list(err.suggestions)
+            )
+        return self.estimate(request, previous)
+
+    def estimate(self, request: Request, previous: Request | None = None) -> Reply:
+        """Estimate an already-built request (a button click, a stored context)."""
+        report = build_report(estimate(request, self.catalog))
+        changes = describe_changes(previous, request) if previous is not None else []
+        return Reply(
+            ReplyKind.ESTIMATE, report=report, request=request, previous=previous,
+            changes=changes,
+        )
+
+    # -- with the store ---------------------------------------------------------------------
+    async def thread(self, key: ThreadKey | None) -> ThreadContext | None:
+        if key is None or self.store is None:
+            return None
+        return await self.store.get_thread(key)
+
+    async def handle(self, text: str, ctx: Context) -> Reply | None:
+        """Answer ``text`` from ``ctx``. For a follow-up (``ctx.followup``) the thread's
+        stored request is the base; None when the thread has no context (a thread the
+        bot did not start: stay quiet)."""
+        previous = None
+        if ctx.followup:
+            context = await self.thread(ctx.key)
+            if context is None:
+                return None
+            previous = context.request
+        return self.answer(text, previous)
+
+    async def remember(self, key: ThreadKey, reply: Reply, message_id: str | None) -> None:
+        """Make ``reply``'s request the context of thread ``key`` (no-op without a store
+        or for replies that are not estimates)."""
+        if self.store is None or reply.request is None or reply.kind is not ReplyKind.ESTIMATE:
+            return
+        await self.store.save_thread(key, reply.request, message_id)
