@@ -702,7 +702,9 @@ class _State:
 
 
 def _require(num: _Num | None) -> _Num:
-    assert num is not None  # callers have matched the number already
+    """The number a handler has already matched (a QueryError, never a crash, if not)."""
+    if num is None:
+        raise _error("I couldn't read a number in that query.")
     return num
 
 

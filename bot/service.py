@@ -17,10 +17,13 @@ is a plain function; the async methods add the store around it.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from adapters.help import EXAMPLES, QUERY_HELP
 from adapters.listings import gpu_listing, model_listing
@@ -30,6 +33,8 @@ from bot.store import Store, ThreadContext, ThreadKey
 from catalog.loader import default_catalog
 from engine import Method, Request, estimate
 from engine.specs import Catalog
+
+T = TypeVar("T")
 
 HELP_WORDS = frozenset({"", "help", "?", "-h", "--help", "usage"})
 MODELS_WORDS = frozenset({"models", "model", "list models", "models list"})
@@ -183,9 +188,35 @@ class Service:
     the shipped one.
     """
 
-    def __init__(self, store: Store | None = None, catalog: Catalog | None = None) -> None:
+    def __init__(
+        self,
+        store: Store | None = None,
+        catalog: Catalog | None = None,
+        *,
+        workers: int = 1,
+    ) -> None:
         self.store = store
         self.catalog = catalog if catalog is not None else default_catalog()
+        self._executor = (
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ftcost-estimate")
+            if workers > 0
+            else None
+        )
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a synchronous method (:meth:`answer`, :meth:`estimate`) off the event loop,
+        on the service's worker thread (inline when built with ``workers=0``).
+
+        The estimate takes milliseconds of CPU; doing it on a worker thread lets the
+        event loop keep acknowledging requests while a burst of estimates is computed.
+        """
+        if self._executor is None:
+            return fn(*args)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
 
     # -- synchronous core -------------------------------------------------------------------
     def answer(self, text: str, previous: Request | None = None) -> Reply:
@@ -230,14 +261,14 @@ class Service:
     async def handle(self, text: str, ctx: Context) -> Reply | None:
         """Answer ``text`` from ``ctx``. For a follow-up (``ctx.followup``) the thread's
         stored request is the base; None when the thread has no context (a thread the
-        bot did not start: stay quiet)."""
+        bot did not start: stay quiet). The estimate runs through :meth:`run`."""
         previous = None
         if ctx.followup:
             context = await self.thread(ctx.key)
             if context is None:
                 return None
             previous = context.request
-        return self.answer(text, previous)
+        return await self.run(self.answer, text, previous)
 
     async def remember(self, key: ThreadKey, reply: Reply, message_id: str | None) -> None:
         """Make ``reply``'s request the context of thread ``key`` (no-op without a store

@@ -293,7 +293,9 @@ class Architecture(BaseModel):
         embedding matrix is what must be materialized in full on every GPU.
         """
         attn = sum(lin.params for lin in self._linears if lin.group == "attention")
-        per_layer = attn / self.num_layers + (self.norm_params + self.other_params) / self.num_layers
+        per_layer = (
+            attn / self.num_layers + (self.norm_params + self.other_params) / self.num_layers
+        )
         mlp = self._mlp_copy_params(self.intermediate_size, self.mlp_bias)
         if self.moe:
             e = self.moe

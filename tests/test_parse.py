@@ -170,7 +170,7 @@ GOOD: list[tuple[str, dict[str, object]]] = [
     ("nvidia h100 sxm", {"gpu": H100}),
     ("2x h100", {"gpu": H100, "gpu_count": 2}),
     ("2 x h100", {"gpu": H100, "gpu_count": 2}),
-    ("2×h100", {"gpu": H100, "gpu_count": 2}),  # noqa: RUF001 (the multiplication sign)
+    ("2×h100", {"gpu": H100, "gpu_count": 2}),  # the multiplication sign
     ("8xa100-80", {"gpu": A100, "gpu_count": 8}),
     ("h100x8", {"gpu": H100, "gpu_count": 8}),
     ("h100 x 8", {"gpu": H100, "gpu_count": 8}),

@@ -1,0 +1,462 @@
+"""The Slack app: bolt listeners (thin) over the shared :class:`~bot.service.Service`.
+
+Listeners only acknowledge and hand the work to a tracked background task, so the
+HTTP (or Socket Mode) acknowledgement never waits for the estimate, the store or
+``chat.postMessage``:
+
+* ``/ftcost QUERY``: estimate posted to the channel with ``chat.postMessage`` (its
+  ``ts`` starts the thread and is remembered), help/listings/errors shown to the
+  asker only. When the bot can't post there, the estimate goes in-channel through
+  ``response_url`` with a note on inviting the bot.
+* a reply in an estimate's thread: a what-if on that thread's last request,
+  answered in the thread, becoming its new context.
+* ``@ftcost QUERY`` anywhere: a new estimate, in the mention's thread.
+* buttons (method, 2x sequence) and the "Other cards" select: the changed estimate
+  in the clicked estimate's thread; the original message is left as it is.
+
+Slack retries an event it thinks we missed (``X-Slack-Retry-Num``); each event id
+is acted on once, through the store's atomic :meth:`~bot.store.Store.first_seen`
+(rather than dropping every retry: a retry of an event whose first delivery never
+arrived must still be answered).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from pydantic import ValidationError
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncRateLimitErrorRetryHandler,
+    async_default_handlers,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.blocks import (
+    ACTION_GPU,
+    ACTION_ID_RE,
+    ACTION_SEQ,
+    ACTIONS_BLOCK_ID,
+    invite_note,
+    mentions_bot,
+    mentions_other_user,
+    message_for,
+    method_from_action,
+    slack_to_plain,
+)
+from bot.config import Config, SlackMode
+from bot.logs import log_command
+from bot.service import Reply, ReplyKind, Service, Trigger, request_from_json
+from bot.store import ThreadKey
+from engine import Request
+
+PLATFORM = "slack"
+NOT_MEMBER_ERRORS = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
+"""chat.postMessage errors meaning "the bot can't post here": fall back to response_url."""
+ALLOWED_MESSAGE_SUBTYPES = frozenset({None, "thread_broadcast"})
+"""A reply "also sent to the channel" is still a person's thread reply; every other
+subtype (edits, deletions, joins, bot messages, ...) is ignored."""
+
+log = logging.getLogger("ftcost.slack")
+
+
+def build_client(config: Config) -> AsyncWebClient:
+    """The Web API client: ``SLACK_API_BASE_URL``, the bot token, slack_sdk's default
+    retry handlers (connection errors) plus its rate-limit handler (429 + Retry-After)."""
+    token = config.secrets.slack_bot_token
+    return AsyncWebClient(
+        token=token.get_secret_value() if token else None,
+        base_url=config.slack_api_base_url,
+        retry_handlers=[
+            *async_default_handlers(),
+            AsyncRateLimitErrorRetryHandler(max_retry_count=config.slack.rate_limit_retries),
+        ],
+    )
+
+
+class SlackBot:
+    """The bolt :class:`AsyncApp` and what its listeners do.
+
+    ``await bot.drain()`` waits for every background reply (tests, graceful shutdown).
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        service: Service,
+        client: AsyncWebClient | None = None,
+        *,
+        mode: SlackMode | None = None,
+    ) -> None:
+        self.config = config
+        self.service = service
+        self.client = client or build_client(config)
+        self.mode = mode or config.slack_mode or SlackMode.HTTP
+        self.command = config.slack.command
+        self.bot_user_id: str | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        secret = config.secrets.slack_signing_secret
+        self.app = AsyncApp(
+            name="ftcost",
+            client=self.client,
+            signing_secret=secret.get_secret_value() if secret else "",
+            # Socket Mode has no HTTP signature; bolt skips it there anyway.
+            request_verification_enabled=self.mode is SlackMode.HTTP,
+            # Listeners ack and return at once; the work runs in our own tracked task
+            # ("ack immediately and post asynchronously"), so there is no poll for ack().
+            process_before_response=True,
+            logger=logging.getLogger("ftcost.slack.bolt"),
+        )
+        self._register()
+
+    # -- wiring (thin listeners, in the manner of bolt's samples) -----------------------------
+    def _register(self) -> None:
+        app = self.app
+
+        @app.command(self.command)
+        async def on_command(ack, command, respond, context):
+            await ack()
+            self.spawn(self.answer_command(command, respond, context.bot_user_id))
+
+        @app.event("app_mention")
+        async def on_mention(body, event, context):
+            self.spawn(self.answer_mention(body, event, context.bot_user_id))
+
+        @app.event("message")
+        async def on_message(body, event, context):
+            if self.is_followup_candidate(event, context.bot_user_id):
+                self.spawn(self.answer_followup(body, event, context.bot_user_id))
+
+        @app.action(ACTION_ID_RE)
+        async def on_action(ack, body, action, respond, context):
+            await ack()
+            self.spawn(self.answer_action(body, action, respond, context.bot_user_id))
+
+        @app.error
+        async def on_error(error, body, logger):
+            log.error("unhandled error in a Slack listener: %s", type(error).__name__)
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @property
+    def inflight(self) -> int:
+        return len(self._tasks)
+
+    async def drain(self, timeout: float | None = None) -> None:
+        """Wait until no reply is in flight (new ones started meanwhile included)."""
+
+        async def wait() -> None:
+            while self._tasks:
+                await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+        await asyncio.wait_for(wait(), timeout)
+
+    async def start(self) -> None:
+        """Check the token and learn the bot's user id (fails fast on a bad token)."""
+        auth = await self.client.auth_test()
+        self.bot_user_id = auth.get("user_id")
+
+    # -- helpers --------------------------------------------------------------------------
+    def _bot_id(self, from_context: str | None) -> str | None:
+        return from_context or self.bot_user_id
+
+    async def _first_delivery(self, body: dict[str, Any]) -> bool:
+        event_id = body.get("event_id")
+        if not event_id or self.service.store is None:
+            return True
+        key = f"slack:{body.get('team_id', '')}:{event_id}"
+        return await self.service.store.first_seen(key, self.config.store.seen_ttl_hours * 3600)
+
+    async def _compute(self, fn: Callable[..., Reply], *args: Any) -> Reply:
+        return await self.service.run(fn, *args)
+
+    async def _timed(
+        self, trigger: Trigger, work: Callable[[], Awaitable[tuple[str, str] | None]]
+    ) -> None:
+        """Run one handled command and write its log line (kind, outcome, latency)."""
+        started = time.perf_counter()
+        kind, outcome = "unknown", "failed"
+        try:
+            result = await work()
+            if result is None:  # not ours after all (no thread context, a duplicate...)
+                return
+            kind, outcome = result
+        except Exception as exc:
+            log.exception("slack %s failed: %s", trigger.value, type(exc).__name__)
+            kind, outcome = kind, "failed"
+        log_command(
+            platform=PLATFORM,
+            trigger=trigger.value,
+            kind=kind,
+            outcome=outcome,
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    # -- delivering a reply ---------------------------------------------------------------
+    async def deliver(
+        self,
+        reply: Reply,
+        *,
+        channel: str,
+        user: str | None,
+        thread_ts: str | None = None,
+        respond: AsyncRespond | None = None,
+        query: str | None = None,
+        bot_user_id: str | None = None,
+    ) -> str:
+        """Post ``reply`` where it belongs; return the outcome for the log line:
+        ``posted``, ``fallback`` (response_url), ``ephemeral`` or ``failed``."""
+        kwargs: dict[str, Any] = {"command": self.command}
+        if reply.kind is ReplyKind.ESTIMATE:
+            kwargs.update(asked_by=user, query=query, max_cards=self.config.slack.max_cards)
+        elif reply.kind is ReplyKind.ERROR:
+            kwargs.update(query=query)
+        message = message_for(reply, **kwargs)
+
+        if not reply.is_public:
+            return await self._ephemeral(message, channel, user, thread_ts, respond)
+
+        try:
+            posted = await self.client.chat_postMessage(
+                channel=channel,
+                thread_ts=thread_ts,
+                text=message["text"],
+                blocks=message["blocks"],
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+        except SlackApiError as exc:
+            error = exc.response.get("error") if exc.response is not None else None
+            if respond is None:
+                log.warning("chat.postMessage failed: %s", error)
+                return "failed"
+            # Not a member (or any other failure, e.g. rate limits that outlasted the
+            # retries): answer in-channel through response_url so the reply isn't lost.
+            if error in NOT_MEMBER_ERRORS:
+                kwargs["note"] = invite_note(self._bot_id(bot_user_id))
+            fallback = message_for(reply, **kwargs)
+            return await self._respond(respond, fallback, "in_channel", "fallback")
+        ts = posted.get("ts")
+        if ts:
+            key = ThreadKey(PLATFORM, channel, thread_ts or ts)
+            await self.service.remember(key, reply, ts)
+        return "posted"
+
+    async def _respond(
+        self, respond: AsyncRespond, message: dict[str, Any], response_type: str, outcome: str
+    ) -> str:
+        try:
+            resp = await respond(
+                text=message["text"],
+                blocks=message["blocks"],
+                response_type=response_type,
+                replace_original=False,
+            )
+        except (SlackClientError, OSError, ValueError) as exc:
+            log.warning("response_url post failed: %s", type(exc).__name__)
+            return "failed"
+        if resp.status_code != 200:
+            log.warning("response_url post failed: HTTP %s %s", resp.status_code, resp.body)
+            return "failed"
+        return outcome
+
+    async def _ephemeral(
+        self,
+        message: dict[str, Any],
+        channel: str,
+        user: str | None,
+        thread_ts: str | None,
+        respond: AsyncRespond | None,
+    ) -> str:
+        if respond is not None:
+            return await self._respond(respond, message, "ephemeral", "ephemeral")
+        if user is None:
+            return "failed"
+        try:
+            await self.client.chat_postEphemeral(
+                channel=channel,
+                user=user,
+                thread_ts=thread_ts,
+                text=message["text"],
+                blocks=message["blocks"],
+            )
+        except SlackApiError as exc:
+            log.warning("chat.postEphemeral failed: %s", exc.response.get("error"))
+            return "failed"
+        return "ephemeral"
+
+    # -- /ftcost --------------------------------------------------------------------------
+    async def answer_command(
+        self, command: dict[str, Any], respond: AsyncRespond, bot_user_id: str | None
+    ) -> None:
+        async def work() -> tuple[str, str]:
+            text = slack_to_plain(command.get("text") or "", self._bot_id(bot_user_id))
+            reply = await self._compute(self.service.answer, text)
+            outcome = await self.deliver(
+                reply,
+                channel=command["channel_id"],
+                user=command.get("user_id"),
+                respond=respond,
+                query=text,
+                bot_user_id=bot_user_id,
+            )
+            return reply.kind.value, outcome
+
+        await self._timed(Trigger.COMMAND, work)
+
+    # -- @ftcost ----------------------------------------------------------------------------
+    async def answer_mention(
+        self, body: dict[str, Any], event: dict[str, Any], bot_user_id: str | None
+    ) -> None:
+        if event.get("bot_id") or event.get("subtype") or not event.get("user"):
+            return
+
+        async def work() -> tuple[str, str] | None:
+            if not await self._first_delivery(body):
+                return None
+            text = slack_to_plain(event.get("text") or "", self._bot_id(bot_user_id))
+            reply = await self._compute(self.service.answer, text)
+            outcome = await self.deliver(
+                reply,
+                channel=event["channel"],
+                user=event.get("user"),
+                thread_ts=event.get("thread_ts") or event.get("ts"),
+                query=text,
+                bot_user_id=bot_user_id,
+            )
+            return reply.kind.value, outcome
+
+        await self._timed(Trigger.MENTION, work)
+
+    # -- thread replies -------------------------------------------------------------------
+    def is_followup_candidate(self, event: dict[str, Any], bot_user_id: str | None) -> bool:
+        """A person's reply inside a thread, not addressed to the bot by mention (the
+        ``app_mention`` listener answers those) nor to another person."""
+        if event.get("subtype") not in ALLOWED_MESSAGE_SUBTYPES:
+            return False
+        if event.get("bot_id") or not event.get("user") or event.get("user") == bot_user_id:
+            return False
+        thread_ts = event.get("thread_ts")
+        if not thread_ts or thread_ts == event.get("ts"):
+            return False
+        text = event.get("text") or ""
+        bot = self._bot_id(bot_user_id)
+        return not (mentions_bot(text, bot) or mentions_other_user(text, bot))
+
+    async def answer_followup(
+        self, body: dict[str, Any], event: dict[str, Any], bot_user_id: str | None
+    ) -> None:
+        async def work() -> tuple[str, str] | None:
+            channel, thread_ts = event["channel"], event["thread_ts"]
+            context = await self.service.thread(ThreadKey(PLATFORM, channel, thread_ts))
+            if context is None:  # a thread the bot didn't start
+                return None
+            if not await self._first_delivery(body):
+                return None
+            text = slack_to_plain(event.get("text") or "", self._bot_id(bot_user_id))
+            reply = await self._compute(self.service.answer, text, context.request)
+            if reply.kind is ReplyKind.ERROR and self.config.slack.followup_errors == "ignore":
+                return reply.kind.value, "ignored"
+            outcome = await self.deliver(
+                reply,
+                channel=channel,
+                user=event.get("user"),
+                thread_ts=thread_ts,
+                query=text,
+                bot_user_id=bot_user_id,
+            )
+            return reply.kind.value, outcome
+
+        await self._timed(Trigger.FOLLOWUP, work)
+
+    # -- buttons and the card select --------------------------------------------------------
+    async def _base_request(
+        self, body: dict[str, Any], action: dict[str, Any], channel: str, thread_ts: str
+    ) -> Request | None:
+        """The request of the clicked estimate: the button's value, else any button
+        value in the clicked message, else the thread's stored context."""
+        values = [action.get("value")]
+        for block in (body.get("message") or {}).get("blocks") or []:
+            if block.get("block_id") == ACTIONS_BLOCK_ID:
+                values += [e.get("value") for e in block.get("elements") or []]
+        for value in values:
+            if value:
+                try:
+                    return request_from_json(value)
+                except ValueError:
+                    continue
+        context = await self.service.thread(ThreadKey(PLATFORM, channel, thread_ts))
+        return context.request if context else None
+
+    async def answer_action(
+        self,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: AsyncRespond | None,
+        bot_user_id: str | None,
+    ) -> None:
+        async def work() -> tuple[str, str] | None:
+            container = body.get("container") or {}
+            message = body.get("message") or {}
+            channel = (body.get("channel") or {}).get("id") or container.get("channel_id")
+            user = (body.get("user") or {}).get("id")
+            thread_ts = (
+                message.get("thread_ts")
+                or container.get("thread_ts")
+                or container.get("message_ts")
+                or message.get("ts")
+            )
+            if not channel or not thread_ts:
+                return None
+            base = await self._base_request(body, action, channel, thread_ts)
+            if base is None:
+                return "error", await self._expired(channel, user, respond)
+            changes: dict[str, Any]
+            action_id = action.get("action_id", "")
+            if (method := method_from_action(action_id)) is not None:
+                changes = {"method": method}
+            elif action_id == ACTION_SEQ:
+                changes = {"seq_len": base.seq_len * 2}
+            elif action_id == ACTION_GPU:
+                gpu = ((action.get("selected_option") or {}).get("value") or "").strip()
+                if gpu not in self.service.catalog.gpus:
+                    return "error", await self._expired(channel, user, respond)
+                changes = {"gpu": gpu, "gpu_count": None}
+            else:
+                return None
+            try:
+                request = Request.model_validate({**base.model_dump(), **changes})
+            except ValidationError:
+                return "error", await self._expired(channel, user, respond)
+            reply = await self._compute(self.service.estimate, request, base)
+            outcome = await self.deliver(
+                reply,
+                channel=channel,
+                user=user,
+                thread_ts=thread_ts,
+                respond=respond,
+                bot_user_id=bot_user_id,
+            )
+            return reply.kind.value, outcome
+
+        await self._timed(Trigger.BUTTON, work)
+
+    async def _expired(
+        self, channel: str, user: str | None, respond: AsyncRespond | None
+    ) -> str:
+        reply = Reply(
+            ReplyKind.ERROR,
+            text=f"That estimate can't be changed any more. Ask again with {self.command} QUERY.",
+        )
+        return await self._ephemeral(
+            message_for(reply, command=self.command), channel, user, None, respond
+        )

@@ -1,0 +1,338 @@
+"""Block Kit rendering of the shared :class:`~bot.service.Reply`.
+
+Every function returns ``{"text": ..., "blocks": [...]}``, ready for
+``chat.postMessage`` / ``chat.postEphemeral`` / ``respond()``. ``text`` is the
+notification fallback.
+
+Two rules hold everywhere:
+
+* every dynamic string that lands in ``mrkdwn`` (and the ``text`` fallback) goes
+  through :func:`escape` (``&``, ``<``, ``>``), so text a user typed can never become
+  ``@channel``, a mention or a link when the bot echoes it;
+* Slack's Block Kit limits are respected by construction: at most 50 blocks, 3,000
+  characters per section or text object, 150 per header, 75 per button or option
+  text, 2,000 per button value, 10 context elements, 25 actions elements. Long
+  tables lose rows (with a "… N more" line) rather than break the message.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from adapters.report import METHOD_LABELS, Report
+from bot.service import Reply, ReplyKind, request_to_compact_json
+from engine import Method, Request
+from engine.constants import MAX_SEQ_LEN
+
+MAX_BLOCKS = 50
+MAX_TEXT = 3000  # section text, and any mrkdwn text object (context elements)
+MAX_HEADER = 150
+MAX_BUTTON_TEXT = 75
+MAX_BUTTON_VALUE = 2000
+MAX_OPTION_TEXT = 75
+MAX_OPTION_VALUE = 150
+MAX_OPTIONS = 100
+MAX_FALLBACK_TEXT = 3000  # far below the 40,000 hard limit: it is a notification line
+
+ACTION_PREFIX = "ftcost_"
+ACTION_METHOD = "ftcost_method_"  # + full | lora | qlora
+ACTION_SEQ = "ftcost_seq_double"
+ACTION_GPU = "ftcost_gpu"
+ACTIONS_BLOCK_ID = "ftcost_actions"
+ACTION_ID_RE = re.compile(r"^ftcost_(method_(full|lora|qlora)|seq_double|gpu)$")
+
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def escape(text: object) -> str:
+    """Escape a string for Slack ``mrkdwn`` (and the ``text`` field): ``&`` ``<`` ``>``."""
+    return str(text).translate(_ESCAPES)
+
+
+_LINK_RE = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")
+
+
+def slack_to_plain(text: str, bot_user_id: str | None = None) -> str:
+    """What a person typed, from Slack's encoded message text: the bot's own mention
+    removed, ``<@U1>`` -> ``@U1``, ``<!channel>`` -> ``@channel``, ``<#C1|general>`` ->
+    ``#general``, ``<https://x|label>`` -> ``label``, entities decoded."""
+
+    def plain(match: re.Match[str]) -> str:
+        target, label = match.group(1), match.group(2)
+        if bot_user_id and target == f"@{bot_user_id}":
+            return " "
+        if target.startswith("!"):
+            return "@" + (label or target[1:].split("^")[0])
+        if target.startswith(("@", "#")):
+            return (target[0] + label) if label else target
+        return label or target
+
+    out = _LINK_RE.sub(plain, text)
+    out = out.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return " ".join(out.split())
+
+
+def mentions_other_user(text: str, bot_user_id: str | None) -> bool:
+    """True when Slack-encoded ``text`` mentions a user other than the bot."""
+    for match in re.finditer(r"<@([A-Z0-9]+)(?:\|[^>]*)?>", text):
+        if match.group(1) != bot_user_id:
+            return True
+    return False
+
+
+def mentions_bot(text: str, bot_user_id: str | None) -> bool:
+    return bool(bot_user_id) and re.search(rf"<@{re.escape(str(bot_user_id))}(\|[^>]*)?>", text) is not None
+
+
+# ------------------------------------------------------------------------------------------
+# limits
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _plain_text(text: str, limit: int) -> dict[str, Any]:
+    return {"type": "plain_text", "text": _cut(text, limit) or " ", "emoji": True}
+
+
+def _mrkdwn(text: str) -> dict[str, Any]:
+    return {"type": "mrkdwn", "text": _cut(text, MAX_TEXT) or " "}
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": _mrkdwn(text)}
+
+
+def _code_section(title: str, lines: list[str], limit: int = MAX_TEXT) -> dict[str, Any]:
+    """``*title*`` over a code block of ``lines`` (escaped here), dropping trailing lines
+    with a "… N more" marker until it fits in ``limit`` characters."""
+    head = f"*{escape(title)}*\n" if title else ""
+    body = [escape(line) for line in lines]
+    shown = len(body)
+    while True:
+        kept = body[:shown]
+        if shown < len(body):
+            kept.append(f"… {len(body) - shown} more")
+        text = head + "```" + "\n".join(kept) + "```"
+        if len(text) <= limit or shown == 0:
+            return _section(text)
+        shown -= 1
+
+
+def _lines_element(prefix: str, items: list[str], more: str) -> dict[str, Any]:
+    """One mrkdwn context element: ``prefix`` + one escaped line per item, cut at whole
+    lines to fit a text object."""
+    lines = [escape(i) for i in items]
+    shown = len(lines)
+    while True:
+        text = prefix + "\n".join(lines[:shown])
+        if shown < len(lines):
+            text += f"\n… {len(lines) - shown} more {more}"
+        if len(text) <= MAX_TEXT or shown == 0:
+            return _mrkdwn(text)
+        shown -= 1
+
+
+def _chunks(text: str, size: int) -> list[list[str]]:
+    """Split ``text`` into groups of whole lines whose escaped code block fits ``size``."""
+    groups: list[list[str]] = [[]]
+    used = 0
+    for line in text.splitlines():
+        cost = len(escape(line)) + 1
+        if groups[-1] and used + cost > size:
+            groups.append([])
+            used = 0
+        groups[-1].append(line)
+        used += cost
+    return groups
+
+
+# ------------------------------------------------------------------------------------------
+# estimates
+
+
+def _fallback(report: Report, changes: list[str]) -> str:
+    parts = [f"{report.title}: {report.headline}"]
+    if report.cost_line:
+        parts.append(report.cost_line)
+    if changes:
+        parts.insert(0, "What if " + ", ".join(changes) + ".")
+    return _cut(escape(" ".join(parts)), MAX_FALLBACK_TEXT)
+
+
+def button_value(request: Request) -> str:
+    """The request a button acts on, as compact JSON ("" if it would not fit)."""
+    value = request_to_compact_json(request)
+    return value if len(value) <= MAX_BUTTON_VALUE else ""
+
+
+def _button(action_id: str, text: str, value: str) -> dict[str, Any]:
+    return {
+        "type": "button",
+        "action_id": action_id,
+        "text": _plain_text(text, MAX_BUTTON_TEXT),
+        "value": value,
+    }
+
+
+def action_elements(report: Report) -> list[dict[str, Any]]:
+    """Switch method, double the sequence length, other cards."""
+    request = report.request
+    value = button_value(request)
+    elements: list[dict[str, Any]] = []
+    for method in Method:
+        if method is request.effective_method:
+            continue
+        elements.append(_button(ACTION_METHOD + method.value, METHOD_LABELS[method], value))
+    if request.seq_len * 2 <= MAX_SEQ_LEN:
+        elements.append(_button(ACTION_SEQ, f"2× seq ({request.seq_len * 2:,})", value))
+    options = []
+    seen = {request.gpu} if request.gpu else set()
+    for gpu_id, label in report.top_gpus:
+        if gpu_id in seen or len(gpu_id) > MAX_OPTION_VALUE:
+            continue
+        seen.add(gpu_id)
+        options.append({"text": _plain_text(label, MAX_OPTION_TEXT), "value": gpu_id})
+    if options:
+        elements.append(
+            {
+                "type": "static_select",
+                "action_id": ACTION_GPU,
+                "placeholder": _plain_text("Other cards", 150),
+                "options": options[:MAX_OPTIONS],
+            }
+        )
+    return elements
+
+
+def estimate_message(
+    reply: Reply,
+    *,
+    asked_by: str | None = None,
+    query: str | None = None,
+    note: str | None = None,
+    max_cards: int = 6,
+    buttons: bool = True,
+) -> dict[str, Any]:
+    """The estimate: header, headline, breakdown bar, cards, what-ifs, warnings and
+    assumptions, buttons. ``asked_by`` is a Slack user id; ``query`` the user's text
+    (escaped here); ``note`` extra mrkdwn shown last (already escaped by the caller)."""
+    report = reply.report
+    if report is None:
+        raise ValueError("estimate_message needs an estimate reply")
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": _plain_text(report.title, MAX_HEADER)},
+    ]
+    context = [_mrkdwn(escape(report.subtitle))]
+    if asked_by or query:
+        who = f"<@{asked_by}>" if asked_by and re.fullmatch(r"[A-Z0-9]+", asked_by) else "Asked"
+        asked = f"{who} asked" if who != "Asked" else who
+        if query:
+            asked += ": `" + escape(query.replace("`", "'")) + "`"
+        context.append(_mrkdwn(asked))
+    if reply.changes:
+        context.append(_mrkdwn("*What if* " + escape(", ".join(reply.changes))))
+    blocks.append({"type": "context", "elements": context})
+
+    lines = [f"*{escape(report.headline)}*"]
+    if report.cost_line:
+        lines.append(escape(report.cost_line))
+    lines += [f"_{escape(n)}_" for n in report.notes]
+    blocks.append(_section("\n".join(lines)))
+
+    blocks.append(_code_section("Memory per GPU", [report.bar(40), *report.legend()]))
+    cards = report.cards
+    if cards.rows:
+        table = cards.render(max_rows=max_cards).splitlines()
+        if len(cards.rows) > max_cards:
+            table.append(f"… {len(cards.rows) - max_cards} more cards")
+        blocks.append(_code_section("Cards", table))
+    if report.what_if.rows:
+        blocks.append(_code_section("What if", report.what_if.render().splitlines()))
+
+    tail = []
+    if report.warnings:
+        tail.append(_lines_element("", [f"⚠️ {w}" for w in report.warnings], "warnings"))
+    if report.assumptions:
+        tail.append(_lines_element("*Assumptions*\n", report.assumptions, "assumptions"))
+    if tail:
+        blocks.append({"type": "context", "elements": tail})
+    if note:
+        blocks.append({"type": "context", "elements": [_mrkdwn(note)]})
+    if buttons:
+        elements = action_elements(report)
+        if elements:
+            blocks.append(
+                {"type": "actions", "block_id": ACTIONS_BLOCK_ID, "elements": elements[:25]}
+            )
+    return {"text": _fallback(report, reply.changes), "blocks": blocks[:MAX_BLOCKS]}
+
+
+# ------------------------------------------------------------------------------------------
+# help, listings, errors
+
+
+def text_message(reply: Reply, command: str = "/ftcost") -> dict[str, Any]:
+    """Help and catalog listings: a title over monospace text, split across sections."""
+    blocks: list[dict[str, Any]] = [{"type": "header", "text": _plain_text(reply.title, MAX_HEADER)}]
+    for group in _chunks(reply.text, MAX_TEXT - 20):
+        blocks.append(_code_section("", group))
+        if len(blocks) >= MAX_BLOCKS - 1:
+            break
+    if reply.kind is ReplyKind.HELP:
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [
+                    _mrkdwn(
+                        "Reply in an estimate's thread to change it, or use its buttons. "
+                        f"`{command} models` and `{command} gpus` list the catalog."
+                    )
+                ],
+            }
+        )
+    first = reply.text.strip().splitlines()[0] if reply.text.strip() else reply.title
+    return {"text": _cut(escape(f"{reply.title}: {first}"), MAX_FALLBACK_TEXT), "blocks": blocks}
+
+
+def error_message(
+    reply: Reply, query: str | None = None, command: str = "/ftcost"
+) -> dict[str, Any]:
+    """A bad query, for the asker only: the parser's message (the bad word, the nearest
+    known ones, one example)."""
+    lines = [f":warning: {escape(reply.text)}"]
+    if query:
+        lines.append("You asked: `" + escape(query.replace("`", "'")) + "`")
+    blocks = [
+        _section("\n".join(lines)),
+        {"type": "context", "elements": [_mrkdwn(f"`{command} help` shows the query language.")]},
+    ]
+    return {"text": _cut(escape(reply.text), MAX_FALLBACK_TEXT), "blocks": blocks}
+
+
+def message_for(reply: Reply, *, command: str = "/ftcost", **kwargs: Any) -> dict[str, Any]:
+    """The message for any reply kind (``kwargs`` go to :func:`estimate_message`)."""
+    if reply.kind is ReplyKind.ESTIMATE:
+        return estimate_message(reply, **kwargs)
+    if reply.kind is ReplyKind.ERROR:
+        return error_message(reply, query=kwargs.get("query"), command=command)
+    return text_message(reply, command=command)
+
+
+def invite_note(bot_user_id: str | None) -> str:
+    who = f"<@{bot_user_id}>" if bot_user_id else "the ftcost app"
+    return (
+        f"I'm not a member of this channel, so this estimate can't start a thread. "
+        f"Invite me with `/invite {who}` to get threaded what-ifs here."
+    )
+
+
+def method_from_action(action_id: str) -> Method | None:
+    if action_id.startswith(ACTION_METHOD):
+        try:
+            return Method(action_id[len(ACTION_METHOD) :])
+        except ValueError:
+            return None
+    return None

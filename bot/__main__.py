@@ -1,0 +1,131 @@
+"""``python -m bot`` / ``ftcost-bot``: run the chat bots whose credentials are set.
+
+    ftcost-bot [--config FILE] [run]      start every configured platform (default)
+    ftcost-bot [--config FILE] check-config   validate the configuration, show what would run
+    ftcost-bot manifest                   print the Slack app manifest (for "create from manifest")
+
+Exit status: 0 after a clean stop, 2 for a configuration problem (no credentials, an
+unknown or invalid YAML key: the message names it), 1 when a platform or the store
+cannot start. Other platforms add subcommands by appending to :data:`SUBCOMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import TextIO
+
+from bot.config import Config, ConfigError, load_config
+from bot.logs import setup_logging
+from bot.runtime import PLATFORMS, PlatformStartError, Runtime
+from bot.store import StoreError
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    name: str
+    help: str
+    run: Callable[[argparse.Namespace, Config, TextIO], int]
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    needs_credentials: bool = True
+    """Refuse to run (exit 2, naming the variables) when no platform is configured."""
+    needs_config: bool = True
+
+
+def _run(args: argparse.Namespace, config: Config, out: TextIO) -> int:
+    setup_logging(config.log.level, config.log.format, config.secrets.values())
+    try:
+        asyncio.run(Runtime(config).run_until_stopped())
+    except (PlatformStartError, StoreError) as exc:
+        print(f"ftcost-bot: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _check_config(args: argparse.Namespace, config: Config, out: TextIO) -> int:
+    mode = config.slack_mode.value if config.slack_mode else "off"
+    lines = [
+        "configuration OK",
+        f"  slack: {mode}"
+        + (f" (POST {config.slack.events_path} on port {config.port})" if mode == "http" else ""),
+        f"  slack command: {config.slack.command}",
+        f"  slack api: {config.slack_api_base_url}",
+        f"  discord: {'on' if config.discord_enabled else 'off'}",
+        f"  store: {config.store.path}",
+        f"  health port: {config.health_port if config.health_port is not None else 'off'}",
+        f"  log: {config.log.level} {config.log.format}",
+        "  secrets set: "
+        + ", ".join(
+            f"{name.upper()}={'yes' if getattr(config.secrets, name) else 'no'}"
+            for name in type(config.secrets).model_fields
+        ),
+    ]
+    known = {p.name for p in PLATFORMS}
+    if config.discord_enabled and "discord" not in known:
+        lines.append("  warning: DISCORD_TOKEN is set but this build has no Discord runner")
+    print("\n".join(lines), file=out)
+    return 0
+
+
+def manifest_text() -> str:
+    return resources.files("adapters.slack").joinpath("manifest.yml").read_text("utf-8")
+
+
+def _manifest(args: argparse.Namespace, config: Config | None, out: TextIO) -> int:
+    print(manifest_text(), end="", file=out)
+    return 0
+
+
+SUBCOMMANDS: list[Subcommand] = [
+    Subcommand("run", "start every platform whose credentials are set (default)", _run),
+    Subcommand("check-config", "validate the configuration and show what would run",
+               _check_config, needs_credentials=False),
+    Subcommand("manifest", "print the Slack app manifest", _manifest,
+               needs_credentials=False, needs_config=False),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--config", metavar="FILE", default=argparse.SUPPRESS,
+        help="YAML file with non-secret settings (secrets come from the environment)",
+    )
+    parser = argparse.ArgumentParser(
+        prog="ftcost-bot",
+        description="ftcost chat bot: Slack (Socket Mode or HTTP) and other platforms.",
+        parents=[common],
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for cmd in SUBCOMMANDS:
+        p = sub.add_parser(cmd.name, help=cmd.help, parents=[common])
+        if cmd.add_arguments is not None:
+            cmd.add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    args = build_parser().parse_args(argv)
+    name = args.command or "run"
+    cmd = next(c for c in SUBCOMMANDS if c.name == name)
+    if not cmd.needs_config:
+        return cmd.run(args, None, out)  # type: ignore[arg-type]
+    try:
+        config = load_config(getattr(args, "config", None))
+        if cmd.needs_credentials:
+            config.check_credentials()
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    return cmd.run(args, config, out)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

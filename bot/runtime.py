@@ -1,0 +1,225 @@
+"""The bot process: the store, the shared service, the platform runners, the HTTP server.
+
+A platform plugs in through :data:`PLATFORMS`: a name, a test of the configuration
+("are its credentials set?") and a factory building a :class:`PlatformRunner`.
+Factories import their adapter lazily, so a Slack-only deployment never imports
+Discord code and vice versa.
+
+HTTP: when a runner has routes (Slack in HTTP mode) an aiohttp server listens on
+``port`` with those routes and ``GET /healthz``. ``health_port`` adds a
+``/healthz``-only server (Socket Mode / Discord-only deployments); when it equals
+``port`` the main server answers it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from aiohttp import web
+
+from bot.config import Config
+from bot.service import Service
+from bot.store import Store, open_store_from
+
+log = logging.getLogger("ftcost.bot")
+
+
+class PlatformStartError(Exception):
+    """A platform could not start; the message is for the operator (no secrets)."""
+
+
+@runtime_checkable
+class PlatformRunner(Protocol):
+    """What :class:`Runtime` needs from a chat platform."""
+
+    name: str
+
+    def routes(self) -> list[web.RouteDef]:
+        """aiohttp routes served on ``port`` (empty when the platform needs none)."""
+        ...
+
+    async def start(self) -> None:
+        """Connect; raise :class:`PlatformStartError` with an operator-facing message."""
+        ...
+
+    async def stop(self, timeout: float = 10.0) -> None:
+        """Disconnect and wait (up to ``timeout``) for replies in flight."""
+        ...
+
+    async def health(self) -> dict[str, Any]:
+        """At least ``{"ok": bool}``."""
+        ...
+
+
+@dataclass(frozen=True)
+class PlatformSpec:
+    name: str
+    enabled: Callable[[Config], bool]
+    build: Callable[[Config, Service], PlatformRunner]
+
+
+def _build_slack(config: Config, service: Service) -> PlatformRunner:
+    from adapters.slack.runner import SlackRunner
+
+    return SlackRunner(config, service)
+
+
+PLATFORMS: list[PlatformSpec] = [
+    PlatformSpec("slack", lambda c: c.slack_enabled, _build_slack),
+    # The Discord adapter plugs in here, e.g.
+    #   PlatformSpec("discord", lambda c: c.discord_enabled, _build_discord),
+    # with _build_discord importing its runner lazily like _build_slack.
+]
+
+
+class Runtime:
+    """Start and stop everything configured. ``async with Runtime(config) as rt:``."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        store: Store | None = None,
+        platforms: list[PlatformSpec] | None = None,
+        runners: list[PlatformRunner] | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store if store is not None else open_store_from(config.store.path)
+        self.service = Service(self.store)
+        self._platforms = PLATFORMS if platforms is None else platforms
+        self.runners: list[PlatformRunner] = list(runners or [])
+        self._sites: list[web.AppRunner] = []
+        self._purge_task: asyncio.Task[None] | None = None
+        self.port: int | None = None
+        """The bound port of the main HTTP server (useful with ``port: 0``)."""
+        self.health_port: int | None = None
+
+    def runner(self, name: str) -> PlatformRunner:
+        return next(r for r in self.runners if r.name == name)
+
+    async def __aenter__(self) -> Runtime:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        await self.store.open()
+        try:
+            if not self.runners:
+                for spec in self._platforms:
+                    if spec.enabled(self.config):
+                        self.runners.append(spec.build(self.config, self.service))
+            if not self.runners:
+                raise PlatformStartError(
+                    "no platform to run: the configured credentials match no platform "
+                    f"this build supports ({', '.join(p.name for p in self._platforms)})"
+                )
+            await self._start_http()
+            for runner in self.runners:
+                await runner.start()
+        except BaseException:
+            await self.stop()
+            raise
+        self._purge_task = asyncio.get_running_loop().create_task(self._purge_loop())
+        log.info(
+            "ftcost-bot started platforms=%s port=%s health_port=%s",
+            ",".join(r.name for r in self.runners),
+            self.port,
+            self.health_port,
+        )
+
+    async def stop(self) -> None:
+        if self._purge_task is not None:
+            self._purge_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._purge_task
+            self._purge_task = None
+        for site in self._sites:
+            await site.cleanup()
+        self._sites.clear()
+        for runner in self.runners:
+            try:
+                await runner.stop()
+            except Exception:
+                log.exception("stopping %s failed", runner.name)
+        await self.store.close()
+        self.service.close()
+
+    # -- HTTP -----------------------------------------------------------------------------
+    async def _serve(self, app: web.Application, host: str, port: int) -> int:
+        site_runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await site_runner.setup()
+        site = web.TCPSite(site_runner, host, port, backlog=1024)
+        try:
+            await site.start()
+        except OSError as exc:
+            await site_runner.cleanup()
+            raise PlatformStartError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        self._sites.append(site_runner)
+        return site_runner.addresses[0][1]
+
+    async def _start_http(self) -> None:
+        routes = [route for runner in self.runners for route in runner.routes()]
+        host = self.config.slack.host
+        health_port = self.config.health_port
+        if routes:
+            app = web.Application()
+            app.add_routes([*routes, web.get("/healthz", self.healthz)])
+            self.port = await self._serve(app, host, self.config.port)
+            if health_port is not None and health_port == self.config.port:
+                self.health_port = self.port
+        if health_port is not None and self.health_port is None:
+            app = web.Application()
+            app.add_routes([web.get("/healthz", self.healthz)])
+            self.health_port = await self._serve(app, host, health_port)
+
+    async def health(self) -> tuple[bool, dict[str, Any]]:
+        store_ok = await self.store.ping()
+        platforms = {}
+        for runner in self.runners:
+            try:
+                platforms[runner.name] = await runner.health()
+            except Exception as exc:
+                platforms[runner.name] = {"ok": False, "error": type(exc).__name__}
+        ok = store_ok and all(p.get("ok") for p in platforms.values())
+        return ok, {"status": "ok" if ok else "unhealthy", "store": store_ok,
+                    "platforms": platforms}
+
+    async def healthz(self, request: web.Request) -> web.Response:
+        ok, body = await self.health()
+        return web.json_response(body, status=200 if ok else 503)
+
+    # -- housekeeping ---------------------------------------------------------------------
+    async def _purge_loop(self) -> None:
+        interval = self.config.store.purge_interval_minutes * 60
+        thread_ttl = self.config.store.thread_ttl_days * 86400
+        while True:
+            try:
+                removed = await self.store.purge_expired(thread_ttl)
+                if removed:
+                    log.info("store purge removed=%d", removed)
+            except Exception:
+                log.exception("store purge failed")
+            await asyncio.sleep(interval)
+
+    # -- running until a signal -----------------------------------------------------------
+    async def run_until_stopped(self, stop: asyncio.Event | None = None) -> None:
+        stop = stop or asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        await self.start()
+        try:
+            await stop.wait()
+            log.info("ftcost-bot stopping")
+        finally:
+            await self.stop()

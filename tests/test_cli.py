@@ -1,0 +1,81 @@
+"""The terminal front end, run as users run it."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+from adapters.cli import chat, main
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_query_prints_headline_breakdown_cards_what_ifs_and_warnings() -> None:
+    code, out, _ = run("70b", "qlora", "50M", "tokens", "h100")
+    assert code == 0
+    for section in ("Llama 3.1 70B", "per GPU", "Memory per GPU", "Cards", "What if", "Warnings"):
+        assert section in out
+
+
+def test_json_flag_prints_the_json_document() -> None:
+    code, out, _ = run("--json", "70b", "qlora", "50M", "tokens", "h100")
+    doc = json.loads(out)
+    assert code == 0
+    assert doc["options"][0]["gpu"] == "h100-sxm"
+    assert doc["compute"]["trained_tokens"] == 150_000_000
+
+
+def test_bad_query_exits_2_with_the_message_on_stderr() -> None:
+    code, out, err = run("70b", "qlora", "h1000")
+    assert code == 2 and out == ""
+    assert '"h1000"' in err and "Example:" in err
+
+
+def test_help_shows_usage_and_the_query_language() -> None:
+    code, out, _ = run("--help")
+    assert code == 0 and "usage: ftcost" in out and "qlora" in out
+
+
+def test_no_arguments_is_a_usage_error() -> None:
+    assert run()[0] == 2
+
+
+def test_models_and_gpus_list_the_catalog() -> None:
+    assert "llama-3.1-70b" in run("models")[1]
+    assert "h100-sxm" in run("gpus")[1]
+
+
+def test_unknown_option_is_a_usage_error() -> None:
+    code, _, err = run("--frobnicate", "8b")
+    assert code == 2 and "--frobnicate" in err
+
+
+def test_chat_applies_each_later_line_as_a_followup() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    chat(["70b qlora 50M tokens h100", "what if 8k seq?", "quit", "8b"], out, err)
+    text = out.getvalue()
+    assert text.count("Llama 3.1 70B · QLoRA\n") == 2
+    assert "seq 8,192" in text and "Llama 3.1 8B" not in text
+
+
+def test_chat_reports_a_bad_followup_and_keeps_going() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    chat(["8b lora", "on h1000", "with full"], out, err)
+    assert '"h1000"' in err.getvalue()
+    assert "Full" in out.getvalue().split("Llama 3.1 8B")[-1]
+
+
+def test_console_script_runs_without_a_traceback_on_garbage() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "adapters.cli", "\x01 ### \u202e"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
