@@ -85,7 +85,7 @@ def _manifest(args: argparse.Namespace, config: Config | None, out: TextIO) -> i
 SUBCOMMANDS: list[Subcommand] = [
     Subcommand("run", "start every platform whose credentials are set (default)", _run),
     Subcommand("check-config", "validate the configuration and show what would run",
-               _check_config, needs_credentials=False),
+               _check_config),
     Subcommand("manifest", "print the Slack app manifest", _manifest,
                needs_credentials=False, needs_config=False),
 ]

@@ -56,7 +56,7 @@ ftcost-bot: no chat platform is configured. Set the variables for at least one:
   Discord:
       DISCORD_TOKEN=...             (Developer Portal > Bot > Token)
 
-See docs/slack.md (README: "Slack app") for creating the app from its manifest."""
+The README's Slack section shows how to create the app from its manifest."""
 
 
 class ConfigError(Exception):

@@ -83,6 +83,10 @@ OPTIMIZER_BYTES_PURE_BF16: Final = {
 # --- napkin mode ([napkin]) ---------------------------------------------------
 NAPKIN_BYTES_PER_PARAM: Final = {"full": 16.0, "lora": 2.5, "qlora": 0.75}
 
+ZERO3_GATHERED_UNITS: Final = 2
+"""Units (layers) ZeRO-3/FSDP holds unsharded at once: the current one and the
+prefetched next one (torch.distributed.fsdp ``BackwardPrefetch`` docs)."""
+
 # --- fixed terms ([detailed]) -------------------------------------------------
 OVERHEAD_GB: Final = 1.5
 """CUDA context and framework buffers, flat per GPU."""

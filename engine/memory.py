@@ -54,10 +54,15 @@ cross-entropy kernel (Liger, Unsloth) avoids materializing them.
 
 ZeRO (Rajbhandari et al. 2020, arXiv:1910.02054): stage 1 shards optimizer
 state and master weights across N GPUs, stage 2 adds gradients, stage 3 adds the
-weights plus, on every GPU, the gathered parameters of the largest layer. CPU
+weights plus, on every GPU, the gathered parameters of the largest layer, twice
+(``ZERO3_GATHERED_UNITS``): FSDP and ZeRO-3 prefetch the next unit while one
+computes (FSDP ``BackwardPrefetch.BACKWARD_PRE`` "holds the current set and the
+next set of parameters"); a full fine-tune also holds one unit's unsharded
+gradient until it is reduce-scattered. CPU
 offload moves optimizer state and master weights to host memory (ZeRO-Offload,
-arXiv:2101.06840); under ZeRO-3 the sharded weights too, leaving the gathered
-layer on the GPU (as FSDP's CPU offload does).
+arXiv:2101.06840); under ZeRO-3 the sharded weights and their gradients too,
+leaving the gathered layer on the GPU (as FSDP's ``CPUOffload(offload_params=True)``
+does: "gradients are also offloaded to CPU", torch.distributed.fsdp docs).
 """
 
 from __future__ import annotations
@@ -78,6 +83,7 @@ from engine.constants import (
     OPTIMIZER_BYTES_PURE_BF16,
     OVERHEAD_GB,
     PRECISION_BYTES,
+    ZERO3_GATHERED_UNITS,
 )
 from engine.request import Method, Mode, Request, Sharding, StatePrecision
 
@@ -138,6 +144,7 @@ class Footprint:
     activations: float
     overhead: float
     gathered: float
+    gathered_grad: float = 0.0
     napkin: bool = False
 
     @property
@@ -174,10 +181,19 @@ class Footprint:
         optimizer = 0.0 if offload else (self.optimizer / n if s1 else self.optimizer)
         master = 0.0 if offload else (self.master_weights / n if s1 else self.master_weights)
         gradients = self.gradients / n if s2 else self.gradients
-        if s3 and offload:
-            weights, adapter = self.gathered, self.adapter / n
-        elif s3 and n > 1:
-            weights, adapter = self.base_weights / n + self.gathered, self.adapter / n
+        if s3 and (n > 1 or offload):
+            # The unit being computed and the prefetched next one are gathered in full;
+            # a full fine-tune also holds one unit's unsharded gradient before reduce-scatter.
+            gathered = ZERO3_GATHERED_UNITS * self.gathered
+            adapter = self.adapter / n
+            if offload:
+                # FSDP's CPU offload keeps sharded parameters and their gradients on the host.
+                weights, gradients = gathered, self.gathered_grad
+            else:
+                weights, gradients = (
+                    self.base_weights / n + gathered,
+                    gradients + self.gathered_grad,
+                )
         else:
             weights, adapter = self.base_weights, self.adapter
         return Breakdown(
@@ -195,7 +211,7 @@ class Footprint:
         """Host (CPU) memory the offloaded state needs, summed over all GPUs."""
         host = self.optimizer + self.master_weights
         if stage is Sharding.ZERO3:
-            host += self.base_weights
+            host += self.base_weights + self.gradients
         return host
 
 
@@ -222,8 +238,7 @@ def activation_bytes(arch: Architecture, request: Request) -> float:
     )
     mlp_factor = 8 if arch.mlp == "gated" else 4
     per_layer = [
-        tokens * (attn + scores + 4 * h + mlp_factor * width)
-        for width in arch.layer_mlp_widths()
+        tokens * (attn + scores + 4 * h + mlp_factor * width) for width in arch.layer_mlp_widths()
     ]
     if request.grad_checkpointing:
         layers = ACTIVATION_BYTES * tokens * h * arch.num_layers + max(per_layer)
@@ -252,6 +267,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         adapter = 0.0
         gathered_bytes = PRECISION_BYTES[precision]
     else:
+        grad_bytes = 0.0
         lora = arch.lora_params(request.lora_rank, request.lora_targets.value)
         adapter_bytes = PRECISION_BYTES["bf16"] if pure else ADAPTER_BYTES
         master = 0.0
@@ -268,6 +284,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         activations=activation_bytes(arch, request) / GB,
         overhead=OVERHEAD_GB,
         gathered=arch.largest_layer_params * gathered_bytes / GB,
+        gathered_grad=arch.largest_layer_params * grad_bytes / GB if method is Method.FULL else 0.0,
     )
 
 

@@ -201,10 +201,19 @@ def test_zero2_also_shards_gradients(catalog: Catalog) -> None:
     assert f.per_gpu(Sharding.ZERO2, 4).base_weights == f.base_weights
 
 
-def test_zero3_shards_weights_and_gathers_the_largest_layer(catalog: Catalog) -> None:
+def test_zero3_shards_weights_and_gathers_the_largest_layer_and_the_prefetched_next(
+    catalog: Catalog,
+) -> None:
     f = fp(catalog, model="llama-3.1-8b", method="full")
     assert f.per_gpu(Sharding.ZERO3, 4).base_weights == pytest.approx(
-        f.base_weights / 4 + f.gathered
+        f.base_weights / 4 + 2 * f.gathered
+    )
+
+
+def test_zero3_full_fine_tune_holds_one_unsharded_layer_gradient(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full")
+    assert f.per_gpu(Sharding.ZERO3, 4).gradients == pytest.approx(
+        f.gradients / 4 + f.gathered_grad
     )
 
 
@@ -220,6 +229,8 @@ def test_offload_moves_optimizer_and_master_weights_to_the_host(catalog: Catalog
     assert on_gpu.base_weights == f.base_weights
 
 
-def test_offload_under_zero3_keeps_only_the_gathered_layer(catalog: Catalog) -> None:
+def test_offload_under_zero3_keeps_only_the_gathered_layers(catalog: Catalog) -> None:
     f = fp(catalog, model="llama-3.1-8b", method="full")
-    assert f.per_gpu(Sharding.ZERO3, 4, offload=True).base_weights == pytest.approx(f.gathered)
+    on_gpu = f.per_gpu(Sharding.ZERO3, 4, offload=True)
+    assert on_gpu.base_weights == pytest.approx(2 * f.gathered)
+    assert on_gpu.gradients == pytest.approx(f.gathered_grad)

@@ -82,7 +82,10 @@ def mentions_other_user(text: str, bot_user_id: str | None) -> bool:
 
 
 def mentions_bot(text: str, bot_user_id: str | None) -> bool:
-    return bool(bot_user_id) and re.search(rf"<@{re.escape(str(bot_user_id))}(\|[^>]*)?>", text) is not None
+    """True when Slack-encoded ``text`` mentions the bot."""
+    if not bot_user_id:
+        return False
+    return re.search(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", text) is not None
 
 
 # ------------------------------------------------------------------------------------------
@@ -233,7 +236,7 @@ def estimate_message(
             asked += ": `" + escape(query.replace("`", "'")) + "`"
         context.append(_mrkdwn(asked))
     if reply.changes:
-        context.append(_mrkdwn("*What if* " + escape(", ".join(reply.changes))))
+        context.append(_mrkdwn("*Changed* " + escape(", ".join(reply.changes))))
     blocks.append({"type": "context", "elements": context})
 
     lines = [f"*{escape(report.headline)}*"]
@@ -276,11 +279,16 @@ def estimate_message(
 
 def text_message(reply: Reply, command: str = "/ftcost") -> dict[str, Any]:
     """Help and catalog listings: a title over monospace text, split across sections."""
-    blocks: list[dict[str, Any]] = [{"type": "header", "text": _plain_text(reply.title, MAX_HEADER)}]
-    for group in _chunks(reply.text, MAX_TEXT - 20):
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": _plain_text(reply.title, MAX_HEADER)}
+    ]
+    groups = _chunks(reply.text, MAX_TEXT - 40)
+    room = MAX_BLOCKS - 2  # the header and the closing context block
+    if len(groups) > room:
+        left = sum(len(g) for g in groups[room - 1 :])
+        groups = [*groups[: room - 1], [*groups[room - 1][:-1], f"… {left} more lines"]]
+    for group in groups:
         blocks.append(_code_section("", group))
-        if len(blocks) >= MAX_BLOCKS - 1:
-            break
     if reply.kind is ReplyKind.HELP:
         blocks.append(
             {
