@@ -9,6 +9,7 @@ warnings and assumptions, all already worded and formatted here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from engine import Estimate
 from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL, Option
@@ -93,6 +94,9 @@ class Report:
     request: Request
     top_gpus: list[tuple[str, str]] = field(default_factory=list)
     """``(gpu id, label)`` of the cards in the table, for "other cards" pickers."""
+    price_line: str | None = None
+    """The lead card's price, its source and age ("h100-sxm $2.49/hr, lowest on-demand
+    across aws, gcp, lambda, runpod (lambda), refreshed 3 h ago"); None without a price."""
 
     def bar(self, width: int = 40) -> str:
         """A stacked bar of the components, one glyph per component."""
@@ -136,6 +140,17 @@ def fmt_hours(hours: float | None) -> str:
     if hours < 48:
         return f"{hours:.1f} h"
     return f"{hours / 24:.1f} d"
+
+
+def fmt_age(seconds: float) -> str:
+    """``just now``, ``12 min``, ``3 h``, ``4 d``."""
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"{seconds // 3600:.0f} h"
+    return f"{seconds // 86400:.0f} d"
 
 
 def fmt_tokens(n: float) -> str:
@@ -252,6 +267,26 @@ def _hours(h: float | None) -> str:
     return "n/a" if h is None else f"{h:,.1f}"
 
 
+def _price_line(est: Estimate, now: datetime | None) -> str | None:
+    """Where the lead card's price comes from and how old it is."""
+    lead = est.options[0] if est.options else None
+    if lead is None or lead.price_per_gpu_hour is None:
+        return None
+    if est.request.price_per_gpu_hour is not None:
+        return f"${est.request.price_per_gpu_hour:.2f}/hr as given"
+    g = lead.gpu
+    head = f"{g.id} ${lead.price_per_gpu_hour:.2f}/hr"
+    if g.price_refreshed_at is None:
+        when = f" as of {g.price_as_of.isoformat()}" if g.price_as_of else ""
+        return f"{head}, built-in catalog price{when}"
+    if now is None:
+        age = f"refreshed {g.price_refreshed_at:%Y-%m-%d %H:%M} UTC"
+    else:
+        seconds = max(0.0, (now - g.price_refreshed_at).total_seconds())
+        age = "refreshed just now" if seconds < 60 else f"refreshed {fmt_age(seconds)} ago"
+    return f"{head}, {g.price_source}, {age}"
+
+
 def _segments(est: Estimate) -> list[Segment]:
     values = est.memory.as_dict()
     total = sum(values.values()) or 1.0
@@ -261,8 +296,9 @@ def _segments(est: Estimate) -> list[Segment]:
     ]
 
 
-def build_report(est: Estimate) -> Report:
-    """Word and format an estimate for any front end."""
+def build_report(est: Estimate, now: datetime | None = None) -> Report:
+    """Word and format an estimate for any front end. ``now`` (aware UTC) words the age of
+    refreshed prices ("refreshed 3 h ago"); without it the refresh time is shown."""
     title, subtitle = _title(est)
     headline, cost_line, band = _headline(est)
     return Report(
@@ -281,6 +317,7 @@ def build_report(est: Estimate) -> Report:
         total_gb=est.total_gb,
         request=est.request,
         top_gpus=[(o.gpu.id, f"{o.count}x {o.gpu.name}") for o in est.options],
+        price_line=_price_line(est, now),
     )
 
 

@@ -11,6 +11,8 @@ def render_text(report: Report, width: int = 40) -> str:
     lines.append(report.headline)
     if report.cost_line:
         lines.append(report.cost_line)
+    if report.price_line:
+        lines.append(f"  prices: {report.price_line}")
     for note in report.notes:
         lines.append(f"  note: {note}")
     lines += ["", f"Memory per GPU  [{report.bar(width)}]", *report.legend()]

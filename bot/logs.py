@@ -61,7 +61,9 @@ class RedactingFilter(logging.Filter):
             record.exc_text = self.redact(record.exc_text)
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
-            record.fields = {k: self.redact(str(v)) for k, v in fields.items()}
+            record.fields = {
+                k: self.redact(v) if isinstance(v, str) else v for k, v in fields.items()
+            }
         return True
 
 
@@ -142,7 +144,7 @@ def log_command(
         "latency_ms": round(latency_ms, 1),
     }
     fields.update(extra)
-    level = logging.WARNING if outcome in ("failed", "error") else logging.INFO
+    level = logging.WARNING if outcome == "failed" else logging.INFO
     logging.getLogger(COMMAND_LOGGER).log(
         level,
         " ".join(f"{k}={_kv_value(v)}" for k, v in fields.items()),

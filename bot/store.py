@@ -241,7 +241,7 @@ class SQLiteStore(Store):
         try:
             self._conn = await loop.run_in_executor(self._executor, self._connect)
             await loop.run_in_executor(self._executor, self._migrate, self._conn)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             await self.close()
             raise StoreError(f"cannot open the SQLite store at {self.path}: {exc}") from exc
         except BaseException:

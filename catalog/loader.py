@@ -21,6 +21,9 @@ GPUS_FILE = CATALOG_DIR / "gpus.yaml"
 
 T = TypeVar("T", bound=BaseModel)
 
+# libyaml's loader is ~8x faster than the pure-Python one; same safe subset.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 class CatalogError(ValueError):
     """A catalog file is missing, not YAML, or has an invalid entry."""
@@ -28,7 +31,7 @@ class CatalogError(ValueError):
 
 def _read_entries(path: Path, key: str) -> list[dict[str, Any]]:
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
     except OSError as exc:
         raise CatalogError(f"{path}: cannot read ({exc.strerror})") from exc
     except yaml.YAMLError as exc:

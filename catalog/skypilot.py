@@ -293,7 +293,8 @@ def _host_prices(rows: list[dict[str, str]]) -> dict[_HostKey, tuple[float | Non
         if not machine or (row.get("AcceleratorName") or "").strip():
             continue
         try:
-            price, spot = _offered(_number(row.get("Price"))), _offered(_number(row.get("SpotPrice")))
+            price = _offered(_number(row.get("Price")))
+            spot = _offered(_number(row.get("SpotPrice")))
         except ValueError:
             continue
         zone = (row.get("AvailabilityZone") or "").strip()

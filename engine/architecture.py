@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -212,14 +212,14 @@ class Architecture(BaseModel):
         return tuple(out)
 
     # ---- parameter counts ------------------------------------------------------
-    @property
+    @cached_property
     def embedding_params(self) -> int:
         """Input embedding plus the LM head when it is not tied (and its bias, if any)."""
         per = self.vocab_size * self.hidden_size
         head_bias = self.vocab_size if self.lm_head_bias else 0
         return (per if self.tie_embeddings else 2 * per) + head_bias
 
-    @property
+    @cached_property
     def norm_params(self) -> int:
         """All norms: per-layer hidden norms, Q/K norms, latent norms, the final norm."""
         per_layer = self.norms_per_layer * self.hidden_size * self.norm_weights
@@ -231,7 +231,7 @@ class Architecture(BaseModel):
             per_layer += self.mla.kv_lora_rank + (self.mla.q_lora_rank or 0)
         return self.num_layers * per_layer + self.hidden_size * self.norm_weights
 
-    @property
+    @cached_property
     def other_params(self) -> int:
         """Small per-layer tensors that are neither linear nor norm (sinks, correction bias)."""
         extra = 0
@@ -241,16 +241,16 @@ class Architecture(BaseModel):
             extra += self.moe_layers * self.moe.num_experts
         return extra
 
-    @property
+    @cached_property
     def linear_params(self) -> int:
         """Parameters in the decoder's linear layers (what NF4 quantizes)."""
         return sum(lin.params for lin in self._linears)
 
-    @property
+    @cached_property
     def total_params(self) -> int:
         return self.linear_params + self.embedding_params + self.norm_params + self.other_params
 
-    @property
+    @cached_property
     def active_params(self) -> int:
         """Parameters a token passes through: all of them for a dense model, k of E
         routed experts for MoE. The input embedding is a lookup and still counted,
@@ -261,6 +261,14 @@ class Architecture(BaseModel):
         return linear + self.embedding_params + self.norm_params + self.other_params
 
     def lora_params(self, rank: int, targets: str) -> int:
+        return rank * self._lora_widths(targets)
+
+    @lru_cache(maxsize=8)  # noqa: B019 - a handful of target sets per (frozen) architecture
+    def _lora_widths(self, targets: str) -> int:
+        """Sum of (d_in + d_out) x copies over the targeted linears (rank 1)."""
+        return self._lora_params(1, targets)
+
+    def _lora_params(self, rank: int, targets: str) -> int:
         """LoRA parameters: rank x (d_in + d_out) per targeted linear, per expert for MoE.
 
         ``targets``: ``all-linear`` (every projection except routers, as PEFT's
@@ -284,7 +292,7 @@ class Architecture(BaseModel):
         biases = (mats - 1) * width + self.hidden_size if bias else 0
         return mats * self.hidden_size * width + biases
 
-    @property
+    @cached_property
     def largest_layer_params(self) -> int:
         """Parameters of the largest single unit ZeRO-3/FSDP gathers at once.
 
@@ -308,6 +316,14 @@ class Architecture(BaseModel):
             moe_mlp += self.hidden_size * e.num_experts
             mlp = max(mlp if self.dense_layers else 0, moe_mlp)
         return int(max(per_layer + mlp, self.vocab_size * self.hidden_size))
+
+    @cached_property
+    def mlp_width_groups(self) -> tuple[tuple[int, int], ...]:
+        """``(width, layers)`` pairs: the MLP width per token and how many layers have it."""
+        groups: dict[int, int] = {}
+        for width in self.layer_mlp_widths():
+            groups[width] = groups.get(width, 0) + 1
+        return tuple(groups.items())
 
     def layer_mlp_widths(self) -> list[int]:
         """Per layer, the total MLP width a token passes through (for activations)."""

@@ -80,9 +80,7 @@ def gpu_hours(work: Compute, gpu: GpuSpec, count: int, mode: Mode) -> float:
     return seconds / 3600 * (1 + comm_overhead(gpu, count, mode))
 
 
-def timing(
-    work: Compute, gpu: GpuSpec, count: int, price: float | None, mode: Mode
-) -> Timing:
+def timing(work: Compute, gpu: GpuSpec, count: int, price: float | None, mode: Mode) -> Timing:
     """GPU-hours, wall-clock hours and cost of ``work`` on ``count`` cards of ``gpu``.
 
     GPU-hours = FLOPs / (TFLOPs · 10^12 · MFU_eff) / 3600 · (1 + overhead);

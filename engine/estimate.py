@@ -11,15 +11,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import warnings as caveats
-from engine.compute import Compute, compute, effective_mfu, gpu_hours
+from engine.compute import Compute, compute, effective_mfu
 from engine.constants import MAX_OPTIONS
 from engine.fit import (
+    Card,
     Option,
     Sizer,
-    card_capacity,
+    cards,
     fewest_cards,
     make_option,
-    rank_key,
+    rank_cards,
     resolve_stage,
 )
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
@@ -138,8 +139,22 @@ def _price(request: Request, gpu: GpuSpec) -> float | None:
     return request.price_per_gpu_hour or gpu.price_per_gpu_hour
 
 
+_CARD_TABLES: dict[int, tuple[Catalog, list[Card]]] = {}
+
+
+def _card_table(catalog: Catalog) -> list[Card]:
+    """The catalog's cards with their ranking figures, built once per catalog."""
+    hit = _CARD_TABLES.get(id(catalog))
+    if hit is None or hit[0] is not catalog:
+        if len(_CARD_TABLES) > 16:
+            _CARD_TABLES.clear()
+        hit = (catalog, cards(list(catalog.gpus.values())))
+        _CARD_TABLES[id(catalog)] = hit
+    return hit[1]
+
+
 def _best_options(
-    fp: Footprint, request: Request, work: Compute, gpus: list[GpuSpec], keep: int
+    fp: Footprint, request: Request, work: Compute, table: list[Card], keep: int
 ) -> list[Option]:
     """The fewest-cards option for every card that can hold the run, best ``keep``.
 
@@ -147,30 +162,23 @@ def _best_options(
     are built in full.
     """
     sizer = Sizer(fp, request.sharding, request.offload)
-    ranked: list[tuple[tuple[bool, bool, int, int, float], GpuSpec, int, Sharding]] = []
-    for gpu in gpus:
-        found = sizer.fewest(gpu)
-        if found is None:
-            continue
-        count, stage, per_gpu = found
-        price = _price(request, gpu)
-        cost = None
-        if work.flops is not None and price is not None:
-            cost = gpu_hours(work, gpu, count, request.mode) * price
-        use = per_gpu / card_capacity(gpu, fp.napkin)
-        ranked.append((rank_key(gpu, count, use, cost, price), gpu, count, stage))
-    ranked.sort(key=lambda item: item[0])
+    best = rank_cards(sizer, table, work, request.price_per_gpu_hour, request.mode, keep)
     return [
         make_option(
-            fp, gpu, count, stage, work, _price(request, gpu), request.mode, request.offload
+            fp,
+            card.gpu,
+            count,
+            stage,
+            work,
+            _price(request, card.gpu),
+            request.mode,
+            request.offload,
         )
-        for _, gpu, count, stage in ranked[:keep]
+        for card, count, stage in best
     ]
 
 
-def _named_option(
-    fp: Footprint, request: Request, work: Compute, gpu: GpuSpec
-) -> Option:
+def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) -> Option:
     """The card the user named, at the count named (or the fewest that fit)."""
     found = fewest_cards(fp, gpu, request.sharding, request.offload)
     needed = found[0] if found else None
@@ -196,11 +204,11 @@ def _named_option(
 
 
 def _plan(
-    request: Request, model: ModelSpec, gpus: list[GpuSpec], catalog: Catalog, keep: int
+    request: Request, model: ModelSpec, table: list[Card], catalog: Catalog, keep: int
 ) -> tuple[Footprint, Compute, list[Option]]:
     fp = footprint(model.architecture, request)
     work = compute(model.active_params, request)
-    options = _best_options(fp, request, work, gpus, keep)
+    options = _best_options(fp, request, work, table, keep)
     if request.gpu is not None:
         named = _named_option(fp, request, work, catalog.gpu(request.gpu))
         lead = [named]
@@ -229,10 +237,10 @@ def _what_ifs(request: Request, model: ModelSpec, catalog: Catalog) -> list[What
     for factor, label in ((0.5, "½× seq"), (2, "2× seq"), (4, "4× seq")):
         seq = max(1, int(request.seq_len * factor))
         variants.append((f"{label} ({seq:,})", request.model_copy(update={"seq_len": seq})))
-    gpus = _candidate_gpus(request, catalog)
+    table = _candidate_cards(request, catalog)
     out: list[WhatIf] = []
     for label, variant in variants:
-        _, _, options = _plan(variant, model, gpus, catalog, keep=1)
+        _, _, options = _plan(variant, model, table, catalog, keep=1)
         fitting = [o for o in options if o.fits]
         best = fitting[0] if fitting else (options[0] if options else None)
         current = (
@@ -260,11 +268,12 @@ def _one_card_gb(request: Request, model: ModelSpec) -> float:
     return fp.per_gpu(resolve_stage(request.sharding, 1), 1, request.offload).total
 
 
-def _candidate_gpus(request: Request, catalog: Catalog) -> list[GpuSpec]:
+def _candidate_cards(request: Request, catalog: Catalog) -> list[Card]:
     """Every card when none is named; the named card only for what-ifs."""
+    table = _card_table(catalog)
     if request.gpu is not None:
-        return [catalog.gpu(request.gpu)]
-    return list(catalog.gpus.values())
+        return [c for c in table if c.gpu.id == request.gpu]
+    return table
 
 
 def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
@@ -279,8 +288,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
 
         catalog = default_catalog()
     model = catalog.model(request.model)
-    gpus = list(catalog.gpus.values())
-    fp, work, options = _plan(request, model, gpus, catalog, keep=MAX_OPTIONS)
+    fp, work, options = _plan(request, model, _card_table(catalog), catalog, keep=MAX_OPTIONS)
     shown = options[:MAX_OPTIONS]
     fits_anywhere = any(o.fits for o in options)
     if shown and (shown[0].fits or shown[0].named):

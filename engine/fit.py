@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 
 from engine.compute import Compute, Timing, timing
-from engine.constants import BAND_GOOD, BAND_LOOSE, USABLE_FRACTION
+from engine.constants import BAND_GOOD, BAND_LOOSE, COMM_OVERHEAD, USABLE_FRACTION
 from engine.memory import Breakdown, Footprint
 from engine.request import Mode, Sharding
 from engine.specs import GpuSpec
@@ -126,7 +126,10 @@ class Sizer:
 
     def fewest(self, gpu: GpuSpec) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` for the fewest cards that fit, or None."""
-        cap = USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None)
+        return self.fewest_for(USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None))
+
+    def fewest_for(self, cap: float) -> tuple[int, Sharding, float] | None:
+        """As :meth:`fewest`, for a card offering ``cap`` usable GB."""
         if self.napkin_total is not None:
             n = max(1, math.ceil(self.napkin_total / cap - 1e-12))
             if n > MAX_CARDS:
@@ -142,6 +145,74 @@ class Sizer:
         if n > MAX_CARDS:
             return None
         return n, self.multi, self.fixed + self.sharded / n
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """A GPU's figures that ranking needs, computed once per catalog."""
+
+    gpu: GpuSpec
+    capacity: float
+    napkin_capacity: float
+    flops_per_second: float
+    price: float | None
+    comm_overhead: float
+    order: tuple[bool, bool]
+    """(end of life, not NVIDIA): the leading part of the sort key."""
+
+
+def cards(gpus: list[GpuSpec]) -> list[Card]:
+    return [
+        Card(
+            gpu=g,
+            capacity=g.capacity_gb,
+            napkin_capacity=g.memory_gb,
+            flops_per_second=g.train_tflops * 1e12,
+            price=g.price_per_gpu_hour,
+            comm_overhead=COMM_OVERHEAD[g.fabric],
+            order=(g.status != "live", g.vendor != "NVIDIA"),
+        )
+        for g in gpus
+    ]
+
+
+def rank_cards(
+    sizer: Sizer,
+    table: list[Card],
+    work: Compute,
+    price_override: float | None,
+    mode: Mode,
+    keep: int,
+) -> list[tuple[Card, int, Sharding]]:
+    """The best ``keep`` cards for one footprint, as ``(card, count, sharding)``.
+
+    The same rule as :func:`rank_key`, inlined: this loop runs for every card on
+    every estimate and what-if, so it is plain arithmetic.
+    """
+    napkin = sizer.napkin_total is not None
+    flops, mfu = work.flops, work.mfu_effective
+    ranked: list[tuple[tuple[bool, bool, int, int, float], int, Card, int, Sharding]] = []
+    for index, card in enumerate(table):
+        capacity = card.napkin_capacity if napkin else card.capacity
+        found = sizer.fewest_for(USABLE_FRACTION * capacity)
+        if found is None:
+            continue
+        count, stage, per_gpu = found
+        price = price_override or card.price
+        if price is None:
+            cost = math.inf
+        elif flops is None:
+            cost = price * count
+        else:
+            overhead = card.comm_overhead if count > 1 and mode is Mode.DETAILED else 0.0
+            cost = flops / (card.flops_per_second * mfu) / 3600 * (1 + overhead) * price
+        closeness = round(abs(USABLE_FRACTION - per_gpu / capacity) / 0.05)
+        key = (card.order[0], card.order[1], closeness, count, cost)
+        ranked.append((key, index, card, count, stage))
+    if keep == 1:
+        return [min(ranked)[2:]] if ranked else []
+    ranked.sort()
+    return [item[2:] for item in ranked[:keep]]
 
 
 def fewest_cards(

@@ -237,13 +237,14 @@ def activation_bytes(arch: Architecture, request: Request) -> float:
         4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
     )
     mlp_factor = 8 if arch.mlp == "gated" else 4
-    per_layer = [
-        tokens * (attn + scores + 4 * h + mlp_factor * width) for width in arch.layer_mlp_widths()
+    groups = [
+        (tokens * (attn + scores + 4 * h + mlp_factor * width), count)
+        for width, count in arch.mlp_width_groups
     ]
     if request.grad_checkpointing:
-        layers = ACTIVATION_BYTES * tokens * h * arch.num_layers + max(per_layer)
+        layers = ACTIVATION_BYTES * tokens * h * arch.num_layers + max(g for g, _ in groups)
     else:
-        layers = sum(per_layer)
+        layers = sum(g * count for g, count in groups)
     logits = 0.0 if request.fused_ce else LOGITS_BYTES * tokens * arch.vocab_size
     return layers + logits
 

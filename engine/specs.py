@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date
+from datetime import date, datetime
 from functools import cached_property
 from typing import Literal
 
@@ -85,6 +85,9 @@ class GpuSpec(BaseModel):
     price_per_gpu_hour: float | None = Field(default=None, gt=0)
     price_source: str = ""
     price_as_of: date | None = None
+    price_refreshed_at: datetime | None = None
+    """When a refreshed price (``catalog.prices.apply_prices``) was fetched; None for the
+    built-in price. The report turns it into "refreshed 3 h ago"."""
     spec_source: str
     notes: str = ""
 

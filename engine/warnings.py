@@ -51,9 +51,7 @@ def warnings(ctx: Context) -> list[str]:
             + " Try QLoRA, a shorter sequence or `offload`."
         )
     if lead is not None and lead.named and not lead.fits:
-        need = (
-            f"{lead.needed}x {lead.gpu.id} would." if lead.needed else "no count of them would."
-        )
+        need = f"{lead.needed}x {lead.gpu.id} would." if lead.needed else "no count of them would."
         out.append(
             f"{lead.count}x {lead.gpu.id} cannot hold this run "
             f"({lead.per_gpu_gb:.1f} GB per GPU of {lead.capacity_gb:.1f} GB); {need}"

@@ -161,8 +161,10 @@ async def test_estimate_has_method_seq_and_card_controls(bot, slack):
     assert all(len(e.get("value", "")) <= 2000 for e in actions["elements"])
 
 
-@pytest.mark.parametrize(("word", "expected"), [("help", "follow-ups change only"), ("models", "llama-3.1-8b"),
-                                                ("gpus", "h100-sxm")])
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [("help", "follow-ups change only"), ("models", "llama-3.1-8b"), ("gpus", "h100-sxm")],
+)
 async def test_help_models_and_gpus_answer_the_asker_only(bot, slack, word, expected):
     status, _ = await bot.post(slash_command_body(word, response_url=slack.response_url("C1")))
     await bot.settle()
@@ -265,7 +267,7 @@ async def test_button_click_answers_once_in_the_estimates_thread(bot, slack):
     )
     await bot.settle()
 
-    first, reply = slack.calls_to("chat.postMessage")
+    _, reply = slack.calls_to("chat.postMessage")
     assert status == 200
     assert reply.args["thread_ts"] == ts
     assert "Full" in reply.args["blocks"][0]["text"]["text"]

@@ -654,7 +654,7 @@ class FakeSlack:
             body = {"ok": True, "args": {k: v for k, v in args.items() if k != "token"}}
         elif not token:
             body = {"ok": False, "error": "not_authed"}
-        elif not str(token).startswith("xox"):
+        elif not str(token).startswith(("xox", "xapp-")):  # bot/user or app-level tokens
             body = {"ok": False, "error": "invalid_auth"}
         elif fault is not None and fault[0] == "ratelimit":
             call.status = 429

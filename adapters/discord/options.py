@@ -1,0 +1,224 @@
+"""``/ftcost``'s structured options combined with its free-text ``query``.
+
+Every option is read by the shared parser (``adapters.parse``), as the phrase a user
+would type: ``tokens: 50M`` is ``50M tokens``, ``seq: 8k`` is ``seq 8k``, ``gpu: 8x h100``
+is ``8x h100``. So options and text accept the same words and fail with the same
+messages. Where both name a field they must agree; a disagreement is a
+:class:`~adapters.parse.QueryError` naming the option and both values.
+
+:func:`answer` is the one call the handlers make: text and options in (plus the
+thread's previous request for a follow-up), a :class:`~bot.service.Reply` out. Without
+options it is exactly :meth:`Service.answer <bot.service.Service.answer>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from pydantic import ValidationError
+
+from adapters.parse import QueryError, parse_fields, parse_query
+from adapters.report import METHOD_LABELS, fmt_tokens
+from bot.service import (
+    GPUS_WORDS,
+    HELP_WORDS,
+    MODELS_WORDS,
+    NEW_PREFIXES,
+    Reply,
+    ReplyKind,
+    Service,
+)
+from engine import Method, Request
+from engine.specs import Catalog
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The structured options of ``/ftcost`` as Discord delivered them (None: not given)."""
+
+    model: str | None = None
+    gpu: str | None = None
+    method: str | None = None
+    tokens: str | None = None
+    seq: str | None = None
+    epochs: float | None = None
+
+    @property
+    def given(self) -> bool:
+        return any(getattr(self, f.name) not in (None, "") for f in fields(self))
+
+    def describe(self) -> str:
+        """``model:70b tokens:50M`` (for footers and logs)."""
+        return " ".join(
+            f"{f.name}:{_plain(getattr(self, f.name))}"
+            for f in fields(self)
+            if getattr(self, f.name) not in (None, "")
+        )
+
+
+NO_OPTIONS = Options()
+
+
+def _plain(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else " ".join(str(value).split())
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    phrases: tuple[Callable[[str], str], ...]
+    """How the option's value reads as a query phrase, tried in order."""
+    allowed: frozenset[str]
+    """Fields the option may set."""
+    required: str
+    """The field it must set."""
+
+
+_SPECS: dict[str, _Spec] = {
+    "model": _Spec((lambda v: v,), frozenset({"model"}), "model"),
+    "gpu": _Spec((lambda v: v,), frozenset({"gpu", "gpu_count"}), "gpu"),
+    "method": _Spec((lambda v: v,), frozenset({"method"}), "method"),
+    "tokens": _Spec((lambda v: f"{v} tokens", lambda v: v), frozenset({"dataset_tokens"}),
+                    "dataset_tokens"),
+    "seq": _Spec((lambda v: f"seq {v}", lambda v: v), frozenset({"seq_len"}), "seq_len"),
+    "epochs": _Spec((lambda v: f"{v} epochs", lambda v: v), frozenset({"epochs"}), "epochs"),
+}
+_OPTION_EXAMPLES = {
+    "model": "70b, llama-3.1-8b, qwen2.5 7b",
+    "gpu": "h100, 8x a100-80gb-sxm",
+    "method": "full, lora, qlora",
+    "tokens": "50M, 1.2B",
+    "seq": "8k, 4096",
+    "epochs": "2, 0.5",
+}
+
+
+def _option_fields(name: str, raw: Any, catalog: Catalog) -> dict[str, object]:
+    spec = _SPECS[name]
+    value = _plain(raw)
+    if name == "model" and (model_id := catalog.find_model(value)):
+        return {"model": model_id}  # an autocomplete pick: a catalog id
+    if name == "gpu" and (gpu_id := catalog.find_gpu(value)):
+        return {"gpu": gpu_id}
+    first_error: QueryError | None = None
+    for phrase in spec.phrases:
+        try:
+            found = parse_fields(phrase(value), catalog)
+        except QueryError as err:
+            first_error = first_error or err
+            continue
+        if spec.required in found and set(found) <= spec.allowed:
+            return found
+    if first_error is not None:
+        raise QueryError(
+            f"The {name} option: {first_error.message}", first_error.word,
+            first_error.suggestions,
+        )
+    raise QueryError(
+        f'The {name} option "{value}" is not a {name} (e.g. {_OPTION_EXAMPLES[name]}).', value
+    )
+
+
+def option_fields(options: Options, catalog: Catalog) -> tuple[dict[str, object], dict[str, str]]:
+    """The fields the options set, and for each field the option that set it."""
+    found: dict[str, object] = {}
+    source: dict[str, str] = {}
+    for f in fields(options):
+        raw = getattr(options, f.name)
+        if raw in (None, ""):
+            continue
+        for key, value in _option_fields(f.name, raw, catalog).items():
+            found[key] = value
+            source[key] = f.name
+    return found, source
+
+
+def show_value(field: str, value: object) -> str:
+    """A field's value as a person would write it (for conflict messages)."""
+    if value is None:
+        return "none"
+    if field == "method":
+        return METHOD_LABELS[Method(value)]
+    if field == "dataset_tokens" and isinstance(value, int | float):
+        return fmt_tokens(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(getattr(value, "value", value))
+
+
+_LABELS = {
+    "model": "model", "gpu": "card", "gpu_count": "card count", "method": "method",
+    "dataset_tokens": "token count", "seq_len": "sequence length", "epochs": "epoch count",
+}
+
+
+def merge_fields(
+    text_fields: dict[str, object], option_values: dict[str, object], source: dict[str, str]
+) -> dict[str, object]:
+    """Text fields and option fields together; a field both set differently is an error."""
+    for key, value in option_values.items():
+        if key in text_fields and text_fields[key] != value:
+            label = _LABELS.get(key, key)
+            raise QueryError(
+                f"The query says {label} {show_value(key, text_fields[key])} but the "
+                f"{source[key]} option says {show_value(key, value)}. Give it once.",
+                show_value(key, value),
+            )
+    return {**text_fields, **option_values}
+
+
+def build_request(
+    text: str, options: Options, previous: Request | None, catalog: Catalog
+) -> Request:
+    """The request ``text`` and ``options`` describe, as a change of ``previous`` when
+    given (a follow-up: naming a card without a count clears the count, as in
+    :func:`adapters.parse.apply_followup`)."""
+    text = " ".join(str(text or "").split())
+    text_fields = parse_fields(text, catalog) if text else {}
+    found, source = option_fields(options, catalog)
+    merged = merge_fields(text_fields, found, source)
+    if previous is None:
+        if "model" not in merged:
+            parse_query(text, catalog)  # raises the parser's "Which model?" message
+            raise QueryError("Which model? Give the model option or name one in the query.")
+        base: dict[str, object] = {}
+    else:
+        if "gpu" in merged and "gpu_count" not in merged:
+            merged["gpu_count"] = None
+        base = previous.model_dump()
+    try:
+        return Request.model_validate({**base, **merged})
+    except ValidationError as exc:
+        raise QueryError(f"That request is not valid: {exc.errors()[0]['msg']}.") from exc
+
+
+def _special(text: str) -> bool:
+    low = " ".join(text.split()).lower().rstrip("?!. ")
+    return bool(low) and low in HELP_WORDS | MODELS_WORDS | GPUS_WORDS
+
+
+def answer(
+    service: Service,
+    text: str | None,
+    options: Options = NO_OPTIONS,
+    previous: Request | None = None,
+) -> Reply:
+    """The reply to ``/ftcost`` (or a message): help, a listing, an estimate or an error.
+
+    ``previous`` is the thread's last request (``text`` and the options then change it);
+    ``new ...`` starts over as in a Slack thread."""
+    text = " ".join(str(text or "").split())
+    if not options.given or _special(text):
+        return service.answer(text, previous)
+    if previous is not None and text.lower().startswith(NEW_PREFIXES):
+        text, previous = text[4:].strip(), None
+    try:
+        request = build_request(text, options, previous, service.catalog)
+    except QueryError as err:
+        return Reply(
+            ReplyKind.ERROR, text=str(err), word=err.word, suggestions=list(err.suggestions)
+        )
+    return service.estimate(request, previous)

@@ -1,0 +1,145 @@
+"""The platform-neutral service: one call from text to a reply, follow-ups on a
+thread's context, what changed."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.service import (
+    Context,
+    Reply,
+    ReplyKind,
+    Service,
+    describe_changes,
+    request_from_json,
+    request_to_compact_json,
+)
+from bot.store import SQLiteStore, ThreadKey
+from engine import Method, Request
+
+
+@pytest.fixture(scope="module")
+def service() -> Service:
+    return Service(workers=0)
+
+
+def test_a_query_becomes_an_estimate_reply(service):
+    reply = service.answer("70b qlora 50M tokens h100")
+
+    assert reply.kind is ReplyKind.ESTIMATE and reply.is_public
+    assert reply.request.model == "llama-3.1-70b" and reply.request.method is Method.QLORA
+    assert reply.report.request == reply.request
+    assert reply.previous is None and reply.changes == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("", ReplyKind.HELP), ("help", ReplyKind.HELP), ("  HELP? ", ReplyKind.HELP),
+     ("models", ReplyKind.MODELS), ("gpus", ReplyKind.GPUS), ("cards", ReplyKind.GPUS)],
+)
+def test_help_and_listings(service, text, kind):
+    reply = service.answer(text)
+
+    assert reply.kind is kind and not reply.is_public
+    assert reply.text and reply.title
+
+
+def test_help_carries_the_examples(service):
+    reply = service.answer("help")
+
+    assert reply.examples and reply.examples[0] in reply.text
+
+
+def test_a_bad_query_is_an_error_reply_with_word_and_suggestions(service):
+    reply = service.answer("70b qlorra")
+
+    assert reply.kind is ReplyKind.ERROR and not reply.is_public
+    assert reply.word == "qlorra" and "qlora" in reply.suggestions
+    assert "Example:" in reply.text
+
+
+def test_a_followup_changes_only_what_it_names(service):
+    first = service.answer("70b qlora 50M tokens h100").request
+
+    reply = service.answer("what if 8k seq and full", first)
+
+    assert reply.request.seq_len == 8192 and reply.request.method is Method.FULL
+    assert reply.request.gpu == first.gpu and reply.previous == first
+    assert reply.changes == ["method QLoRA → Full", "seq 2,048 → 8,192"]
+
+
+def test_new_in_a_thread_starts_over(service):
+    first = service.answer("70b qlora 50M tokens h100").request
+
+    reply = service.answer("new 8b lora", first)
+
+    assert reply.request.model == "llama-3.1-8b" and reply.request.dataset_tokens is None
+    assert reply.changes == []
+
+
+def test_describe_changes_words_values_for_people():
+    old = Request(model="llama-3.1-8b")
+    new = Request(model="llama-3.1-8b", gpu="h100-sxm", gpu_count=4, dataset_tokens=2_000_000,
+                  mfu=0.4, price_per_gpu_hour=2.5, offload=True)
+
+    assert describe_changes(old, new) == [
+        "offload off → on",
+        "card any → h100-sxm",
+        "cards auto → 4",
+        "tokens unset → 2M",
+        "MFU 35% → 40%",
+        "price unset → $2.50/hr",
+    ]
+
+
+def test_compact_request_json_round_trips():
+    request = Request(model="llama-3.1-70b", method=Method.LORA, seq_len=8192)
+
+    text = request_to_compact_json(request)
+
+    assert text == '{"model":"llama-3.1-70b","method":"lora","seq_len":8192}'
+    assert request_from_json(text) == request
+
+
+async def test_handle_uses_the_thread_context_for_followups(tmp_path):
+    async with SQLiteStore(tmp_path / "s.sqlite3") as store:
+        service = Service(store)
+        try:
+            ctx = Context("discord", channel="C9", thread="T9", user="U1")
+            first = await service.handle("8b lora 10M tokens", ctx)
+            assert first.kind is ReplyKind.ESTIMATE
+            assert ctx.key == ThreadKey("discord", "C9", "T9")
+            await service.remember(ctx.key, first, "M1")
+
+            followup = Context("discord", channel="C9", thread="T9", user="U2", followup=True)
+            second = await service.handle("with qlora", followup)
+            unknown = await service.handle("with qlora", Context("discord", "C9", "T0",
+                                                                  followup=True))
+        finally:
+            service.close()
+
+        assert second.request.method is Method.QLORA
+        assert second.request.dataset_tokens == 10_000_000
+        assert unknown is None
+        assert (await store.get_thread(ctx.key)).message_id == "M1"
+
+
+async def test_remember_ignores_non_estimates_and_stateless_services(tmp_path):
+    async with SQLiteStore(tmp_path / "s.sqlite3") as store:
+        key = ThreadKey("slack", "C1", "1")
+        await Service(store, workers=0).remember(key, Reply(ReplyKind.HELP, text="x"), "1")
+        await Service(None, workers=0).remember(key, Service(workers=0).answer("8b"), "1")
+
+        assert await store.get_thread(key) is None
+
+
+async def test_run_uses_the_worker_thread():
+    import threading
+
+    service = Service(workers=1)
+    try:
+        name = await service.run(lambda: threading.current_thread().name)
+    finally:
+        service.close()
+
+    assert name.startswith("ftcost-estimate")
