@@ -87,8 +87,9 @@ class SlackSettings(_Section):
     """A thread reply the parser can't read: tell its author privately, or stay quiet."""
     max_cards: int = Field(default=6, ge=1, le=6)
     """Rows of the card table shown in a message (Slack keeps it readable at six)."""
-    ack_timeout_s: float = Field(default=3.0, gt=0, le=3.0)
-    """Bolt's wait for ``ack()``; Slack's own limit is 3 s."""
+    reply_concurrency: int = Field(default=4, ge=1, le=256)
+    """Replies being prepared and posted at once; more wait their turn (after their
+    acknowledgement). Small keeps acknowledgements fast under a burst."""
 
 
 class StoreSettings(_Section):
@@ -146,6 +147,9 @@ class Config(_Section):
     """A ``/healthz``-only server, for Socket Mode / Discord-only deployments."""
     slack_api_base_url: str = DEFAULT_SLACK_API_BASE_URL
     """Where the Slack Web API lives (a stand-in for tests and benchmarks)."""
+    estimate_threads: int = Field(default=0, ge=0, le=8)
+    """Threads that run the estimator; 0 runs it on the event loop (it takes a few
+    milliseconds, and the GIL makes a thread compete with the loop anyway)."""
     slack: SlackSettings = SlackSettings()
     store: StoreSettings = StoreSettings()
     log: LogSettings = LogSettings()

@@ -91,7 +91,7 @@ class Runtime:
     ) -> None:
         self.config = config
         self.store = store if store is not None else open_store_from(config.store.path)
-        self.service = Service(self.store)
+        self.service = Service(self.store, workers=config.estimate_threads)
         self._platforms = PLATFORMS if platforms is None else platforms
         self.runners: list[PlatformRunner] = list(runners or [])
         self._sites: list[web.AppRunner] = []

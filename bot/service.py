@@ -185,7 +185,7 @@ class Service:
     """The bot's brain, shared by every platform.
 
     ``store`` may be None for stateless use (no follow-ups); ``catalog`` defaults to
-    the shipped one.
+    the shipped one; ``workers`` > 0 runs estimates on that many threads (see :meth:`run`).
     """
 
     def __init__(
@@ -193,7 +193,7 @@ class Service:
         store: Store | None = None,
         catalog: Catalog | None = None,
         *,
-        workers: int = 1,
+        workers: int = 0,
     ) -> None:
         self.store = store
         self.catalog = catalog if catalog is not None else default_catalog()
@@ -204,12 +204,10 @@ class Service:
         )
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a synchronous method (:meth:`answer`, :meth:`estimate`) off the event loop,
-        on the service's worker thread (inline when built with ``workers=0``).
-
-        The estimate takes milliseconds of CPU; doing it on a worker thread lets the
-        event loop keep acknowledging requests while a burst of estimates is computed.
-        """
+        """Run a synchronous method (:meth:`answer`, :meth:`estimate`) for async callers:
+        inline (``workers=0``, the default: it takes a few milliseconds of CPU, and a
+        thread would only compete with the event loop for the GIL) or on the service's
+        worker threads."""
         if self._executor is None:
             return fn(*args)
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)

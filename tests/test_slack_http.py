@@ -272,6 +272,7 @@ async def test_button_click_answers_once_in_the_estimates_thread(bot, slack):
     assert reply.args["thread_ts"] == ts
     assert "Full" in reply.args["blocks"][0]["text"]["text"]
     assert "method QLoRA → Full" in all_text(reply.args["blocks"])
+    assert "Requested by <@U1>" in all_text(reply.args["blocks"])
     assert validate_blocks(reply.args["blocks"]) == []
     assert slack.calls_to("chat.update") == []  # the original is left alone
     context = await bot.store.get_thread(ThreadKey("slack", "C1", ts))
@@ -583,3 +584,18 @@ async def test_one_log_line_per_command_and_no_secret_anywhere_in_the_logs(bot, 
     )
     assert BOT_TOKEN not in everything and SECRET not in everything
     assert QUERY not in "\n".join(r.getMessage() for r in lines)  # user text isn't logged
+
+
+async def test_an_unexpected_failure_is_logged_and_the_asker_told(bot, slack, caplog):
+    def boom(*args):
+        raise RuntimeError("engine exploded")
+
+    bot.bot.service.answer = boom  # the service, not a library internal
+
+    await bot.post(slash_command_body(QUERY, response_url=slack.response_url("C1")))
+    await bot.settle()
+
+    (post,) = slack.responses
+    assert post["response_type"] == "ephemeral" and "went wrong" in post["text"]
+    (line,) = [r for r in caplog.records if r.name == "ftcost.command"]
+    assert line.fields["outcome"] == "failed"

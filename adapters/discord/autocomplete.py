@@ -5,10 +5,11 @@ Matching works on normalized names (``Llama-3.1 8B`` ~ ``llama3.18b``, see
 :func:`engine.specs.normalize_name`) of every id, display name, alias and bare size
 (``70b``). A model or card scores by its best name: exact, then prefix, then substring,
 then all-words matches, then a close ``difflib`` ratio; ties go to the catalog order
-(models a bare size names first, then by family and size; cards by memory). A choice's value is the catalog id (what the option parser
-resolves fastest); its name shows the id, the display name, and the alias or size that
-matched when that is neither. The GPU option keeps a typed count: ``8x h1`` offers
-``8x h100-sxm``.
+(models a bare size names first, then by family and size; cards by memory).
+
+A choice's value is the catalog id (what the option parser resolves fastest); its name
+shows the id, the display name, and the alias or size that matched when that is
+neither. The GPU option keeps a typed count: ``8x h1`` offers ``8x h100-sxm``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 An estimate is one embed, coloured by the fit band of the recommended option:
 
 * title: the report title (model · method); description: the subtitle, the headline in
-  bold, the cost line, notes, and for a follow-up what changed;
+  bold, the cost line, where the price comes from, notes, and for a follow-up what
+  changed;
 * fields: the breakdown bar with its legend, the card table and the what-ifs (each in a
   code block, monospace), then warnings and assumptions;
 * footer: who asked and what (plain text: footers render no Markdown and no mentions).
@@ -34,7 +35,6 @@ from adapters.discord.limits import (
     MAX_EMBED_TOTAL,
     MAX_FIELD_NAME,
     MAX_FIELD_VALUE,
-    MAX_FOOTER,
     cut,
 )
 from adapters.help import QUERY_HELP
@@ -55,6 +55,8 @@ INFO_COLOUR = 0x5865F2  # Discord blurple: help and listings
 CODE = "```"
 _FENCE_COST = len(CODE) * 2 + 1  # ```\n ... ```
 _TRUNCATED_NOTE = "Some sections were cut to fit Discord's message limits."
+_MAX_OWN_FOOTER = 500
+"""Footers say who asked what; longer ones are cut well below the 2,048 limit."""
 
 
 def band_colour(band: str) -> int:
@@ -153,11 +155,16 @@ def _assemble(
     footer: str | None,
 ) -> discord.Embed:
     title = cut(title, MAX_EMBED_TITLE)
-    description = cut(description, MAX_EMBED_DESCRIPTION)
     for f in fields:
         f.name = cut(f.name, MAX_FIELD_NAME)
         f.value = cut(f.value, MAX_FIELD_VALUE)
-    noted = cut(f"{footer} · {_TRUNCATED_NOTE}" if footer else _TRUNCATED_NOTE, MAX_FOOTER)
+    footer = cut(footer, _MAX_OWN_FOOTER) if footer else None
+    noted = f"{footer} · {_TRUNCATED_NOTE}" if footer else _TRUNCATED_NOTE
+    # the description yields to the title, the footer and the essential fields (priority
+    # 0 and 1: the breakdown and the cards of an estimate)
+    essential = sum(len(f.name) + len(f.value) for f in fields if f.priority <= 1)
+    room = MAX_EMBED_TOTAL - len(title) - len(noted) - essential
+    description = cut(description, max(0, min(MAX_EMBED_DESCRIPTION, room)))
     fixed = len(title.strip()) + len(description.strip()) + len(noted.strip())
     kept, dropped = _fields_within(fields, MAX_EMBED_TOTAL - fixed)
     if dropped:
@@ -166,7 +173,7 @@ def _assemble(
     for f in kept:
         embed.add_field(name=f.name, value=f.value, inline=False)
     if footer:
-        embed.set_footer(text=cut(footer, MAX_FOOTER))
+        embed.set_footer(text=footer)
     return embed
 
 
@@ -182,6 +189,8 @@ def _describe_estimate(report: Report, changes: list[str]) -> str:
     lines.append(f"**{_md(report.headline)}**")
     if report.cost_line:
         lines.append(_md(report.cost_line))
+    if report.price_line:
+        lines.append(f"*Prices:* {_md(report.price_line)}")
     lines += [f"*Note:* {_md(n)}" for n in report.notes]
     return "\n".join(lines)
 

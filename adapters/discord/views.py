@@ -8,7 +8,7 @@ from :mod:`adapters.discord.ids`; the client registers the three classes once
 (``Client.add_dynamic_items``), so a click on any estimate the bot ever sent, before or
 after a restart, is routed here with no per-message state in memory (discord.py does
 not even keep the views it sent: they are fully dynamic). The callback hands the parsed
-:class:`~adapters.discord.ids.Action` to the client's ``on_estimate_action``.
+:class:`~adapters.discord.ids.Action` to the client's ``handle_action``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from engine.constants import MAX_SEQ_LEN
 
 
 class ActionHandler(Protocol):
-    async def on_estimate_action(
+    async def handle_action(
         self, interaction: discord.Interaction, action: ids.Action, values: list[str]
     ) -> None: ...
 
@@ -39,9 +39,9 @@ class ActionHandler(Protocol):
 async def _dispatch(interaction: discord.Interaction, custom_id: str, values: list[str]) -> None:
     action = ids.parse_custom_id(custom_id)
     handler: Any = interaction.client
-    if action is None or not hasattr(handler, "on_estimate_action"):
+    if action is None or not hasattr(handler, "handle_action"):
         return
-    await handler.on_estimate_action(interaction, action, values)
+    await handler.handle_action(interaction, action, values)
 
 
 class MethodButton(discord.ui.DynamicItem[discord.ui.Button], template=ids.METHOD_TEMPLATE):

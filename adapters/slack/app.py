@@ -23,9 +23,11 @@ arrived must still be answered).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
+from contextvars import ContextVar
 from typing import Any
 
 from pydantic import ValidationError
@@ -63,7 +65,23 @@ ALLOWED_MESSAGE_SUBTYPES = frozenset({None, "thread_broadcast"})
 """A reply "also sent to the channel" is still a person's thread reply; every other
 subtype (edits, deletions, joins, bot messages, ...) is ignored."""
 
+SORRY = "Sorry, something went wrong while answering that. Please try again."
 log = logging.getLogger("ftcost.slack")
+_RECEIVED: ContextVar[float] = ContextVar("ftcost_slack_received")
+
+
+def _bolt_logger() -> logging.Logger:
+    """Bolt's logger, without its warning that the ``SLACK_BOT_TOKEN`` it reads from the
+    environment is unused: the bot passes its own client, on purpose."""
+    logger = logging.getLogger("ftcost.slack.bolt")
+    if not any(isinstance(f, _TokenSkippedFilter) for f in logger.filters):
+        logger.addFilter(_TokenSkippedFilter())
+    return logger
+
+
+class _TokenSkippedFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("As you gave `client` as well")
 
 
 def build_client(config: Config) -> AsyncWebClient:
@@ -101,6 +119,7 @@ class SlackBot:
         self.command = config.slack.command
         self.bot_user_id: str | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(config.slack.reply_concurrency)
         secret = config.secrets.slack_signing_secret
         self.app = AsyncApp(
             name="ftcost",
@@ -111,7 +130,7 @@ class SlackBot:
             # Listeners ack and return at once; the work runs in our own tracked task
             # ("ack immediately and post asynchronously"), so there is no poll for ack().
             process_before_response=True,
-            logger=logging.getLogger("ftcost.slack.bolt"),
+            logger=_bolt_logger(),
         )
         self._register()
 
@@ -143,9 +162,18 @@ class SlackBot:
             log.error("unhandled error in a Slack listener: %s", type(error).__name__)
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+        """Run a reply in the background (tracked for :meth:`drain`), at most
+        ``slack.reply_concurrency`` at a time."""
+        task = asyncio.get_running_loop().create_task(self._in_slot(coro, time.perf_counter()))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _in_slot(self, coro: Coroutine[Any, Any, None], received: float) -> None:
+        # Few replies in progress at once: each event-loop turn then does a bounded amount
+        # of reply work, and a burst of incoming requests is acknowledged first.
+        _RECEIVED.set(received)
+        async with self._slots:
+            await coro
 
     @property
     def inflight(self) -> int:
@@ -180,10 +208,14 @@ class SlackBot:
         return await self.service.run(fn, *args)
 
     async def _timed(
-        self, trigger: Trigger, work: Callable[[], Awaitable[tuple[str, str] | None]]
+        self,
+        trigger: Trigger,
+        work: Callable[[], Awaitable[tuple[str, str] | None]],
+        respond: AsyncRespond | None = None,
     ) -> None:
-        """Run one handled command and write its log line (kind, outcome, latency)."""
-        started = time.perf_counter()
+        """Run one handled command and write its log line (kind, outcome, latency from
+        receipt). On an unexpected error the asker is told privately when possible."""
+        started = _RECEIVED.get(None) or time.perf_counter()
         kind, outcome = "unknown", "failed"
         try:
             result = await work()
@@ -192,7 +224,9 @@ class SlackBot:
             kind, outcome = result
         except Exception as exc:
             log.exception("slack %s failed: %s", trigger.value, type(exc).__name__)
-            kind, outcome = kind, "failed"
+            if respond is not None:
+                with contextlib.suppress(Exception):
+                    await respond(text=SORRY, response_type="ephemeral", replace_original=False)
         log_command(
             platform=PLATFORM,
             trigger=trigger.value,
@@ -311,7 +345,7 @@ class SlackBot:
             )
             return reply.kind.value, outcome
 
-        await self._timed(Trigger.COMMAND, work)
+        await self._timed(Trigger.COMMAND, work, respond)
 
     # -- @ftcost ----------------------------------------------------------------------------
     async def answer_mention(
@@ -448,7 +482,7 @@ class SlackBot:
             )
             return reply.kind.value, outcome
 
-        await self._timed(Trigger.BUTTON, work)
+        await self._timed(Trigger.BUTTON, work, respond)
 
     async def _expired(
         self, channel: str, user: str | None, respond: AsyncRespond | None

@@ -229,12 +229,12 @@ def estimate_message(
         {"type": "header", "text": _plain_text(report.title, MAX_HEADER)},
     ]
     context = [_mrkdwn(escape(report.subtitle))]
-    if asked_by or query:
-        who = f"<@{asked_by}>" if asked_by and re.fullmatch(r"[A-Z0-9]+", asked_by) else "Asked"
-        asked = f"{who} asked" if who != "Asked" else who
-        if query:
-            asked += ": `" + escape(query.replace("`", "'")) + "`"
-        context.append(_mrkdwn(asked))
+    who = f"<@{asked_by}>" if asked_by and re.fullmatch(r"[A-Z0-9]+", asked_by) else None
+    if query:
+        asked = f"{who} asked" if who else "Asked"
+        context.append(_mrkdwn(asked + ": `" + escape(query.replace("`", "'")) + "`"))
+    elif who:
+        context.append(_mrkdwn(f"Requested by {who}"))
     if reply.changes:
         context.append(_mrkdwn("*Changed* " + escape(", ".join(reply.changes))))
     blocks.append({"type": "context", "elements": context})

@@ -1,0 +1,217 @@
+"""Running the Discord client inside ``python -m bot``, and ``sync-commands``.
+
+:class:`DiscordRunner` is a platform runner (see :mod:`bot.runtime`): ``start`` points
+discord.py at the configured API (``DISCORD_API_BASE_URL``, default Discord's), logs in
+over HTTP (a bad ``DISCORD_TOKEN`` fails here, with a message for the operator), then
+connects to the gateway in the background and waits briefly for READY so that a refused
+privileged intent is reported at start rather than in a log later. ``stop`` stops
+answering, lets replies in flight finish, and closes the connection.
+
+Commands are registered only by :func:`sync_commands` (``python -m bot sync-commands
+[--guild ID]``): one bulk overwrite per run, never on start, so restarts cost no
+application-command rate limit. ``--guild`` registers them in one server, where they
+appear at once (useful while trying the bot); without it they are global.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from typing import Any, TextIO
+
+import discord
+
+from adapters.discord.client import ClientSettings, FtcostClient, ShardedFtcostClient, create_client
+from adapters.discord.endpoints import DEFAULT_API_BASE_URL, point_discord_at
+from bot.runtime import PlatformStartError
+from bot.service import Service
+
+log = logging.getLogger("ftcost.discord")
+
+READY_TIMEOUT_S = 30.0
+
+
+def settings_from_config(config: Any) -> ClientSettings:
+    """The client settings from the bot's configuration (its ``discord:`` section)."""
+    section = getattr(config, "discord", None)
+    if section is None:  # a configuration without a ``discord:`` section
+        base = os.environ.get("DISCORD_API_BASE_URL", "").strip()
+        return ClientSettings(api_base_url=base or DEFAULT_API_BASE_URL)
+    shard_ids = getattr(section, "shard_ids", None)
+    return ClientSettings(
+        message_content=bool(getattr(section, "message_content", False)),
+        shard_count=getattr(section, "shard_count", None),
+        shard_ids=tuple(shard_ids) if shard_ids else None,
+        api_base_url=str(getattr(section, "api_base_url", None) or DEFAULT_API_BASE_URL),
+        thread_auto_archive_minutes=getattr(section, "thread_auto_archive_minutes", 1440),
+    )
+
+
+def _token(config: Any) -> str:
+    secret = getattr(getattr(config, "secrets", None), "discord_token", None)
+    if secret is None or not secret.get_secret_value():
+        raise PlatformStartError("DISCORD_TOKEN is not set (Developer Portal > Bot > Token).")
+    return str(secret.get_secret_value())
+
+
+class DiscordRunner:
+    """A platform runner for Discord."""
+
+    name = "discord"
+
+    def __init__(
+        self,
+        config: Any,
+        service: Service,
+        *,
+        settings: ClientSettings | None = None,
+        token: str | None = None,
+        **client_kwargs: Any,
+    ) -> None:
+        self.settings = settings or settings_from_config(config)
+        self.token = token if token is not None else _token(config)
+        self.service = service
+        self._client_kwargs = client_kwargs
+        self.client: FtcostClient | ShardedFtcostClient | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def routes(self) -> list[Any]:
+        return []
+
+    async def start(self, ready_timeout: float = READY_TIMEOUT_S) -> None:
+        point_discord_at(self.settings.api_base_url)
+        client = create_client(self.service, self.settings, **self._client_kwargs)
+        self.client = client
+        try:
+            await client.login(self.token)
+        except discord.LoginFailure:
+            await client.close()
+            raise PlatformStartError(
+                "Discord rejected DISCORD_TOKEN: copy the token again from the Developer "
+                "Portal (Bot > Reset Token)."
+            ) from None
+        except (discord.HTTPException, OSError) as exc:
+            await client.close()
+            raise PlatformStartError(
+                f"cannot reach the Discord API at {self.settings.api_base_url} "
+                f"({type(exc).__name__})"
+            ) from None
+        self._task = asyncio.get_running_loop().create_task(client.connect(reconnect=True))
+        ready = asyncio.ensure_future(client.wait_until_ready())
+        done, _ = await asyncio.wait(
+            {self._task, ready}, timeout=ready_timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if self._task in done:
+            ready.cancel()
+            error = self._task.exception()
+            await client.close()
+            if isinstance(error, discord.PrivilegedIntentsRequired):
+                raise PlatformStartError(
+                    "Discord refused the Message Content intent: switch it on in the "
+                    "Developer Portal (Bot > Privileged Gateway Intents) or set "
+                    "discord.message_content: false."
+                ) from None
+            reason = type(error).__name__ if error is not None else "closed"
+            raise PlatformStartError(
+                f"the Discord gateway connection ended at start: {reason}"
+            ) from None
+        if ready not in done:
+            ready.cancel()
+            log.warning("discord not ready after %.0fs; still connecting", ready_timeout)
+        me = client.user
+        log.info(
+            "discord started user=%s application=%s shards=%s message_content=%s",
+            me.id if me else None,
+            client.application_id,
+            client.shard_count or 1,
+            self.settings.message_content,
+        )
+
+    async def stop(self, timeout: float = 10.0) -> None:
+        client = self.client
+        if client is None:
+            return
+        try:
+            await client.drain(timeout)
+        except TimeoutError:
+            log.warning("discord stopped with %d replies in flight", client.inflight)
+        await client.close()
+        if self._task is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(self._task, timeout)
+            self._task = None
+
+    async def health(self) -> dict[str, Any]:
+        client = self.client
+        if client is None:
+            return {"ok": False}
+        ready = client.is_ready() and not client.is_closed()
+        latency = client.latency
+        return {
+            "ok": ready,
+            "ready": ready,
+            "latency_ms": round(latency * 1000, 1) if latency == latency else None,
+            "guilds": len(client.guilds),
+            "shards": client.shard_count or 1,
+            "inflight": client.inflight,
+        }
+
+
+# ------------------------------------------------------------------------------------------
+# sync-commands
+
+
+async def sync_commands(
+    token: str,
+    settings: ClientSettings | None = None,
+    guild_id: int | None = None,
+    service: Service | None = None,
+) -> list[str]:
+    """Register ``/ftcost`` and ``/ftcost-help`` (globally, or in one guild) with one
+    bulk overwrite; returns the registered names. Needs no gateway connection."""
+    settings = settings or ClientSettings()
+    point_discord_at(settings.api_base_url)
+    client = FtcostClient(service or Service(workers=0), settings)
+    async with client:
+        await client.login(token)
+        if guild_id is not None:
+            guild = discord.Object(guild_id)
+            client.tree.copy_global_to(guild=guild)
+            synced = await client.tree.sync(guild=guild)
+        else:
+            synced = await client.tree.sync()
+    return [command.name for command in synced]
+
+
+def add_sync_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--guild", type=int, metavar="ID", default=None,
+        help="register in this server only (appears at once); default: globally",
+    )
+
+
+def run_sync_commands(args: argparse.Namespace, config: Any, out: TextIO) -> int:
+    """``python -m bot sync-commands [--guild ID]``; exit 0, 1 (Discord refused), 2 (no
+    token)."""
+    try:
+        token = _token(config)
+    except PlatformStartError as exc:
+        print(f"ftcost-bot: {exc}", file=sys.stderr)
+        return 2
+    guild = getattr(args, "guild", None)
+    try:
+        names = asyncio.run(sync_commands(token, settings_from_config(config), guild))
+    except discord.LoginFailure:
+        print("ftcost-bot: Discord rejected DISCORD_TOKEN.", file=sys.stderr)
+        return 1
+    except discord.HTTPException as exc:
+        print(f"ftcost-bot: Discord refused the commands: {exc.status} {exc.text}",
+              file=sys.stderr)
+        return 1
+    where = f"guild {guild}" if guild is not None else "globally"
+    print(f"registered {', '.join('/' + n for n in names)} {where}", file=out)
+    return 0

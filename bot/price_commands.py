@@ -1,0 +1,180 @@
+"""The price commands' words: ``subscribe [min change %] [cards...]`` options, and the
+``prices`` view (the table in force, its sources and what is stale or held back).
+
+Platform-neutral and pure: the service turns them into replies, the adapters render.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from adapters.report import Table, fmt_age
+from bot.announce import DEFAULT_MIN_CHANGE_PCT, default_cards
+from bot.price_store import Subscription
+from catalog.prices import (
+    CHOICE_LABELS,
+    PriceChoice,
+    PriceSnapshot,
+    SourceStatus,
+    effective_prices,
+)
+from engine.specs import Catalog
+
+MAX_MIN_CHANGE_PCT = 1000.0
+_PERCENT = re.compile(r"^(\d+(?:\.\d+)?)\s*%?$")
+SUBSCRIBE_EXAMPLE = "subscribe 10% h100 a100"
+
+
+class CommandError(ValueError):
+    """A command the bot can't read; the message says what was wrong and how to say it."""
+
+
+@dataclass(frozen=True, slots=True)
+class SubscribeOptions:
+    min_change_pct: float = DEFAULT_MIN_CHANGE_PCT
+    cards: tuple[str, ...] = ()
+    """Catalog ids; empty means every live NVIDIA card."""
+
+
+def _card(word: str, catalog: Catalog) -> str:
+    for candidate in (word, word.removesuffix("s")):
+        card = catalog.find_gpu(candidate)
+        if card is not None:
+            return card
+    close = difflib.get_close_matches(word.lower(), catalog.gpu_names(), n=3, cutoff=0.6)
+    hint = f" Did you mean {', '.join(close)}?" if close else " `/ftcost gpus` lists them."
+    raise CommandError(f'"{word}" is not a card I know.{hint} Example: `{SUBSCRIBE_EXAMPLE}`')
+
+
+def parse_subscribe(args: str, catalog: Catalog) -> SubscribeOptions:
+    """``10% h100, a100`` -> 10% and those cards; ``""`` -> 5% and every live NVIDIA card."""
+    pct: float | None = None
+    cards: list[str] = []
+    for word in re.split(r"[\s,]+", re.sub(r"(\d)\s+%", r"\1%", args.strip())):
+        if not word or word.lower() == "all":
+            continue
+        match = _PERCENT.match(word)
+        if match:
+            if pct is not None:
+                raise CommandError(
+                    f"Give one minimum change, not {pct:g}% and {word}. "
+                    f"Example: `{SUBSCRIBE_EXAMPLE}`"
+                )
+            pct = float(match.group(1))
+            if pct > MAX_MIN_CHANGE_PCT:
+                raise CommandError(f"A minimum change of {pct:g}% would never be reached.")
+            continue
+        card = _card(word, catalog)
+        if card not in cards:
+            cards.append(card)
+    return SubscribeOptions(DEFAULT_MIN_CHANGE_PCT if pct is None else pct, tuple(cards))
+
+
+def describe_subscription(sub: Subscription, catalog: Catalog) -> str:
+    """``changes of 5% or more in every live NVIDIA card`` / ``... in h100-sxm, l40s``."""
+    cards = ", ".join(sub.cards) if sub.cards else "every live NVIDIA card"
+    text = f"price changes of {sub.min_change_pct:g}% or more in {cards}"
+    if sub.gone:
+        text += f" (paused: the bot could not post here: {sub.gone})"
+    return text
+
+
+# ------------------------------------------------------------------------------------------
+# the prices view
+
+
+@dataclass(frozen=True, slots=True)
+class PricesView:
+    title: str
+    summary: str
+    """How prices are chosen and when they were refreshed."""
+    table: Table
+    sources: list[str]
+    """One line per source; stale ones say since when and why."""
+    held_back: list[str]
+
+
+def _money(value: float | None, cloud: str | None = None) -> str:
+    if value is None:
+        return "-"
+    return f"${value:.2f}" + (f" {cloud}" if cloud else "")
+
+
+def _source_line(s: SourceStatus, now: datetime) -> str:
+    if s.ok:
+        extra = []
+        if s.unknown:
+            extra.append(f"{sum(s.unknown.values())} rows with unmapped names")
+        if s.rejected:
+            extra.append(f"{s.rejected} prices rejected")
+        more = f" ({'; '.join(extra)})" if extra else ""
+        return f"{s.name}: ok, {s.offers} offers{more}"
+    since = (
+        f"prices from {fmt_age((now - s.last_success_at).total_seconds())} ago kept"
+        if s.last_success_at
+        else "never fetched"
+    )
+    times = "once" if s.consecutive_failures == 1 else f"{s.consecutive_failures} times in a row"
+    return f"{s.name}: STALE, {s.error} (failed {times}); {since}"
+
+
+def prices_view(
+    snapshot: PriceSnapshot | None,
+    catalog: Catalog,
+    now: datetime,
+    choice: PriceChoice = PriceChoice.LOWEST_ON_DEMAND,
+    workspace: str | None = None,
+) -> PricesView:
+    """The table ``/ftcost prices`` shows: per card the price in force and the lowest,
+    median and spot prices with their clouds ($/GPU-hour)."""
+    prices = effective_prices(snapshot, catalog, choice, workspace)
+    shown = list(default_cards(catalog))
+    if snapshot is not None:
+        shown += [c for c in snapshot.cards if c not in shown and c in catalog.gpus]
+    rows = []
+    for card in shown:
+        p = prices.get(card)
+        stats = snapshot.cards.get(card) if snapshot else None
+        low = stats.lowest_on_demand if stats else None
+        med = stats.median_on_demand if stats else None
+        spot = stats.lowest_spot if stats else None
+        if p is None:
+            in_force, age = "n/a", ""
+        else:
+            in_force = f"${p.price:.2f}" + ("*" if p.kind == "team" else "")
+            if p.kind == "catalog" or p.as_of is None:
+                age = "built-in"
+            else:
+                age = fmt_age((now - p.as_of).total_seconds())
+        rows.append([
+            card, in_force,
+            _money(low.price if low else None, low.cloud if low else None),
+            _money(med.price if med else None, med.cloud if med else None),
+            _money(spot.price if spot else None, spot.cloud if spot else None),
+            age,
+        ])  # fmt: skip
+    table = Table(["card", "in use", "lowest", "median", "spot", "age"], rows, "lrllll")
+    label = CHOICE_LABELS[choice]
+    if snapshot is None:
+        summary = "Built-in catalog prices (no refresh yet)."
+    else:
+        age = fmt_age((now - snapshot.taken_at).total_seconds())
+        refreshed = "just now" if age == "just now" else f"{age} ago"
+        summary = (
+            f"In use: the {label} price, $/GPU-hour; built-in catalog price where no "
+            f"source lists the card. Refreshed {refreshed} "
+            f"({snapshot.taken_at:%Y-%m-%d %H:%M} UTC)."
+        )
+        sheet = snapshot.team_sheet(workspace)
+        if sheet is not None and sheet.prices:
+            summary += f" * = your team rate ({sheet.name or 'team price sheet'})."
+    sources = [_source_line(s, now) for s in snapshot.sources] if snapshot else []
+    held = [
+        f"{h.card}: {h.statistic} ${h.old:.2f} → ${h.new:.2f} ({h.ratio:.1f}x) held back, "
+        "not applied"
+        for h in (snapshot.held_back if snapshot else [])
+    ]
+    return PricesView("GPU prices", summary, table, sources, held)

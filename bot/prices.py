@@ -1,0 +1,246 @@
+"""The bot's price refresh: the ``prices:`` configuration, the prices in force
+(:class:`PriceBook`) and the scheduled job (:class:`PriceJob`).
+
+A refresh (one per cron time, whatever the number of replicas):
+
+1. take the store lock ``price-refresh`` (with an expiry, so a crashed holder blocks
+   nobody for long); a replica that can't, or that finds a snapshot already taken for
+   this scheduled time, does nothing;
+2. fetch every source (``catalog.price_sources.refresh_prices``: bad sources keep their
+   last good prices and are marked stale), store the new snapshot with the id of the one
+   it follows, and put it in force;
+3. announce the changes to subscribed channels (``bot.announce``) and mark the snapshot
+   announced once every channel is settled. An unfinished fan-out (a crash) is resumed
+   at start-up and before the next refresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pydantic import Field, field_validator
+
+from bot.announce import Fanout, FanoutResult, Poster, Target, plan_announcement
+from bot.cron import DEFAULT_SCHEDULE, CronSchedule
+from bot.price_store import PRICE_REFRESH_LOCK, PriceStore, StoredSnapshot
+from bot.scheduler import Clock
+from catalog.price_sources import PriceSettings, refresh_prices
+from catalog.prices import PriceSnapshot, priced_catalog
+from engine.specs import Catalog
+
+log = logging.getLogger("ftcost.prices")
+
+Fetch = Callable[[PriceSettings, Catalog, PriceSnapshot | None, datetime], Awaitable[PriceSnapshot]]
+
+
+class PricesConfig(PriceSettings):
+    """The ``prices:`` section of the bot's YAML (sources and choice: see
+    :class:`~catalog.price_sources.PriceSettings`)."""
+
+    enabled: bool = True
+    """Refresh on a schedule (False: the built-in catalog prices only)."""
+    schedule: str = DEFAULT_SCHEDULE
+    """Cron expression, UTC (default daily at 06:00)."""
+    refresh_on_start: bool = True
+    """Refresh at start-up when a scheduled time passed since the last snapshot."""
+    lock_ttl_s: float = Field(default=900.0, gt=0)
+    """How long a replica's refresh lock lasts if it never releases it (a crash)."""
+    announce_interval_s: float = Field(default=1.0, ge=0)
+    """Pause between two announcement posts (rate limits)."""
+    announce_max_attempts: int = Field(default=3, ge=1)
+    """Posts to a channel that failed (not "gone") are retried this often in all."""
+    reload_interval_s: float = Field(default=300.0, gt=0)
+    """How often a replica looks for a snapshot another replica stored."""
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        CronSchedule.parse(value).next_after(datetime(2000, 1, 1, tzinfo=UTC))
+        return value
+
+
+def instance_id() -> str:
+    """This process among the replicas: host, pid and a random suffix."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+def _time(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)
+
+
+class PriceBook:
+    """The prices in force: the latest snapshot applied to the catalog, one catalog per
+    workspace with its own team sheet (shared by all others)."""
+
+    def __init__(self, catalog: Catalog, config: PriceSettings | None = None) -> None:
+        self.base = catalog
+        self.choice = (config or PriceSettings()).choice
+        self.snapshot: PriceSnapshot | None = None
+        self._catalogs: dict[str | None, Catalog] = {}
+
+    def update(self, snapshot: PriceSnapshot | None) -> None:
+        if snapshot is None or (self.snapshot is not None and snapshot.id == self.snapshot.id):
+            return
+        self.snapshot = snapshot
+        self._catalogs = {}
+
+    def catalog_for(self, workspace: str | None = None) -> Catalog:
+        """The catalog estimates in ``workspace`` use."""
+        if self.snapshot is None:
+            return self.base
+        key = workspace if workspace in self.snapshot.team_sheets else None
+        if key not in self._catalogs:
+            self._catalogs[key] = priced_catalog(self.base, self.snapshot, self.choice, key)
+        return self._catalogs[key]
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshOutcome:
+    status: str
+    """``refreshed``, ``locked`` (another replica is at it) or ``done`` (this scheduled
+    time already has a snapshot)."""
+    snapshot: PriceSnapshot | None = None
+    announcements: FanoutResult | None = None
+
+
+class PriceJob:
+    """Refresh, store, put in force, announce. ``run`` is the scheduler's job."""
+
+    def __init__(
+        self,
+        store: PriceStore,
+        book: PriceBook,
+        config: PricesConfig,
+        clock: Clock,
+        *,
+        owner: str | None = None,
+        posters: Mapping[str, Poster] | None = None,
+        fetch: Fetch = refresh_prices,
+    ) -> None:
+        self.store = store
+        self.book = book
+        self.config = config
+        self.clock = clock
+        self.owner = owner or instance_id()
+        self.posters = dict(posters or {})
+        self.fetch = fetch
+        self.schedule = CronSchedule.parse(config.schedule)
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.book.base
+
+    async def load(self) -> PriceSnapshot | None:
+        """Put the stored latest snapshot in force (start-up, and on other replicas)."""
+        latest = await self.store.latest_price_snapshot()
+        snapshot = latest.snapshot() if latest else None
+        self.book.update(snapshot)
+        return snapshot
+
+    async def follow(self) -> None:
+        """Forever: put in force the snapshots other replicas store (every
+        ``reload_interval_s``); errors are logged, never raised."""
+        while True:
+            await self.clock.sleep(self.config.reload_interval_s)
+            try:
+                await self.load()
+            except Exception:
+                log.exception("loading the latest price snapshot failed")
+
+    async def startup(self) -> RefreshOutcome | None:
+        """Load the prices in force, finish an interrupted fan-out, and refresh now when
+        a scheduled time passed since the last snapshot (or there is none)."""
+        await self.load()
+        await self.resume_announcements()
+        if not (self.config.enabled and self.config.refresh_on_start):
+            return None
+        latest = await self.store.latest_price_snapshot()
+        if latest is None:
+            return await self.run(_time(0))
+        missed = self.schedule.next_after(_time(latest.taken_at))
+        if missed <= self.clock.now():
+            return await self.run(missed)
+        return None
+
+    async def run(self, slot: datetime) -> RefreshOutcome:
+        """The refresh for the scheduled time ``slot``."""
+        ttl = self.config.lock_ttl_s
+        if not await self.store.acquire_lock(PRICE_REFRESH_LOCK, self.owner, ttl):
+            log.info("price refresh skipped: another replica holds the lock slot=%s",
+                     slot.isoformat())  # fmt: skip
+            await self.load()
+            return RefreshOutcome("locked")
+        try:
+            latest = await self.store.latest_price_snapshot()
+            if latest is not None and latest.taken_at >= slot.timestamp():
+                log.info("price refresh skipped: already done for slot=%s", slot.isoformat())
+                self.book.update(latest.snapshot())
+                return RefreshOutcome("done", latest.snapshot())
+            await self._resume(latest)
+            previous = latest.snapshot() if latest else None
+            snapshot = await self.fetch(self.config, self.catalog, previous, self.clock.now())
+            await self.store.save_price_snapshot(
+                snapshot.id, snapshot.taken_at.timestamp(),
+                previous.id if previous else None, snapshot.to_json(),
+            )  # fmt: skip
+            self.book.update(snapshot)
+            log.info("price snapshot stored id=%s cards=%d stale_sources=%d held_back=%d",
+                     snapshot.id, len(snapshot.cards), len(snapshot.stale_sources),
+                     len(snapshot.held_back))  # fmt: skip
+        finally:
+            await self.store.release_lock(PRICE_REFRESH_LOCK, self.owner)
+        result = await self.announce(snapshot, previous)
+        return RefreshOutcome("refreshed", snapshot, result)
+
+    async def resume_announcements(self) -> FanoutResult | None:
+        """Finish the latest snapshot's fan-out if a crash interrupted it."""
+        return await self._resume(await self.store.latest_price_snapshot())
+
+    async def _resume(self, latest: StoredSnapshot | None) -> FanoutResult | None:
+        if latest is None or latest.announced:
+            return None
+        previous = (
+            await self.store.get_price_snapshot(latest.previous_id) if latest.previous_id else None
+        )
+        log.info("resuming announcements snapshot=%s", latest.id)
+        return await self.announce(latest.snapshot(), previous.snapshot() if previous else None)
+
+    async def announce(
+        self, snapshot: PriceSnapshot, previous: PriceSnapshot | None
+    ) -> FanoutResult | None:
+        """Plan and post ``previous`` -> ``snapshot`` to every subscribed channel; mark the
+        snapshot announced when all are settled."""
+        if previous is None:
+            await self.store.mark_snapshot_announced(snapshot.id)
+            return None
+        targets = await self._targets(snapshot, previous)
+        fanout = Fanout(
+            self.store, self.posters, self.clock, owner=self.owner,
+            interval_s=self.config.announce_interval_s,
+            max_attempts=self.config.announce_max_attempts,
+        )  # fmt: skip
+        result = await fanout.run(snapshot.id, targets)
+        if result.complete:
+            await self.store.mark_snapshot_announced(snapshot.id)
+        return result
+
+    async def _targets(self, snapshot: PriceSnapshot, previous: PriceSnapshot) -> list[Target]:
+        taken = snapshot.taken_at.timestamp()
+        targets = []
+        for sub in await self.store.list_subscriptions():
+            if sub.gone is not None or sub.created_at > taken:
+                continue
+            last = await self.store.latest_channel_request(sub.platform, sub.channel)
+            announcement = await asyncio.to_thread(
+                plan_announcement, sub, previous, snapshot, self.catalog, self.book.choice, last
+            )
+            if announcement is not None:
+                targets.append(Target(sub, announcement))
+        return targets

@@ -1,0 +1,119 @@
+"""``/ftcost``'s structured options merged with the free-text query."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.discord.options import NO_OPTIONS, Options, answer, build_request
+from adapters.parse import QueryError, parse_query
+from bot.service import ReplyKind, Service
+from catalog.loader import default_catalog
+from engine import Method
+
+CATALOG = default_catalog()
+
+
+@pytest.fixture(scope="module")
+def service() -> Service:
+    return Service(workers=0)
+
+
+def build(text: str, previous=None, **options):
+    return build_request(text, Options(**options), previous, CATALOG)
+
+
+def test_options_alone_make_a_request() -> None:
+    request = build("", model="70b", method="qlora", tokens="50M", gpu="h100", seq="8k",
+                    epochs=2.0)
+    assert request == parse_query("70b qlora 50M tokens h100 seq 8k 2 epochs")
+
+
+def test_options_and_text_combine() -> None:
+    request = build("qlora 50M tokens", model="llama-3.1-70b", gpu="8x h100")
+    assert request == parse_query("70b qlora 50M tokens 8x h100")
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "field", "expected"),
+    [
+        ("tokens", "50M", "dataset_tokens", 50_000_000),
+        ("tokens", "50M tokens", "dataset_tokens", 50_000_000),
+        ("tokens", "1.2B", "dataset_tokens", 1_200_000_000),
+        ("seq", "8k", "seq_len", 8192),
+        ("seq", "seq 4096", "seq_len", 4096),
+        ("epochs", 0.5, "epochs", 0.5),
+        ("model", "meta-llama/Llama-3.1-70B", "model", "llama-3.1-70b"),
+        ("model", "llama 3.1 8b", "model", "llama-3.1-8b"),
+        ("model", "20b", "model", "synthetic-20b"),
+        ("gpu", "a100-80gb-sxm", "gpu", "a100-80gb-sxm"),
+        ("gpu", "8x a100", "gpu_count", 8),
+    ],
+)
+def test_each_option_reads_like_the_query_language(option, value, field, expected) -> None:
+    kwargs = {"model": "8b", option: value}
+    assert getattr(build("", **kwargs), field) == expected
+
+
+def test_same_value_twice_is_fine_different_values_conflict() -> None:
+    assert build("70b qlora", model="llama-3.1-70b", method="qlora").method is Method.QLORA
+    with pytest.raises(QueryError) as err:
+        build("70b lora", method="full")
+    message = str(err.value)
+    assert "method option" in message and "LoRA" in message and "Full" in message
+    with pytest.raises(QueryError, match="sequence length 8,192 but the seq option says 4,096"):
+        build("8b seq 8k", seq="4k")
+    with pytest.raises(QueryError, match="model"):
+        build("8b", model="70b")
+
+
+def test_a_bad_option_names_the_option_and_the_word() -> None:
+    with pytest.raises(QueryError) as err:
+        build("", model="8b", gpu="h1000")
+    assert "gpu option" in str(err.value) and err.value.word == "h1000"
+    assert "h100" in err.value.suggestions
+    with pytest.raises(QueryError, match="tokens option"):
+        build("", model="8b", tokens="lots")
+    with pytest.raises(QueryError, match="model option"):
+        build("", model="70b qlora")  # more than a model
+    with pytest.raises(QueryError, match="out of range"):
+        build("", model="8b", epochs=5000.0)
+
+
+def test_without_a_model_the_parser_asks_which() -> None:
+    with pytest.raises(QueryError, match="Which model"):
+        build("qlora", tokens="50M")
+
+
+def test_followups_change_the_previous_request() -> None:
+    previous = parse_query("70b qlora 50M tokens 4x h100")
+    request = build("what if", previous, seq="8k")
+    assert request == previous.model_copy(update={"seq_len": 8192})
+    moved = build("", previous, gpu="a100")  # a card without a count: the count goes
+    assert moved.gpu == "a100-80gb-sxm" and moved.gpu_count is None
+    counted = build("h100", previous, gpu="8x h100")
+    assert counted.gpu_count == 8
+
+
+def test_answer_routes_through_the_service(service: Service) -> None:
+    plain = answer(service, "70b qlora 50M tokens h100")
+    assert plain.kind is ReplyKind.ESTIMATE
+    assert plain.request == service.answer("70b qlora 50M tokens h100").request
+    assert answer(service, "help", Options(model="8b")).kind is ReplyKind.HELP
+    assert answer(service, "gpus").kind is ReplyKind.GPUS
+    assert answer(service, "", NO_OPTIONS).kind is ReplyKind.HELP
+    bad = answer(service, "70b", Options(method="full", tokens="many"))
+    assert bad.kind is ReplyKind.ERROR and "tokens option" in bad.text
+
+    previous = parse_query("8b lora 20M tokens")
+    follow = answer(service, "", Options(method="qlora"), previous)
+    assert follow.kind is ReplyKind.ESTIMATE and follow.changes == ["method LoRA → QLoRA"]
+    fresh = answer(service, "new 70b", Options(method="full"), previous)
+    assert fresh.request is not None and fresh.request.model == "llama-3.1-70b"
+    assert fresh.previous is None and fresh.request.dataset_tokens is None
+
+
+def test_options_describe_themselves() -> None:
+    assert Options(model="70b", epochs=2.0, tokens=" 50M ").describe() == (
+        "model:70b tokens:50M epochs:2"
+    )
+    assert not Options().given and Options(seq="8k").given

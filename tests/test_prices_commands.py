@@ -1,0 +1,102 @@
+"""``subscribe`` options and the ``prices`` view."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.price_commands import (
+    CommandError,
+    describe_subscription,
+    parse_subscribe,
+    prices_view,
+)
+from bot.price_store import Subscription
+from catalog.prices import CloudFetch, PriceSnapshot, build_snapshot
+from catalog.skypilot import parse_vms_csv
+from engine.specs import Catalog
+
+FIXTURES = Path(__file__).parent / "fixtures" / "skypilot"
+T0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
+
+
+def fetch(cloud: str) -> CloudFetch:
+    text = (FIXTURES / cloud / "vms.csv").read_text(encoding="utf-8")
+    return CloudFetch(cloud, cloud, parse_vms_csv(text, cloud))
+
+
+def snapshots() -> tuple[PriceSnapshot, PriceSnapshot]:
+    first = build_snapshot(taken_at=T0, clouds=[fetch(c) for c in ("aws", "lambda", "nebius")])
+    second = build_snapshot(
+        taken_at=T0 + timedelta(days=1),
+        clouds=[CloudFetch("aws", "aws", error="HTTP 500"), fetch("lambda"), fetch("nebius")],
+        previous=first,
+    )
+    return first, second
+
+
+def test_subscribe_defaults_to_five_percent_and_every_card(catalog: Catalog) -> None:
+    opts = parse_subscribe("", catalog)
+    assert (opts.min_change_pct, opts.cards) == (5.0, ())
+
+
+@pytest.mark.parametrize("text", ["10%", "10", "10 %"])
+def test_subscribe_reads_a_minimum_change(catalog: Catalog, text: str) -> None:
+    assert parse_subscribe(text, catalog).min_change_pct == 10.0
+
+
+def test_subscribe_reads_cards_by_alias_in_any_order(catalog: Catalog) -> None:
+    opts = parse_subscribe("h100, l40s 2.5% a100s", catalog)
+    assert opts == type(opts)(2.5, ("h100-sxm", "l40s", "a100-80gb-sxm"))
+
+
+def test_subscribe_all_means_every_card(catalog: Catalog) -> None:
+    assert parse_subscribe("all 3%", catalog).cards == ()
+
+
+def test_an_unknown_card_is_named_with_suggestions(catalog: Catalog) -> None:
+    with pytest.raises(CommandError, match=r'"h1000" is not a card I know\. Did you mean'):
+        parse_subscribe("h1000", catalog)
+
+
+def test_two_thresholds_are_an_error(catalog: Catalog) -> None:
+    with pytest.raises(CommandError, match="one minimum change"):
+        parse_subscribe("5% 10%", catalog)
+
+
+def test_an_unreachable_threshold_is_an_error(catalog: Catalog) -> None:
+    with pytest.raises(CommandError, match="never be reached"):
+        parse_subscribe("5000%", catalog)
+
+
+def test_a_subscription_is_described_in_words(catalog: Catalog) -> None:
+    sub = Subscription("slack", "C1", "slack:T1", 10.0, ("h100-sxm",))
+    assert describe_subscription(sub, catalog) == "price changes of 10% or more in h100-sxm"
+
+
+def test_the_view_shows_the_price_in_use_and_the_statistics(catalog: Catalog) -> None:
+    _, second = snapshots()
+    view = prices_view(second, catalog, T0 + timedelta(days=1, hours=3))
+    row = next(r for r in view.table.rows if r[0] == "h100-sxm")
+    assert row == ["h100-sxm", "$3.00", "$3.00 lambda", "$3.00 lambda", "$2.30 aws", "3 h"]
+
+
+def test_the_view_marks_cards_on_the_built_in_price(catalog: Catalog) -> None:
+    view = prices_view(snapshots()[1], catalog, T0)
+    row = next(r for r in view.table.rows if r[0] == "a10g")
+    assert row[1:] == ["$1.01", "-", "-", "-", "built-in"]
+
+
+def test_the_view_says_which_sources_are_stale_and_since_when(catalog: Catalog) -> None:
+    view = prices_view(snapshots()[1], catalog, T0 + timedelta(days=1, hours=1))
+    assert view.sources[0] == (
+        "aws: STALE, HTTP 500 (failed once); prices from 25 h ago kept"
+    )
+    assert view.sources[2] == "nebius: ok, 2 offers (1 prices rejected)"
+
+
+def test_the_view_without_a_snapshot_uses_built_in_prices(catalog: Catalog) -> None:
+    view = prices_view(None, catalog, T0)
+    assert view.summary.startswith("Built-in") and view.sources == []

@@ -1,0 +1,306 @@
+"""The refresh job end to end against a local catalog server, an in-memory store and a
+scriptable poster: announcements per channel, bad sources, replicas, crash and restart,
+unsubscribe, the scheduler and start-up catch-up. Time is a manual clock."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import bot.store
+from bot.cron import CronSchedule
+from bot.price_store import AnnouncementState, PriceStore, Subscription
+from bot.price_store_sqlite import PRICE_MIGRATION, SQLitePriceTables
+from bot.prices import PriceBook, PriceJob, PricesConfig
+from bot.scheduler import Scheduler
+from bot.store import SQLiteStore
+from engine.specs import Catalog
+from tests.fakes.clock import ManualClock, settle
+from tests.fakes.poster import Crash, FakePoster
+from tests.fakes.price_server import PriceServer
+from tests.fakes.price_store import MemoryPriceStore
+
+DAY0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
+DAY1 = DAY0 + timedelta(days=1)
+DAY2 = DAY0 + timedelta(days=2)
+CLOUDS = ("aws", "gcp", "lambda", "runpod")
+LAMBDA_H100 = "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,24.0,us-east-1"
+
+
+class PriceSQLiteStore(SQLitePriceTables, SQLiteStore):
+    pass
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[PriceServer]:
+    async with PriceServer() as s:
+        s.load(*CLOUDS)
+        yield s
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(DAY0)
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+async def store(
+    request: pytest.FixtureRequest, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[PriceStore]:
+    if request.param == "memory":
+        yield MemoryPriceStore(clock.time)
+        return
+    if PRICE_MIGRATION not in bot.store.MIGRATIONS:
+        monkeypatch.setattr(bot.store, "MIGRATIONS", [*bot.store.MIGRATIONS, PRICE_MIGRATION])
+    async with PriceSQLiteStore(":memory:", clock=clock.time) as sqlite:
+        yield sqlite
+
+
+def config(server: PriceServer, **kw: object) -> PricesConfig:
+    fields: dict[str, object] = {
+        "clouds": CLOUDS, "base_url": server.base_url, "mirror_url": None, "timeout_s": 5,
+        "announce_interval_s": 0,
+    }  # fmt: skip
+    fields.update(kw)
+    return PricesConfig.model_validate(fields)
+
+
+def make_job(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog,
+    poster: FakePoster | None = None, owner: str = "a",
+) -> PriceJob:  # fmt: skip
+    cfg = config(server)
+    return PriceJob(store, PriceBook(catalog, cfg), cfg, clock, owner=owner,
+                    posters={"slack": poster or FakePoster()})  # fmt: skip
+
+
+async def subscribe(store: PriceStore, channel: str, pct: float = 5.0) -> None:
+    await store.save_subscription(Subscription("slack", channel, "slack:T1", pct))
+
+
+def cheaper_lambda_h100(server: PriceServer) -> None:
+    server.edit("lambda", LAMBDA_H100, LAMBDA_H100.replace(",24.0,", ",20.0,"))
+
+
+async def day0(job: PriceJob, clock: ManualClock) -> None:
+    assert (await job.run(DAY0)).status == "refreshed"
+    await clock.advance_to(DAY1)
+
+
+async def test_a_refresh_puts_the_new_prices_in_force(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    job = make_job(store, server, clock, catalog)
+    await job.run(DAY0)
+    gpu = job.book.catalog_for().gpu("h100-sxm")
+    assert (gpu.price_per_gpu_hour, gpu.price_refreshed_at) == (3.0, DAY0)
+
+
+async def test_changes_announce_once_per_subscribed_channel_and_not_under_threshold(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    poster = FakePoster()
+    job = make_job(store, server, clock, catalog, poster)
+    await day0(job, clock)
+    for channel, pct in (("C1", 5.0), ("C2", 10.0), ("C3", 20.0)):
+        await subscribe(store, channel, pct)
+    cheaper_lambda_h100(server)
+    outcome = await job.run(DAY1)
+    assert sorted(poster.channels()) == ["C1", "C2"]  # -16.7% is under C3's 20%
+    assert poster.announcements[0].moves[0].line().startswith("h100-sxm $3.00 → $2.50/hr")
+    assert outcome.snapshot is not None
+    stored = await store.get_price_snapshot(outcome.snapshot.id)
+    assert stored is not None and stored.announced
+
+
+async def test_no_change_means_no_announcement(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    poster = FakePoster()
+    job = make_job(store, server, clock, catalog, poster)
+    await day0(job, clock)
+    await subscribe(store, "C1")
+    await job.run(DAY1)
+    assert poster.posted == []
+
+
+async def test_a_bad_source_keeps_the_last_good_prices_and_announces_nothing(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    poster = FakePoster()
+    job = make_job(store, server, clock, catalog, poster)
+    await day0(job, clock)
+    await subscribe(store, "C1")
+    server.fail("lambda", 500)  # lambda had the cheapest H100
+    server.files["aws"] = "<html>oops</html>"
+    outcome = await job.run(DAY1)
+    assert poster.posted == []
+    assert job.book.catalog_for().gpu("h100-sxm").price_per_gpu_hour == 3.0
+    assert outcome.snapshot is not None
+    assert {s.name for s in outcome.snapshot.stale_sources} == {"aws", "lambda"}
+
+
+async def test_two_instances_on_one_store_refresh_once(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    a = make_job(store, server, clock, catalog, owner="a")
+    b = make_job(store, server, clock, catalog, owner="b")
+    outcomes = await asyncio.gather(a.run(DAY0), b.run(DAY0))
+    assert sorted(o.status for o in outcomes) == ["locked", "refreshed"]
+    assert server.hits["aws"] == 1
+    refreshed = next(o for o in outcomes if o.status == "refreshed").snapshot
+    latest = await store.latest_price_snapshot()
+    assert refreshed is not None and latest is not None and latest.id == refreshed.id
+
+
+async def test_a_replica_arriving_after_the_refresh_finds_it_done(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    a = make_job(store, server, clock, catalog, owner="a")
+    b = make_job(store, server, clock, catalog, owner="b")
+    await a.run(DAY0)
+    await clock.advance(seconds=30)
+    late = await b.run(DAY0)
+    assert late.status == "done" and server.hits["aws"] == 1
+    assert b.book.catalog_for().gpu("h100-sxm").price_per_gpu_hour == 3.0
+
+
+async def test_a_crashed_refresh_lock_expires(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    await store.acquire_lock("price-refresh", "dead-replica", 900)
+    job = make_job(store, server, clock, catalog)
+    assert (await job.run(DAY0)).status == "locked"
+    await clock.advance(minutes=16)
+    assert (await job.run(DAY0)).status == "refreshed"
+
+
+async def test_a_crash_mid_fan_out_then_a_restart_serves_every_channel_once(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    poster = FakePoster()
+    job = make_job(store, server, clock, catalog, poster)
+    await day0(job, clock)
+    channels = [f"C{i}" for i in range(1, 7)]
+    for channel in channels:
+        await subscribe(store, channel)
+    cheaper_lambda_h100(server)
+    poster.crash_after_post = 2
+    with pytest.raises(Crash):
+        await job.run(DAY1)
+    assert len(poster.posted) == 3
+    restarted = make_job(store, server, clock, catalog, poster, owner="b")
+    await restarted.startup()
+    assert sorted(poster.channels()) == channels
+    latest = await store.latest_price_snapshot()
+    assert latest is not None and latest.announced
+    states = {r.state for r in await store.list_announcements(latest.id)}
+    assert states == {AnnouncementState.SENT}
+    assert server.hits["aws"] == 2  # the restart did not refresh again
+
+
+async def test_unsubscribe_stops_announcements(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    poster = FakePoster()
+    job = make_job(store, server, clock, catalog, poster)
+    await day0(job, clock)
+    await subscribe(store, "C1")
+    cheaper_lambda_h100(server)
+    await job.run(DAY1)
+    await store.remove_subscription("slack", "C1")
+    await clock.advance_to(DAY2)
+    server.load("lambda")  # back to 3.00: a +20% move
+    await job.run(DAY2)
+    assert poster.channels() == ["C1"]
+
+
+async def test_a_channel_subscribed_after_a_snapshot_is_not_told_about_it(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    poster = FakePoster()
+    job = make_job(store, server, clock, catalog, poster)
+    await day0(job, clock)
+    first = job.book.snapshot
+    cheaper_lambda_h100(server)
+    await subscribe(store, "C1")  # no channel yet when the refresh runs
+    second = (await job.run(DAY1)).snapshot
+    assert first is not None and second is not None
+    await clock.advance(minutes=5)
+    await store.save_subscription(
+        Subscription("slack", "C9", "slack:T1", 5.0, created_at=clock.time())
+    )
+    await job.announce(second, first)  # e.g. a resumed fan-out
+    assert poster.channels() == ["C1"]
+
+
+async def test_the_scheduler_refreshes_at_six_utc(
+    server: PriceServer, catalog: Catalog
+) -> None:
+    clock = ManualClock(DAY0 - timedelta(hours=1))
+    store = MemoryPriceStore(clock.time)
+    job = make_job(store, server, clock, catalog)
+    scheduler = Scheduler(CronSchedule.parse(job.config.schedule), job.run, clock, name="prices")
+    scheduler.start()
+    await scheduler.wait_until_waiting()
+    assert server.hits["aws"] == 0
+    await clock.advance(hours=1)
+    await scheduler.wait_for_runs(1)
+    await scheduler.stop()
+    assert server.hits["aws"] == 1 and await store.latest_price_snapshot() is not None
+
+
+async def test_startup_refreshes_when_there_is_no_snapshot(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    outcome = await make_job(store, server, clock, catalog).startup()
+    assert outcome is not None and outcome.status == "refreshed"
+
+
+async def test_startup_refreshes_when_a_scheduled_time_was_missed(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    await make_job(store, server, clock, catalog).run(DAY0)
+    await clock.advance(days=1, minutes=1)
+    outcome = await make_job(store, server, clock, catalog, owner="b").startup()
+    assert outcome is not None and outcome.status == "refreshed"
+
+
+async def test_startup_does_not_refresh_recent_prices(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    await make_job(store, server, clock, catalog).run(DAY0)
+    await clock.advance(hours=23)
+    job = make_job(store, server, clock, catalog, owner="b")
+    assert await job.startup() is None
+    assert job.book.catalog_for().gpu("h100-sxm").price_per_gpu_hour == 3.0
+
+
+def test_a_bad_schedule_is_a_config_error() -> None:
+    with pytest.raises(ValueError, match="expected 5 fields"):
+        PricesConfig(schedule="daily at six")
+
+
+async def test_a_replica_follows_snapshots_stored_by_another(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    class WaitingClock(ManualClock):
+        async def sleep(self, seconds: float) -> None:  # waits for advance(), like time
+            await self.sleep_until(self.now() + timedelta(seconds=seconds))
+
+    waiting = WaitingClock(DAY0)
+    cfg = config(server)
+    follower = PriceJob(store, PriceBook(catalog, cfg), cfg, waiting, owner="b")
+    task = asyncio.get_running_loop().create_task(follower.follow())
+    try:
+        await make_job(store, server, clock, catalog, owner="a").run(DAY0)
+        assert follower.book.snapshot is None
+        await waiting.advance(seconds=cfg.reload_interval_s)
+        await store.latest_price_snapshot()  # the store's one worker ran the follower's read
+        await settle()
+        assert follower.book.snapshot is not None
+    finally:
+        task.cancel()
