@@ -3,6 +3,7 @@
     ftcost-bot [--config FILE] [run]      start every configured platform (default)
     ftcost-bot [--config FILE] check-config   validate the configuration, show what would run
     ftcost-bot manifest                   print the Slack app manifest (for "create from manifest")
+    ftcost-bot sync-commands [--guild ID] register the Discord slash commands
 
 Exit status: 0 after a clean stop, 2 for a configuration problem (no credentials, an
 unknown or invalid YAML key: the message names it), 1 when a platform or the store
@@ -57,6 +58,8 @@ def _check_config(args: argparse.Namespace, config: Config, out: TextIO) -> int:
         f"  slack command: {config.slack.command}",
         f"  slack api: {config.slack_api_base_url}",
         f"  discord: {'on' if config.discord_enabled else 'off'}",
+        f"  discord api: {config.discord.api_base_url}",
+        f"  discord message content: {'on' if config.discord.message_content else 'off'}",
         f"  store: {config.store.path}",
         f"  health port: {config.health_port if config.health_port is not None else 'off'}",
         f"  log: {config.log.level} {config.log.format}",
@@ -71,6 +74,18 @@ def _check_config(args: argparse.Namespace, config: Config, out: TextIO) -> int:
         lines.append("  warning: DISCORD_TOKEN is set but this build has no Discord runner")
     print("\n".join(lines), file=out)
     return 0
+
+
+def _sync_commands(args: argparse.Namespace, config: Config, out: TextIO) -> int:
+    from adapters.discord.runner import run_sync_commands
+
+    return run_sync_commands(args, config, out)
+
+
+def _sync_arguments(parser: argparse.ArgumentParser) -> None:
+    from adapters.discord.runner import add_sync_arguments
+
+    add_sync_arguments(parser)
 
 
 def manifest_text() -> str:
@@ -88,6 +103,8 @@ SUBCOMMANDS: list[Subcommand] = [
                _check_config),
     Subcommand("manifest", "print the Slack app manifest", _manifest,
                needs_credentials=False, needs_config=False),
+    Subcommand("sync-commands", "register /ftcost with Discord (once, not on every start)",
+               _sync_commands, _sync_arguments, needs_credentials=False),
 ]
 
 

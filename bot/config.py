@@ -33,7 +33,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 DEFAULT_SLACK_API_BASE_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
@@ -105,6 +113,46 @@ class StoreSettings(_Section):
     purge_interval_minutes: float = Field(default=60.0, gt=0)
 
 
+class DiscordSettings(_Section):
+    """The ``discord:`` section of the YAML file."""
+
+    api_base_url: str = "https://discord.com/api/v10"
+    """Where the Discord REST API lives (``DISCORD_API_BASE_URL``; a stand-in for tests).
+    The gateway is discovered from the same host."""
+    message_content: bool = False
+    """Plain messages in an estimate's thread are follow-ups. Needs the privileged
+    Message Content intent enabled in the Developer Portal; otherwise only mentions are."""
+    shard_count: int | Literal["auto"] | None = None
+    """``None``: one connection; a number or ``auto``: ``AutoShardedClient``."""
+    shard_ids: list[int] | None = None
+    """The shards this process runs (needs a numeric ``shard_count``)."""
+    thread_auto_archive_minutes: Literal[60, 1440, 4320, 10080] = 1440
+
+    @field_validator("api_base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value.rstrip("/")
+
+    @field_validator("shard_count")
+    @classmethod
+    def _positive(cls, value: int | str | None) -> int | str | None:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("must be at least 1 (or 'auto')")
+        return value
+
+    @model_validator(mode="after")
+    def _shards_in_range(self) -> DiscordSettings:
+        if self.shard_ids is not None:
+            if not isinstance(self.shard_count, int):
+                raise ValueError("shard_ids needs a numeric shard_count")
+            bad = [i for i in self.shard_ids if not 0 <= i < self.shard_count]
+            if bad:
+                raise ValueError(f"shard_ids {bad} are not below shard_count {self.shard_count}")
+        return self
+
+
 class LogSettings(_Section):
     """The ``log:`` section."""
 
@@ -151,6 +199,7 @@ class Config(_Section):
     """Threads that run the estimator; 0 runs it on the event loop (it takes a few
     milliseconds, and the GIL makes a thread compete with the loop anyway)."""
     slack: SlackSettings = SlackSettings()
+    discord: DiscordSettings = DiscordSettings()
     store: StoreSettings = StoreSettings()
     log: LogSettings = LogSettings()
     secrets: Secrets = Field(default_factory=Secrets, exclude=True)
@@ -186,8 +235,10 @@ class Config(_Section):
                 f"ftcost-bot: {given} is set but SLACK_BOT_TOKEN is not. Set SLACK_BOT_TOKEN "
                 "(xoxb-..., OAuth & Permissions > Bot User OAuth Token)."
             )
-        if s.slack_bot_token is not None and s.slack_app_token is None and (
-            s.slack_signing_secret is None
+        if (
+            s.slack_bot_token is not None
+            and s.slack_app_token is None
+            and (s.slack_signing_secret is None)
         ):
             raise ConfigError(
                 "ftcost-bot: SLACK_BOT_TOKEN is set but Slack needs one more variable: "
@@ -210,6 +261,7 @@ _ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
     "PORT": ("port",),
     "HEALTH_PORT": ("health_port",),
     "SLACK_API_BASE_URL": ("slack_api_base_url",),
+    "DISCORD_API_BASE_URL": ("discord", "api_base_url"),
     "FTCOST_STORE": ("store", "path"),
     "FTCOST_LOG_LEVEL": ("log", "level"),
 }
@@ -248,9 +300,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def load_config(
-    path: str | Path | None = None, env: Mapping[str, str] | None = None
-) -> Config:
+def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Build the configuration from ``path`` (YAML, optional) and ``env`` (default
     ``os.environ``). Raises :class:`ConfigError` with an operator-facing message."""
     env = os.environ if env is None else env

@@ -70,11 +70,15 @@ def _build_slack(config: Config, service: Service) -> PlatformRunner:
     return SlackRunner(config, service)
 
 
+def _build_discord(config: Config, service: Service) -> PlatformRunner:
+    from adapters.discord.runner import DiscordRunner
+
+    return DiscordRunner(config, service)
+
+
 PLATFORMS: list[PlatformSpec] = [
     PlatformSpec("slack", lambda c: c.slack_enabled, _build_slack),
-    # The Discord adapter plugs in here, e.g.
-    #   PlatformSpec("discord", lambda c: c.discord_enabled, _build_discord),
-    # with _build_discord importing its runner lazily like _build_slack.
+    PlatformSpec("discord", lambda c: c.discord_enabled, _build_discord),
 ]
 
 

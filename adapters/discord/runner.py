@@ -212,6 +212,6 @@ def run_sync_commands(args: argparse.Namespace, config: Any, out: TextIO) -> int
         print(f"ftcost-bot: Discord refused the commands: {exc.status} {exc.text}",
               file=sys.stderr)
         return 1
-    where = f"guild {guild}" if guild is not None else "globally"
+    where = f"in guild {guild}" if guild is not None else "globally"
     print(f"registered {', '.join('/' + n for n in names)} {where}", file=out)
     return 0
