@@ -134,13 +134,18 @@ def main() -> int:
     median, worst = statistics.median(errors), max(errors)
     signed = statistics.median(r.error for r in scored)
     print(f"\nruns scored: {len(scored)} (+{len(results) - len(scored)} sanity-only)")
+    verdict = "OK" if median <= TARGET_MEDIAN and worst <= TARGET_MAX else "MISS"
     print(f"per-GPU memory: median |error| {median:.1%} (signed median {signed:+.1%}), "
           f"max |error| {worst:.1%}  [targets: median <= {TARGET_MEDIAN:.0%}, "
-          f"max <= {TARGET_MAX:.0%}] {'OK' if median <= TARGET_MEDIAN and worst <= TARGET_MAX else 'MISS'}")
+          f"max <= {TARGET_MAX:.0%}] {verdict}")
+    over = [r for r in scored if abs(r.error) > TARGET_MAX]
+    if over:
+        print("beyond the max target: " + ", ".join(f"{r.run_id} ({r.error:+.0%})" for r in over))
     tok = [r for r in scored if r.tokens_measured and r.tokens_estimated]
     if tok:
         ratios = [r.tokens_measured / r.tokens_estimated for r in tok]
-        print(f"throughput: {len(tok)} runs, measured/estimated median {statistics.median(ratios):.2f}"
+        mid = statistics.median(ratios)
+        print(f"throughput: {len(tok)} runs, measured/estimated median {mid:.2f}"
               f" (range {min(ratios):.2f}-{max(ratios):.2f})")
     return 0
 
