@@ -31,7 +31,7 @@ class CatalogError(ValueError):
 
 def _read_entries(path: Path, key: str) -> list[dict[str, Any]]:
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
     except OSError as exc:
         raise CatalogError(f"{path}: cannot read ({exc.strerror})") from exc
     except yaml.YAMLError as exc:
