@@ -128,36 +128,19 @@ class Breakdown:
 
 
 @dataclass(frozen=True, slots=True)
-class Footprint:
+class Footprint(Breakdown):
     """Whole-run memory before it is spread over GPUs, in GB.
 
-    ``gathered`` is the largest layer's weights, which ZeRO-3 materializes on
-    every GPU. In napkin mode every component divides evenly over the cards and
+    The seven components (and ``total``) as in :class:`Breakdown`, for the whole
+    run. ``gathered`` is the largest layer's weights, which ZeRO-3 materializes on
+    every GPU, and ``gathered_grad`` that layer's unsharded gradient (full
+    fine-tunes). In napkin mode every component divides evenly over the cards and
     nothing is fixed per GPU.
     """
 
-    base_weights: float
-    master_weights: float
-    gradients: float
-    optimizer: float
-    adapter: float
-    activations: float
-    overhead: float
-    gathered: float
+    gathered: float = 0.0
     gathered_grad: float = 0.0
     napkin: bool = False
-
-    @property
-    def total(self) -> float:
-        return (
-            self.base_weights
-            + self.master_weights
-            + self.gradients
-            + self.optimizer
-            + self.adapter
-            + self.activations
-            + self.overhead
-        )
 
     def per_gpu(self, stage: Sharding, count: int, offload: bool = False) -> Breakdown:
         """Memory on each of ``count`` GPUs under ZeRO ``stage`` (``none``: replicas).
@@ -301,4 +284,5 @@ def _napkin_footprint(arch: Architecture, method: Method) -> Footprint:
     if method is Method.FULL:
         return Footprint(2 * p, 4 * p, 2 * p, 8 * p, 0.0, 0.0, 0.0, 0.0, napkin=True)
     weights = 0.5 if method is Method.QLORA else 2.0
-    return Footprint(weights * p, 0.0, 0.0, 0.0, (per_param - weights) * p, 0.0, 0.0, 0.0, True)
+    adapter = (per_param - weights) * p
+    return Footprint(weights * p, 0.0, 0.0, 0.0, adapter, 0.0, 0.0, 0.0, napkin=True)

@@ -116,3 +116,12 @@ def test_sharding_none_never_spreads_a_run_that_one_card_cannot_hold() -> None:
     est = estimate(Request(model="llama-3.1-70b", method="full", sharding="none"), cat)
     assert est.options == [] and not est.fits_anywhere
     assert any("No card" in w for w in est.warnings)
+
+
+@pytest.mark.parametrize("method", ["lora", "qlora"])
+def test_napkin_lora_and_qlora_also_use_the_ceil_rule(method) -> None:
+    cat = catalog_with(gpu("g24", 24))
+    est = estimate(Request(model="llama-3.1-70b", method=method, mode="napkin"), cat)
+    per_param = {"lora": 2.5, "qlora": 0.75}[method]
+    total = per_param * 70_553_706_496 / 1e9
+    assert est.options[0].count == math.ceil(total / (0.85 * 24))
