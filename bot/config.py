@@ -43,6 +43,8 @@ from pydantic import (
     model_validator,
 )
 
+from bot.prices import PricesConfig
+
 DEFAULT_SLACK_API_BASE_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
 DEFAULT_STORE_PATH = "ftcost-bot.sqlite3"
@@ -202,6 +204,8 @@ class Config(_Section):
     discord: DiscordSettings = DiscordSettings()
     store: StoreSettings = StoreSettings()
     log: LogSettings = LogSettings()
+    prices: PricesConfig = PricesConfig()
+    """GPU price refresh and announcements (``docs/prices.md``)."""
     secrets: Secrets = Field(default_factory=Secrets, exclude=True)
 
     @field_validator("slack_api_base_url")

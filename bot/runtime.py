@@ -23,9 +23,15 @@ from typing import Any, Protocol, runtime_checkable
 
 from aiohttp import web
 
+from bot.announce import Poster
 from bot.config import Config
+from bot.cron import CronSchedule
+from bot.prices import Fetch, PriceBook, PriceJob
+from bot.scheduler import Clock, Scheduler, SystemClock
 from bot.service import Service
 from bot.store import Store, open_store_from
+from catalog.loader import default_catalog
+from catalog.price_sources import refresh_prices
 
 log = logging.getLogger("ftcost.bot")
 
@@ -92,10 +98,24 @@ class Runtime:
         store: Store | None = None,
         platforms: list[PlatformSpec] | None = None,
         runners: list[PlatformRunner] | None = None,
+        clock: Clock | None = None,
+        price_fetch: Fetch | None = None,
     ) -> None:
         self.config = config
         self.store = store if store is not None else open_store_from(config.store.path)
-        self.service = Service(self.store, workers=config.estimate_threads)
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.book = PriceBook(default_catalog(), config.prices)
+        self.service = Service(
+            self.store, workers=config.estimate_threads, book=self.book, clock=self.clock
+        )
+        self.price_job = PriceJob(
+            self.store, self.book, config.prices, self.clock,
+            fetch=price_fetch if price_fetch is not None else refresh_prices,
+        )  # fmt: skip
+        self.price_scheduler: Scheduler | None = None
+        self._price_tasks: list[asyncio.Task[Any]] = []
+        self.price_startup: asyncio.Task[None] | None = None
+        """Start-up load / resume / catch-up refresh (awaitable by tests)."""
         self._platforms = PLATFORMS if platforms is None else platforms
         self.runners: list[PlatformRunner] = list(runners or [])
         self._sites: list[web.AppRunner] = []
@@ -133,6 +153,7 @@ class Runtime:
             await self.stop()
             raise
         self._purge_task = asyncio.get_running_loop().create_task(self._purge_loop())
+        self._start_prices()
         log.info(
             "ftcost-bot started platforms=%s port=%s health_port=%s",
             ",".join(r.name for r in self.runners),
@@ -141,6 +162,7 @@ class Runtime:
         )
 
     async def stop(self) -> None:
+        await self._stop_prices()
         if self._purge_task is not None:
             self._purge_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -200,6 +222,58 @@ class Runtime:
     async def healthz(self, request: web.Request) -> web.Response:
         ok, body = await self.health()
         return web.json_response(body, status=200 if ok else 503)
+
+    # -- prices ---------------------------------------------------------------------------
+    def posters(self) -> dict[str, Poster]:
+        """Announcement posters from the started runners' clients."""
+        posters: dict[str, Poster] = {}
+        for runner in self.runners:
+            if runner.name == "slack":
+                bot = getattr(runner, "bot", None)
+                client = getattr(bot, "client", None)
+                if client is not None:
+                    from adapters.slack.announce import SlackPoster
+
+                    posters["slack"] = SlackPoster(client)
+            elif runner.name == "discord":
+                client = getattr(runner, "client", None)
+                if client is not None:
+                    from adapters.discord.announce import DiscordPoster
+
+                    posters["discord"] = DiscordPoster(client)
+        return posters
+
+    def _start_prices(self) -> None:
+        self.price_job.posters = self.posters()
+        loop = asyncio.get_running_loop()
+        self.price_startup = loop.create_task(self._price_startup(), name="prices:startup")
+        self._price_tasks = [
+            self.price_startup,
+            loop.create_task(self.price_job.follow(), name="prices:follow"),
+        ]
+
+    async def _price_startup(self) -> None:
+        try:
+            await self.price_job.startup()
+        except Exception:
+            log.exception("price start-up (load, resume, catch-up refresh) failed")
+        if self.config.prices.enabled:
+            self.price_scheduler = Scheduler(
+                CronSchedule.parse(self.config.prices.schedule), self.price_job.run,
+                self.clock, name="price-refresh",
+            )  # fmt: skip
+            self.price_scheduler.start()
+
+    async def _stop_prices(self) -> None:
+        tasks, self._price_tasks = self._price_tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self.price_scheduler is not None:
+            await self.price_scheduler.stop()
+            self.price_scheduler = None
 
     # -- housekeeping ---------------------------------------------------------------------
     async def _purge_loop(self) -> None:

@@ -29,6 +29,9 @@ from adapters.help import EXAMPLES, QUERY_HELP
 from adapters.listings import gpu_listing, model_listing
 from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.report import METHOD_LABELS, Report, build_report, fmt_tokens
+from bot.price_service import PriceCommands, PriceContext, PriceReply
+from bot.prices import PriceBook
+from bot.scheduler import Clock, SystemClock
 from bot.store import Store, ThreadContext, ThreadKey
 from catalog.loader import default_catalog
 from engine import Method, Request, estimate
@@ -49,6 +52,8 @@ class ReplyKind(StrEnum):
     MODELS = "models"
     GPUS = "gpus"
     ERROR = "error"
+    PRICES = "prices"
+    """``prices`` / ``subscribe`` / ``unsubscribe``: see :attr:`Reply.prices`."""
 
 
 class Trigger(StrEnum):
@@ -70,6 +75,11 @@ class Context:
     thread: str | None = None
     user: str | None = None
     followup: bool = False
+    workspace: str | None = None
+    """``slack:<team id>`` / ``discord:<guild id>``: whose team price sheet applies."""
+    can_manage: bool | None = None
+    """Whether the user may change the channel's price announcements (None: unknown,
+    anyone may)."""
 
     @property
     def key(self) -> ThreadKey | None:
@@ -101,6 +111,8 @@ class Reply:
     word: str | None = None
     suggestions: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
+    prices: PriceReply | None = None
+    """For ``prices`` replies: the price command's reply (view, subscription)."""
 
     @property
     def is_public(self) -> bool:
@@ -194,9 +206,16 @@ class Service:
         catalog: Catalog | None = None,
         *,
         workers: int = 0,
+        book: PriceBook | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.store = store
-        self.catalog = catalog if catalog is not None else default_catalog()
+        if catalog is None:
+            catalog = book.base if book is not None else default_catalog()
+        self.catalog = catalog
+        self.book = book if book is not None else PriceBook(catalog)
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.prices = PriceCommands(store, self.book, self.clock)
         self._executor = (
             ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ftcost-estimate")
             if workers > 0
@@ -217,8 +236,15 @@ class Service:
             self._executor.shutdown(wait=False, cancel_futures=True)
 
     # -- synchronous core -------------------------------------------------------------------
-    def answer(self, text: str, previous: Request | None = None) -> Reply:
+    def catalog_for(self, workspace: str | None = None) -> Catalog:
+        """The catalog with the prices in force in ``workspace``."""
+        return self.book.catalog_for(workspace)
+
+    def answer(
+        self, text: str, previous: Request | None = None, workspace: str | None = None
+    ) -> Reply:
         """Parse ``text`` (a follow-up of ``previous`` when given), estimate, report."""
+        catalog = self.catalog_for(workspace)
         words = " ".join(str(text).split())
         low = words.lower().rstrip("?!. ")
         if low in HELP_WORDS:
@@ -227,23 +253,26 @@ class Service:
         if low in MODELS_WORDS:
             return Reply(ReplyKind.MODELS, text=model_listing(self.catalog), title="Models")
         if low in GPUS_WORDS:
-            return Reply(ReplyKind.GPUS, text=gpu_listing(self.catalog), title="GPUs")
+            return Reply(ReplyKind.GPUS, text=gpu_listing(catalog), title="GPUs")
         if previous is not None and low.startswith(NEW_PREFIXES):
             words, previous = words[4:].strip(), None
         try:
             if previous is None:
-                request = parse_query(words, self.catalog)
+                request = parse_query(words, catalog)
             else:
-                request = apply_followup(previous, words, self.catalog)
+                request = apply_followup(previous, words, catalog)
         except QueryError as err:
             return Reply(
                 ReplyKind.ERROR, text=str(err), word=err.word, suggestions=list(err.suggestions)
             )
-        return self.estimate(request, previous)
+        return self.estimate(request, previous, workspace)
 
-    def estimate(self, request: Request, previous: Request | None = None) -> Reply:
+    def estimate(
+        self, request: Request, previous: Request | None = None, workspace: str | None = None
+    ) -> Reply:
         """Estimate an already-built request (a button click, a stored context)."""
-        report = build_report(estimate(request, self.catalog))
+        est = estimate(request, self.catalog_for(workspace))
+        report = build_report(est, now=self.clock.now())
         changes = describe_changes(previous, request) if previous is not None else []
         return Reply(
             ReplyKind.ESTIMATE, report=report, request=request, previous=previous,
@@ -259,14 +288,28 @@ class Service:
     async def handle(self, text: str, ctx: Context) -> Reply | None:
         """Answer ``text`` from ``ctx``. For a follow-up (``ctx.followup``) the thread's
         stored request is the base; None when the thread has no context (a thread the
-        bot did not start: stay quiet). The estimate runs through :meth:`run`."""
+        bot did not start: stay quiet). The estimate runs through :meth:`run`.
+        ``prices`` / ``subscribe`` / ``unsubscribe`` go to the price commands."""
+        if not ctx.followup:
+            price_reply = await self.price_reply(text, ctx)
+            if price_reply is not None:
+                return price_reply
         previous = None
         if ctx.followup:
             context = await self.thread(ctx.key)
             if context is None:
                 return None
             previous = context.request
-        return await self.run(self.answer, text, previous)
+        return await self.run(self.answer, text, previous, ctx.workspace)
+
+    async def price_reply(self, text: str, ctx: Context) -> Reply | None:
+        """The reply to a price command (``prices``, ``subscribe ...``, ``unsubscribe``),
+        or None when ``text`` is not one."""
+        pctx = PriceContext(ctx.platform, ctx.channel, ctx.workspace, ctx.user, ctx.can_manage)
+        reply = await self.prices.handle(text, pctx)
+        if reply is None:
+            return None
+        return Reply(ReplyKind.PRICES, text=reply.text, title="GPU prices", prices=reply)
 
     async def remember(self, key: ThreadKey, reply: Reply, message_id: str | None) -> None:
         """Make ``reply``'s request the context of thread ``key`` (no-op without a store

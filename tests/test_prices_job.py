@@ -10,10 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-import bot.store
 from bot.cron import CronSchedule
 from bot.price_store import AnnouncementState, PriceStore, Subscription
-from bot.price_store_sqlite import PRICE_MIGRATION, SQLitePriceTables
 from bot.prices import PriceBook, PriceJob, PricesConfig
 from bot.scheduler import Scheduler
 from bot.store import SQLiteStore
@@ -30,10 +28,6 @@ CLOUDS = ("aws", "gcp", "lambda", "runpod")
 LAMBDA_H100 = "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,24.0,us-east-1"
 
 
-class PriceSQLiteStore(SQLitePriceTables, SQLiteStore):
-    pass
-
-
 @pytest.fixture
 async def server() -> AsyncIterator[PriceServer]:
     async with PriceServer() as s:
@@ -47,15 +41,11 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture(params=["sqlite", "memory"])
-async def store(
-    request: pytest.FixtureRequest, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[PriceStore]:
+async def store(request: pytest.FixtureRequest, clock: ManualClock) -> AsyncIterator[PriceStore]:
     if request.param == "memory":
         yield MemoryPriceStore(clock.time)
         return
-    if PRICE_MIGRATION not in bot.store.MIGRATIONS:
-        monkeypatch.setattr(bot.store, "MIGRATIONS", [*bot.store.MIGRATIONS, PRICE_MIGRATION])
-    async with PriceSQLiteStore(":memory:", clock=clock.time) as sqlite:
+    async with SQLiteStore(":memory:", clock=clock.time) as sqlite:
         yield sqlite
 
 
@@ -237,9 +227,7 @@ async def test_a_channel_subscribed_after_a_snapshot_is_not_told_about_it(
     assert poster.channels() == ["C1"]
 
 
-async def test_the_scheduler_refreshes_at_six_utc(
-    server: PriceServer, catalog: Catalog
-) -> None:
+async def test_the_scheduler_refreshes_at_six_utc(server: PriceServer, catalog: Catalog) -> None:
     clock = ManualClock(DAY0 - timedelta(hours=1))
     store = MemoryPriceStore(clock.time)
     job = make_job(store, server, clock, catalog)

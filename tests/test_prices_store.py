@@ -8,10 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-import bot.store
 from adapters.parse import parse_query
 from bot.price_store import AnnouncementState, PriceStore, Subscription
-from bot.price_store_sqlite import PRICE_MIGRATION, SQLitePriceTables
 from bot.store import SQLiteStore, ThreadKey
 from engine.specs import Catalog
 from tests.fakes.clock import ManualClock
@@ -20,29 +18,21 @@ from tests.fakes.price_store import MemoryPriceStore
 T0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 
 
-class PriceSQLiteStore(SQLitePriceTables, SQLiteStore):
-    pass
-
-
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock(T0)
 
 
 @pytest.fixture
-async def sqlite_store(
-    clock: ManualClock, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[PriceSQLiteStore]:
-    if PRICE_MIGRATION not in bot.store.MIGRATIONS:
-        monkeypatch.setattr(bot.store, "MIGRATIONS", [*bot.store.MIGRATIONS, PRICE_MIGRATION])
-    store = PriceSQLiteStore(":memory:", clock=clock.time)
+async def sqlite_store(clock: ManualClock) -> AsyncIterator[SQLiteStore]:
+    store = SQLiteStore(":memory:", clock=clock.time)
     async with store:
         yield store
 
 
 @pytest.fixture(params=["sqlite", "memory"])
 async def store(
-    request: pytest.FixtureRequest, clock: ManualClock, sqlite_store: PriceSQLiteStore
+    request: pytest.FixtureRequest, clock: ManualClock, sqlite_store: SQLiteStore
 ) -> PriceStore:
     if request.param == "sqlite":
         return sqlite_store
@@ -155,7 +145,7 @@ async def test_announcements_are_listed_per_snapshot(store: PriceStore) -> None:
 
 
 async def test_the_channels_latest_estimate_is_its_newest_thread(
-    sqlite_store: PriceSQLiteStore, clock: ManualClock, catalog: Catalog
+    sqlite_store: SQLiteStore, clock: ManualClock, catalog: Catalog
 ) -> None:
     old, new = parse_query("8b lora", catalog), parse_query("70b qlora 50M tokens", catalog)
     await sqlite_store.save_thread(ThreadKey("slack", "C1", "1.0"), old)

@@ -24,8 +24,9 @@ def test_bot_scopes_are_exactly_the_ones_needed():
     scopes = manifest()["oauth_config"]["scopes"]
 
     assert sorted(scopes["bot"]) == sorted(
-        ["commands", "chat:write", "app_mentions:read", "channels:history", "groups:history"]
-    )
+        ["commands", "chat:write", "app_mentions:read", "channels:history", "groups:history",
+         "users:read"]
+    )  # fmt: skip
     assert "user" not in scopes
 
 

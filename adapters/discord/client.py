@@ -46,6 +46,7 @@ import discord
 from discord import app_commands
 
 from adapters.discord import ids
+from adapters.discord.announce import can_manage
 from adapters.discord.commands import build_commands
 from adapters.discord.embeds import embeds_for, notice_embed
 from adapters.discord.endpoints import DEFAULT_API_BASE_URL, discover_gateway
@@ -54,7 +55,8 @@ from adapters.discord.options import NO_OPTIONS, Options, answer
 from adapters.discord.views import DYNAMIC_ITEMS, estimate_view
 from adapters.report import METHOD_LABELS
 from bot.logs import log_command
-from bot.service import Reply, ReplyKind, Service
+from bot.price_service import price_command
+from bot.service import Context, Reply, ReplyKind, Service
 from bot.store import ThreadKey
 from engine import Method, Request
 from engine.specs import Catalog
@@ -113,6 +115,14 @@ class Where:
 
 def message_key(channel_id: int | str, message_id: int | str) -> ThreadKey:
     return ThreadKey(PLATFORM, str(channel_id), ids.message_key_thread(message_id))
+
+
+def _workspace(guild_id: int | str | None) -> str | None:
+    return f"discord:{guild_id}" if guild_id else None
+
+
+def _guild_workspace(message: discord.Message) -> str | None:
+    return _workspace(message.guild.id) if message.guild is not None else None
 
 
 def strip_mention(text: str, user_id: int | None) -> str:
@@ -181,10 +191,30 @@ class FtcostMixin:
 
     # -- helpers ------------------------------------------------------------------------
     async def _answer(
-        self, text: str, options: Options = NO_OPTIONS, previous: Request | None = None
+        self,
+        text: str,
+        options: Options = NO_OPTIONS,
+        previous: Request | None = None,
+        workspace: str | None = None,
     ) -> Reply:
         """The shared service's answer, computed on its worker thread."""
-        return await self.service.run(answer, self.service, text, options, previous)
+        return await self.service.run(answer, self.service, text, options, previous, workspace)
+
+    async def _price_reply(
+        self, interaction: discord.Interaction, query: str, options: Options
+    ) -> Reply | None:
+        """``prices`` / ``subscribe`` / ``unsubscribe`` (without estimate options)."""
+        if options.given or price_command(query) is None:
+            return None
+        in_guild = interaction.guild_id is not None
+        ctx = Context(
+            PLATFORM,
+            channel=str(interaction.channel_id) if interaction.channel_id else None,
+            user=str(interaction.user.id) if interaction.user else None,
+            workspace=_workspace(interaction.guild_id),
+            can_manage=can_manage(interaction.permissions, in_guild),
+        )
+        return await self.service.price_reply(query, ctx)
 
     async def _context(self, key: ThreadKey | None) -> Request | None:
         ctx = await self.service.thread(key)
@@ -263,7 +293,13 @@ class FtcostMixin:
         start = time.perf_counter()
         where = Where.of(interaction.channel, interaction.channel_id)
         previous = await self._context(where.thread_key()) if where.thread else None
-        reply = await self._answer(query, options, previous)
+        reply = None if previous is not None else await self._price_reply(
+            interaction, query, options
+        )
+        if reply is None:
+            reply = await self._answer(
+                query, options, previous, _workspace(interaction.guild_id)
+            )
         asked = " ".join(p for p in (query, options.describe()) if p)
         footer = cut(f"{_user_name(interaction.user)}: {self.settings.command} {asked}".strip(),
                      300)
@@ -358,7 +394,7 @@ class FtcostMixin:
             text, label = values[0], values[0]
         else:
             return
-        reply = await self._answer(text, NO_OPTIONS, base)
+        reply = await self._answer(text, NO_OPTIONS, base, _workspace(interaction.guild_id))
         if reply.kind is not ReplyKind.ESTIMATE:
             embeds, _, _ = self._render(reply)
             await interaction.followup.send(
@@ -419,7 +455,7 @@ class FtcostMixin:
         previous = await self._context(where.thread_key())
         if previous is None and not mentioned:
             return  # a thread the bot has no estimate in
-        reply = await self._answer(text, NO_OPTIONS, previous)
+        reply = await self._answer(text, NO_OPTIONS, previous, _guild_workspace(message))
         if reply.kind is ReplyKind.ERROR and not mentioned:
             self._log("followup", reply, "ignored", start)
             return
@@ -433,7 +469,9 @@ class FtcostMixin:
             key = where.thread_key(ref.message_id)
             previous = await self._context(key)
             if previous is not None:
-                reply = await self._answer(text, NO_OPTIONS, previous)
+                reply = await self._answer(
+                    text, NO_OPTIONS, previous, _guild_workspace(message)
+                )
                 if reply.kind is not ReplyKind.ESTIMATE:
                     await self._post_reply(message, message.channel, where, reply, text, start,
                                            "followup", reference=True)
@@ -447,7 +485,7 @@ class FtcostMixin:
                     await self._post_reply(message, thread, Where(where.channel, str(thread.id)),
                                            reply, text, start, "followup", reference=False)
                     return
-        reply = await self._answer(text)
+        reply = await self._answer(text, NO_OPTIONS, None, _guild_workspace(message))
         await self._post_reply(message, message.channel, where, reply, text, start, "mention",
                                reference=True)
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import discord
 
+from adapters.discord.announce import prices_embed
 from adapters.discord.limits import (
     MAX_EMBED_DESCRIPTION,
     MAX_EMBED_FIELDS,
@@ -318,6 +319,12 @@ def embeds_for(
         return [error_embed(reply, query)]
     if reply.kind is ReplyKind.HELP:
         return [help_embed(command, reply.text or None)]
+    if reply.kind is ReplyKind.PRICES:
+        price = reply.prices
+        if price is not None and price.view is not None:
+            return [prices_embed(price.view, price.subscription)]
+        return [notice_embed(reply.text, ERROR_COLOUR if price is not None
+                             and price.kind.value == "error" else INFO_COLOUR)]
     return [text_embed(reply.title or reply.kind.value.title(), reply.text)]
 
 

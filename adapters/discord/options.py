@@ -205,20 +205,22 @@ def answer(
     text: str | None,
     options: Options = NO_OPTIONS,
     previous: Request | None = None,
+    workspace: str | None = None,
 ) -> Reply:
     """The reply to ``/ftcost`` (or a message): help, a listing, an estimate or an error.
+    ``workspace`` (``discord:<guild id>``) picks the team price sheet in force.
 
     ``previous`` is the thread's last request (``text`` and the options then change it);
     ``new ...`` starts over as in a Slack thread."""
     text = " ".join(str(text or "").split())
     if not options.given or _special(text):
-        return service.answer(text, previous)
+        return service.answer(text, previous, workspace)
     if previous is not None and text.lower().startswith(NEW_PREFIXES):
         text, previous = text[4:].strip(), None
     try:
-        request = build_request(text, options, previous, service.catalog)
+        request = build_request(text, options, previous, service.catalog_for(workspace))
     except QueryError as err:
         return Reply(
             ReplyKind.ERROR, text=str(err), word=err.word, suggestions=list(err.suggestions)
         )
-    return service.estimate(request, previous)
+    return service.estimate(request, previous, workspace)

@@ -40,6 +40,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.announce import can_manage
 from adapters.slack.blocks import (
     ACTION_GPU,
     ACTION_ID_RE,
@@ -54,7 +55,8 @@ from adapters.slack.blocks import (
 )
 from bot.config import Config, SlackMode
 from bot.logs import log_command
-from bot.service import Reply, ReplyKind, Service, Trigger, request_from_json
+from bot.price_service import price_command
+from bot.service import Context, Reply, ReplyKind, Service, Trigger, request_from_json
 from bot.store import ThreadKey
 from engine import Request
 
@@ -82,6 +84,10 @@ def _bolt_logger() -> logging.Logger:
 class _TokenSkippedFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith("As you gave `client` as well")
+
+
+def _workspace(team_id: str | None) -> str | None:
+    return f"slack:{team_id}" if team_id else None
 
 
 def build_client(config: Config) -> AsyncWebClient:
@@ -203,6 +209,20 @@ class SlackBot:
             return True
         key = f"slack:{body.get('team_id', '')}:{event_id}"
         return await self.service.store.first_seen(key, self.config.store.seen_ttl_hours * 3600)
+
+    async def _price_reply(
+        self, text: str, channel: str | None, user: str | None, workspace: str | None
+    ) -> Reply | None:
+        """``prices`` / ``subscribe`` / ``unsubscribe``; None for anything else. Changing a
+        subscription is for workspace admins (``users.info``; unknown -> anyone)."""
+        parsed = price_command(text)
+        if parsed is None:
+            return None
+        manage = await can_manage(self.client, user) if parsed[0] != "prices" else None
+        ctx = Context(
+            PLATFORM, channel=channel, user=user, workspace=workspace, can_manage=manage
+        )
+        return await self.service.price_reply(text, ctx)
 
     async def _compute(self, fn: Callable[..., Reply], *args: Any) -> Reply:
         return await self.service.run(fn, *args)
@@ -334,7 +354,10 @@ class SlackBot:
     ) -> None:
         async def work() -> tuple[str, str]:
             text = slack_to_plain(command.get("text") or "", self._bot_id(bot_user_id))
-            reply = await self._compute(self.service.answer, text)
+            workspace = _workspace(command.get("team_id"))
+            reply = await self._price_reply(
+                text, command.get("channel_id"), command.get("user_id"), workspace
+            ) or await self._compute(self.service.answer, text, None, workspace)
             outcome = await self.deliver(
                 reply,
                 channel=command["channel_id"],
@@ -358,7 +381,10 @@ class SlackBot:
             if not await self._first_delivery(body):
                 return None
             text = slack_to_plain(event.get("text") or "", self._bot_id(bot_user_id))
-            reply = await self._compute(self.service.answer, text)
+            workspace = _workspace(body.get("team_id"))
+            reply = await self._price_reply(
+                text, event.get("channel"), event.get("user"), workspace
+            ) or await self._compute(self.service.answer, text, None, workspace)
             outcome = await self.deliver(
                 reply,
                 channel=event["channel"],
@@ -397,7 +423,8 @@ class SlackBot:
             if not await self._first_delivery(body):
                 return None
             text = slack_to_plain(event.get("text") or "", self._bot_id(bot_user_id))
-            reply = await self._compute(self.service.answer, text, context.request)
+            workspace = _workspace(body.get("team_id"))
+            reply = await self._compute(self.service.answer, text, context.request, workspace)
             if reply.kind is ReplyKind.ERROR and self.config.slack.followup_errors == "ignore":
                 return reply.kind.value, "ignored"
             outcome = await self.deliver(
@@ -471,7 +498,8 @@ class SlackBot:
                 request = Request.model_validate({**base.model_dump(), **changes})
             except ValidationError:
                 return "error", await self._expired(channel, user, respond)
-            reply = await self._compute(self.service.estimate, request, base)
+            team = (body.get("team") or {}).get("id") or body.get("team_id")
+            reply = await self._compute(self.service.estimate, request, base, _workspace(team))
             outcome = await self.deliver(
                 reply,
                 channel=channel,

@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from adapters.report import METHOD_LABELS, Report
+from adapters.slack.announce import prices_blocks, prices_text
 from bot.service import Reply, ReplyKind, request_to_compact_json
 from engine import Method, Request
 from engine.constants import MAX_SEQ_LEN
@@ -242,6 +243,8 @@ def estimate_message(
     lines = [f"*{escape(report.headline)}*"]
     if report.cost_line:
         lines.append(escape(report.cost_line))
+    if report.price_line:
+        lines.append("_Prices:_ " + escape(report.price_line))
     lines += [f"_{escape(n)}_" for n in report.notes]
     blocks.append(_section("\n".join(lines)))
 
@@ -326,7 +329,21 @@ def message_for(reply: Reply, *, command: str = "/ftcost", **kwargs: Any) -> dic
         return estimate_message(reply, **kwargs)
     if reply.kind is ReplyKind.ERROR:
         return error_message(reply, query=kwargs.get("query"), command=command)
+    if reply.kind is ReplyKind.PRICES:
+        return prices_message(reply)
     return text_message(reply, command=command)
+
+
+def prices_message(reply: Reply) -> dict[str, Any]:
+    """``prices`` / ``subscribe`` / ``unsubscribe``: the price table or a confirmation."""
+    price = reply.prices
+    if price is not None and price.view is not None:
+        return {
+            "text": _cut(escape(prices_text(price.view)), MAX_FALLBACK_TEXT),
+            "blocks": prices_blocks(price.view, price.subscription),
+        }
+    text = _cut(escape(reply.text), MAX_TEXT)
+    return {"text": _cut(escape(reply.text), MAX_FALLBACK_TEXT), "blocks": [_section(text)]}
 
 
 def invite_note(bot_user_id: str | None) -> str:
