@@ -266,7 +266,9 @@ class PriceSnapshot(_Model):
 
 
 def snapshot_id(taken_at: datetime) -> str:
-    return taken_at.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    """A sortable id from the snapshot's time, to the microsecond (two refreshes in one
+    second must not share an id)."""
+    return taken_at.astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
 # ------------------------------------------------------------------------------------------

@@ -398,7 +398,7 @@ def test_a_snapshot_round_trips_through_json(catalog: Catalog) -> None:
 
 
 def test_snapshot_ids_follow_the_time() -> None:
-    assert snap("aws").id == "20261201T060000Z"
+    assert snap("aws").id == "20261201T060000.000000Z"
 
 
 def test_price_changes_list_moved_cards_largest_first(catalog: Catalog) -> None:
