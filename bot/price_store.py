@@ -12,6 +12,7 @@ run in ``sending``: "in doubt", settled on the next run (see ``bot.announce``).
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -89,43 +90,57 @@ class AnnouncementRecord:
 
 
 class PriceStore(Protocol):
-    """The store methods the price refresh and announcements use (``bot.store.Store``
-    implements them)."""
+    """The store methods the price refresh and announcements use.
+
+    ``bot.store.Store`` inherits them (as abstract methods every backend must
+    implement); test doubles match the protocol structurally."""
 
     # -- locks (existing) -------------------------------------------------------------------
+    @abstractmethod
     async def acquire_lock(self, name: str, owner: str, ttl_s: float) -> bool: ...
 
+    @abstractmethod
     async def release_lock(self, name: str, owner: str) -> bool: ...
 
     # -- price snapshots --------------------------------------------------------------------
+    @abstractmethod
     async def save_price_snapshot(
         self, snapshot_id: str, taken_at: float, previous_id: str | None, document: str
     ) -> None:
         """Insert a snapshot (a second save of the same id is ignored)."""
 
+    @abstractmethod
     async def latest_price_snapshot(self) -> StoredSnapshot | None:
         """The snapshot with the latest ``taken_at``."""
 
+    @abstractmethod
     async def get_price_snapshot(self, snapshot_id: str) -> StoredSnapshot | None: ...
 
+    @abstractmethod
     async def mark_snapshot_announced(self, snapshot_id: str) -> None: ...
 
     # -- subscriptions ----------------------------------------------------------------------
+    @abstractmethod
     async def save_subscription(self, subscription: Subscription) -> None:
         """Insert or replace the subscription of ``(platform, channel)`` (clears ``gone``
         unless the record sets it)."""
 
+    @abstractmethod
     async def remove_subscription(self, platform: str, channel: str) -> bool:
         """True when there was one."""
 
+    @abstractmethod
     async def get_subscription(self, platform: str, channel: str) -> Subscription | None: ...
 
+    @abstractmethod
     async def list_subscriptions(self) -> list[Subscription]:
         """Every subscription, gone ones included, in creation order."""
 
+    @abstractmethod
     async def mark_subscription_gone(self, platform: str, channel: str, reason: str) -> None: ...
 
     # -- announcements ----------------------------------------------------------------------
+    @abstractmethod
     async def claim_announcement(
         self, snapshot_id: str, platform: str, channel: str, max_attempts: int
     ) -> AnnouncementRecord | None:
@@ -133,6 +148,7 @@ class PriceStore(Protocol):
         one with fewer than ``max_attempts`` attempts back to ``sending``; None when the
         record exists in any other state."""
 
+    @abstractmethod
     async def finish_announcement(
         self,
         snapshot_id: str,
@@ -143,8 +159,10 @@ class PriceStore(Protocol):
         detail: str | None = None,
     ) -> None: ...
 
+    @abstractmethod
     async def list_announcements(self, snapshot_id: str) -> list[AnnouncementRecord]: ...
 
     # -- the reference estimate -------------------------------------------------------------
+    @abstractmethod
     async def latest_channel_request(self, platform: str, channel: str) -> Request | None:
         """The request of the channel's most recently updated thread context."""

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.price_store import AnnouncementRecord, AnnouncementState, StoredSnapshot, Subscription
+from bot.price_store import PriceStore
 from bot.price_store_sqlite import PRICE_MIGRATION, SQLitePriceTables
 from engine import Request
 
@@ -72,7 +72,7 @@ class StoreError(Exception):
     """The store cannot be opened or used (a message for the operator)."""
 
 
-class Store(ABC):
+class Store(PriceStore, ABC):
     """Async state store. Open it once (``await store.open()``), close it on shutdown;
     ``async with store:`` does both."""
 
@@ -125,67 +125,6 @@ class Store(ABC):
     async def purge_expired(self, thread_ttl_s: float | None = None) -> int:
         """Delete expired event ids and locks, and thread contexts untouched for
         ``thread_ttl_s``; return how many rows went."""
-
-    # -- price snapshots (see bot.price_store.PriceStore) ---------------------------------
-    @abstractmethod
-    async def save_price_snapshot(
-        self, snapshot_id: str, taken_at: float, previous_id: str | None, document: str
-    ) -> None:
-        """Insert a snapshot (a second save of the same id is ignored)."""
-
-    @abstractmethod
-    async def latest_price_snapshot(self) -> StoredSnapshot | None:
-        """The snapshot with the latest ``taken_at``."""
-
-    @abstractmethod
-    async def get_price_snapshot(self, snapshot_id: str) -> StoredSnapshot | None: ...
-
-    @abstractmethod
-    async def mark_snapshot_announced(self, snapshot_id: str) -> None: ...
-
-    # -- subscriptions ----------------------------------------------------------------------
-    @abstractmethod
-    async def save_subscription(self, subscription: Subscription) -> None:
-        """Insert or replace the subscription of ``(platform, channel)``."""
-
-    @abstractmethod
-    async def remove_subscription(self, platform: str, channel: str) -> bool:
-        """True when there was one."""
-
-    @abstractmethod
-    async def get_subscription(self, platform: str, channel: str) -> Subscription | None: ...
-
-    @abstractmethod
-    async def list_subscriptions(self) -> list[Subscription]:
-        """Every subscription, gone ones included, in creation order."""
-
-    @abstractmethod
-    async def mark_subscription_gone(self, platform: str, channel: str, reason: str) -> None: ...
-
-    # -- announcements ----------------------------------------------------------------------
-    @abstractmethod
-    async def claim_announcement(
-        self, snapshot_id: str, platform: str, channel: str, max_attempts: int
-    ) -> AnnouncementRecord | None:
-        """Atomically claim the (snapshot, channel) announcement; None when taken."""
-
-    @abstractmethod
-    async def finish_announcement(
-        self,
-        snapshot_id: str,
-        platform: str,
-        channel: str,
-        state: AnnouncementState,
-        message_id: str | None = None,
-        detail: str | None = None,
-    ) -> None: ...
-
-    @abstractmethod
-    async def list_announcements(self, snapshot_id: str) -> list[AnnouncementRecord]: ...
-
-    @abstractmethod
-    async def latest_channel_request(self, platform: str, channel: str) -> Request | None:
-        """The request of the channel's most recently updated thread context."""
 
 
 # ------------------------------------------------------------------------------------------
