@@ -309,6 +309,15 @@ class FanoutResult:
         """Nothing left to do for this snapshot (as far as this replica can tell)."""
         return not self.locked_out and not self.failed and not self.in_doubt
 
+    def outcomes(self) -> list[tuple[str, str]]:
+        """``(platform, outcome)`` for every channel this run settled or left in doubt
+        (``skipped`` ones are not counted: an earlier run or another replica did them)."""
+        out = []
+        for outcome in ("sent", "gone", "failed", "unconfirmed", "in_doubt"):
+            for name in getattr(self, outcome):
+                out.append((name.split(":", 1)[0], outcome))
+        return out
+
 
 def _name(key: tuple[str, str]) -> str:
     return f"{key[0]}:{key[1]}"

@@ -21,6 +21,7 @@ Environment variables:
 ``FTCOST_STORE``             the state store: a SQLite file path (or ``sqlite:///path``)
 ``FTCOST_CONFIG``            the YAML file, when ``--config`` is not given
 ``FTCOST_LOG_LEVEL``         ``DEBUG``/``INFO``/``WARNING``/...
+``FTCOST_RATE_LIMIT``        commands per person per minute (default 20; 0: no limit)
 ==========================  =========================================================
 """
 
@@ -197,6 +198,13 @@ class Config(_Section):
     """A ``/healthz``-only server, for Socket Mode / Discord-only deployments."""
     slack_api_base_url: str = DEFAULT_SLACK_API_BASE_URL
     """Where the Slack Web API lives (a stand-in for tests and benchmarks)."""
+    rate_limit_per_minute: int = Field(default=20, ge=0, le=100_000)
+    """Commands one person may send per minute (slash commands, mentions, follow-ups,
+    button clicks), shared by replicas through the store; 0 turns the limit off."""
+    shutdown_timeout_s: float = Field(default=20.0, gt=0, le=600)
+    """On SIGTERM: how long replies in flight may take to finish before the process
+    exits anyway (keep it under the orchestrator's kill grace period, 30 s by default
+    in Docker and Kubernetes)."""
     estimate_threads: int = Field(default=0, ge=0, le=8)
     """Threads that run the estimator; 0 runs it on the event loop (it takes a few
     milliseconds, and the GIL makes a thread compete with the loop anyway)."""
@@ -268,6 +276,7 @@ _ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
     "DISCORD_API_BASE_URL": ("discord", "api_base_url"),
     "FTCOST_STORE": ("store", "path"),
     "FTCOST_LOG_LEVEL": ("log", "level"),
+    "FTCOST_RATE_LIMIT": ("rate_limit_per_minute",),
 }
 
 

@@ -21,6 +21,8 @@ import time
 from collections.abc import Iterable
 from typing import Any, TextIO
 
+from bot.metrics import record_command
+
 COMMAND_LOGGER = "ftcost.command"
 REDACTED = "[redacted]"
 # Slack tokens and the like, even ones the config does not know about.
@@ -134,7 +136,8 @@ def log_command(
     latency_ms: float,
     **extra: Any,
 ) -> None:
-    """The one structured line per handled command."""
+    """The one structured line per handled command (and its metrics)."""
+    record_command(platform, trigger, kind, outcome, latency_ms / 1000)
     fields: dict[str, Any] = {
         "event": "command",
         "platform": platform,

@@ -29,6 +29,7 @@ from pydantic import Field, field_validator
 
 from bot.announce import Fanout, FanoutResult, Poster, Target, plan_announcement
 from bot.cron import DEFAULT_SCHEDULE, CronSchedule
+from bot.metrics import record_announcement, record_refresh_run, record_refresh_source
 from bot.price_store import PRICE_REFRESH_LOCK, PriceStore, StoredSnapshot
 from bot.scheduler import Clock
 from catalog.price_sources import PriceSettings, refresh_prices
@@ -175,17 +176,25 @@ class PriceJob:
         if not await self.store.acquire_lock(PRICE_REFRESH_LOCK, self.owner, ttl):
             log.info("price refresh skipped: another replica holds the lock slot=%s",
                      slot.isoformat())  # fmt: skip
+            record_refresh_run("locked")
             await self.load()
             return RefreshOutcome("locked")
         try:
             latest = await self.store.latest_price_snapshot()
             if latest is not None and latest.taken_at >= slot.timestamp():
                 log.info("price refresh skipped: already done for slot=%s", slot.isoformat())
+                record_refresh_run("done")
                 self.book.update(latest.snapshot())
                 return RefreshOutcome("done", latest.snapshot())
             await self._resume(latest)
             previous = latest.snapshot() if latest else None
-            snapshot = await self.fetch(self.config, self.catalog, previous, self.clock.now())
+            try:
+                snapshot = await self.fetch(self.config, self.catalog, previous, self.clock.now())
+            except Exception:
+                record_refresh_run("failed")
+                raise
+            for source in snapshot.sources:
+                record_refresh_source(source.name, source.ok)
             await self.store.save_price_snapshot(
                 snapshot.id, snapshot.taken_at.timestamp(),
                 previous.id if previous else None, snapshot.to_json(),
@@ -196,6 +205,7 @@ class PriceJob:
                      len(snapshot.held_back))  # fmt: skip
         finally:
             await self.store.release_lock(PRICE_REFRESH_LOCK, self.owner)
+        record_refresh_run("refreshed")
         result = await self.announce(snapshot, previous)
         return RefreshOutcome("refreshed", snapshot, result)
 
@@ -227,6 +237,8 @@ class PriceJob:
             max_attempts=self.config.announce_max_attempts,
         )  # fmt: skip
         result = await fanout.run(snapshot.id, targets)
+        for platform, outcome in result.outcomes():
+            record_announcement(platform, outcome)
         if result.complete:
             await self.store.mark_snapshot_announced(snapshot.id)
         return result

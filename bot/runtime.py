@@ -26,7 +26,11 @@ from aiohttp import web
 from bot.announce import Poster
 from bot.config import Config
 from bot.cron import CronSchedule
+from bot.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from bot.metrics import render as render_metrics
+from bot.price_store import PRICE_ANNOUNCE_LOCK, PRICE_REFRESH_LOCK
 from bot.prices import Fetch, PriceBook, PriceJob
+from bot.ratelimit import RateLimiter
 from bot.scheduler import Clock, Scheduler, SystemClock
 from bot.service import Service
 from bot.store import Store, open_store_from
@@ -106,8 +110,9 @@ class Runtime:
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.book = PriceBook(default_catalog(), config.prices)
         self.service = Service(
-            self.store, workers=config.estimate_threads, book=self.book, clock=self.clock
-        )
+            self.store, workers=config.estimate_threads, book=self.book, clock=self.clock,
+            limiter=RateLimiter(self.store, config.rate_limit_per_minute),
+        )  # fmt: skip
         self.price_job = PriceJob(
             self.store, self.book, config.prices, self.clock,
             fetch=price_fetch if price_fetch is not None else refresh_prices,
@@ -123,6 +128,8 @@ class Runtime:
         self.port: int | None = None
         """The bound port of the main HTTP server (useful with ``port: 0``)."""
         self.health_port: int | None = None
+        self.stopping = False
+        """Set by :meth:`stop`: ``/healthz`` answers 503 so a load balancer drains us."""
 
     def runner(self, name: str) -> PlatformRunner:
         return next(r for r in self.runners if r.name == name)
@@ -162,26 +169,49 @@ class Runtime:
         )
 
     async def stop(self) -> None:
+        """Graceful shutdown (SIGTERM): stop taking new work (close the HTTP listeners,
+        the Slack socket, Discord's handlers), let replies in flight finish (up to
+        ``shutdown_timeout_s``), stop the price jobs and give up their store locks, then
+        close the store."""
+        self.stopping = True
+        timeout = self.config.shutdown_timeout_s
+        for site in self._sites:
+            # Closes the listening socket at once, then waits (up to the runner's
+            # shutdown_timeout) for the requests being handled.
+            await site.cleanup()
+        self._sites.clear()
+        for runner in self.runners:
+            try:
+                await runner.stop(timeout)
+            except Exception:
+                log.exception("stopping %s failed", runner.name)
         await self._stop_prices()
+        await self._release_locks()
         if self._purge_task is not None:
             self._purge_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._purge_task
             self._purge_task = None
-        for site in self._sites:
-            await site.cleanup()
-        self._sites.clear()
-        for runner in self.runners:
-            try:
-                await runner.stop()
-            except Exception:
-                log.exception("stopping %s failed", runner.name)
         await self.store.close()
         self.service.close()
 
+    async def _release_locks(self) -> None:
+        """Give up the price locks this replica may hold (an interrupted refresh or fan-out
+        releases them itself; this covers the rest), so another replica need not wait for
+        their expiry."""
+        for name in (PRICE_REFRESH_LOCK, PRICE_ANNOUNCE_LOCK):
+            try:
+                if await self.store.release_lock(name, self.price_job.owner):
+                    log.info("released lock %s", name)
+            except Exception as exc:  # the store is gone or closed: the lock expires
+                log.warning("cannot release lock %s: %s", name, type(exc).__name__)
+
     # -- HTTP -----------------------------------------------------------------------------
     async def _serve(self, app: web.Application, host: str, port: int) -> int:
-        site_runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        site_runner = web.AppRunner(
+            app, access_log=None, handle_signals=False,
+            shutdown_timeout=self.config.shutdown_timeout_s,
+        )  # fmt: skip
         await site_runner.setup()
         site = web.TCPSite(site_runner, host, port, backlog=1024)
         try:
@@ -198,14 +228,22 @@ class Runtime:
         health_port = self.config.health_port
         if routes:
             app = web.Application()
-            app.add_routes([*routes, web.get("/healthz", self.healthz)])
+            app.add_routes([*routes, *self._ops_routes()])
             self.port = await self._serve(app, host, self.config.port)
             if health_port is not None and health_port == self.config.port:
                 self.health_port = self.port
         if health_port is not None and self.health_port is None:
             app = web.Application()
-            app.add_routes([web.get("/healthz", self.healthz)])
+            app.add_routes(self._ops_routes())
             self.health_port = await self._serve(app, host, health_port)
+
+    def _ops_routes(self) -> list[web.RouteDef]:
+        return [web.get("/healthz", self.healthz), web.get("/metrics", self.metrics)]
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        """Prometheus' text format (see :mod:`bot.metrics`)."""
+        body = render_metrics()
+        return web.Response(body=body, headers={"Content-Type": METRICS_CONTENT_TYPE})
 
     async def health(self) -> tuple[bool, dict[str, Any]]:
         store_ok = await self.store.ping()
@@ -215,9 +253,9 @@ class Runtime:
                 platforms[runner.name] = await runner.health()
             except Exception as exc:
                 platforms[runner.name] = {"ok": False, "error": type(exc).__name__}
-        ok = store_ok and all(p.get("ok") for p in platforms.values())
-        return ok, {"status": "ok" if ok else "unhealthy", "store": store_ok,
-                    "platforms": platforms}
+        ok = store_ok and all(p.get("ok") for p in platforms.values()) and not self.stopping
+        status = "stopping" if self.stopping else "ok" if ok else "unhealthy"
+        return ok, {"status": status, "store": store_ok, "platforms": platforms}
 
     async def healthz(self, request: web.Request) -> web.Response:
         ok, body = await self.health()

@@ -18,7 +18,9 @@ is a plain function; the async methods add the store around it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,15 +31,24 @@ from adapters.help import EXAMPLES, QUERY_HELP
 from adapters.listings import gpu_listing, model_listing
 from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.report import METHOD_LABELS, Report, build_report, fmt_tokens
+from bot.metrics import record_store_unavailable
 from bot.price_service import PriceCommands, PriceContext, PriceReply
 from bot.prices import PriceBook
+from bot.ratelimit import RateLimiter, limited_message
 from bot.scheduler import Clock, SystemClock
-from bot.store import Store, ThreadContext, ThreadKey
+from bot.store import Store, StoreUnavailable, ThreadContext, ThreadKey
 from catalog.loader import default_catalog
 from engine import Method, Request, estimate
 from engine.specs import Catalog
 
 T = TypeVar("T")
+
+log = logging.getLogger("ftcost.bot")
+
+CONTEXT_UNAVAILABLE_NOTE = (
+    "Context unavailable: I can't reach my store right now, so this is a fresh estimate "
+    "from your message alone, not a change to the estimate above."
+)
 
 HELP_WORDS = frozenset({"", "help", "?", "-h", "--help", "usage"})
 MODELS_WORDS = frozenset({"models", "model", "list models", "models list"})
@@ -54,6 +65,8 @@ class ReplyKind(StrEnum):
     ERROR = "error"
     PRICES = "prices"
     """``prices`` / ``subscribe`` / ``unsubscribe``: see :attr:`Reply.prices`."""
+    LIMITED = "limited"
+    """The per-user rate limit refused this one (``text`` says when to retry)."""
 
 
 class Trigger(StrEnum):
@@ -208,8 +221,11 @@ class Service:
         workers: int = 0,
         book: PriceBook | None = None,
         clock: Clock | None = None,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self.store = store
+        self.limiter = limiter
+        """The per-user rate limit (None: no limit, e.g. the terminal and most tests)."""
         if catalog is None:
             catalog = book.base if book is not None else default_catalog()
         self.catalog = catalog
@@ -279,24 +295,88 @@ class Service:
             changes=changes,
         )
 
+    def answer_without_context(self, text: str, workspace: str | None = None) -> Reply:
+        """A follow-up whose thread context can't be read (the store is unreachable):
+        a fresh estimate from the text alone, saying so; or, when the text is not a whole
+        query ("what if 8k seq?"), a message saying what is missing and how to ask."""
+        reply = self.answer(text, None, workspace)
+        if reply.kind is ReplyKind.ESTIMATE and reply.report is not None:
+            report = dataclasses.replace(
+                reply.report, notes=[CONTEXT_UNAVAILABLE_NOTE, *reply.report.notes]
+            )
+            return dataclasses.replace(reply, report=report)
+        if reply.kind is ReplyKind.ERROR:
+            quoted = " ".join(str(text).split())[:200]
+            return Reply(
+                ReplyKind.ERROR,
+                text=(
+                    "Context unavailable: I can't reach my store right now, so I don't "
+                    f"know which estimate “{quoted}” should change. Ask again with the whole "
+                    "query, e.g. `70b qlora 50M tokens seq 8k`."
+                ),
+            )
+        return reply
+
     # -- with the store ---------------------------------------------------------------------
+    async def admit(self, platform: str, user: str | None) -> Reply | None:
+        """None when ``user`` may run a command now; otherwise the polite refusal (a
+        :attr:`ReplyKind.LIMITED` reply, for the asker only)."""
+        if self.limiter is None:
+            return None
+        verdict = await self.limiter.check(platform, user)
+        if verdict.allowed:
+            return None
+        return Reply(
+            ReplyKind.LIMITED,
+            text=limited_message(verdict, self.limiter.per_minute),
+            title="One moment",
+        )
+
     async def thread(self, key: ThreadKey | None) -> ThreadContext | None:
+        """The thread's stored context (None: none, or no store). Raises
+        :class:`StoreUnavailable` when the store can't be reached: callers decide between
+        silence and :meth:`answer_without_context`."""
         if key is None or self.store is None:
             return None
-        return await self.store.get_thread(key)
+        try:
+            return await self.store.get_thread(key)
+        except StoreUnavailable:
+            record_store_unavailable("get_thread")
+            raise
+
+    async def first_seen(self, event_id: str, ttl_s: float) -> bool:
+        """Retry de-duplication: False when ``event_id`` was already handled. Without a
+        store, or while it is unreachable, every event counts as new (a rare duplicate
+        reply beats a lost one)."""
+        if self.store is None:
+            return True
+        try:
+            return await self.store.first_seen(event_id, ttl_s)
+        except StoreUnavailable:
+            record_store_unavailable("first_seen")
+            log.warning("store unavailable: cannot de-duplicate event %s", event_id)
+            return True
 
     async def handle(self, text: str, ctx: Context) -> Reply | None:
         """Answer ``text`` from ``ctx``. For a follow-up (``ctx.followup``) the thread's
         stored request is the base; None when the thread has no context (a thread the
         bot did not start: stay quiet). The estimate runs through :meth:`run`.
-        ``prices`` / ``subscribe`` / ``unsubscribe`` go to the price commands."""
+        ``prices`` / ``subscribe`` / ``unsubscribe`` go to the price commands. The rate
+        limit applies first; with the store unreachable a follow-up gets
+        :meth:`answer_without_context`."""
+        limited = await self.admit(ctx.platform, ctx.user)
+        if limited is not None:
+            return limited
         if not ctx.followup:
             price_reply = await self.price_reply(text, ctx)
             if price_reply is not None:
                 return price_reply
         previous = None
         if ctx.followup:
-            context = await self.thread(ctx.key)
+            try:
+                context = await self.thread(ctx.key)
+            except StoreUnavailable:
+                return await self.run(self.answer_without_context, text, ctx.workspace)
             if context is None:
                 return None
             previous = context.request
@@ -306,7 +386,17 @@ class Service:
         """The reply to a price command (``prices``, ``subscribe ...``, ``unsubscribe``),
         or None when ``text`` is not one."""
         pctx = PriceContext(ctx.platform, ctx.channel, ctx.workspace, ctx.user, ctx.can_manage)
-        reply = await self.prices.handle(text, pctx)
+        try:
+            reply = await self.prices.handle(text, pctx)
+        except StoreUnavailable:
+            record_store_unavailable("prices")
+            return Reply(
+                ReplyKind.ERROR,
+                text=(
+                    "Price subscriptions are unavailable right now: I can't reach my store. "
+                    "Estimates still work; try this again in a few minutes."
+                ),
+            )
         if reply is None:
             return None
         return Reply(ReplyKind.PRICES, text=reply.text, title="GPU prices", prices=reply)
@@ -316,4 +406,9 @@ class Service:
         or for replies that are not estimates)."""
         if self.store is None or reply.request is None or reply.kind is not ReplyKind.ESTIMATE:
             return
-        await self.store.save_thread(key, reply.request, message_id)
+        try:
+            await self.store.save_thread(key, reply.request, message_id)
+        except StoreUnavailable:
+            # The reply is out already; only its thread's follow-ups lose their base.
+            record_store_unavailable("save_thread")
+            log.warning("store unavailable: thread context not saved key=%s", key)

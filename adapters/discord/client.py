@@ -57,12 +57,15 @@ from adapters.report import METHOD_LABELS
 from bot.logs import log_command
 from bot.price_service import price_command
 from bot.service import Context, Reply, ReplyKind, Service
-from bot.store import ThreadKey
+from bot.store import StoreUnavailable, ThreadKey
 from engine import Method, Request
 from engine.specs import Catalog
 
 PLATFORM = "discord"
 NO_MENTIONS = discord.AllowedMentions.none()
+LIMITED_NOTICE_S = 60.0
+"""A rate-limit notice on a plain message (which can't be private) deletes itself after
+this many seconds."""
 ARCHIVE_DURATIONS = (60, 1440, 4320, 10080)
 
 log = logging.getLogger(__name__)
@@ -217,8 +220,36 @@ class FtcostMixin:
         return await self.service.price_reply(query, ctx)
 
     async def _context(self, key: ThreadKey | None) -> Request | None:
-        ctx = await self.service.thread(key)
-        return ctx.request if ctx is not None else None
+        """The stored request of ``key``; None when there is none or the store can't be
+        reached (see :meth:`_lookup` to tell the two apart)."""
+        return (await self._lookup(key))[0]
+
+    async def _lookup(self, key: ThreadKey | None) -> tuple[Request | None, bool]:
+        """``(stored request or None, store unreachable?)``."""
+        try:
+            ctx = await self.service.thread(key)
+        except StoreUnavailable:
+            return None, True
+        return (ctx.request if ctx is not None else None), False
+
+    async def _limited(self, interaction: discord.Interaction, start: float,
+                       trigger: str) -> bool:
+        """Refuse an interaction over the per-user rate limit (privately); True if so."""
+        user = str(interaction.user.id) if interaction.user else None
+        reply = await self.service.admit(PLATFORM, user)
+        if reply is None:
+            return False
+        embeds, _, _ = self._render(reply)
+        if interaction.response.is_done():
+            await interaction.followup.send(
+                embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS
+            )
+        else:
+            await interaction.response.send_message(
+                embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS
+            )
+        self._log(trigger, reply, "ephemeral", start)
+        return True
 
     async def _remember(
         self, where: Where, message_id: int | None, reply: Reply, carried: bool
@@ -291,6 +322,8 @@ class FtcostMixin:
         self, interaction: discord.Interaction, query: str, options: Options
     ) -> None:
         start = time.perf_counter()
+        if await self._limited(interaction, start, "command"):
+            return
         where = Where.of(interaction.channel, interaction.channel_id)
         previous = await self._context(where.thread_key()) if where.thread else None
         reply = None if previous is not None else await self._price_reply(
@@ -373,6 +406,8 @@ class FtcostMixin:
         message = interaction.message
         if message is None:
             return
+        if await self._limited(interaction, start, "button"):
+            return
         base = action.request
         if base is None:
             base = await self._context(message_key(message.channel.id, message.id))
@@ -452,17 +487,45 @@ class FtcostMixin:
         if not mentioned and not (self.settings.message_content and text):
             return
         where = Where(str(thread.parent_id), str(thread.id))
-        previous = await self._context(where.thread_key())
-        if previous is None and not mentioned:
+        previous, unavailable = await self._lookup(where.thread_key())
+        me = self.user  # type: ignore[attr-defined]
+        ours = unavailable and me is not None and thread.owner_id == me.id
+        if previous is None and not mentioned and not ours:
             return  # a thread the bot has no estimate in
-        reply = await self._answer(text, NO_OPTIONS, previous, _guild_workspace(message))
+        if await self._limited_message(message, start):
+            return
+        workspace = _guild_workspace(message)
+        if previous is None and unavailable:
+            reply = await self.service.run(
+                self.service.answer_without_context, text, workspace
+            )
+        else:
+            reply = await self._answer(text, NO_OPTIONS, previous, workspace)
         if reply.kind is ReplyKind.ERROR and not mentioned:
             self._log("followup", reply, "ignored", start)
             return
         await self._post_reply(message, thread, where, reply, text, start, "followup",
                                reference=mentioned)
 
+    async def _limited_message(self, message: discord.Message, start: float) -> bool:
+        """Refuse a message over the per-user rate limit; True if so. A plain message
+        can't be answered privately, so the notice deletes itself after a minute."""
+        reply = await self.service.admit(PLATFORM, str(message.author.id))
+        if reply is None:
+            return False
+        embeds, _, _ = self._render(reply)
+        with contextlib.suppress(discord.HTTPException):
+            await message.channel.send(
+                embeds=embeds, allowed_mentions=NO_MENTIONS, delete_after=LIMITED_NOTICE_S,
+                reference=message.to_reference(fail_if_not_exists=False),
+                mention_author=False,
+            )
+        self._log("mention", reply, "limited", start)
+        return True
+
     async def _channel_mention(self, message: discord.Message, text: str, start: float) -> None:
+        if await self._limited_message(message, start):
+            return
         where = Where(str(message.channel.id))
         ref = message.reference
         if ref is not None and ref.message_id is not None and ref.channel_id == message.channel.id:

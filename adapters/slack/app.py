@@ -57,7 +57,7 @@ from bot.config import Config, SlackMode
 from bot.logs import log_command
 from bot.price_service import price_command
 from bot.service import Context, Reply, ReplyKind, Service, Trigger, request_from_json
-from bot.store import ThreadKey
+from bot.store import StoreUnavailable, ThreadKey
 from engine import Request
 
 PLATFORM = "slack"
@@ -205,10 +205,10 @@ class SlackBot:
 
     async def _first_delivery(self, body: dict[str, Any]) -> bool:
         event_id = body.get("event_id")
-        if not event_id or self.service.store is None:
+        if not event_id:
             return True
         key = f"slack:{body.get('team_id', '')}:{event_id}"
-        return await self.service.store.first_seen(key, self.config.store.seen_ttl_hours * 3600)
+        return await self.service.first_seen(key, self.config.store.seen_ttl_hours * 3600)
 
     async def _price_reply(
         self, text: str, channel: str | None, user: str | None, workspace: str | None
@@ -355,9 +355,13 @@ class SlackBot:
         async def work() -> tuple[str, str]:
             text = slack_to_plain(command.get("text") or "", self._bot_id(bot_user_id))
             workspace = _workspace(command.get("team_id"))
-            reply = await self._price_reply(
-                text, command.get("channel_id"), command.get("user_id"), workspace
-            ) or await self._compute(self.service.answer, text, None, workspace)
+            reply = (
+                await self.service.admit(PLATFORM, command.get("user_id"))
+                or await self._price_reply(
+                    text, command.get("channel_id"), command.get("user_id"), workspace
+                )
+                or await self._compute(self.service.answer, text, None, workspace)
+            )
             outcome = await self.deliver(
                 reply,
                 channel=command["channel_id"],
@@ -382,9 +386,13 @@ class SlackBot:
                 return None
             text = slack_to_plain(event.get("text") or "", self._bot_id(bot_user_id))
             workspace = _workspace(body.get("team_id"))
-            reply = await self._price_reply(
-                text, event.get("channel"), event.get("user"), workspace
-            ) or await self._compute(self.service.answer, text, None, workspace)
+            reply = (
+                await self.service.admit(PLATFORM, event.get("user"))
+                or await self._price_reply(
+                    text, event.get("channel"), event.get("user"), workspace
+                )
+                or await self._compute(self.service.answer, text, None, workspace)
+            )
             outcome = await self.deliver(
                 reply,
                 channel=event["channel"],
@@ -417,14 +425,26 @@ class SlackBot:
     ) -> None:
         async def work() -> tuple[str, str] | None:
             channel, thread_ts = event["channel"], event["thread_ts"]
-            context = await self.service.thread(ThreadKey(PLATFORM, channel, thread_ts))
-            if context is None:  # a thread the bot didn't start
-                return None
-            if not await self._first_delivery(body):
-                return None
             text = slack_to_plain(event.get("text") or "", self._bot_id(bot_user_id))
             workspace = _workspace(body.get("team_id"))
-            reply = await self._compute(self.service.answer, text, context.request, workspace)
+            try:
+                context = await self.service.thread(ThreadKey(PLATFORM, channel, thread_ts))
+            except StoreUnavailable:
+                # Only threads under the bot's own message: elsewhere stay quiet.
+                if event.get("parent_user_id") != self._bot_id(bot_user_id):
+                    return None
+                base = None
+            else:
+                if context is None:  # a thread the bot didn't start
+                    return None
+                base = context.request
+            if not await self._first_delivery(body):
+                return None
+            reply = await self.service.admit(PLATFORM, event.get("user"))
+            if reply is None and base is None:
+                reply = await self._compute(self.service.answer_without_context, text, workspace)
+            elif reply is None:
+                reply = await self._compute(self.service.answer, text, base, workspace)
             if reply.kind is ReplyKind.ERROR and self.config.slack.followup_errors == "ignore":
                 return reply.kind.value, "ignored"
             outcome = await self.deliver(
@@ -455,7 +475,10 @@ class SlackBot:
                     return request_from_json(value)
                 except ValueError:
                     continue
-        context = await self.service.thread(ThreadKey(PLATFORM, channel, thread_ts))
+        try:
+            context = await self.service.thread(ThreadKey(PLATFORM, channel, thread_ts))
+        except StoreUnavailable:
+            return None
         return context.request if context else None
 
     async def answer_action(
@@ -478,6 +501,11 @@ class SlackBot:
             )
             if not channel or not thread_ts:
                 return None
+            limited = await self.service.admit(PLATFORM, user)
+            if limited is not None:
+                return limited.kind.value, await self._ephemeral(
+                    message_for(limited, command=self.command), channel, user, None, respond
+                )
             base = await self._base_request(body, action, channel, thread_ts)
             if base is None:
                 return "error", await self._expired(channel, user, respond)
