@@ -10,6 +10,16 @@ What is kept:
 * **locks** with an expiry (:meth:`Store.acquire_lock`): at most one holder per name
   until it releases or the lock expires, e.g. for a periodic job run by one of several
   replicas.
+* a **string cache** with expiry (:meth:`Store.cache_get` / :meth:`Store.cache_put`),
+  e.g. Hugging Face Hub config lookups shared by replicas;
+* **fixed-window counters** (:meth:`Store.hit`), e.g. a per-user rate limit shared by
+  replicas;
+* the price records of :class:`bot.price_store.PriceStore`.
+
+Backends: :class:`SQLiteStore` (below, the default) and ``bot.store_redis.RedisStore``;
+:func:`open_store_from` picks one from a location (``STORE_URL``). A backend that cannot
+be reached raises :class:`StoreUnavailable` (a :class:`StoreError`), which callers catch
+to degrade gracefully.
 
 The interface is backend-neutral (keys are strings, values JSON, times are epoch
 seconds): a Redis backend maps threads to hashes, ``first_seen`` to ``SET NX EX``
@@ -33,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import sqlite3
 import time
 from abc import ABC, abstractmethod
@@ -70,6 +81,12 @@ class ThreadContext:
 
 class StoreError(Exception):
     """The store cannot be opened or used (a message for the operator)."""
+
+
+class StoreUnavailable(StoreError):
+    """The backend cannot be reached right now (connection refused or reset, timeout,
+    a server still loading). Transient: callers catch it to degrade gracefully (answer
+    without a thread context, skip a rate limit, ...), and the next call tries again."""
 
 
 class Store(PriceStore, ABC):
@@ -120,11 +137,30 @@ class Store(PriceStore, ABC):
     async def release_lock(self, name: str, owner: str) -> bool:
         """Release ``name`` if ``owner`` holds it; True when something was released."""
 
+    # -- a string cache with expiry ---------------------------------------------------------
+    @abstractmethod
+    async def cache_get(self, key: str) -> str | None:
+        """The value last put under ``key``; None when absent or expired."""
+
+    @abstractmethod
+    async def cache_put(self, key: str, value: str, ttl_s: float) -> None:
+        """Store ``value`` under ``key`` for ``ttl_s`` seconds (replacing any value; a
+        ``ttl_s`` of zero or less stores nothing and drops the old value)."""
+
+    # -- fixed-window counters --------------------------------------------------------------
+    @abstractmethod
+    async def hit(self, key: str, window_s: float) -> int:
+        """Count one hit of ``key`` in the current window (window index
+        ``floor(now / window_s)``, ``now`` in epoch seconds) and return the window's count
+        including this hit. A new window starts from 1; old windows expire. For a rate limit
+        shared by replicas."""
+
     # -- housekeeping -----------------------------------------------------------------------
     @abstractmethod
     async def purge_expired(self, thread_ttl_s: float | None = None) -> int:
-        """Delete expired event ids and locks, and thread contexts untouched for
-        ``thread_ttl_s``; return how many rows went."""
+        """Delete expired event ids, locks, cache entries and counter windows, and thread
+        contexts untouched for ``thread_ttl_s``; return how many records went (a backend
+        whose records expire by themselves counts only what it deleted)."""
 
 
 # ------------------------------------------------------------------------------------------
@@ -162,6 +198,27 @@ MIGRATIONS: list[Migration] = [
         """,
     ),
     PRICE_MIGRATION,
+    (
+        3,
+        "string cache, fixed-window counters",
+        """
+        CREATE TABLE cache (
+            key        TEXT PRIMARY KEY,
+            value      TEXT NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE INDEX cache_expires_at ON cache (expires_at);
+        CREATE TABLE hits (
+            key        TEXT NOT NULL,
+            window_s   REAL NOT NULL,
+            window_index INTEGER NOT NULL,
+            count      INTEGER NOT NULL,
+            expires_at REAL NOT NULL,
+            PRIMARY KEY (key, window_s)
+        );
+        CREATE INDEX hits_expires_at ON hits (expires_at);
+        """,
+    ),
 ]
 
 
@@ -344,6 +401,58 @@ class SQLiteStore(SQLitePriceTables, Store):
 
         return await self._run(q)
 
+    # -- cache ------------------------------------------------------------------------------
+    async def cache_get(self, key: str) -> str | None:
+        now = self._clock()
+
+        def q(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
+            return conn.execute(
+                "SELECT value FROM cache WHERE key = ? AND expires_at > ?", (key, now)
+            ).fetchone()
+
+        row = await self._run(q)
+        return None if row is None else str(row[0])
+
+    async def cache_put(self, key: str, value: str, ttl_s: float) -> None:
+        now = self._clock()
+
+        def q(conn: sqlite3.Connection) -> None:
+            if ttl_s <= 0:
+                conn.execute("DELETE FROM cache WHERE key = ?", (key,))
+                return
+            conn.execute(
+                "INSERT INTO cache (key, value, expires_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value,"
+                " expires_at = excluded.expires_at",
+                (key, value, now + ttl_s),
+            )
+
+        await self._run(q)
+
+    # -- counters ---------------------------------------------------------------------------
+    async def hit(self, key: str, window_s: float) -> int:
+        if window_s <= 0:
+            raise ValueError(f"window_s must be positive, not {window_s}")
+        now = self._clock()
+        window = math.floor(now / window_s)
+
+        def q(conn: sqlite3.Connection) -> int:
+            # One row per (key, window length) holding the current window: a hit in a
+            # later window restarts the count at 1.
+            row = conn.execute(
+                "INSERT INTO hits (key, window_s, window_index, count, expires_at)"
+                " VALUES (?, ?, ?, 1, ?)"
+                " ON CONFLICT (key, window_s) DO UPDATE SET"
+                " count = CASE WHEN hits.window_index = excluded.window_index"
+                " THEN hits.count + 1 ELSE 1 END,"
+                " window_index = excluded.window_index, expires_at = excluded.expires_at"
+                " RETURNING count",
+                (key, window_s, window, (window + 1) * window_s),
+            ).fetchone()
+            return int(row[0])
+
+        return await self._run(q)
+
     # -- housekeeping -----------------------------------------------------------------------
     async def purge_expired(self, thread_ttl_s: float | None = None) -> int:
         now = self._clock()
@@ -351,6 +460,8 @@ class SQLiteStore(SQLitePriceTables, Store):
         def q(conn: sqlite3.Connection) -> int:
             n = conn.execute("DELETE FROM seen_events WHERE expires_at <= ?", (now,)).rowcount
             n += conn.execute("DELETE FROM locks WHERE expires_at <= ?", (now,)).rowcount
+            n += conn.execute("DELETE FROM cache WHERE expires_at <= ?", (now,)).rowcount
+            n += conn.execute("DELETE FROM hits WHERE expires_at <= ?", (now,)).rowcount
             if thread_ttl_s is not None:
                 n += conn.execute(
                     "DELETE FROM threads WHERE updated_at <= ?", (now - thread_ttl_s,)
