@@ -1,0 +1,154 @@
+"""The container files: no Docker engine runs here, so these read the Dockerfile, the
+compose file and .dockerignore as text and check what a reviewer would."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def instructions() -> list[tuple[str, str]]:
+    """``(INSTRUCTION, arguments)`` with continuation lines joined and comments dropped."""
+    text = (ROOT / "Dockerfile").read_text()
+    text = re.sub(r"\\\n", " ", text)
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+def only(name: str) -> str:
+    found = [args for word, args in instructions() if word == name]
+    assert len(found) == 1, f"expected one {name}, found {found}"
+    return found[0]
+
+
+def dockerignore() -> list[str]:
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")]
+
+
+def ignored(path: str) -> bool:
+    return any(
+        fnmatch.fnmatch(path, pattern.rstrip("/")) or path.startswith(pattern.rstrip("/") + "/")
+        or fnmatch.fnmatch(Path(path).name, pattern)
+        for pattern in dockerignore()
+    )  # fmt: skip
+
+
+def compose() -> dict:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+# -- Dockerfile ------------------------------------------------------------------------------
+def test_base_image_is_a_slim_python_of_a_supported_version():
+    image = only("FROM")
+    match = re.fullmatch(r"python:3\.(\d+)-slim(-\w+)?", image)
+    assert match and int(match.group(1)) >= 11
+
+
+def test_entry_point_is_python_dash_m_bot():
+    assert json.loads(only("ENTRYPOINT")) == ["python", "-m", "bot"]
+
+
+def test_runs_as_a_non_root_user_created_in_the_image():
+    user = only("USER")
+    assert user not in {"root", "0", "0:0"}
+    runs = " ".join(args for word, args in instructions() if word == "RUN")
+    assert "useradd" in runs and user in runs
+
+
+def test_healthcheck_requests_healthz():
+    check = only("HEALTHCHECK")
+    assert "/healthz" in check
+    assert "--interval" in check and "--timeout" in check
+
+
+def test_dependencies_come_from_the_project_metadata():
+    runs = " ".join(args for word, args in instructions() if word == "RUN")
+    assert re.search(r"pip install (--\S+ )*\.(\s|$)", runs)
+    copied = " ".join(args for word, args in instructions() if word == "COPY")
+    assert "pyproject.toml" in copied
+
+
+def test_every_project_package_is_copied_into_the_image():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = [p.rstrip("*") for p in meta["tool"]["setuptools"]["packages"]["find"]["include"]]
+    copies = [args.split()[0] for word, args in instructions() if word == "COPY"]
+    for package in packages:
+        assert package in copies, f"{package}/ is not copied"
+
+
+def test_no_secret_is_baked_into_the_image():
+    for word, args in instructions():
+        if word in {"ENV", "ARG"}:
+            assert not re.search(r"TOKEN|SECRET|PASSWORD", args), args
+
+
+def test_configuration_is_by_environment_with_a_persistent_data_volume():
+    env = " ".join(args for word, args in instructions() if word == "ENV")
+    assert "STORE_URL=sqlite:////data/" in env
+    assert "/data" in only("VOLUME")
+
+
+# -- .dockerignore ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "path",
+    [".env", "prod.env", ".env.local", "ftcost-bot.sqlite3", "state/ftcost.sqlite3",
+     "ftcost.yml", ".git", ".venv", "tests", "bot/__pycache__/x.pyc"],
+)  # fmt: skip
+def test_dockerignore_keeps_secrets_local_state_and_dev_files_out(path):
+    assert ignored(path)
+
+
+@pytest.mark.parametrize(
+    "path", ["pyproject.toml", "README.md", "bot/__main__.py", "catalog/models.yaml"]
+)
+def test_dockerignore_keeps_what_the_build_copies(path):
+    assert not ignored(path)
+
+
+# -- docker-compose.yml -----------------------------------------------------------------------
+def test_compose_runs_the_bot_on_redis():
+    services = compose()["services"]
+    assert set(services) >= {"bot", "redis"}
+    bot = services["bot"]
+    assert bot["build"] == "."
+    assert bot["environment"]["STORE_URL"].startswith("redis://redis:")
+    assert "redis" in bot["depends_on"]
+    assert "healthcheck" in services["redis"]
+
+
+def test_compose_takes_secrets_from_an_env_file_not_inline():
+    bot = compose()["services"]["bot"]
+    assert bot["env_file"]
+    for name in bot["environment"]:
+        assert not re.search(r"TOKEN|SECRET", name)
+
+
+def test_compose_gives_shutdown_more_time_than_the_bot_takes():
+    bot = compose()["services"]["bot"]
+    grace_s = int(str(bot["stop_grace_period"]).rstrip("s"))
+    config = load_config(ROOT / "ftcost.example.yml", {})
+    assert grace_s > config.shutdown_timeout_s
+
+
+def test_example_configuration_is_valid_and_mounted_by_compose():
+    config = load_config(ROOT / "ftcost.example.yml", {})
+    assert config.rate_limit_per_minute == 20
+    bot = compose()["services"]["bot"]
+    mounted = {v.split(":")[1]: v.split(":")[0] for v in bot["volumes"]}
+    assert bot["environment"]["FTCOST_CONFIG"] in mounted
