@@ -4,6 +4,7 @@
     ftcost-bot [--config FILE] check-config   validate the configuration, show what would run
     ftcost-bot manifest                   print the Slack app manifest (for "create from manifest")
     ftcost-bot sync-commands [--guild ID] register the Discord slash commands
+    ftcost-bot backup DEST                copy the SQLite store to DEST while the bot runs
 
 Exit status: 0 after a clean stop, 2 for a configuration problem (no credentials, an
 unknown or invalid YAML key: the message names it), 1 when a platform or the store
@@ -97,6 +98,50 @@ def _manifest(args: argparse.Namespace, config: Config | None, out: TextIO) -> i
     return 0
 
 
+def _sqlite_path(location: str) -> str | None:
+    """The file of a SQLite store location (None for other backends and ``:memory:``)."""
+    for prefix in ("sqlite:///", "sqlite://"):
+        if location.startswith(prefix):
+            location = location[len(prefix) :]
+            break
+    else:
+        if "://" in location:
+            return None
+    return location if location and location != ":memory:" else None
+
+
+def _backup(args: argparse.Namespace, config: Config, out: TextIO) -> int:
+    """An online, consistent copy with SQLite's backup API (safe while the bot writes)."""
+    import sqlite3
+    from pathlib import Path
+
+    source = _sqlite_path(config.store.path)
+    if source is None:
+        print(f"ftcost-bot: backup copies a SQLite store; this one is {config.store.path!r} "
+              "(back Redis up with its own RDB/AOF snapshots)", file=sys.stderr)  # fmt: skip
+        return 2
+    if not Path(source).is_file():
+        print(f"ftcost-bot: no SQLite store at {source}", file=sys.stderr)
+        return 2
+    dest = Path(args.dest)
+    if dest.exists():
+        print(f"ftcost-bot: {dest} exists; give a new file name", file=sys.stderr)
+        return 2
+    try:
+        with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as src, \
+                sqlite3.connect(dest) as dst:  # fmt: skip
+            src.backup(dst)
+    except (sqlite3.Error, OSError) as exc:
+        print(f"ftcost-bot: backup failed: {exc}", file=sys.stderr)
+        return 1
+    print(f"backed up {source} to {dest}", file=out)
+    return 0
+
+
+def _backup_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dest", metavar="DEST", help="the new file to write")
+
+
 SUBCOMMANDS: list[Subcommand] = [
     Subcommand("run", "start every platform whose credentials are set (default)", _run),
     Subcommand("check-config", "validate the configuration and show what would run",
@@ -105,6 +150,8 @@ SUBCOMMANDS: list[Subcommand] = [
                needs_credentials=False, needs_config=False),
     Subcommand("sync-commands", "register /ftcost with Discord (once, not on every start)",
                _sync_commands, _sync_arguments, needs_credentials=False),
+    Subcommand("backup", "copy the SQLite store to a new file (safe while running)",
+               _backup, _backup_arguments, needs_credentials=False),
 ]
 
 

@@ -152,3 +152,32 @@ def test_example_configuration_is_valid_and_mounted_by_compose():
     bot = compose()["services"]["bot"]
     mounted = {v.split(":")[1]: v.split(":")[0] for v in bot["volumes"]}
     assert bot["environment"]["FTCOST_CONFIG"] in mounted
+
+
+# -- backup of the SQLite store ---------------------------------------------------------------
+async def test_backup_copies_the_sqlite_store_with_its_threads(tmp_path, monkeypatch):
+    from bot.__main__ import main
+    from bot.store import SQLiteStore, ThreadKey
+    from engine import Request
+
+    db = tmp_path / "state.sqlite3"
+    async with SQLiteStore(db) as store:
+        await store.save_thread(ThreadKey("slack", "C1", "1.2"), Request(model="llama-3.1-8b"))
+    monkeypatch.setenv("FTCOST_STORE", str(db))
+    monkeypatch.delenv("STORE_URL", raising=False)
+    dest = tmp_path / "copy.sqlite3"
+    assert main(["backup", str(dest)]) == 0
+    async with SQLiteStore(dest) as copy:
+        ctx = await copy.get_thread(ThreadKey("slack", "C1", "1.2"))
+    assert ctx is not None and ctx.request.model == "llama-3.1-8b"
+
+
+def test_backup_refuses_to_overwrite_and_explains(tmp_path, monkeypatch, capsys):
+    from bot.__main__ import main
+
+    db = tmp_path / "state.sqlite3"
+    db.write_bytes(b"")
+    monkeypatch.setenv("FTCOST_STORE", str(db))
+    monkeypatch.delenv("STORE_URL", raising=False)
+    assert main(["backup", str(db)]) == 2
+    assert "exists" in capsys.readouterr().err
