@@ -61,7 +61,7 @@ def _check_config(args: argparse.Namespace, config: Config, out: TextIO) -> int:
         f"  discord: {'on' if config.discord_enabled else 'off'}",
         f"  discord api: {config.discord.api_base_url}",
         f"  discord message content: {'on' if config.discord.message_content else 'off'}",
-        f"  store: {config.store.path}",
+        f"  store: {config.store.shown}",
         f"  health port: {config.health_port if config.health_port is not None else 'off'}",
         f"  log: {config.log.level} {config.log.format}",
         "  secrets set: "
@@ -117,7 +117,7 @@ def _backup(args: argparse.Namespace, config: Config, out: TextIO) -> int:
 
     source = _sqlite_path(config.store.path)
     if source is None:
-        print(f"ftcost-bot: backup copies a SQLite store; this one is {config.store.path!r} "
+        print(f"ftcost-bot: backup copies a SQLite store; this one is {config.store.shown} "
               "(back Redis up with its own RDB/AOF snapshots)", file=sys.stderr)  # fmt: skip
         return 2
     if not Path(source).is_file():

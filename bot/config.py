@@ -5,7 +5,7 @@ held as :class:`pydantic.SecretStr`, so neither ``repr()`` nor a validation
 error ever shows them. Everything else has a default, may be set in an optional
 YAML file (``python -m bot --config bot.yml``) validated with ``extra="forbid"``
 (an unknown or misspelt key is an error naming it), and a few deployment knobs
-(``PORT``, ``HEALTH_PORT``, ``FTCOST_STORE``, ``SLACK_API_BASE_URL``) may be
+(``PORT``, ``HEALTH_PORT``, ``STORE_URL``, ``SLACK_API_BASE_URL``) may be
 overridden by the environment, which wins over the file.
 
 Environment variables:
@@ -18,10 +18,15 @@ Environment variables:
 ``SLACK_API_BASE_URL``       Web API base URL (default ``https://slack.com/api/``)
 ``PORT``                     HTTP mode port (default 3000)
 ``HEALTH_PORT``              a ``/healthz``-only server when there is no HTTP server
-``FTCOST_STORE``             the state store: a SQLite file path (or ``sqlite:///path``)
+``STORE_URL``                the state store: ``redis://[:password@]host:6379/0``
+                             (``rediss://``, ``unix://``) or a SQLite file path /
+                             ``sqlite:///path`` (default ``ftcost-bot.sqlite3``)
+``FTCOST_STORE``             the same, older name (``STORE_URL`` wins when both are set)
 ``FTCOST_CONFIG``            the YAML file, when ``--config`` is not given
 ``FTCOST_LOG_LEVEL``         ``DEBUG``/``INFO``/``WARNING``/...
 ``FTCOST_RATE_LIMIT``        commands per person per minute (default 20; 0: no limit)
+``HF_ENDPOINT``              the Hugging Face Hub (default ``https://huggingface.co``)
+``HF_TOKEN``                 a Hub read token, for gated or private ``org/name`` models
 ==========================  =========================================================
 """
 
@@ -45,6 +50,8 @@ from pydantic import (
 )
 
 from bot.prices import PricesConfig
+from bot.store import StoreError, open_store_from, redact_url
+from catalog.hub.settings import HubSettings
 
 DEFAULT_SLACK_API_BASE_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
@@ -107,13 +114,30 @@ class StoreSettings(_Section):
     """The ``store:`` section."""
 
     path: str = DEFAULT_STORE_PATH
-    """SQLite file (created on first start) or ``sqlite:///path``; ``:memory:`` for tests."""
+    """Where the state lives (``STORE_URL`` overrides it): a SQLite file (created on first
+    start), ``sqlite:///path`` or ``:memory:`` (tests); or Redis, for several replicas:
+    ``redis://[:password@]host:6379/0``, ``rediss://...`` (TLS), ``unix:///path?db=0``.
+    Prefer ``STORE_URL`` for a URL with a password (keep it out of the YAML file)."""
     seen_ttl_hours: float = Field(default=24.0, gt=0, le=24 * 30)
     """How long an event id is remembered for retry de-duplication (Slack retries within
     minutes; a day is ample)."""
     thread_ttl_days: float = Field(default=90.0, gt=0)
     """Thread contexts untouched this long are purged."""
     purge_interval_minutes: float = Field(default=60.0, gt=0)
+
+    @field_validator("path")
+    @classmethod
+    def _known_store(cls, value: str) -> str:
+        try:
+            open_store_from(value)  # checks the form only: nothing is opened
+        except StoreError as exc:  # the message never repeats the value (a password)
+            raise ValueError(str(exc)) from None
+        return value
+
+    @property
+    def shown(self) -> str:
+        """The location for logs and ``check-config``, any password as ``***``."""
+        return redact_url(self.path)
 
 
 class DiscordSettings(_Section):
@@ -213,6 +237,9 @@ class Config(_Section):
     store: StoreSettings = StoreSettings()
     log: LogSettings = LogSettings()
     prices: PricesConfig = PricesConfig()
+    hub: HubSettings = HubSettings()
+    """Hugging Face Hub models (``org/name``): ``timeout_s``, ``cache_ttl_days`` (7),
+    ``negative_ttl_minutes`` (10), ``endpoint`` (else ``HF_ENDPOINT``)."""
     """GPU price refresh and announcements (``docs/prices.md``)."""
     secrets: Secrets = Field(default_factory=Secrets, exclude=True)
 
@@ -275,6 +302,7 @@ _ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
     "SLACK_API_BASE_URL": ("slack_api_base_url",),
     "DISCORD_API_BASE_URL": ("discord", "api_base_url"),
     "FTCOST_STORE": ("store", "path"),
+    "STORE_URL": ("store", "path"),  # after FTCOST_STORE: wins when both are set
     "FTCOST_LOG_LEVEL": ("log", "level"),
     "FTCOST_RATE_LIMIT": ("rate_limit_per_minute",),
 }

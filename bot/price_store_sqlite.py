@@ -1,10 +1,10 @@
 """The SQLite side of :class:`bot.price_store.PriceStore`: schema migration and methods,
 mixed into ``bot.store.SQLiteStore`` (they use its ``_run`` and ``_clock``).
 
-Kept beside the backend-neutral records so a Redis backend can be written against the
-same semantics (see ``tests/fakes/price_store.py`` for an in-memory one):
-snapshots -> a sorted set by ``taken_at`` + hashes; subscriptions -> a hash per channel;
-announcement claims -> ``HSETNX`` / a Lua compare-and-set on the state.
+The Redis backend (``bot/store_redis.py``) has the same semantics, and so has the
+in-memory fake (``tests/fakes/price_store.py``): snapshots -> a sorted set by
+``taken_at`` + hashes; subscriptions -> a hash per channel; announcement claims -> a Lua
+insert-if-absent / compare-and-set on the state.
 """
 
 from __future__ import annotations

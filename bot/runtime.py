@@ -106,12 +106,14 @@ class Runtime:
         price_fetch: Fetch | None = None,
     ) -> None:
         self.config = config
-        self.store = store if store is not None else open_store_from(config.store.path)
+        self.store = store if store is not None else open_store_from(
+            config.store.path, thread_ttl_s=config.store.thread_ttl_days * 86400
+        )
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.book = PriceBook(default_catalog(), config.prices)
         self.service = Service(
             self.store, workers=config.estimate_threads, book=self.book, clock=self.clock,
-            limiter=RateLimiter(self.store, config.rate_limit_per_minute),
+            limiter=RateLimiter(self.store, config.rate_limit_per_minute), hub=config.hub,
         )  # fmt: skip
         self.price_job = PriceJob(
             self.store, self.book, config.prices, self.clock,
@@ -253,8 +255,16 @@ class Runtime:
                 platforms[runner.name] = await runner.health()
             except Exception as exc:
                 platforms[runner.name] = {"ok": False, "error": type(exc).__name__}
-        ok = store_ok and all(p.get("ok") for p in platforms.values()) and not self.stopping
-        status = "stopping" if self.stopping else "ok" if ok else "unhealthy"
+        # An unreachable store degrades the bot (follow-ups answer fresh, no
+        # de-duplication) but estimates still work: stay in the load balancer's pool
+        # rather than have every replica pulled (or restarted) at once.
+        ok = all(p.get("ok") for p in platforms.values()) and not self.stopping
+        if self.stopping:
+            status = "stopping"
+        elif not ok:
+            status = "unhealthy"
+        else:
+            status = "ok" if store_ok else "degraded"
         return ok, {"status": status, "store": store_ok, "platforms": platforms}
 
     async def healthz(self, request: web.Request) -> web.Response:

@@ -22,16 +22,18 @@ be reached raises :class:`StoreUnavailable` (a :class:`StoreError`), which calle
 to degrade gracefully.
 
 The interface is backend-neutral (keys are strings, values JSON, times are epoch
-seconds): a Redis backend maps threads to hashes, ``first_seen`` to ``SET NX EX``
-and locks to ``SET NX PX`` + compare-and-delete.
+seconds): the Redis backend maps threads to hashes, ``first_seen`` to ``SET NX PX``
+and locks to ``SET NX PX`` + compare-and-delete (its module docstring has the key layout).
 
-Extending it (subscriptions, price snapshots, announcement records, ...):
+Extending it:
 
-1. add an abstract ``async`` method group to :class:`Store` below (in the
-   "extension point" section) with backend-neutral arguments;
+1. add an abstract ``async`` method group to :class:`Store` below with backend-neutral
+   arguments;
 2. append a migration to :data:`MIGRATIONS` (never edit an applied one) that creates
    the tables, and implement the methods in :class:`SQLiteStore` through ``self._run``;
-3. add a test to ``tests/test_bot_store.py``.
+3. implement them in ``bot/store_redis.py`` with the same atomicity;
+4. add a contract test to ``tests/test_bot_store.py`` (the ``store`` fixture runs it
+   against both backends).
 
 :class:`SQLiteStore` uses the standard library's ``sqlite3`` on one dedicated thread
 (a one-worker executor, the same design as ``aiosqlite`` without the dependency): one
@@ -52,6 +54,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from bot.price_store import PriceStore
 from bot.price_store_sqlite import PRICE_MIGRATION, SQLitePriceTables
@@ -471,12 +474,62 @@ class SQLiteStore(SQLitePriceTables, Store):
         return await self._run(q)
 
 
-def open_store_from(location: str) -> Store:
-    """The store for a configured location: a SQLite path, ``sqlite:///path`` or
-    ``:memory:``. (A ``redis://`` backend plugs in here later.)"""
-    if "://" in location and not location.startswith("sqlite:"):
-        scheme = location.split("://", 1)[0]
-        raise StoreError(f"unsupported store {scheme}:// (supported: a SQLite file path)")
+STORE_LOCATION_FORMS = (
+    "a SQLite file path, sqlite:///path or :memory:; or a Redis URL: redis://[:password@]host"
+    "[:port][/db], rediss://... (TLS) or unix:///path/redis.sock[?db=N]"
+)
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+def store_kind(location: str) -> str:
+    """``"redis"`` or ``"sqlite"`` for a store location (``STORE_URL`` / ``store.path``);
+    :class:`StoreError` naming the accepted forms for anything else. Never echoes the
+    location (it may hold a password)."""
+    if "://" not in location:
+        if not location.strip():
+            raise StoreError(f"the store location is empty (use {STORE_LOCATION_FORMS})")
+        return "sqlite"
+    scheme = location.split("://", 1)[0].lower()
+    if scheme in REDIS_SCHEMES:
+        return "redis"
+    if scheme == "sqlite":
+        return "sqlite"
+    raise StoreError(f"unsupported store scheme {scheme}:// (use {STORE_LOCATION_FORMS})")
+
+
+def redact_url(location: str) -> str:
+    """``location`` with any password (``user:password@`` or ``?password=``) shown as
+    ``***``, for logs and ``check-config``."""
+    if "://" not in location:
+        return location
+    try:
+        parts = urlsplit(location)
+    except ValueError:
+        return location.split("://", 1)[0] + "://<unparseable>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        netloc = f"{userinfo.split(':', 1)[0]}:***@{host}" if ":" in userinfo else f"***@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode(
+            [(k, "***" if k.lower() == "password" else v) for k, v in pairs], safe="*"
+        )
+    # Built by hand: urlunsplit drops the "//" of unix:///path.
+    return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+            + (f"#{parts.fragment}" if parts.fragment else ""))  # fmt: skip
+
+
+def open_store_from(location: str, *, thread_ttl_s: float | None = None) -> Store:
+    """The (unopened) store for a configured location (``STORE_URL`` / ``store.path``):
+    ``redis://``, ``rediss://`` or ``unix://`` -> ``RedisStore``; ``sqlite:///path``, a
+    plain path or ``:memory:`` -> :class:`SQLiteStore`. ``thread_ttl_s`` also expires
+    Redis thread contexts natively (SQLite relies on :meth:`Store.purge_expired`)."""
+    if store_kind(location) == "redis":
+        from bot.store_redis import RedisStore  # imports redis only when it is used
+
+        return RedisStore(location, thread_ttl_s=thread_ttl_s)
     for prefix in ("sqlite:///", "sqlite://"):
         if location.startswith(prefix):
             location = location[len(prefix) :] or ":memory:"

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
 import pytest
 
+from bot.store import SQLiteStore, Store, redact_url
+from bot.store_redis import RedisStore
 from catalog.loader import default_catalog
 from engine.specs import Catalog
+from tests.fakes.clock import ManualClock
+from tests.redis_server import (
+    RedisServer,
+    delete_prefix,
+    fast_forward,
+    redis_server_path,
+    redis_url_answers,
+)
 
 
 @pytest.fixture(scope="session")
@@ -23,3 +39,86 @@ def _no_price_network(monkeypatch: pytest.MonkeyPatch) -> None:
         raise OSError("price sources are offline in tests")
 
     monkeypatch.setattr("bot.runtime.refresh_prices", offline)
+
+
+# -- the state store contract: one suite, every backend (tests/test_bot_store.py) ----------
+STORE_T0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A Redis for the store tests: ``FTCOST_TEST_REDIS_URL`` (it must answer: a failure,
+    not a skip), else a ``redis-server`` from PATH started for the session, else skip."""
+    url = os.environ.get("FTCOST_TEST_REDIS_URL", "").strip()
+    if url:
+        problem = redis_url_answers(url)
+        if problem is not None:
+            pytest.fail(f"FTCOST_TEST_REDIS_URL={redact_url(url)} does not answer: {problem}")
+        yield url
+        return
+    if redis_server_path() is None:
+        pytest.skip("no Redis for the Redis store tests: set FTCOST_TEST_REDIS_URL or put "
+                    "redis-server on PATH (Debian: apt-get install redis-server)")  # fmt: skip
+    with RedisServer() as server:
+        yield server.url
+
+
+@pytest.fixture
+def redis_prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own (runs may share one server; no FLUSHALL), its keys
+    deleted afterwards."""
+    prefix = f"ftcost-test:{uuid.uuid4().hex[:16]}:"
+    yield prefix
+    delete_prefix(redis_url, prefix)
+
+
+@pytest.fixture
+def store_clock() -> ManualClock:
+    """The stores' injected clock (a module may override it with its own)."""
+    return ManualClock(STORE_T0)
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def make_store(
+    store_backend: str, store_clock: ManualClock, tmp_path: Path, request: pytest.FixtureRequest
+) -> Callable[[], Store]:
+    """A factory of unopened stores that share one backend's data (one SQLite file, or
+    one Redis URL and key prefix), each timed by ``store_clock``: a second call is a
+    second replica, or the same process after a restart."""
+    if store_backend == "sqlite":
+        path = tmp_path / "store.sqlite3"
+        return lambda: SQLiteStore(path, clock=store_clock.time)
+    if store_backend == "redis":
+        url, prefix = request.getfixturevalue("redis_url"), request.getfixturevalue("redis_prefix")
+        return lambda: RedisStore(url, prefix=prefix, clock=store_clock.time)
+    raise ValueError(f"no store backend {store_backend!r}")
+
+
+@pytest.fixture
+async def store(make_store: Callable[[], Store]) -> AsyncIterator[Store]:
+    """An open store of each backend (``store_backend``)."""
+    async with make_store() as opened:
+        yield opened
+
+
+@pytest.fixture
+def elapse(
+    store_backend: str, store_clock: ManualClock, request: pytest.FixtureRequest
+) -> Callable[[float], Awaitable[None]]:
+    """``await elapse(seconds)``: time passes for the store. Moves ``store_clock``; for
+    Redis also ages the test's keys' TTLs by as much (``tests/redis_server.fast_forward``),
+    since Redis expires keys by its own clock."""
+
+    async def go(seconds: float) -> None:
+        await store_clock.advance(seconds=seconds)
+        if store_backend == "redis":
+            url, prefix = (request.getfixturevalue("redis_url"),
+                           request.getfixturevalue("redis_prefix"))  # fmt: skip
+            await fast_forward(url, prefix, seconds)
+
+    return go

@@ -98,6 +98,25 @@ def test_yaml_settings_and_environment_overrides(tmp_path):
     assert config.slack_api_base_url == "http://127.0.0.1:1/api/"
 
 
+def test_store_url_selects_the_store_and_wins_over_yaml_and_ftcost_store(tmp_path):
+    path = write(tmp_path, "store:\n  path: /var/lib/ftcost/state.db\n")
+
+    config = load_config(path, {"FTCOST_STORE": "sqlite:///x.db",
+                                "STORE_URL": "redis://:pw-42@redis:6379/0"})  # fmt: skip
+
+    assert config.store.path == "redis://:pw-42@redis:6379/0"
+    assert config.store.shown == "redis://:***@redis:6379/0"
+
+
+def test_an_unsupported_store_scheme_is_a_config_error_naming_the_forms(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_config(None, {"STORE_URL": "postgres://ftcost:pw-42@db/ftcost"})
+
+    message = str(err.value)
+    assert "store.path:" in message and "postgres://" in message and "redis://" in message
+    assert "pw-42" not in message
+
+
 def test_unknown_key_is_an_error_naming_it(tmp_path):
     path = write(tmp_path, "slack:\n  comand: /ftcost\n")
 
@@ -194,3 +213,36 @@ def test_manifest_subcommand_prints_the_packaged_manifest():
     assert main(["manifest"], out=out) == 0
     assert out.getvalue() == manifest_text()
     assert "/ftcost" in out.getvalue()
+
+
+def test_check_config_shows_the_store_without_its_password(monkeypatch):
+    monkeypatch.setenv("SLACK_BOT_TOKEN", TOKEN)
+    monkeypatch.setenv("SLACK_APP_TOKEN", APP_TOKEN)
+    monkeypatch.delenv("FTCOST_CONFIG", raising=False)
+    monkeypatch.setenv("STORE_URL", "rediss://ftcost:pw-42@redis.internal:6380/1")
+    out = io.StringIO()
+
+    status = main(["check-config"], out=out)
+
+    assert status == 0
+    assert "store: rediss://ftcost:***@redis.internal:6380/1" in out.getvalue()
+    assert "pw-42" not in out.getvalue()
+
+
+def test_a_malformed_redis_url_is_a_config_error_without_its_password():
+    with pytest.raises(ConfigError, match=r"store\.path: .*invalid Redis URL") as err:
+        load_config(None, {"STORE_URL": "redis://:pw-42@redis:port/0"})
+
+    assert "pw-42" not in str(err.value)
+
+
+def test_check_config_refuses_an_unsupported_store(monkeypatch, capsys):
+    monkeypatch.setenv("SLACK_BOT_TOKEN", TOKEN)
+    monkeypatch.setenv("SLACK_APP_TOKEN", APP_TOKEN)
+    monkeypatch.delenv("FTCOST_CONFIG", raising=False)
+    monkeypatch.setenv("STORE_URL", "mongodb://db/ftcost")
+
+    status = main(["check-config"])
+
+    assert status == 2
+    assert "unsupported store scheme mongodb://" in capsys.readouterr().err

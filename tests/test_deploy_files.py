@@ -181,3 +181,14 @@ def test_backup_refuses_to_overwrite_and_explains(tmp_path, monkeypatch, capsys)
     monkeypatch.delenv("STORE_URL", raising=False)
     assert main(["backup", str(db)]) == 2
     assert "exists" in capsys.readouterr().err
+
+
+def test_backup_of_a_redis_store_points_to_redis_snapshots_without_the_password(
+    monkeypatch, capsys
+):
+    from bot.__main__ import main
+
+    monkeypatch.setenv("STORE_URL", "redis://:hunter2@127.0.0.1:6379/0")
+    assert main(["backup", "/tmp/never-written.sqlite3"]) == 2
+    err = capsys.readouterr().err
+    assert "RDB/AOF" in err and "hunter2" not in err

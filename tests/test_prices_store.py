@@ -1,17 +1,17 @@
-"""The store's price records, the same contract for the SQLite backend and the in-memory
-fake the job tests use: snapshots, subscriptions, announcement claims."""
+"""The store's price records, one contract for every store backend (SQLite, Redis: the
+``make_store`` fixture of ``tests/conftest.py``) and the in-memory fake the job tests use:
+snapshots, subscriptions, announcement claims."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from adapters.parse import parse_query
 from bot.price_store import AnnouncementState, PriceStore, Subscription
-from bot.store import SQLiteStore, ThreadKey
-from engine.specs import Catalog
+from bot.store import Store
 from tests.fakes.clock import ManualClock
 from tests.fakes.price_store import MemoryPriceStore
 
@@ -24,19 +24,26 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-async def sqlite_store(clock: ManualClock) -> AsyncIterator[SQLiteStore]:
-    store = SQLiteStore(":memory:", clock=clock.time)
-    async with store:
-        yield store
+def store_clock(clock: ManualClock) -> ManualClock:
+    """The backends' clock is this module's ``clock``."""
+    return clock
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "redis", "memory"])
+def store_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
 async def store(
-    request: pytest.FixtureRequest, clock: ManualClock, sqlite_store: SQLiteStore
-) -> PriceStore:
-    if request.param == "sqlite":
-        return sqlite_store
-    return MemoryPriceStore(clock.time)
+    store_backend: str, clock: ManualClock, request: pytest.FixtureRequest
+) -> AsyncIterator[PriceStore]:
+    if store_backend == "memory":
+        yield MemoryPriceStore(clock.time)
+        return
+    make_store: Callable[[], Store] = request.getfixturevalue("make_store")
+    async with make_store() as opened:
+        yield opened
 
 
 async def test_the_latest_snapshot_is_the_newest(store: PriceStore) -> None:
@@ -144,13 +151,42 @@ async def test_announcements_are_listed_per_snapshot(store: PriceStore) -> None:
     )  # fmt: skip
 
 
-async def test_the_channels_latest_estimate_is_its_newest_thread(
-    sqlite_store: SQLiteStore, clock: ManualClock, catalog: Catalog
+
+async def test_a_reclaim_clears_the_failure_detail(store: PriceStore) -> None:
+    await store.claim_announcement("s1", "slack", "C1", 3)
+    await store.finish_announcement("s1", "slack", "C1", AnnouncementState.FAILED,
+                                    detail="HTTP 500")  # fmt: skip
+    again = await store.claim_announcement("s1", "slack", "C1", 3)
+    assert again is not None and (again.state, again.finished_at, again.detail) == (
+        AnnouncementState.SENDING, None, None,
+    )  # fmt: skip
+
+
+async def test_finishing_records_the_outcome_and_time(
+    store: PriceStore, clock: ManualClock
 ) -> None:
-    old, new = parse_query("8b lora", catalog), parse_query("70b qlora 50M tokens", catalog)
-    await sqlite_store.save_thread(ThreadKey("slack", "C1", "1.0"), old)
-    await clock.advance(seconds=5)
-    await sqlite_store.save_thread(ThreadKey("slack", "C1", "2.0"), new)
-    await sqlite_store.save_thread(ThreadKey("slack", "C2", "3.0"), old)
-    assert await sqlite_store.latest_channel_request("slack", "C1") == new
-    assert await sqlite_store.latest_channel_request("slack", "C9") is None
+    await store.claim_announcement("s1", "slack", "C1", 3)
+    await clock.advance(seconds=3)
+    await store.finish_announcement("s1", "slack", "C1", AnnouncementState.SENT, "ts1")
+    (record,) = await store.list_announcements("s1")
+    assert (record.state, record.message_id, record.detail, record.finished_at) == (
+        AnnouncementState.SENT, "ts1", None, (T0 + timedelta(seconds=3)).timestamp(),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("store_backend", ["sqlite", "redis"], indirect=True)
+async def test_racing_claims_from_replicas_grant_one(make_store: Callable[[], Store]) -> None:
+    async with make_store() as a, make_store() as b:
+        claims = await asyncio.gather(
+            *(s.claim_announcement("s1", "slack", "C1", 3) for s in [a, b] * 5)
+        )
+    assert sum(c is not None for c in claims) == 1
+
+
+async def test_marking_an_unknown_snapshot_or_subscription_creates_nothing(
+    store: PriceStore,
+) -> None:
+    await store.mark_snapshot_announced("nope")
+    await store.mark_subscription_gone("slack", "C9", "channel_not_found")
+    assert await store.get_price_snapshot("nope") is None
+    assert await store.get_subscription("slack", "C9") is None

@@ -159,3 +159,12 @@ async def test_stop_releases_the_price_refresh_lock(slack, tmp_path):
     await rt.stop()
     async with SQLiteStore(tmp_path / "state.sqlite3") as store:
         assert await store.acquire_lock(PRICE_REFRESH_LOCK, "another-replica", 900)
+
+
+async def test_healthz_stays_up_but_degraded_while_the_store_is_unreachable(slack, tmp_path):
+    async with Runtime(config(slack, tmp_path)) as rt, aiohttp.ClientSession() as session:
+        await rt.store.close()  # ping() now answers False, as for a Redis that went away
+        async with session.get(f"http://127.0.0.1:{rt.port}/healthz") as resp:
+            status, body = resp.status, await resp.json()
+    assert status == 200
+    assert body["status"] == "degraded" and body["store"] is False

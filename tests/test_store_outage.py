@@ -114,7 +114,8 @@ async def test_retry_dedup_while_down_lets_the_event_through(service, store):
 
 async def test_price_commands_while_down_explain_instead_of_failing(service, store):
     store.down = True
-    reply = await service.handle("subscribe", Context("slack", "C1", user="U1", workspace="slack:T"))
+    ctx = Context("slack", "C1", user="U1", workspace="slack:T")
+    reply = await service.handle("subscribe", ctx)
     assert reply is not None and reply.kind is ReplyKind.ERROR
     assert "unavailable right now" in reply.text
 

@@ -88,7 +88,7 @@ class MemoryPriceStore:
                                      1, now)  # fmt: skip
         elif old.state is AnnouncementState.FAILED and old.attempts < max_attempts:
             rec = replace(old, state=AnnouncementState.SENDING, attempts=old.attempts + 1,
-                          claimed_at=now, finished_at=None)  # fmt: skip
+                          claimed_at=now, finished_at=None, detail=None)  # fmt: skip
         else:
             return None
         self.announcements[key] = rec
