@@ -15,6 +15,7 @@ from engine import Estimate
 from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
 from engine.request import Method, Mode, Request
+from engine.specs import ModelSpec
 
 COMPONENT_LABELS: dict[str, str] = {
     "base_weights": "base weights",
@@ -34,6 +35,18 @@ COMPONENT_GLYPHS: dict[str, str] = {
     "activations": "▞",
     "overhead": "·",
 }
+COMPONENT_COLOURS: dict[str, str] = {
+    "base_weights": "#0072B2",  # Okabe-Ito blue
+    "master_weights": "#56B4E9",  # sky blue
+    "gradients": "#E69F00",  # orange
+    "optimizer": "#D55E00",  # vermillion
+    "adapter": "#CC79A7",  # reddish purple
+    "activations": "#009E73",  # bluish green
+    "overhead": "#999999",  # grey
+}
+"""One colour per component, for every renderer that draws the breakdown in colour (the
+chart, ``adapters/chart.py``). Okabe & Ito's colour-blind-safe palette ("Color Universal
+Design", 2008), neighbours in the stack told apart by lightness too."""
 METHOD_LABELS = {Method.FULL: "Full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
 NO_FIT = "no fit"
 
@@ -296,6 +309,63 @@ def _segments(est: Estimate) -> list[Segment]:
     ]
 
 
+HUB_CROSSCHECK_TOLERANCE = 0.02
+"""Relative gap between the config's and the checkpoint's parameter counts above which a
+Hub model's reply warns (the issue's 2%)."""
+
+
+def _hub_gap(model: ModelSpec) -> float | None:
+    hub = model.hub
+    if hub is None or not hub.checkpoint_params:
+        return None
+    return abs(model.params - hub.checkpoint_params) / hub.checkpoint_params
+
+
+def hub_notes(model: ModelSpec) -> list[str]:
+    """Where a Hugging Face Hub model came from and how its size was checked (empty for
+    catalog models): revision, commit, family, and the safetensors comparison."""
+    hub = model.hub
+    if hub is None:
+        return []
+    where = f"revision {hub.revision}"
+    if hub.commit and hub.commit != hub.revision:
+        where += f", commit {hub.commit[:12]}"
+    notes = [
+        f"{hub.repo} read from the Hugging Face Hub ({where}): {hub.model_type} "
+        f"architecture from its config.json, {fmt_params(model.params)} parameters "
+        "counted from it."
+    ]
+    gap = _hub_gap(model)
+    if hub.language_model_only and hub.checkpoint_params:
+        notes.append(
+            f"The checkpoint holds {fmt_params(hub.checkpoint_params)} with its vision "
+            "encoder; the estimate covers the language model."
+        )
+    elif gap is not None and gap <= HUB_CROSSCHECK_TOLERANCE:
+        notes.append(
+            f"Matches the checkpoint: {fmt_params(hub.checkpoint_params or 0)} in "
+            f"{hub.checkpoint_source.split(':')[0]} ({gap:.1%} apart)."
+        )
+    elif hub.check_skipped:
+        notes.append(f"Not checked against the weights: {hub.check_skipped}.")
+    notes += list(hub.notes)
+    return notes
+
+
+def hub_warnings(model: ModelSpec) -> list[str]:
+    """A warning when a Hub model's config and checkpoint disagree by more than 2%."""
+    hub = model.hub
+    gap = _hub_gap(model)
+    if hub is None or gap is None or hub.language_model_only or gap <= HUB_CROSSCHECK_TOLERANCE:
+        return []
+    return [
+        f"{hub.repo}: its config.json gives {fmt_params(model.params)} parameters but the "
+        f"checkpoint holds {fmt_params(hub.checkpoint_params or 0)} ({gap:.0%} apart; "
+        f"{hub.checkpoint_source}). The config may not describe these weights: check the "
+        "repository before trusting the memory figures."
+    ]
+
+
 def build_report(est: Estimate, now: datetime | None = None) -> Report:
     """Word and format an estimate for any front end. ``now`` (aware UTC) words the age of
     refreshed prices ("refreshed 3 h ago"); without it the refresh time is shown."""
@@ -310,8 +380,8 @@ def build_report(est: Estimate, now: datetime | None = None) -> Report:
         segments=_segments(est),
         cards=_cards(est),
         what_if=_what_if(est),
-        notes=list(est.notes),
-        warnings=list(est.warnings),
+        notes=[*hub_notes(est.model), *est.notes],
+        warnings=[*hub_warnings(est.model), *est.warnings],
         assumptions=list(est.assumptions),
         per_gpu_gb=est.memory.total,
         total_gb=est.total_gb,

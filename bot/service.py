@@ -18,10 +18,11 @@ is a plain function; the async methods add the store around it.
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -37,11 +38,17 @@ from bot.prices import PriceBook
 from bot.ratelimit import RateLimiter, limited_message
 from bot.scheduler import Clock, SystemClock
 from bot.store import Store, StoreUnavailable, ThreadContext, ThreadKey
+from catalog.hub import HubError, hub_ref_for_word, needs_hub
+from catalog.hub.resolver import HubResolver
+from catalog.hub.settings import HubSettings
 from catalog.loader import default_catalog
 from engine import Method, Request, estimate
-from engine.specs import Catalog
+from engine.specs import Catalog, ModelSpec
 
 T = TypeVar("T")
+
+MAX_HUB_MODELS = 3
+"""Hub models one answer may resolve (each is one more parse attempt)."""
 
 log = logging.getLogger("ftcost.bot")
 
@@ -67,6 +74,8 @@ class ReplyKind(StrEnum):
     """``prices`` / ``subscribe`` / ``unsubscribe``: see :attr:`Reply.prices`."""
     LIMITED = "limited"
     """The per-user rate limit refused this one (``text`` says when to retry)."""
+    CHART = "chart"
+    """Only the chart of ``request`` (``chart`` alone in an estimate's thread)."""
 
 
 class Trigger(StrEnum):
@@ -112,6 +121,8 @@ class Reply:
       ``title``; ``examples`` for help.
     * ``error``: ``text`` is the user-facing message (names the bad word, the nearest
       known ones and one example); ``word`` and ``suggestions`` as the parser gave them.
+    * ``chart``: ``request`` only; the platform posts its memory chart (``chart`` alone
+      in an estimate's thread). An ``estimate`` with ``chart`` set wants it too.
     """
 
     kind: ReplyKind
@@ -126,11 +137,43 @@ class Reply:
     examples: list[str] = field(default_factory=list)
     prices: PriceReply | None = None
     """For ``prices`` replies: the price command's reply (view, subscription)."""
+    chart: bool = False
+    """The query said ``chart``: the platform also posts the memory chart of ``request``
+    (``adapters.chart``) where the estimate goes."""
 
     @property
     def is_public(self) -> bool:
         """Estimates go to the channel; help, listings and errors to the asker only."""
         return self.kind is ReplyKind.ESTIMATE
+
+
+# ------------------------------------------------------------------------------------------
+# the word "chart": a display wish, not part of the request
+
+CHART_WORD = "chart"
+CHART_NEEDS_QUERY = (
+    "A chart of what? Add `chart` to a query (`70b qlora 50M tokens chart`), or say "
+    "`chart` in an estimate's thread."
+)
+
+
+def split_chart_word(text: str) -> tuple[str, bool]:
+    """``text`` without the word ``chart`` (any case), and whether it was there."""
+    words = str(text).split()
+    kept = [w for w in words if w.lower().strip("?!.,") != CHART_WORD]
+    return " ".join(kept), len(kept) != len(words)
+
+
+def chart_only(previous: Request | None) -> Reply:
+    """``chart`` alone: the chart of the thread's estimate, or what to say instead."""
+    if previous is None:
+        return Reply(ReplyKind.ERROR, text=CHART_NEEDS_QUERY, word=CHART_WORD)
+    return Reply(ReplyKind.CHART, request=previous, title="Memory chart")
+
+
+def with_chart(reply: Reply) -> Reply:
+    """``reply`` with its chart wanted (estimates only: an error stays an error)."""
+    return dataclasses.replace(reply, chart=True) if reply.kind is ReplyKind.ESTIMATE else reply
 
 
 # ------------------------------------------------------------------------------------------
@@ -206,6 +249,15 @@ def request_from_json(text: str) -> Request:
     return Request.model_validate_json(text)
 
 
+def _answer(service: Service, *args: Any) -> Reply:
+    """``service.answer(*args)`` (through the instance: a view, or a test's stand-in)."""
+    return service.answer(*args)
+
+
+def _estimate(service: Service, *args: Any) -> Reply:
+    return service.estimate(*args)
+
+
 class Service:
     """The bot's brain, shared by every platform.
 
@@ -222,6 +274,7 @@ class Service:
         book: PriceBook | None = None,
         clock: Clock | None = None,
         limiter: RateLimiter | None = None,
+        hub: HubSettings | HubResolver | None = None,
     ) -> None:
         self.store = store
         self.limiter = limiter
@@ -237,6 +290,12 @@ class Service:
             if workers > 0
             else None
         )
+        self.hub = hub if isinstance(hub, HubResolver) else HubResolver(
+            hub, store, cache_errors=(StoreUnavailable,)
+        )
+        """Reads ``org/name`` models from the Hugging Face Hub, cached in the store."""
+        self.hub_models: tuple[ModelSpec, ...] = ()
+        """Hub models this service's catalogs hold too (set on views, :meth:`with_models`)."""
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a synchronous method (:meth:`answer`, :meth:`estimate`) for async callers:
@@ -253,13 +312,26 @@ class Service:
 
     # -- synchronous core -------------------------------------------------------------------
     def catalog_for(self, workspace: str | None = None) -> Catalog:
-        """The catalog with the prices in force in ``workspace``."""
-        return self.book.catalog_for(workspace)
+        """The catalog with the prices in force in ``workspace`` (plus :attr:`hub_models`)."""
+        return self.book.catalog_for(workspace).with_models(self.hub_models)
+
+    def with_models(self, models: Iterable[ModelSpec]) -> Service:
+        """A view of this service whose catalogs also hold ``models`` (read from the Hub):
+        same store, workers and prices; this service is unchanged."""
+        view = copy.copy(self)
+        view.hub_models = (*self.hub_models, *models)
+        return view
 
     def answer(
         self, text: str, previous: Request | None = None, workspace: str | None = None
     ) -> Reply:
-        """Parse ``text`` (a follow-up of ``previous`` when given), estimate, report."""
+        """Parse ``text`` (a follow-up of ``previous`` when given), estimate, report.
+        The word ``chart`` is taken out first and asks for the chart too."""
+        text, chart = split_chart_word(text)
+        if chart:
+            return with_chart(self.answer(text, previous, workspace)) if text else chart_only(
+                previous
+            )
         catalog = self.catalog_for(workspace)
         words = " ".join(str(text).split())
         low = words.lower().rstrip("?!. ")
@@ -287,7 +359,13 @@ class Service:
         self, request: Request, previous: Request | None = None, workspace: str | None = None
     ) -> Reply:
         """Estimate an already-built request (a button click, a stored context)."""
-        est = estimate(request, self.catalog_for(workspace))
+        try:
+            est = estimate(request, self.catalog_for(workspace))
+        except KeyError as exc:  # a Hub model not resolved first (see run_resolved)
+            return Reply(
+                ReplyKind.ERROR,
+                text=f"I don't have {exc} at hand any more. Ask again with the whole query.",
+            )
         report = build_report(est, now=self.clock.now())
         changes = describe_changes(previous, request) if previous is not None else []
         return Reply(
@@ -316,6 +394,62 @@ class Service:
                 ),
             )
         return reply
+
+    # -- with Hugging Face Hub models -------------------------------------------------------
+    async def run_resolved(
+        self, fn: Callable[..., Reply], *args: Any, models: Iterable[str | None] = ()
+    ) -> Reply:
+        """``fn(service, *args)`` through :meth:`run`, where ``service`` is this one or a
+        view whose catalogs also hold the Hub models the answer needs: the ids in
+        ``models`` (a thread's previous request, a clicked estimate) that the catalog
+        lacks, and any ``org/name[@rev]`` word the parser did not know (each found by an
+        attempt that failed on it, then resolved, then tried again). A Hub problem
+        becomes an error reply naming it; the engine itself never waits on the Hub."""
+        specs: dict[str, ModelSpec] = {}
+        try:
+            for model_id in models:
+                ref = needs_hub(model_id, self.catalog)
+                if ref is not None and ref.id not in specs:
+                    specs[ref.id] = await self.hub.resolve(ref)
+            for _ in range(MAX_HUB_MODELS):
+                service = self.with_models(specs.values()) if specs else self
+                reply = await self.run(fn, service, *args)
+                if reply.kind is not ReplyKind.ERROR:
+                    return reply
+                ref = hub_ref_for_word(reply.word, service.catalog_for())
+                if ref is None or ref.id in specs:
+                    return reply
+                specs[ref.id] = await self.hub.resolve(ref)
+        except HubError as err:
+            return Reply(ReplyKind.ERROR, text=str(err), word=err.ref)
+        return await self.run(fn, self.with_models(specs.values()), *args)
+
+    async def catalog_with(self, request: Request, workspace: str | None = None) -> Catalog:
+        """The catalog of ``workspace`` holding ``request``'s model, a Hub model resolved
+        (usually from the cache) when it is one; for code that runs the engine itself
+        (the chart). Raises :class:`HubError` when the model cannot be resolved."""
+        ref = needs_hub(request.model, self.catalog)
+        if ref is None:
+            return self.catalog_for(workspace)
+        return self.with_models([await self.hub.resolve(ref)]).catalog_for(workspace)
+
+    async def answer_async(
+        self, text: str, previous: Request | None = None, workspace: str | None = None
+    ) -> Reply:
+        """:meth:`answer` for async callers, with Hub models resolved first."""
+        return await self.run_resolved(
+            _answer, text, previous, workspace,
+            models=[previous.model if previous is not None else None],
+        )
+
+    async def estimate_async(
+        self, request: Request, previous: Request | None = None, workspace: str | None = None
+    ) -> Reply:
+        """:meth:`estimate` for async callers (a button click on a Hub model's estimate)."""
+        return await self.run_resolved(
+            _estimate, request, previous, workspace,
+            models=[request.model, previous.model if previous is not None else None],
+        )
 
     # -- with the store ---------------------------------------------------------------------
     async def admit(self, platform: str, user: str | None) -> Reply | None:
@@ -380,7 +514,7 @@ class Service:
             if context is None:
                 return None
             previous = context.request
-        return await self.run(self.answer, text, previous, ctx.workspace)
+        return await self.answer_async(text, previous, ctx.workspace)
 
     async def price_reply(self, text: str, ctx: Context) -> Reply | None:
         """The reply to a price command (``prices``, ``subscribe ...``, ``unsubscribe``),

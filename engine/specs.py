@@ -6,8 +6,10 @@ so the engine stays free of I/O.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
+from collections.abc import Iterable
 from datetime import date, datetime
 from functools import cached_property
 from typing import Literal
@@ -23,6 +25,38 @@ _SYNTHETIC = re.compile(r"^synthetic-(\d+(?:\.\d+)?)b$")
 def normalize_name(text: str) -> str:
     """Lower-case a name and drop separators so ``Llama-3.1 8B`` ~ ``llama3.18b``."""
     return re.sub(r"[\s_\-/:]+", "", text.strip().lower())
+
+
+class HubOrigin(BaseModel):
+    """Where a model read from the Hugging Face Hub came from (built by ``catalog.hub``).
+
+    Plain data: the engine never reads it; the report words it ("read from the Hub at
+    revision main, commit 1a2b3c4d5e6f") and compares ``checkpoint_params`` with the
+    architecture's count.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repo: str
+    """``org/name`` as the Hub spells it."""
+    revision: str = "main"
+    """Branch, tag or commit the user asked for (``org/name@rev``; ``main`` by default)."""
+    commit: str | None = None
+    """The commit the revision pointed at (the Hub's ``X-Repo-Commit`` header), if sent."""
+    model_type: str
+    """``config.json``'s ``model_type`` (the architecture family)."""
+    checkpoint_params: int | None = None
+    """Parameters the checkpoint's safetensors metadata holds, when it could be read."""
+    checkpoint_source: str = ""
+    """Which file gave ``checkpoint_params`` and how (index ``total_size`` / dtype bytes,
+    or the sum of the tensor shapes in a ``model.safetensors`` header)."""
+    check_skipped: str = ""
+    """Why the checkpoint could not be compared, when it could not (empty otherwise)."""
+    language_model_only: bool = False
+    """Multimodal checkpoint: the architecture covers the language model only, so the
+    checkpoint's count (vision encoder included) is larger by design."""
+    notes: tuple[str, ...] = ()
+    """Facts about how the config was read (defaults filled in, layers not counted...)."""
 
 
 class ModelSpec(BaseModel):
@@ -45,6 +79,8 @@ class ModelSpec(BaseModel):
     params_source: str = ""
     notes: str = ""
     synthetic: bool = False
+    hub: HubOrigin | None = None
+    """Set for a model read from the Hugging Face Hub rather than the catalog file."""
 
     @cached_property
     def params(self) -> int:
@@ -182,6 +218,26 @@ class Catalog:
         for g in gpus:
             for name in (g.id, g.name, *g.aliases):
                 self._gpu_names.setdefault(normalize_name(name), g.id)
+
+    def with_models(self, extra: Iterable[ModelSpec]) -> Catalog:
+        """This catalog plus ``extra`` models (e.g. read from the Hugging Face Hub).
+
+        A new catalog sharing this one's GPUs; ``self`` is unchanged. On an id or name
+        clash the catalog's own entry wins. Returns ``self`` when ``extra`` is empty.
+        """
+        added = [m for m in extra if m.id not in self.models]
+        if not added:
+            return self
+        out = copy.copy(self)
+        out.models = {**self.models, **{m.id: m for m in added}}
+        out._model_names = dict(self._model_names)
+        out._sizes = dict(self._sizes)
+        for m in added:
+            for name in (m.id, m.name, *m.aliases):
+                out._model_names.setdefault(normalize_name(name), m.id)
+            for size in m.sizes:
+                out._sizes.setdefault(size.lower(), m.id)
+        return out
 
     # -- models --------------------------------------------------------------
     def model(self, model_id: str) -> ModelSpec:

@@ -11,6 +11,7 @@ import pytest
 
 from adapters.report import Table
 from adapters.slack.blocks import (
+    ACTION_CHART,
     ACTION_GPU,
     ACTION_SEQ,
     button_value,
@@ -126,7 +127,8 @@ def test_buttons_switch_to_the_other_methods_and_double_the_sequence(service):
     actions = estimate_message(reply)["blocks"][-1]
     ids = [e["action_id"] for e in actions["elements"]]
 
-    assert ids == ["ftcost_method_full", "ftcost_method_qlora", ACTION_SEQ, ACTION_GPU]
+    assert ids == ["ftcost_method_full", "ftcost_method_qlora", ACTION_SEQ, ACTION_CHART,
+                   ACTION_GPU]
     seq = actions["elements"][2]
     assert seq["text"]["text"] == "2× seq (8,192)"
     assert request_from_json(seq["value"]) == reply.request

@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from adapters.slack.blocks import ACTION_GPU, ACTION_SEQ, ACTIONS_BLOCK_ID
+from adapters.slack.blocks import ACTION_CHART, ACTION_GPU, ACTION_SEQ, ACTIONS_BLOCK_ID
 from bot.config import Config, load_config
 from bot.runtime import Runtime
 from bot.store import ThreadKey
@@ -155,7 +155,8 @@ async def test_estimate_has_method_seq_and_card_controls(bot, slack):
 
     (actions,) = [b for b in blocks if b["type"] == "actions"]
     ids = [e["action_id"] for e in actions["elements"]]
-    assert ids == ["ftcost_method_full", "ftcost_method_lora", ACTION_SEQ, ACTION_GPU]
+    assert ids == ["ftcost_method_full", "ftcost_method_lora", ACTION_SEQ, ACTION_CHART,
+                   ACTION_GPU]
     select = actions["elements"][-1]
     assert select["type"] == "static_select" and 1 <= len(select["options"]) <= 6
     assert all(len(e.get("value", "")) <= 2000 for e in actions["elements"])

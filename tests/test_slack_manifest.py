@@ -25,7 +25,7 @@ def test_bot_scopes_are_exactly_the_ones_needed():
 
     assert sorted(scopes["bot"]) == sorted(
         ["commands", "chat:write", "app_mentions:read", "channels:history", "groups:history",
-         "users:read"]
+         "users:read", "files:write"]
     )  # fmt: skip
     assert "user" not in scopes
 

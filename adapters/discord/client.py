@@ -21,6 +21,9 @@ Triggers:
   and errors go to the asker only). In a thread with a context: a follow-up on it.
 * a button or the card select: acknowledged at once (no visible change), the new
   estimate is posted in the estimate's thread, opened on first use.
+* "Show chart" (and the word ``chart`` in a query): the memory chart (``adapters.chart``,
+  drawn on a worker thread) attached as ``chart.png`` in the estimate's thread, shown by an
+  embed (``attachment://chart.png``).
 * a message in a thread with a context: a follow-up when it mentions the bot, or for
   any message when the Message Content intent is on (parse errors of messages that do
   not mention the bot are ignored: that is conversation, not a question).
@@ -35,6 +38,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import io
 import logging
 import re
 import time
@@ -45,10 +50,11 @@ from typing import Any, Literal
 import discord
 from discord import app_commands
 
+from adapters.chart import render_chart
 from adapters.discord import ids
 from adapters.discord.announce import can_manage
 from adapters.discord.commands import build_commands
-from adapters.discord.embeds import embeds_for, notice_embed
+from adapters.discord.embeds import chart_embed, chart_failed_embed, embeds_for, notice_embed
 from adapters.discord.endpoints import DEFAULT_API_BASE_URL, discover_gateway
 from adapters.discord.limits import MAX_THREAD_NAME, cut
 from adapters.discord.options import NO_OPTIONS, Options, answer
@@ -56,7 +62,15 @@ from adapters.discord.views import DYNAMIC_ITEMS, estimate_view
 from adapters.report import METHOD_LABELS
 from bot.logs import log_command
 from bot.price_service import price_command
-from bot.service import Context, Reply, ReplyKind, Service
+from bot.service import (
+    Context,
+    Reply,
+    ReplyKind,
+    Service,
+    chart_only,
+    split_chart_word,
+    with_chart,
+)
 from bot.store import StoreUnavailable, ThreadKey
 from engine import Method, Request
 from engine.specs import Catalog
@@ -200,8 +214,64 @@ class FtcostMixin:
         previous: Request | None = None,
         workspace: str | None = None,
     ) -> Reply:
-        """The shared service's answer, computed on its worker thread."""
-        return await self.service.run(answer, self.service, text, options, previous, workspace)
+        """The shared service's answer, computed on its worker thread. The word ``chart``
+        asks for the memory chart too (alone in a thread: the chart only)."""
+        text, chart = split_chart_word(text)
+        if chart and not text and not options.given:
+            return chart_only(previous)
+        reply = await self.service.run_resolved(
+            answer, text, options, previous, workspace,
+            models=[previous.model if previous is not None else None],
+        )
+        return with_chart(reply) if chart else reply
+
+    async def _send_chart(
+        self, send: Any, request: Request, workspace: str | None, footer: str | None
+    ) -> None:
+        """Draw the memory chart of ``request`` on a worker thread (the event loop keeps
+        serving) and send it with ``send`` (a thread's, a channel's or an interaction
+        follow-up's): the PNG attached, shown by an embed as ``attachment://chart.png``."""
+        image = await render_chart(request, await self.service.catalog_with(request, workspace))
+        file = discord.File(io.BytesIO(image.png), filename=image.filename,
+                            description=image.alt_text)
+        await send(embed=chart_embed(image.title, image.filename, footer), file=file,
+                   allowed_mentions=NO_MENTIONS)
+
+    async def _chart_in_thread(
+        self,
+        message: discord.Message | discord.PartialMessage,
+        channel: Any,
+        request: Request,
+        workspace: str | None,
+        footer: str | None,
+        fallback: Any = None,
+        interaction: discord.Interaction | None = None,
+    ) -> str:
+        """The chart in the thread of the estimate ``message`` (``channel`` itself when it
+        is a thread; opened when needed), else through ``fallback``. A failure is told to
+        the ``interaction``'s user privately. Outcome: ``uploaded`` or ``failed``."""
+        if isinstance(channel, discord.Thread):
+            send = channel.send
+        else:
+            title = message.embeds[0].title if isinstance(message, discord.Message) and (
+                message.embeds) else None
+            thread = await self._thread_for(message, f"{title or 'ftcost'} · what-ifs")
+            send = thread.send if thread is not None else fallback
+        try:
+            if send is None:
+                raise discord.ClientException("no thread and no other way to answer here")
+            await self._send_chart(send, request, workspace, footer)
+        except (discord.HTTPException, discord.ClientException) as exc:
+            log.warning("cannot attach the chart in %s: %s", getattr(channel, "id", "?"), exc)
+            if interaction is not None:
+                with contextlib.suppress(discord.HTTPException):
+                    await interaction.followup.send(
+                        embed=chart_failed_embed(getattr(exc, "status", None),
+                                                 getattr(exc, "code", None)),
+                        ephemeral=True, allowed_mentions=NO_MENTIONS,
+                    )
+            return "failed"
+        return "uploaded"
 
     async def _price_reply(
         self, interaction: discord.Interaction, query: str, options: Options
@@ -336,6 +406,9 @@ class FtcostMixin:
         asked = " ".join(p for p in (query, options.describe()) if p)
         footer = cut(f"{_user_name(interaction.user)}: {self.settings.command} {asked}".strip(),
                      300)
+        if reply.kind is ReplyKind.CHART and reply.request is not None:
+            await self._command_chart(interaction, reply, footer, start)
+            return
         embeds, view, carried = self._render(reply, query=asked, footer=footer)
         if not reply.is_public:
             await interaction.response.send_message(
@@ -352,6 +425,37 @@ class FtcostMixin:
             message_id = (await interaction.original_response()).id
         await self._remember(where, message_id, reply, carried)
         self._log("followup" if previous is not None else "command", reply, "posted", start)
+        if reply.chart and reply.request is not None:
+            await self._chart_in_thread(
+                await interaction.original_response(), interaction.channel, reply.request,
+                _workspace(interaction.guild_id), footer,
+                functools.partial(interaction.followup.send, wait=True), interaction,
+            )
+
+    async def _command_chart(
+        self, interaction: discord.Interaction, reply: Reply, footer: str, start: float
+    ) -> None:
+        """``/ftcost chart`` in an estimate's thread: the chart as the command's answer
+        (deferred first: a cold first render may take a second)."""
+        assert reply.request is not None
+        await interaction.response.defer(thinking=True)
+
+        async def edit(**kwargs: Any) -> None:
+            file = kwargs.pop("file")
+            kwargs.pop("allowed_mentions", None)
+            await interaction.edit_original_response(attachments=[file], **kwargs)
+
+        outcome = "uploaded"
+        try:
+            await self._send_chart(edit, reply.request, _workspace(interaction.guild_id), footer)
+        except discord.HTTPException as exc:
+            log.warning("cannot attach the chart: %s", exc)
+            outcome = "failed"
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.edit_original_response(
+                    embed=chart_failed_embed(exc.status, exc.code)
+                )
+        self._log("command", reply, outcome, start)
 
     async def handle_help(self, interaction: discord.Interaction) -> None:
         start = time.perf_counter()
@@ -420,6 +524,14 @@ class FtcostMixin:
                 allowed_mentions=NO_MENTIONS,
             )
             self._log("button", None, "unknown", start)
+            return
+        if action.kind == "chart":
+            outcome = await self._chart_in_thread(
+                message, interaction.channel, base, _workspace(interaction.guild_id),
+                f"{_user_name(interaction.user)} asked for the chart",
+                functools.partial(interaction.followup.send, wait=True), interaction,
+            )
+            self._log("button", Reply(ReplyKind.CHART, request=base), outcome, start)
             return
         if action.kind == "method" and action.value:
             text, label = action.value, METHOD_LABELS[Method(action.value)]
@@ -565,6 +677,17 @@ class FtcostMixin:
         reference: bool,
     ) -> None:
         footer = cut(f"{_user_name(message.author)}: {text}", 300) if text else None
+        if reply.kind is ReplyKind.CHART and reply.request is not None:
+            try:
+                await self._send_chart(channel.send, reply.request, _guild_workspace(message),
+                                       footer)
+                outcome = "uploaded"
+            except discord.HTTPException as exc:
+                log.warning("cannot attach the chart in %s: %s", getattr(channel, "id", "?"),
+                            exc)
+                outcome = "failed"
+            self._log(trigger, reply, outcome, start)
+            return
         embeds, view, carried = self._render(reply, query=text, footer=footer)
         kwargs: dict[str, Any] = {"embeds": embeds, "allowed_mentions": NO_MENTIONS}
         if view is not None:
@@ -589,6 +712,9 @@ class FtcostMixin:
         await self._remember(where, sent.id, reply, carried)
         outcome = "posted" if reply.kind is ReplyKind.ESTIMATE else reply.kind.value
         self._log(trigger, reply, outcome, start)
+        if reply.chart and reply.request is not None:
+            await self._chart_in_thread(sent, channel, reply.request, _guild_workspace(message),
+                                        footer, channel.send)
 
 
 class FtcostClient(FtcostMixin, discord.Client):

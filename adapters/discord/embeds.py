@@ -328,6 +328,34 @@ def embeds_for(
     return [text_embed(reply.title or reply.kind.value.title(), reply.text)]
 
 
+def chart_embed(title: str, filename: str, footer: str | None = None) -> discord.Embed:
+    """The memory chart: the attached PNG (``attachment://<filename>``) as the embed's
+    image, with a one-line explanation of what the bars and lines are."""
+    embed = discord.Embed(
+        title=cut(title, MAX_EMBED_TITLE),
+        description=(
+            "Memory to train on one GPU, by method and component; dashed lines: the most "
+            "one card holds for training."
+        ),
+        colour=INFO_COLOUR,
+    )
+    embed.set_image(url=f"attachment://{filename}")
+    if footer:
+        embed.set_footer(text=cut(footer, _MAX_OWN_FOOTER))
+    return embed
+
+
+def chart_failed_embed(status: int | None, code: int | None) -> discord.Embed:
+    """For the asker only: the chart could not be attached, why, and what to do."""
+    if status == 403 or code == 50013:
+        why = "I need the Attach Files and Embed Links permissions in this channel."
+    elif status == 413:
+        why = "the picture was over Discord's upload limit."
+    else:
+        why = f"Discord answered {status or 'with an error'}; please try again."
+    return notice_embed(f"I couldn't attach the chart: {why}")
+
+
 def notice_embed(text: str, colour: int = ERROR_COLOUR) -> discord.Embed:
     """A one-line notice (a click on an estimate the bot no longer knows, ...)."""
     return discord.Embed(description=cut(text, MAX_EMBED_DESCRIPTION), colour=colour)

@@ -6,6 +6,7 @@ click works after a restart even if the store lost the message::
     ftc:m:full:mllama-3.1-70b,M2,T5e7,gh100-sxm      switch method to Full
     ftc:s2:mllama-3.1-70b,M2,T5e7,gh100-sxm          double the sequence length
     ftc:g:mllama-3.1-70b,M2,T5e7,gh100-sxm           other cards (select; values are GPU ids)
+    ftc:c:mllama-3.1-70b,M2,T5e7,gh100-sxm           show the memory chart
 
 When the request does not fit (a long model id with many non-default fields), the
 suffix is left off (``ftc:m:full``) and the click handler looks the request up in the
@@ -65,6 +66,7 @@ _CODE_CHARS: Final = r"[A-Za-z0-9.,\-+]+"
 METHOD_TEMPLATE: Final = rf"{PREFIX}:m:(?P<method>full|lora|qlora)(?::(?P<req>{_CODE_CHARS}))?"
 SEQ_TEMPLATE: Final = rf"{PREFIX}:s2(?::(?P<req>{_CODE_CHARS}))?"
 GPU_TEMPLATE: Final = rf"{PREFIX}:g(?::(?P<req>{_CODE_CHARS}))?"
+CHART_TEMPLATE: Final = rf"{PREFIX}:c(?::(?P<req>{_CODE_CHARS}))?"
 
 
 # ------------------------------------------------------------------------------------------
@@ -171,9 +173,9 @@ def decode_request(code: str | None) -> Request | None:
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """What a component does: ``method`` (``value`` = the method), ``seq`` (double it) or
-    ``gpu`` (the select; the card comes with the interaction). ``request`` is the inlined
-    request, None when the store has it."""
+    """What a component does: ``method`` (``value`` = the method), ``seq`` (double it),
+    ``gpu`` (the select; the card comes with the interaction) or ``chart`` (show it).
+    ``request`` is the inlined request, None when the store has it."""
 
     kind: str
     value: str | None = None
@@ -208,10 +210,14 @@ def gpu_select_id(code: str | None) -> str:
     return _with(f"{PREFIX}:g", code)
 
 
+def chart_id(code: str | None) -> str:
+    return _with(f"{PREFIX}:c", code)
+
+
 def parse_custom_id(custom_id: str) -> Action | None:
     """The action of one of our custom ids (None for anything else)."""
     for template, kind in ((METHOD_TEMPLATE, "method"), (SEQ_TEMPLATE, "seq"),
-                           (GPU_TEMPLATE, "gpu")):
+                           (GPU_TEMPLATE, "gpu"), (CHART_TEMPLATE, "chart")):
         match = re.fullmatch(template, custom_id)
         if match:
             groups = match.groupdict()

@@ -1,7 +1,8 @@
 """The components under each estimate, persistent across restarts.
 
-Row 1: buttons switching to each other method (``Full``, ``QLoRA`` …) and doubling the
-sequence length; row 2: a select of the other cards from the report's card table.
+Row 1: buttons switching to each other method (``Full``, ``QLoRA`` …), doubling the
+sequence length and showing the memory chart; row 2: a select of the other cards from the
+report's card table.
 
 Every item is a :class:`discord.ui.DynamicItem` whose ``custom_id`` matches a template
 from :mod:`adapters.discord.ids`; the client registers the three classes once
@@ -93,6 +94,32 @@ class SeqButton(discord.ui.DynamicItem[discord.ui.Button], template=ids.SEQ_TEMP
         await _dispatch(interaction, self.custom_id, [])
 
 
+CHART_BUTTON_LABEL = "Show chart"
+
+
+class ChartButton(discord.ui.DynamicItem[discord.ui.Button], template=ids.CHART_TEMPLATE):
+    """Attach the estimate's memory chart in its thread."""
+
+    def __init__(self, code: str | None) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=CHART_BUTTON_LABEL,
+                style=discord.ButtonStyle.secondary,
+                custom_id=ids.chart_id(code),
+            ),
+            row=0,
+        )
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> ChartButton:
+        return cls(match["req"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await _dispatch(interaction, self.custom_id, [])
+
+
 class GpuSelect(discord.ui.DynamicItem[discord.ui.Select], template=ids.GPU_TEMPLATE):
     """Re-estimate on another card (the option values are GPU ids)."""
 
@@ -121,7 +148,7 @@ class GpuSelect(discord.ui.DynamicItem[discord.ui.Select], template=ids.GPU_TEMP
         await _dispatch(interaction, self.custom_id, values)
 
 
-DYNAMIC_ITEMS = (MethodButton, SeqButton, GpuSelect)
+DYNAMIC_ITEMS = (MethodButton, SeqButton, ChartButton, GpuSelect)
 
 
 def gpu_options(report: Report) -> list[discord.SelectOption]:
@@ -149,6 +176,7 @@ def estimate_view(report: Report) -> tuple[discord.ui.View, bool]:
             view.add_item(MethodButton(method, code))
     if request.seq_len * 2 <= MAX_SEQ_LEN:
         view.add_item(SeqButton(request.seq_len, code))
+    view.add_item(ChartButton(code))
     options = gpu_options(report)
     if options:
         view.add_item(GpuSelect(options, code))

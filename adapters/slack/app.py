@@ -13,6 +13,9 @@ HTTP (or Socket Mode) acknowledgement never waits for the estimate, the store or
 * ``@ftcost QUERY`` anywhere: a new estimate, in the mention's thread.
 * buttons (method, 2x sequence) and the "Other cards" select: the changed estimate
   in the clicked estimate's thread; the original message is left as it is.
+* "Show chart" (and the word ``chart`` in a query): the memory chart
+  (``adapters.chart``), drawn on a worker thread and uploaded into the estimate's thread
+  with ``files_upload_v2``.
 
 Slack retries an event it thinks we missed (``X-Slack-Retry-Num``); each event id
 is acted on once, through the store's atomic :meth:`~bot.store.Store.first_seen`
@@ -40,12 +43,15 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.chart import render_chart
 from adapters.slack.announce import can_manage
 from adapters.slack.blocks import (
+    ACTION_CHART,
     ACTION_GPU,
     ACTION_ID_RE,
     ACTION_SEQ,
     ACTIONS_BLOCK_ID,
+    chart_failed_message,
     invite_note,
     mentions_bot,
     mentions_other_user,
@@ -266,9 +272,16 @@ class SlackBot:
         respond: AsyncRespond | None = None,
         query: str | None = None,
         bot_user_id: str | None = None,
+        workspace: str | None = None,
     ) -> str:
         """Post ``reply`` where it belongs; return the outcome for the log line:
-        ``posted``, ``fallback`` (response_url), ``ephemeral`` or ``failed``."""
+        ``posted``, ``fallback`` (response_url), ``ephemeral``, ``uploaded`` (a chart
+        only) or ``failed``. An estimate that wants its chart gets it in its thread."""
+        if reply.kind is ReplyKind.CHART and reply.request is not None:
+            return await self.upload_chart(
+                reply.request, channel=channel, thread_ts=thread_ts, user=user,
+                respond=respond, workspace=workspace,
+            )
         kwargs: dict[str, Any] = {"command": self.command}
         if reply.kind is ReplyKind.ESTIMATE:
             kwargs.update(asked_by=user, query=query, max_cards=self.config.slack.max_cards)
@@ -296,14 +309,50 @@ class SlackBot:
             # Not a member (or any other failure, e.g. rate limits that outlasted the
             # retries): answer in-channel through response_url so the reply isn't lost.
             if error in NOT_MEMBER_ERRORS:
-                kwargs["note"] = invite_note(self._bot_id(bot_user_id))
+                kwargs["note"] = invite_note(self._bot_id(bot_user_id), chart=reply.chart)
             fallback = message_for(reply, **kwargs)
             return await self._respond(respond, fallback, "in_channel", "fallback")
         ts = posted.get("ts")
         if ts:
             key = ThreadKey(PLATFORM, channel, thread_ts or ts)
             await self.service.remember(key, reply, ts)
+        if ts and reply.chart and reply.request is not None:
+            await self.upload_chart(
+                reply.request, channel=channel, thread_ts=thread_ts or ts, user=user,
+                workspace=workspace,
+            )
         return "posted"
+
+    async def upload_chart(
+        self,
+        request: Request,
+        *,
+        channel: str,
+        thread_ts: str | None,
+        user: str | None,
+        respond: AsyncRespond | None = None,
+        workspace: str | None = None,
+    ) -> str:
+        """Draw the memory chart of ``request`` on a worker thread (the event loop keeps
+        serving) and upload it into the thread with ``files_upload_v2`` (``files:write``).
+        A failure is told to the asker privately. Outcome: ``uploaded`` or ``failed``."""
+        image = await render_chart(request, await self.service.catalog_with(request, workspace))
+        try:
+            await self.client.files_upload_v2(
+                channel=channel,
+                thread_ts=thread_ts,
+                file=image.png,
+                filename=image.filename,
+                title=image.title,
+                alt_txt=image.alt_text,
+            )
+        except (SlackApiError, SlackClientError) as exc:
+            response = getattr(exc, "response", None)
+            error = response.get("error") if response is not None else None
+            log.warning("chart upload failed: %s", error or type(exc).__name__)
+            await self._ephemeral(chart_failed_message(error), channel, user, thread_ts, respond)
+            return "failed"
+        return "uploaded"
 
     async def _respond(
         self, respond: AsyncRespond, message: dict[str, Any], response_type: str, outcome: str
@@ -360,7 +409,7 @@ class SlackBot:
                 or await self._price_reply(
                     text, command.get("channel_id"), command.get("user_id"), workspace
                 )
-                or await self._compute(self.service.answer, text, None, workspace)
+                or await self.service.answer_async(text, None, workspace)
             )
             outcome = await self.deliver(
                 reply,
@@ -369,6 +418,7 @@ class SlackBot:
                 respond=respond,
                 query=text,
                 bot_user_id=bot_user_id,
+                workspace=workspace,
             )
             return reply.kind.value, outcome
 
@@ -391,7 +441,7 @@ class SlackBot:
                 or await self._price_reply(
                     text, event.get("channel"), event.get("user"), workspace
                 )
-                or await self._compute(self.service.answer, text, None, workspace)
+                or await self.service.answer_async(text, None, workspace)
             )
             outcome = await self.deliver(
                 reply,
@@ -400,6 +450,7 @@ class SlackBot:
                 thread_ts=event.get("thread_ts") or event.get("ts"),
                 query=text,
                 bot_user_id=bot_user_id,
+                workspace=workspace,
             )
             return reply.kind.value, outcome
 
@@ -444,7 +495,7 @@ class SlackBot:
             if reply is None and base is None:
                 reply = await self._compute(self.service.answer_without_context, text, workspace)
             elif reply is None:
-                reply = await self._compute(self.service.answer, text, base, workspace)
+                reply = await self.service.answer_async(text, base, workspace)
             if reply.kind is ReplyKind.ERROR and self.config.slack.followup_errors == "ignore":
                 return reply.kind.value, "ignored"
             outcome = await self.deliver(
@@ -454,6 +505,7 @@ class SlackBot:
                 thread_ts=thread_ts,
                 query=text,
                 bot_user_id=bot_user_id,
+                workspace=workspace,
             )
             return reply.kind.value, outcome
 
@@ -509,8 +561,14 @@ class SlackBot:
             base = await self._base_request(body, action, channel, thread_ts)
             if base is None:
                 return "error", await self._expired(channel, user, respond)
+            team = (body.get("team") or {}).get("id") or body.get("team_id")
             changes: dict[str, Any]
             action_id = action.get("action_id", "")
+            if action_id == ACTION_CHART:
+                return "chart", await self.upload_chart(
+                    base, channel=channel, thread_ts=thread_ts, user=user, respond=respond,
+                    workspace=_workspace(team),
+                )
             if (method := method_from_action(action_id)) is not None:
                 changes = {"method": method}
             elif action_id == ACTION_SEQ:
@@ -526,8 +584,7 @@ class SlackBot:
                 request = Request.model_validate({**base.model_dump(), **changes})
             except ValidationError:
                 return "error", await self._expired(channel, user, respond)
-            team = (body.get("team") or {}).get("id") or body.get("team_id")
-            reply = await self._compute(self.service.estimate, request, base, _workspace(team))
+            reply = await self.service.estimate_async(request, base, _workspace(team))
             outcome = await self.deliver(
                 reply,
                 channel=channel,

@@ -40,8 +40,11 @@ ACTION_PREFIX = "ftcost_"
 ACTION_METHOD = "ftcost_method_"  # + full | lora | qlora
 ACTION_SEQ = "ftcost_seq_double"
 ACTION_GPU = "ftcost_gpu"
+ACTION_CHART = "ftcost_chart"
+"""Upload the estimate's memory chart (``adapters.chart``) into its thread."""
 ACTIONS_BLOCK_ID = "ftcost_actions"
-ACTION_ID_RE = re.compile(r"^ftcost_(method_(full|lora|qlora)|seq_double|gpu)$")
+ACTION_ID_RE = re.compile(r"^ftcost_(method_(full|lora|qlora)|seq_double|gpu|chart)$")
+CHART_BUTTON_TEXT = "Show chart"
 
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
@@ -182,7 +185,7 @@ def _button(action_id: str, text: str, value: str) -> dict[str, Any]:
 
 
 def action_elements(report: Report) -> list[dict[str, Any]]:
-    """Switch method, double the sequence length, other cards."""
+    """Switch method, double the sequence length, show the chart, other cards."""
     request = report.request
     value = button_value(request)
     elements: list[dict[str, Any]] = []
@@ -192,6 +195,7 @@ def action_elements(report: Report) -> list[dict[str, Any]]:
         elements.append(_button(ACTION_METHOD + method.value, METHOD_LABELS[method], value))
     if request.seq_len * 2 <= MAX_SEQ_LEN:
         elements.append(_button(ACTION_SEQ, f"2× seq ({request.seq_len * 2:,})", value))
+    elements.append(_button(ACTION_CHART, CHART_BUTTON_TEXT, value))
     options = []
     seen = {request.gpu} if request.gpu else set()
     for gpu_id, label in report.top_gpus:
@@ -346,12 +350,28 @@ def prices_message(reply: Reply) -> dict[str, Any]:
     return {"text": _cut(escape(reply.text), MAX_FALLBACK_TEXT), "blocks": [_section(text)]}
 
 
-def invite_note(bot_user_id: str | None) -> str:
+def invite_note(bot_user_id: str | None, chart: bool = False) -> str:
     who = f"<@{bot_user_id}>" if bot_user_id else "the ftcost app"
+    what = "threaded what-ifs and charts" if chart else "threaded what-ifs"
     return (
         f"I'm not a member of this channel, so this estimate can't start a thread. "
-        f"Invite me with `/invite {who}` to get threaded what-ifs here."
+        f"Invite me with `/invite {who}` to get {what} here."
     )
+
+
+def chart_failed_message(error: str | None) -> dict[str, Any]:
+    """For the asker only: the chart could not be attached, why, and what to do."""
+    if error == "missing_scope":
+        why = (
+            "this Slack app may not upload files: reinstall it from the current manifest "
+            "(it asks for the `files:write` scope)."
+        )
+    elif error in ("not_in_channel", "channel_not_found"):
+        why = "I'm not a member of this channel: invite me with `/invite` and ask again."
+    else:
+        why = f"Slack said `{escape(error or 'unknown error')}`. Please try again."
+    text = f":warning: I couldn't attach the chart: {why}"
+    return {"text": _cut(text, MAX_FALLBACK_TEXT), "blocks": [_section(text)]}
 
 
 def method_from_action(action_id: str) -> Method | None:

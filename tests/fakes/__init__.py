@@ -5,6 +5,7 @@ from tests.fakes.slack_api import (
     FakeSlack,
     FakeSlackThread,
     ResponsePost,
+    SharedFile,
     validate_blocks,
     validate_message,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "FakeSlack",
     "FakeSlackThread",
     "ResponsePost",
+    "SharedFile",
     "app_mention_event",
     "block_action_body",
     "event_body",

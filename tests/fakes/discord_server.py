@@ -38,6 +38,11 @@ Behaviours copied from Discord because discord.py (or a careless bot) depends on
   attachments/components unless it is a DM, mentions the bot or is the bot's own message.
 * The bot's own messages (and non-ephemeral interaction responses) come back over the gateway
   as MESSAGE_CREATE when ``echo_events`` is on (the default), as they do on Discord.
+* Files (``discord.File``) arrive as ``multipart/form-data``: ``payload_json`` plus
+  ``files[N]`` parts, recorded in ``Call.files`` (bytes included) and turned into the
+  message's ``attachments``; ``validate_attachments`` checks the ``attachments`` ids and that
+  an embed's ``attachment://NAME`` image names a file of the same message, and a file over
+  10 MiB gets 413 (code 40005).
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ __all__ = [
     "FakeDiscord",
     "point_discord_at",
     "restore_discord_endpoints",
+    "validate_attachments",
     "validate_autocomplete",
     "validate_message",
 ]
@@ -119,6 +125,12 @@ MAX_ALLOWED_MENTION_IDS = 100
 # https://discord.com/developers/docs/interactions/receiving-and-responding (Modal): "custom_id
 # ... max 100 characters"; "title: the title of the popup modal, max 45 characters".
 MAX_MODAL_TITLE = 45
+# https://discord.com/developers/docs/reference#uploading-files — "up to 10 files" per message;
+# the default upload limit for bots is 10 MiB per file (the ``attachment_size_limit`` the fake
+# puts in interactions), larger is "413 Request entity too large" (JSON error code 40005);
+# an embed shows an uploaded image with "attachment://filename.png" as its image/thumbnail url.
+MAX_FILES = 10
+MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024
 
 # Message flags (https://discord.com/developers/docs/resources/message#message-object-message-flags)
 FLAG_EPHEMERAL = 1 << 6
@@ -294,6 +306,33 @@ def validate_message(payload: dict[str, Any]) -> list[str]:
     flags = int(payload.get("flags") or 0)
     _validate_components(list(payload.get("components") or []), flags, problems)
     _validate_allowed_mentions(payload.get("allowed_mentions"), problems)
+    return problems
+
+
+def validate_attachments(payload: Any, files: list[dict[str, Any]]) -> list[str]:
+    """The attachment rules a multipart message breaks: at most 10 files, each
+    ``attachments[].id`` naming an uploaded file's index (or an attachment kept by an edit),
+    and every ``attachment://NAME`` an embed shows naming a file of this message."""
+    if not isinstance(payload, dict):
+        return []
+    problems: list[str] = []
+    if len(files) > MAX_FILES:
+        problems.append(f"{len(files)} files > {MAX_FILES}")
+    names = {str(f.get("filename")) for f in files}
+    described = [a for a in payload.get("attachments") or [] if isinstance(a, dict)]
+    for a in described:
+        aid = str(a.get("id", ""))
+        if aid.isdigit() and int(aid) < len(files):
+            if a.get("filename"):
+                names.add(str(a["filename"]))
+        elif not (aid.isdigit() and int(aid) > 1000):  # not an index, nor a kept attachment
+            problems.append(f"attachments: id {aid!r} names no uploaded file")
+    embeds = payload.get("embeds") or ([payload["embed"]] if payload.get("embed") else [])
+    for i, embed in enumerate(embeds):
+        for part in ("image", "thumbnail"):
+            url = str(((embed or {}).get(part) or {}).get("url") or "")
+            if url.startswith("attachment://") and url[len("attachment://"):] not in names:
+                problems.append(f"embeds[{i}].{part}.url {url} names no file of this message")
     return problems
 
 
@@ -992,6 +1031,17 @@ class FakeDiscord:
             return None
         return self._error(400, 50035, "Invalid Form Body", call, errors={"_problems": problems})
 
+    def _too_big(self, call: Call) -> web.Response | None:
+        """413 for a file over the upload limit, as Discord answers it."""
+        for f in call.files:
+            if f["size"] > MAX_ATTACHMENT_BYTES:
+                self.violations.append(
+                    f"{call.method} {call.path}: file {f['filename']} has {f['size']} bytes "
+                    f"(max {MAX_ATTACHMENT_BYTES})"
+                )
+                return self._error(413, 40005, "Request entity too large", call)
+        return None
+
     def _check_empty(self, call: Call, payload: dict[str, Any]) -> web.Response | None:
         if not _is_empty_message(payload, call.files):
             return None
@@ -1458,7 +1508,11 @@ class FakeDiscord:
         empty = self._check_empty(call, payload)
         if empty is not None:
             return empty
-        bad = self._invalid(call, validate_message(payload))
+        too_big = self._too_big(call)
+        if too_big is not None:
+            return too_big
+        bad = self._invalid(call, validate_message(payload)
+                            + validate_attachments(payload, call.files))
         if bad is not None:
             return bad
         msg = self._build_message(p["cid"], payload, call.files)
@@ -1492,7 +1546,8 @@ class FakeDiscord:
             return self._error(404, 10008, "Unknown Message", call)
         if msg["author"]["id"] != self.bot_user["id"]:
             return self._error(403, 50005, "Cannot edit a message authored by another user", call)
-        bad = self._invalid(call, validate_message(call.json or {}))
+        bad = self._invalid(call, validate_message(call.json or {})
+                            + validate_attachments(call.json or {}, call.files))
         if bad is not None:
             return bad
         self._apply_edit(msg, call)
@@ -1618,7 +1673,7 @@ class FakeDiscord:
         if cb_type not in self._ALLOWED_CALLBACKS.get(itype, ()):
             problems.append(f"callback type {cb_type} is not valid for interaction type {itype}")
         if cb_type in (4, 7):
-            problems += validate_message(data)
+            problems += validate_message(data) + validate_attachments(data, call.files)
             if cb_type == 4 and _is_empty_message(data, call.files):
                 problems.append("empty message")
         elif cb_type == 8:
@@ -1714,7 +1769,8 @@ class FakeDiscord:
         msg = self._webhook_message(state, p["mid"])
         if msg is None:
             return self._error(404, 10008, "Unknown Message", call)
-        bad = self._invalid(call, validate_message(call.json or {}))
+        bad = self._invalid(call, validate_message(call.json or {})
+                            + validate_attachments(call.json or {}, call.files))
         if bad is not None:
             return bad
         was_loading = bool(msg.get("flags", 0) & FLAG_LOADING)
@@ -1743,7 +1799,11 @@ class FakeDiscord:
         empty = self._check_empty(call, payload)
         if empty is not None:
             return empty
-        bad = self._invalid(call, validate_message(payload))
+        too_big = self._too_big(call)
+        if too_big is not None:
+            return too_big
+        bad = self._invalid(call, validate_message(payload)
+                            + validate_attachments(payload, call.files))
         if bad is not None:
             return bad
         msg = self._response_message(state, payload, call.files)

@@ -14,6 +14,11 @@ How slack_sdk 3.x talks to it (worth knowing when reading ``slack.calls``):
   (async) or POSTs (sync). All of these are merged into ``Call.args``, and JSON-in-a-string
   fields (``blocks``, ``attachments``, ``view``...) are decoded.
 * The bot token travels as ``Authorization: Bearer ...`` (a ``token`` param is accepted too).
+* ``files_upload_v2`` runs its three real steps here: ``files.getUploadURLExternal`` hands
+  out ``/upload/<file id>`` on this server, the SDK POSTs the bytes there, and
+  ``files.completeUploadExternal`` shares them (``slack.files``, a message with ``files``
+  in the channel/thread). ``FakeSlack(scopes=[...])`` makes them answer ``missing_scope``
+  without ``files:write``.
 """
 
 from __future__ import annotations
@@ -83,7 +88,18 @@ MAX_OPTION_DESCRIPTION = 75
 # warning; applies to chat.postMessage, chat.postEphemeral and response URLs alike.
 MAX_MESSAGE_TEXT = 40_000
 
-_JSON_STRING_FIELDS = ("blocks", "attachments", "view", "metadata", "user_auth_blocks", "unfurls")
+_JSON_STRING_FIELDS = (
+    "blocks", "attachments", "view", "metadata", "user_auth_blocks", "unfurls", "files"
+)
+
+# https://docs.slack.dev/reference/methods/files.getUploadURLExternal and
+# .../files.completeUploadExternal: both need the ``files:write`` scope; "length: Size in
+# bytes of the file being uploaded" (required); completeUploadExternal's thread_ts: "Never
+# use a reply's ts value; use its parent instead"; "This method can only be called once".
+SCOPE_NEEDED = {
+    "files.getUploadURLExternal": "files:write",
+    "files.completeUploadExternal": "files:write",
+}
 
 
 def _text_of(obj: Any) -> str | None:
@@ -260,6 +276,34 @@ class Call:
 
 
 @dataclass
+class SharedFile:
+    """A file uploaded with files.getUploadURLExternal + the upload URL POST and shared with
+    files.completeUploadExternal. ``data`` is the uploaded bytes."""
+
+    id: str
+    filename: str
+    length: int
+    title: str | None
+    alt_txt: str | None
+    data: bytes
+    channel: str | None
+    thread_ts: str | None
+    initial_comment: str | None
+    ts: str | None
+    """ts of the message that shares the file (None when shared privately)."""
+
+
+@dataclass
+class _PendingUpload:
+    id: str
+    filename: str
+    length: int
+    alt_txt: str | None
+    data: bytes | None = None
+    completed: bool = False
+
+
+@dataclass
 class ResponsePost:
     """One POST to a ``response_url``; ``body`` is the decoded JSON (``post["text"]`` works)."""
 
@@ -297,6 +341,7 @@ class FakeSlack:
         default_member: bool = True,
         reject_invalid_blocks: bool = True,
         response_url_max_uses: int = 5,
+        scopes: Iterable[str] | None = None,
     ) -> None:
         self.team_id = team_id
         self.bot_user_id = bot_user_id
@@ -307,12 +352,17 @@ class FakeSlack:
         # only record ``violations`` and accept the message anyway.
         self.reject_invalid_blocks = reject_invalid_blocks
         self.response_url_max_uses = response_url_max_uses
+        # None: the token has every scope; else methods in SCOPE_NEEDED check it.
+        self.scopes: set[str] | None = None if scopes is None else set(scopes)
 
         self.calls: list[Call] = []
         self.responses: list[ResponsePost] = []
         self.violations: list[str] = []
         # (channel, ts) -> message dict, in posting order; chat.update edits in place.
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}
+        # files shared with files.completeUploadExternal, in order; uploads not yet shared
+        self.files: list[SharedFile] = []
+        self._uploads: dict[str, _PendingUpload] = {}
 
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
@@ -347,6 +397,7 @@ class FakeSlack:
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_route("*", "/api/{method}", self._handle_api)
         app.router.add_post("/response/{rid}", self._handle_response_url)
+        app.router.add_post("/upload/{fid}", self._handle_upload)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -437,6 +488,12 @@ class FakeSlack:
         """Calls to ``method`` (every attempt; ``ok=True`` keeps only successful ones)."""
         with self._lock:
             return [c for c in self.calls if c.method == method and (ok is None or c.ok == ok)]
+
+    async def wait_for_files(self, count: int = 1, timeout: float = 5.0) -> list[SharedFile]:
+        """Wait until ``count`` files were shared (files.completeUploadExternal)."""
+        return await self._wait_async(
+            lambda: list(self.files), count, timeout, f"{count} shared file(s)"
+        )
 
     def messages_in(self, channel: str) -> list[dict[str, Any]]:
         with self._lock:
@@ -816,6 +873,106 @@ class FakeSlack:
                 "updated": 1_700_000_000,
             },
         }
+
+    # -- file uploads (files_upload_v2: getUploadURLExternal, POST, completeUploadExternal) ---
+    def _missing_scope(self, method: str) -> dict[str, Any] | None:
+        needed = SCOPE_NEEDED.get(method)
+        if needed is None or self.scopes is None or needed in self.scopes:
+            return None
+        provided = ",".join(sorted(self.scopes))
+        return {"ok": False, "error": "missing_scope", "needed": needed, "provided": provided}
+
+    def _api_files_getUploadURLExternal(self, args: dict[str, Any]) -> dict[str, Any]:
+        denied = self._missing_scope("files.getUploadURLExternal")
+        if denied:
+            return denied
+        filename = args.get("filename")
+        try:
+            length = int(args.get("length", ""))
+        except ValueError:
+            length = 0
+        if not filename or length <= 0:
+            return {"ok": False, "error": "invalid_arguments"}
+        with self._lock:
+            fid = f"F{next(self._id_counter):09d}"
+            self._uploads[fid] = _PendingUpload(fid, str(filename), length, args.get("alt_txt"))
+        return {"ok": True, "upload_url": f"{self.url}/upload/{fid}", "file_id": fid}
+
+    async def _handle_upload(self, request: web.Request) -> web.Response:
+        """The upload URL: the file's bytes as the raw body (slack_sdk) or a multipart
+        ``file`` field (curl -F), answered ``200 OK - <bytes>`` like files.slack.com."""
+        fid = request.match_info["fid"]
+        if request.content_type == "multipart/form-data":
+            form = await request.post()
+            field_ = form.get("file") or form.get("filename")
+            data = field_.file.read() if hasattr(field_, "file") else str(field_ or "").encode()
+        else:
+            data = await request.read()
+        with self._lock:
+            upload = self._uploads.get(fid)
+            if upload is not None and not upload.completed:
+                upload.data = bytes(data)
+        self._notify()
+        if upload is None:
+            return web.Response(status=404, text="not found")
+        return web.Response(status=200, text=f"OK - {len(data)}")
+
+    def _api_files_completeUploadExternal(self, args: dict[str, Any]) -> dict[str, Any]:
+        denied = self._missing_scope("files.completeUploadExternal")
+        if denied:
+            return denied
+        files = args.get("files")
+        if not isinstance(files, list) or not files:
+            return {"ok": False, "error": "invalid_arguments"}
+        channel = args.get("channel_id") or None
+        thread_ts = args.get("thread_ts") or None
+        if channel is not None and not self.is_member(str(channel)):
+            return {"ok": False, "error": "not_in_channel"}
+        with self._lock:
+            pending = []
+            for item in files:
+                upload = self._uploads.get(str((item or {}).get("id")))
+                if upload is None or upload.completed or upload.data is None:
+                    return {"ok": False, "error": "file_not_found"}
+                if len(upload.data) != upload.length:
+                    self.violations.append(
+                        f"files.completeUploadExternal: {upload.id} announced {upload.length} "
+                        f"bytes, {len(upload.data)} uploaded"
+                    )
+                pending.append((upload, item))
+            if thread_ts is not None:
+                parent = self.messages.get((str(channel), str(thread_ts)))
+                if parent is None:
+                    self.violations.append(
+                        f"files.completeUploadExternal: thread_ts {thread_ts} is no message "
+                        f"in {channel}"
+                    )
+                elif parent.get("thread_ts") not in (None, thread_ts):
+                    self.violations.append(
+                        f"files.completeUploadExternal: thread_ts {thread_ts} is a reply; "
+                        "use its parent's ts"
+                    )
+            ts = None
+            if channel is not None:
+                ts = self._next_ts()
+                message = self._message(ts, args.get("initial_comment") or "", None, thread_ts)
+                message["files"] = [{"id": u.id, "name": u.filename} for u, _ in pending]
+                self.messages[(str(channel), ts)] = message
+            shared = []
+            for upload, item in pending:
+                upload.completed = True
+                title = item.get("title") or upload.filename
+                self.files.append(
+                    SharedFile(
+                        id=upload.id, filename=upload.filename, length=upload.length,
+                        title=title, alt_txt=upload.alt_txt, data=upload.data or b"",
+                        channel=channel, thread_ts=thread_ts,
+                        initial_comment=args.get("initial_comment"), ts=ts,
+                    )
+                )
+                shared.append({"id": upload.id, "title": title, "name": upload.filename,
+                               "size": len(upload.data or b"")})
+        return {"ok": True, "files": shared}
 
     def _api_views_open(self, args: dict[str, Any]) -> dict[str, Any]:
         view = args.get("view")

@@ -1,0 +1,520 @@
+"""``config.json`` to the engine's architecture, for every family the engine models.
+
+Pure: a parsed ``config.json`` (a dict) in, an :class:`~engine.architecture.Architecture`
+out, read the way the entries of ``catalog/models.yaml`` were transcribed from the same
+files, so parameter counts come from ``engine.architecture`` exactly as for the catalog.
+
+=============  ===================================================================
+model_type     fields read (besides hidden_size, num_hidden_layers,
+               num_attention_heads, num_key_value_heads, head_dim,
+               intermediate_size, vocab_size, tie_word_embeddings)
+=============  ===================================================================
+llama          attention_bias (q/k/v/o), mlp_bias
+mistral        (no biases)
+mixtral        num_local_experts, num_experts_per_tok; every layer MoE, experts of
+               intermediate_size
+qwen2          q/k/v bias always (Qwen2 hard-codes it)
+qwen2_moe      + num_experts, num_experts_per_tok, moe_intermediate_size,
+               shared_expert_intermediate_size (one gated shared expert),
+               decoder_sparse_step, mlp_only_layers
+qwen3          attention_bias, per-head q/k RMSNorm, head_dim (default 128)
+qwen3_moe      + num_experts, num_experts_per_tok, moe_intermediate_size,
+               decoder_sparse_step, mlp_only_layers (no shared expert)
+gemma2         four RMSNorms per layer, head_dim (default 256), tied by default
+gemma3         text_config (multimodal checkpoints) or top level (gemma3_text):
+               as gemma2 plus per-head q/k norm; missing text fields take
+               transformers' Gemma3TextConfig defaults, as transformers does
+phi3           Phi-3 / Phi-3.5-mini / Phi-4 (fused qkv/gate_up: same count)
+deepseek_v3    MLA (q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
+               v_head_dim), n_routed_experts, n_shared_experts, num_experts_per_tok,
+               moe_intermediate_size, first_k_dense_replace, moe_layer_freq,
+               topk_method (noaux_tc: per-expert correction bias); the
+               multi-token-prediction layers are not counted (as in the catalog)
+gpt_oss        num_local_experts, num_experts_per_tok, biases on every linear,
+               router bias, one attention-sink logit per head and layer
+olmo2          attention_bias, full-width q/k RMSNorm, post-norms
+=============  ===================================================================
+
+Fields transformers would default are defaulted the same way where the default is the
+family's convention (``num_key_value_heads`` = heads, ``tie_word_embeddings``, biases);
+the sizes that define a model are required, and a config without them is an error
+naming each missing field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from catalog.hub.errors import HubError, HubErrorKind
+from catalog.hub.ref import HubRef
+from engine.architecture import MLA, Architecture, MoE
+
+CORE_FIELDS: Final = (
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "vocab_size",
+)
+
+GEMMA3_TEXT_DEFAULTS: Final[Mapping[str, Any]] = {
+    "vocab_size": 262_208,
+    "hidden_size": 2304,
+    "intermediate_size": 9216,
+    "num_hidden_layers": 26,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "tie_word_embeddings": True,
+    "attention_bias": False,
+}
+"""``transformers.Gemma3TextConfig``'s defaults: Google's multimodal Gemma 3 configs
+leave most of ``text_config`` to them (gemma-3-4b lists only hidden_size,
+intermediate_size, num_hidden_layers)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mapped:
+    """What a config says: the architecture and the facts worth telling about it."""
+
+    model_type: str
+    architecture: Architecture
+    dtype: str | None
+    """``torch_dtype`` (or ``dtype``) of the checkpoint, e.g. ``bfloat16``."""
+    quantization: str | None
+    """``quantization_config.quant_method`` when the checkpoint is quantized."""
+    multimodal: bool = False
+    """True when only the language model of a multimodal checkpoint is modelled."""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+class _Fields:
+    """Typed reads from one config object, each error naming the field."""
+
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        ref: HubRef,
+        where: str = "config.json",
+        defaults: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.config = config
+        self.ref = ref
+        self.where = where
+        self.defaults = defaults or {}
+        self.defaulted: list[str] = []
+
+    def get(self, name: str) -> Any:
+        value = self.config.get(name)
+        if value is None and name in self.defaults:
+            if name not in self.defaulted:
+                self.defaulted.append(name)
+            return self.defaults[name]
+        return value
+
+    def require(self, family: str, *names: str) -> None:
+        missing = [n for n in names if self.get(n) is None]
+        if missing:
+            raise HubError(
+                HubErrorKind.MISSING_FIELDS,
+                f"{self.where} of {self.ref.id} lacks {', '.join(missing)}, which a "
+                f"{family} model needs to be sized. It may not be a complete transformers "
+                "checkpoint; point at the original model's repository, or pick a catalog "
+                "model of the same size (`models` lists them).",
+                self.ref.id,
+            )
+
+    def _bad(self, name: str, value: Any, wanted: str) -> HubError:
+        shown = repr(value)
+        shown = shown if len(shown) <= 40 else shown[:39] + "…"
+        return HubError(
+            HubErrorKind.MALFORMED,
+            f"{self.where} of {self.ref.id}: {name} must be {wanted}, not {shown}. The "
+            "config looks broken; try another revision (org/name@rev) or the original "
+            "repository.",
+            self.ref.id,
+        )
+
+    def int(self, name: str, default: int | None = None, minimum: int = 1) -> int | None:
+        value = self.get(name)
+        if value is None:
+            return default
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self._bad(name, value, f"a whole number of at least {minimum}")
+        return value
+
+    def need(self, name: str, minimum: int = 1) -> int:
+        value = self.int(name, minimum=minimum)
+        if value is None:  # require() ran first; kept for a clear error all the same
+            raise self._bad(name, value, "present")
+        return value
+
+    def bool(self, name: str, default: bool) -> bool:
+        value = self.get(name)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self._bad(name, value, "true or false")
+        return value
+
+    def int_list(self, name: str) -> list[int]:
+        value = self.get(name)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            raise self._bad(name, value, "a list of layer numbers")
+        return list(value)
+
+    def text(self, name: str) -> str | None:
+        value = self.get(name)
+        return value if isinstance(value, str) else None
+
+
+# --- shared pieces --------------------------------------------------------------
+
+
+def _dense(
+    f: _Fields,
+    *,
+    tie_default: bool,
+    head_dim_default: int | None = None,
+) -> dict[str, Any]:
+    """The fields every decoder has: widths, depth, heads, vocabulary, tying."""
+    heads = f.need("num_attention_heads")
+    out: dict[str, Any] = {
+        "hidden_size": f.need("hidden_size"),
+        "num_layers": f.need("num_hidden_layers"),
+        "num_heads": heads,
+        "num_kv_heads": f.int("num_key_value_heads", default=heads),
+        "intermediate_size": f.need("intermediate_size"),
+        "vocab_size": f.need("vocab_size"),
+        "tie_embeddings": f.bool("tie_word_embeddings", tie_default),
+    }
+    head_dim = f.int("head_dim", default=head_dim_default)
+    if head_dim is not None:
+        out["head_dim"] = head_dim
+    return out
+
+
+def _attention_bias(f: _Fields) -> dict[str, bool]:
+    """``attention_bias`` puts a bias on q, k, v and o (Llama, Qwen3, Gemma, OLMo 2)."""
+    bias = f.bool("attention_bias", False)
+    return {"qkv_bias": bias, "o_bias": bias}
+
+
+def _dense_layers(layers: int, is_moe: Callable[[int], bool]) -> tuple[int, bool]:
+    """How many layers keep a dense MLP, and whether they are the leading ones."""
+    dense = [i for i in range(layers) if not is_moe(i)]
+    return len(dense), dense == list(range(len(dense)))
+
+
+def _layout_note(dense: int, leading: bool, layers: int) -> tuple[str, ...]:
+    if dense == 0 or leading:
+        return ()
+    return (
+        f"{dense} of {layers} layers keep a dense MLP (not the leading ones); they are "
+        "counted as dense layers, which gives the same parameter count.",
+    )
+
+
+def _qwen_moe_layers(f: _Fields, layers: int, experts: int) -> tuple[int, bool]:
+    """Qwen-MoE: layer i is MoE unless listed in ``mlp_only_layers`` or off the
+    ``decoder_sparse_step`` grid (transformers' Qwen2MoeDecoderLayer rule)."""
+    step = f.int("decoder_sparse_step", default=1)
+    assert step is not None
+    only = set(f.int_list("mlp_only_layers"))
+    return _dense_layers(
+        layers, lambda i: i not in only and experts > 0 and (i + 1) % step == 0
+    )
+
+
+def _moe_arch(
+    base: dict[str, Any], moe: MoE, dense: int, leading: bool
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    layers = base["num_layers"]
+    if dense >= layers:
+        return base, ("The config names experts but no layer uses them: modelled as dense.",)
+    moe = moe.model_copy(update={"first_dense_layers": dense})
+    return {**base, "moe": moe}, _layout_note(dense, leading, layers)
+
+
+# --- families -------------------------------------------------------------------
+
+
+FamilyReader = Callable[[_Fields], tuple[dict[str, Any], tuple[str, ...]]]
+
+
+def _llama(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require("llama", *CORE_FIELDS)
+    arch = _dense(f, tie_default=False)
+    return {**arch, **_attention_bias(f), "mlp_bias": f.bool("mlp_bias", False)}, ()
+
+
+def _mistral(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require("mistral", *CORE_FIELDS)
+    return _dense(f, tie_default=False), ()
+
+
+def _phi3(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require("phi3", *CORE_FIELDS)
+    return _dense(f, tie_default=False), ()
+
+
+def _qwen2(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require("qwen2", *CORE_FIELDS)
+    return {**_dense(f, tie_default=False), "qkv_bias": True}, ()
+
+
+def _qwen3(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require("qwen3", *CORE_FIELDS)
+    arch = _dense(f, tie_default=False, head_dim_default=128)
+    return {**arch, **_attention_bias(f), "qk_norm": "head"}, ()
+
+
+def _mixtral(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require("mixtral", *CORE_FIELDS, "num_local_experts", "num_experts_per_tok")
+    base = _dense(f, tie_default=False)
+    moe = MoE(
+        num_experts=f.need("num_local_experts"),
+        experts_per_token=f.need("num_experts_per_tok"),
+        expert_intermediate_size=base["intermediate_size"],
+    )
+    return _moe_arch(base, moe, 0, True)
+
+
+def _qwen2_moe(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require(
+        "qwen2_moe", *CORE_FIELDS, "num_experts", "num_experts_per_tok",
+        "moe_intermediate_size", "shared_expert_intermediate_size",
+    )
+    base = {**_dense(f, tie_default=False), "qkv_bias": f.bool("qkv_bias", True)}
+    experts = f.need("num_experts")
+    shared = f.int("shared_expert_intermediate_size", minimum=0) or 0
+    moe = MoE(
+        num_experts=experts,
+        experts_per_token=f.need("num_experts_per_tok"),
+        expert_intermediate_size=f.need("moe_intermediate_size"),
+        num_shared_experts=1 if shared else 0,
+        shared_intermediate_size=shared or None,
+        shared_expert_gate=bool(shared),
+    )
+    return _moe_arch(base, moe, *_qwen_moe_layers(f, base["num_layers"], experts))
+
+
+def _qwen3_moe(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require(
+        "qwen3_moe", *CORE_FIELDS, "num_experts", "num_experts_per_tok",
+        "moe_intermediate_size",
+    )
+    base = {
+        **_dense(f, tie_default=False, head_dim_default=128),
+        **_attention_bias(f),
+        "qk_norm": "head",
+    }
+    experts = f.need("num_experts")
+    moe = MoE(
+        num_experts=experts,
+        experts_per_token=f.need("num_experts_per_tok"),
+        expert_intermediate_size=f.need("moe_intermediate_size"),
+    )
+    return _moe_arch(base, moe, *_qwen_moe_layers(f, base["num_layers"], experts))
+
+
+def _gemma2(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require("gemma2", *CORE_FIELDS)
+    arch = _dense(f, tie_default=True, head_dim_default=256)
+    return {**arch, **_attention_bias(f), "norms_per_layer": 4}, ()
+
+
+def _gemma3_text(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require("gemma3", *CORE_FIELDS)
+    arch = _dense(f, tie_default=True, head_dim_default=256)
+    return {**arch, **_attention_bias(f), "norms_per_layer": 4, "qk_norm": "head"}, ()
+
+
+def _deepseek_v3(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require(
+        "deepseek_v3", *CORE_FIELDS, "moe_intermediate_size", "n_routed_experts",
+        "num_experts_per_tok", "n_shared_experts", "first_k_dense_replace",
+        "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+    )
+    base = _dense(f, tie_default=False)
+    base.pop("head_dim", None)
+    base["o_bias"] = f.bool("attention_bias", False)
+    base["mla"] = MLA(
+        q_lora_rank=f.int("q_lora_rank"),
+        kv_lora_rank=f.need("kv_lora_rank"),
+        qk_nope_head_dim=f.need("qk_nope_head_dim"),
+        qk_rope_head_dim=f.need("qk_rope_head_dim"),
+        v_head_dim=f.need("v_head_dim"),
+    )
+    experts = f.need("n_routed_experts")
+    first = f.int("first_k_dense_replace", minimum=0) or 0
+    freq = f.int("moe_layer_freq", default=1)
+    assert freq is not None
+    moe = MoE(
+        num_experts=experts,
+        experts_per_token=f.need("num_experts_per_tok"),
+        expert_intermediate_size=f.need("moe_intermediate_size"),
+        num_shared_experts=f.int("n_shared_experts", minimum=0) or 0,
+        router_correction_bias=(f.text("topk_method") or "noaux_tc") == "noaux_tc",
+    )
+    dense, leading = _dense_layers(base["num_layers"], lambda i: i >= first and i % freq == 0)
+    arch, notes = _moe_arch(base, moe, dense, leading)
+    mtp = f.int("num_nextn_predict_layers", default=0, minimum=0) or 0
+    if mtp:
+        layers = f"{mtp} multi-token-prediction layers are" if mtp > 1 else (
+            "multi-token-prediction layer is"
+        )
+        notes += (
+            f"The checkpoint's {layers} not counted (num_nextn_predict_layers): "
+            "fine-tuning does not train them.",
+        )
+    return arch, notes
+
+
+def _gpt_oss(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require("gpt_oss", *CORE_FIELDS, "num_local_experts")
+    base = {
+        **_dense(f, tie_default=False, head_dim_default=64),
+        **_attention_bias(f),
+        "attention_sinks": True,
+    }
+    per_token = f.int("num_experts_per_tok") or f.int("experts_per_token")
+    if per_token is None:
+        f.require("gpt_oss", "num_experts_per_tok")
+    assert per_token is not None
+    moe = MoE(
+        num_experts=f.need("num_local_experts"),
+        experts_per_token=per_token,
+        expert_intermediate_size=base["intermediate_size"],
+        router_bias=True,
+        expert_bias=True,
+    )
+    return _moe_arch(base, moe, 0, True)
+
+
+def _olmo2(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+    f.require("olmo2", *CORE_FIELDS)
+    return {**_dense(f, tie_default=False), **_attention_bias(f), "qk_norm": "full"}, ()
+
+
+FAMILIES: Final[dict[str, FamilyReader]] = {
+    "llama": _llama,
+    "mistral": _mistral,
+    "mixtral": _mixtral,
+    "qwen2": _qwen2,
+    "qwen2_moe": _qwen2_moe,
+    "qwen3": _qwen3,
+    "qwen3_moe": _qwen3_moe,
+    "gemma2": _gemma2,
+    "gemma3": _gemma3_text,
+    "gemma3_text": _gemma3_text,
+    "phi3": _phi3,
+    "deepseek_v3": _deepseek_v3,
+    "gpt_oss": _gpt_oss,
+    "olmo2": _olmo2,
+}
+SUPPORTED: Final = tuple(FAMILIES)
+"""``model_type`` values the resolver reads (``gemma3_text`` is Gemma 3's text-only form)."""
+
+
+def _supported_text() -> str:
+    return ", ".join(t for t in SUPPORTED if t != "gemma3_text")
+
+
+def _dtype(config: Mapping[str, Any], text: Mapping[str, Any]) -> str | None:
+    for source in (config, text):
+        for key in ("torch_dtype", "dtype"):
+            value = source.get(key)
+            if isinstance(value, str):
+                return value.removeprefix("torch.")
+    return None
+
+
+def map_config(config: Any, ref: HubRef) -> Mapped:
+    """Read a parsed ``config.json``; :class:`HubError` names what cannot be read."""
+    if not isinstance(config, dict):
+        raise HubError(
+            HubErrorKind.MALFORMED,
+            f"config.json of {ref.id} is not a JSON object, so it is not a transformers "
+            "config. Point at a model repository (org/name) whose config.json describes "
+            "the model.",
+            ref.id,
+        )
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise HubError(
+            HubErrorKind.MISSING_FIELDS,
+            f"config.json of {ref.id} has no model_type, so its architecture family is "
+            f"unknown. Supported: {_supported_text()}.",
+            ref.id,
+        )
+    reader = FAMILIES.get(model_type)
+    if reader is None:
+        raise HubError(
+            HubErrorKind.UNSUPPORTED,
+            f"model_type '{model_type}' ({ref.id}) is not supported yet; supported: "
+            f"{_supported_text()}. For now, pick a catalog model of similar size "
+            "(`models` lists them) or a bare size such as 8b.",
+            ref.id,
+        )
+    text: Mapping[str, Any] = config
+    fields = _Fields(config, ref)
+    multimodal = False
+    notes: tuple[str, ...] = ()
+    if model_type == "gemma3":
+        nested = config.get("text_config")
+        if not isinstance(nested, dict):
+            raise HubError(
+                HubErrorKind.MISSING_FIELDS,
+                f"config.json of {ref.id} (model_type gemma3) lacks text_config, which "
+                "describes its language model. Point at the original Gemma 3 repository.",
+                ref.id,
+            )
+        text = nested
+        multimodal = "vision_config" in config
+        fields = _Fields(nested, ref, "config.json's text_config", GEMMA3_TEXT_DEFAULTS)
+    elif model_type == "gemma3_text":
+        fields = _Fields(config, ref, defaults=GEMMA3_TEXT_DEFAULTS)
+    values, family_notes = reader(fields)
+    if fields.defaulted:
+        shown = ", ".join(f"{n} {GEMMA3_TEXT_DEFAULTS[n]:,}" for n in fields.defaulted
+                          if not isinstance(GEMMA3_TEXT_DEFAULTS[n], bool))
+        if shown:
+            notes += (f"{fields.where} leaves {shown} to transformers' Gemma 3 defaults.",)
+    if multimodal:
+        notes += (
+            "Multimodal checkpoint: the language model is modelled; the vision encoder "
+            "(vision_config) is not included.",
+        )
+    notes += family_notes
+    try:
+        architecture = Architecture.model_validate(values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise HubError(
+            HubErrorKind.MALFORMED,
+            f"config.json of {ref.id} describes an impossible model ({where}: "
+            f"{err['msg']}). Try another revision or the original repository.",
+            ref.id,
+        ) from exc
+    quant = config.get("quantization_config")
+    method = quant.get("quant_method") if isinstance(quant, dict) else None
+    return Mapped(
+        model_type=model_type,
+        architecture=architecture,
+        dtype=_dtype(config, text),
+        quantization=str(method) if method else ("quantized" if quant else None),
+        multimodal=multimodal,
+        notes=notes,
+    )

@@ -1,0 +1,67 @@
+"""A Hub model through the real discord.py client against the fake Discord: ``/ftcost``
+names it, and a button click on its estimate (the request read back from the store,
+since a Hub id is not inlined in custom ids) is answered without asking the Hub again."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from adapters.discord.endpoints import restore_discord_endpoints
+from bot.store import SQLiteStore
+from tests.fakes.discord_server import FakeDiscord, validate_message
+from tests.fakes.hub_configs import QWEN2_5_7B_INSTRUCT
+from tests.fakes.hub_server import FakeHub, index_json
+from tests.test_discord_bot import click, custom_ids, running, slash, wait_until
+
+REPO = "acme/qwen2.5-7b-support-ft"
+
+
+@pytest.fixture
+async def hub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeHub]:
+    async with FakeHub() as fake:
+        fake.add(REPO, QWEN2_5_7B_INSTRUCT.config,
+                 index=index_json(QWEN2_5_7B_INSTRUCT.index_total_size or 0))
+        monkeypatch.setenv("HF_ENDPOINT", fake.base_url)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        yield fake
+
+
+@pytest.fixture
+async def discord_fake() -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord() as server:
+        try:
+            yield server
+        finally:
+            restore_discord_endpoints()
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
+    async with SQLiteStore(tmp_path / "bot.sqlite3") as opened:
+        yield opened
+
+
+async def test_slash_command_and_button_click_on_a_hub_model(discord_fake, store, hub):
+    fake = discord_fake
+    async with running(fake, store):
+        cb = await slash(fake, {"query": f"{REPO} qlora 20M tokens"})
+        [embed] = cb["data"]["embeds"]
+        assert embed["title"] == f"{REPO} · QLoRA"
+        assert "read from the Hugging Face Hub (revision main, commit" in str(cb["data"])
+        assert validate_message(cb["data"]) == []
+        asked = len(hub.hits())
+
+        [estimate] = fake.channel_messages()
+        mid = int(estimate["id"])
+        full = next(i for i in custom_ids(cb["data"]) if i.startswith("ftc:m:full"))
+        await click(fake, mid, full)
+        await wait_until(lambda: len(fake.channel_messages(mid)) == 1)
+
+        [answer] = fake.channel_messages(mid)
+        assert answer["embeds"][0]["title"].startswith(f"{REPO} · Full")
+        assert "method QLoRA → Full" in answer["embeds"][0]["description"]
+        assert asked == 2 and len(hub.hits()) == asked
+        assert fake.violations == []

@@ -1,0 +1,84 @@
+"""A Hub model through the real Slack app (HTTP mode, the fake Slack Web API): the slash
+command names it, a thread reply changes it, and the Hub is asked once."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bot.runtime import Runtime
+from tests.fakes import (
+    FakeSlack,
+    event_body,
+    message_event,
+    slash_command_body,
+    validate_blocks,
+)
+from tests.fakes.hub_configs import QWEN2_5_7B_INSTRUCT
+from tests.fakes.hub_server import FakeHub, index_json
+from tests.test_slack_http import Harness, all_text, bot_config, slash
+
+REPO = "acme/qwen2.5-7b-support-ft"
+
+
+@pytest.fixture
+async def hub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeHub]:
+    async with FakeHub() as fake:
+        fake.add(REPO, QWEN2_5_7B_INSTRUCT.config,
+                 index=index_json(QWEN2_5_7B_INSTRUCT.index_total_size or 0))
+        monkeypatch.setenv("HF_ENDPOINT", fake.base_url)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        yield fake
+
+
+@pytest.fixture
+async def slack() -> AsyncIterator[FakeSlack]:
+    async with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def bot(slack: FakeSlack, hub: FakeHub, tmp_path: Path) -> AsyncIterator[Harness]:
+    runtime = Runtime(bot_config(slack, tmp_path / "state.sqlite3", tmp_path))
+    await runtime.start()
+    session = aiohttp.ClientSession()
+    try:
+        yield Harness(runtime, session)
+    finally:
+        await session.close()
+        await runtime.stop()
+
+
+async def test_slash_command_and_thread_followup_on_a_hub_model(bot, slack, hub):
+    ts = await slash(bot, slack, f"{REPO} lora 20M tokens")
+    asked = len(hub.hits())
+
+    await bot.post(event_body(
+        message_event("what if 8k seq?", ts="1700000100.000001", thread_ts=ts), event_id="EvH1"
+    ))
+    await bot.settle()
+
+    first, reply = slack.calls_to("chat.postMessage")
+    assert REPO in first.args["blocks"][0]["text"]["text"]
+    assert "read from the Hugging Face Hub (revision main, commit" in all_text(
+        first.args["blocks"]
+    )
+    assert reply.args["thread_ts"] == ts
+    assert "seq 2,048 → 8,192" in all_text(reply.args["blocks"])
+    assert validate_blocks(first.args["blocks"]) == validate_blocks(reply.args["blocks"]) == []
+    assert asked == 2 and len(hub.hits()) == asked
+
+
+async def test_a_missing_hub_model_is_told_to_the_asker_only(bot, slack, hub):
+    status, _ = await bot.post(
+        slash_command_body("acme/nope lora", response_url=slack.response_url("C1"))
+    )
+    await bot.settle()
+
+    (post,) = slack.responses
+    assert status == 200 and post["response_type"] == "ephemeral"
+    assert "No model acme/nope on the Hugging Face Hub" in all_text(post["blocks"])
+    assert slack.calls_to("chat.postMessage") == []
