@@ -97,6 +97,14 @@ def _estimate_text(request: Request, as_json: bool, catalog: Catalog | None = No
 def run_query(
     words: list[str], as_json: bool, out: TextIO, err: TextIO, chart: Path | None = None
 ) -> int:
+    if chart is None and any(w.lower().strip("?!.,") == "chart" for w in words):
+        print(
+            'ftcost: "chart" posts a PNG in Slack and Discord; in the terminal, write it to '
+            "a file: ftcost 70b qlora 50M tokens --chart chart.png",
+            file=err,
+        )
+        return 2
+    words = [w for w in words if w.lower().strip("?!.,") != "chart"]
     try:
         request, catalog = parse_with_hub(" ".join(words), None, default_catalog())
     except QueryError as exc:

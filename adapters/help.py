@@ -27,7 +27,8 @@ Ask in one line, words in any order, any case:
   70b qlora 50M tokens h100
 
 Model      8b, 70b, 0.5b (any size: 20b), or a name: llama-3.1-8b,
-           meta-llama/Llama-3.1-8B, llama 3.1 8b, qwen2.5 7b
+           meta-llama/Llama-3.1-8B, llama 3.1 8b, qwen2.5 7b; any Hugging
+           Face Hub model as org/name or org/name@revision
 Method     full (fft), lora, qlora. Unsaid: LoRA, compared with the others
 Data       50M tokens, 1.2B tok, tokens 500k, 2e9 tokens
 Epochs     3 epochs, 1ep, epochs 2, 0.5 epochs (default 3)
@@ -41,7 +42,8 @@ Memory     ckpt / no-ckpt, flash / no-flash, fused-ce / no-fused-ce, offload
 Sharding   zero1, zero2, zero3 (fsdp), ddp
 Speed      mfu 40%, mfu 0.4 (default 35%)
 Price      $2.50/hr, 2.5/hr per GPU-hour (default: the card's typical rate)
-Output     napkin (bytes-per-parameter rule) or detailed (default)
+Output     napkin (bytes-per-parameter rule) or detailed (default);
+           chart adds a PNG of the memory (Full vs LoRA vs QLoRA)
 
 Numbers take k, M, B, T: decimal for tokens (500k = 500,000), powers of
 two for sequence length (8k = 8192). A size alone (8b) is the model;

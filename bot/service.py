@@ -392,6 +392,7 @@ class Service:
                     f"know which estimate “{quoted}” should change. Ask again with the whole "
                     "query, e.g. `70b qlora 50M tokens seq 8k`."
                 ),
+                word=reply.word,  # lets run_resolved find an org/name Hub word
             )
         return reply
 
@@ -510,7 +511,9 @@ class Service:
             try:
                 context = await self.thread(ctx.key)
             except StoreUnavailable:
-                return await self.run(self.answer_without_context, text, ctx.workspace)
+                return await self.run_resolved(
+                    Service.answer_without_context, text, ctx.workspace
+                )
             if context is None:
                 return None
             previous = context.request

@@ -100,3 +100,19 @@ def test_an_unwritable_place_exits_2_with_the_reason():
     assert code == 2
     assert err.startswith('ftcost: Can\'t write the chart to "/proc/ftcost-chart.png"')
     assert "Traceback" not in err
+
+
+def test_chart_word_in_the_terminal_points_to_the_chart_option(capsys):
+    from adapters.cli import main
+
+    assert main(["8b", "qlora", "chart"]) == 2
+    err = capsys.readouterr().err
+    assert "--chart chart.png" in err and "Traceback" not in err
+
+
+def test_chart_word_with_the_chart_option_draws_the_file(tmp_path, capsys):
+    from adapters.cli import main
+
+    out = tmp_path / "c.png"
+    assert main(["8b", "qlora", "chart", "--chart", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -124,3 +124,19 @@ async def test_thread_lookup_while_down_raises_store_unavailable_for_the_caller(
     store.down = True
     with pytest.raises(StoreUnavailable):
         await service.thread(KEY)
+
+
+async def test_followup_naming_a_hub_model_while_down_resolves_it_fresh(store):
+    from catalog.hub.settings import HubSettings
+    from tests.fakes.hub_configs import QWEN2_5_7B_INSTRUCT
+    from tests.fakes.hub_server import FakeHub
+
+    async with FakeHub() as hub:
+        hub.add("acme/support-ft", QWEN2_5_7B_INSTRUCT.config)
+        service = Service(store, hub=HubSettings(endpoint=hub.base_url, timeout_s=2))
+        await posted_estimate(service)
+        store.down = True
+        reply = await service.handle("acme/support-ft lora seq 4k", FOLLOWUP)
+    assert reply is not None and reply.kind is ReplyKind.ESTIMATE
+    assert reply.request is not None and reply.request.model == "acme/support-ft"
+    assert reply.report is not None and reply.report.notes[0] == CONTEXT_UNAVAILABLE_NOTE

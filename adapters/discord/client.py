@@ -608,8 +608,8 @@ class FtcostMixin:
             return
         workspace = _guild_workspace(message)
         if previous is None and unavailable:
-            reply = await self.service.run(
-                self.service.answer_without_context, text, workspace
+            reply = await self.service.run_resolved(
+                Service.answer_without_context, text, workspace
             )
         else:
             reply = await self._answer(text, NO_OPTIONS, previous, workspace)

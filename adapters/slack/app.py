@@ -493,7 +493,9 @@ class SlackBot:
                 return None
             reply = await self.service.admit(PLATFORM, event.get("user"))
             if reply is None and base is None:
-                reply = await self._compute(self.service.answer_without_context, text, workspace)
+                reply = await self.service.run_resolved(
+                    Service.answer_without_context, text, workspace
+                )
             elif reply is None:
                 reply = await self.service.answer_async(text, base, workspace)
             if reply.kind is ReplyKind.ERROR and self.config.slack.followup_errors == "ignore":
