@@ -63,6 +63,15 @@ offload moves optimizer state and master weights to host memory (ZeRO-Offload,
 arXiv:2101.06840); under ZeRO-3 the sharded weights and their gradients too,
 leaving the gathered layer on the GPU (as FSDP's ``CPUOffload(offload_params=True)``
 does: "gradients are also offloaded to CPU", torch.distributed.fsdp docs).
+
+``fsdp`` is ZeRO-3's sharding with one addition for LoRA (not QLoRA, whose 4-bit
+base FSDP wraps apart from the adapters): FSDP1 with ``use_orig_params=True``
+flattens the frozen base and the trainable adapters of a layer into one parameter,
+and then "the gradient memory usage will be higher than expected (namely,
+equivalent to not freezing those parameters)" (torch.distributed.fsdp docs, on
+freezing parameters). So every GPU also holds the base's gradient, sharded, plus
+one unit's unsharded. litgpt's 2-GPU LoRA run shows it: 22.2 GB per GPU, more than
+its 1-GPU run (benchmarks/measurements.yaml, lg-rt-27).
 """
 
 from __future__ import annotations
@@ -140,6 +149,12 @@ class Footprint(Breakdown):
 
     gathered: float = 0.0
     gathered_grad: float = 0.0
+    frozen_grad: float = 0.0
+    """Gradients FSDP1 keeps for frozen base weights that share a wrapped unit with
+    trainable adapters (LoRA under ``fsdp``): the base's size in its precision."""
+    frozen_grad_unit: float = 0.0
+    """The largest unit's share of :attr:`frozen_grad`, held unsharded until it is
+    reduce-scattered."""
     napkin: bool = False
 
     def per_gpu(self, stage: Sharding, count: int, offload: bool = False) -> Breakdown:
@@ -158,9 +173,9 @@ class Footprint(Breakdown):
                 0.0,
                 0.0,
             )
-        s1 = stage in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
-        s2 = stage in (Sharding.ZERO2, Sharding.ZERO3)
-        s3 = stage is Sharding.ZERO3
+        s3 = stage.shards_weights
+        s1 = s3 or stage in (Sharding.ZERO1, Sharding.ZERO2)
+        s2 = s3 or stage is Sharding.ZERO2
         optimizer = 0.0 if offload else (self.optimizer / n if s1 else self.optimizer)
         master = 0.0 if offload else (self.master_weights / n if s1 else self.master_weights)
         gradients = self.gradients / n if s2 else self.gradients
@@ -169,13 +184,18 @@ class Footprint(Breakdown):
             # a full fine-tune also holds one unit's unsharded gradient before reduce-scatter.
             gathered = ZERO3_GATHERED_UNITS * self.gathered
             adapter = self.adapter / n
+            unit_grad = self.gathered_grad
+            frozen = 0.0
+            if stage is Sharding.FSDP:
+                unit_grad += self.frozen_grad_unit
+                frozen = self.frozen_grad / n
             if offload:
                 # FSDP's CPU offload keeps sharded parameters and their gradients on the host.
-                weights, gradients = gathered, self.gathered_grad
+                weights, gradients = gathered, unit_grad
             else:
                 weights, gradients = (
                     self.base_weights / n + gathered,
-                    gradients + self.gathered_grad,
+                    gradients + frozen + unit_grad,
                 )
         else:
             weights, adapter = self.base_weights, self.adapter
@@ -193,8 +213,10 @@ class Footprint(Breakdown):
     def offloaded_gb(self, stage: Sharding) -> float:
         """Host (CPU) memory the offloaded state needs, summed over all GPUs."""
         host = self.optimizer + self.master_weights
-        if stage is Sharding.ZERO3:
+        if stage.shards_weights:
             host += self.base_weights + self.gradients
+        if stage is Sharding.FSDP:
+            host += self.frozen_grad
         return host
 
 
@@ -269,6 +291,10 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         overhead=OVERHEAD_GB,
         gathered=arch.largest_layer_params * gathered_bytes / GB,
         gathered_grad=arch.largest_layer_params * grad_bytes / GB if method is Method.FULL else 0.0,
+        frozen_grad=base / GB if method is Method.LORA else 0.0,
+        frozen_grad_unit=(
+            arch.largest_layer_params * gathered_bytes / GB if method is Method.LORA else 0.0
+        ),
     )
 
 

@@ -78,13 +78,26 @@ class StatePrecision(StrEnum):
 
 class Sharding(StrEnum):
     """Data-parallel sharding. ``auto``: none when one card holds the run,
-    otherwise ZeRO-3 across the fewest cards that fit."""
+    otherwise ZeRO-3 across the fewest cards that fit.
+
+    ``fsdp`` shards like ``zero3`` (PyTorch FSDP ``FULL_SHARD``), and models one
+    difference that matters for LoRA: FSDP1 wrapped the usual way (a frozen base and
+    its adapters in one unit, ``use_orig_params=True``, as Lightning Fabric/litgpt
+    do) keeps gradients for the frozen weights too. ``zero3`` is DeepSpeed ZeRO-3 and
+    per-parameter sharding (FSDP2, torchtune), where frozen weights get none.
+    """
 
     AUTO = "auto"
     NONE = "none"
     ZERO1 = "zero1"
     ZERO2 = "zero2"
     ZERO3 = "zero3"
+    FSDP = "fsdp"
+
+    @property
+    def shards_weights(self) -> bool:
+        """Stage 3: weights are sharded too (``zero3``, ``fsdp``)."""
+        return self in (Sharding.ZERO3, Sharding.FSDP)
 
 
 class Mode(StrEnum):

@@ -127,7 +127,7 @@ def assumptions(ctx: Context) -> list[str]:
         parts.append(", ".join(savers))
         out.append("Memory: " + "; ".join(parts) + f"; {OVERHEAD_GB} GB overhead per GPU.")
         if r.offload:
-            stage = Sharding.ZERO3 if r.sharding in (Sharding.AUTO, Sharding.ZERO3) else r.sharding
+            stage = Sharding.ZERO3 if r.sharding is Sharding.AUTO else r.sharding
             out.append(
                 f"CPU offload: about {ctx.footprint.offloaded_gb(stage):.0f} GB of host "
                 "memory in total; steps slow down with PCIe traffic."

@@ -239,9 +239,9 @@ GOOD: list[tuple[str, dict[str, object]]] = [
     ("zero1", {"sharding": Sharding.ZERO1}),
     ("zero2", {"sharding": Sharding.ZERO2}),
     ("zero3", {"sharding": Sharding.ZERO3}),
-    ("fsdp", {"sharding": Sharding.ZERO3}),
+    ("fsdp", {"sharding": Sharding.FSDP}),
     ("ddp", {"sharding": Sharding.NONE}),
-    ("zero3 fsdp", {"sharding": Sharding.ZERO3}),
+    ("fsdp1", {"sharding": Sharding.FSDP}),
     # utilization
     ("mfu 40%", {"mfu": 0.4}),
     ("mfu 0.4", {"mfu": 0.4}),
@@ -292,6 +292,7 @@ BAD: list[tuple[str, str, str]] = [
     ("8b ckpt no-ckpt", "no-ckpt", "checkpointing"),
     ("8b seq 8k ctx 4k", "ctx 4k", "sequence length"),
     ("8b fsdp zero2", "zero2", "sharding"),
+    ("8b zero3 fsdp", "fsdp", "sharding"),
     ("8b 2x h100 h100x4", "h100x4", "GPU count"),
     # impossible values
     ("8b 0 tokens", "0", "between 1 and"),
