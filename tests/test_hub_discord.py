@@ -12,18 +12,15 @@ import pytest
 from adapters.discord.endpoints import restore_discord_endpoints
 from bot.store import SQLiteStore
 from tests.fakes.discord_server import FakeDiscord, validate_message
-from tests.fakes.hub_configs import QWEN2_5_7B_INSTRUCT
-from tests.fakes.hub_server import FakeHub, index_json
+from tests.fakes.hub_server import SUPPORT_REPO, FakeHub, support_model_hub
 from tests.test_discord_bot import click, custom_ids, running, slash, wait_until
 
-REPO = "acme/qwen2.5-7b-support-ft"
+REPO = SUPPORT_REPO
 
 
 @pytest.fixture
 async def hub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeHub]:
-    async with FakeHub() as fake:
-        fake.add(REPO, QWEN2_5_7B_INSTRUCT.config,
-                 index=index_json(QWEN2_5_7B_INSTRUCT.index_total_size or 0))
+    async with support_model_hub() as fake:
         monkeypatch.setenv("HF_ENDPOINT", fake.base_url)
         monkeypatch.delenv("HF_TOKEN", raising=False)
         yield fake

@@ -24,14 +24,15 @@ import json
 import re
 import struct
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from tests.fakes.hub_configs import REAL_MODELS, RealModel
+from tests.fakes.hub_configs import QWEN2_5_7B_INSTRUCT, REAL_MODELS, RealModel
+from tests.fakes.loopback import LoopbackServer
 
 TOKEN = "hf_fake_read_token"
 """The one token the fake accepts for gated repositories."""
@@ -93,7 +94,7 @@ class Hit:
 
 
 @dataclass
-class FakeHub:
+class FakeHub(LoopbackServer):
     repos: dict[str, FakeRepo] = field(default_factory=dict)
     requests: list[Hit] = field(default_factory=list)
     _server: TestServer | None = None
@@ -198,25 +199,8 @@ class FakeHub:
         return web.Response(status=206, body=body[start : end + 1], headers=headers,
                             content_type="application/octet-stream")
 
-    async def start(self) -> FakeHub:
-        app = web.Application()
-        app.router.add_get(
-            "/{org}/{name}/resolve/{revision}/{filename:.+}", self._handle
-        )
-        self._server = TestServer(app, host="127.0.0.1")
-        await self._server.start_server()
-        return self
-
-    async def close(self) -> None:
-        self._release.set()
-        if self._server is not None:
-            await self._server.close()
-
-    async def __aenter__(self) -> FakeHub:
-        return await self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+    def routes(self) -> list[web.RouteDef]:
+        return [web.get("/{org}/{name}/resolve/{revision}/{filename:.+}", self._handle)]
 
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
@@ -264,3 +248,16 @@ def hub_in_thread() -> Iterator[FakeHub]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+
+
+SUPPORT_REPO = "acme/qwen2.5-7b-support-ft"
+"""A fine-tune no catalog lists, whose config is Qwen2.5-7B-Instruct's (with its index)."""
+
+
+@contextlib.asynccontextmanager
+async def support_model_hub() -> AsyncIterator[FakeHub]:
+    """A started FakeHub serving :data:`SUPPORT_REPO`."""
+    async with FakeHub() as fake:
+        fake.add(SUPPORT_REPO, QWEN2_5_7B_INSTRUCT.config,
+                 index=index_json(QWEN2_5_7B_INSTRUCT.index_total_size or 0))  # fmt: skip
+        yield fake

@@ -15,10 +15,12 @@ from pathlib import Path
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from tests.fakes.loopback import LoopbackServer
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "skypilot"
 
 
-class PriceServer:
+class PriceServer(LoopbackServer):
     def __init__(self) -> None:
         self.files: dict[str, str] = {}
         self.errors: dict[str, int] = {}
@@ -60,20 +62,5 @@ class PriceServer:
             raise web.HTTPNotFound()
         return web.Response(text=self.files[cloud], content_type="text/csv")
 
-    async def start(self) -> PriceServer:
-        app = web.Application()
-        app.router.add_get("/catalogs/v8/{cloud}/vms.csv", self._handle)
-        self._server = TestServer(app, host="127.0.0.1")
-        await self._server.start_server()
-        return self
-
-    async def close(self) -> None:
-        self._release.set()
-        if self._server is not None:
-            await self._server.close()
-
-    async def __aenter__(self) -> PriceServer:
-        return await self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+    def routes(self) -> list[web.RouteDef]:
+        return [web.get("/catalogs/v8/{cloud}/vms.csv", self._handle)]
