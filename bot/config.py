@@ -227,8 +227,9 @@ class Config(_Section):
     button clicks), shared by replicas through the store; 0 turns the limit off."""
     shutdown_timeout_s: float = Field(default=20.0, gt=0, le=600)
     """On SIGTERM: how long replies in flight may take to finish before the process
-    exits anyway (keep it under the orchestrator's kill grace period, 30 s by default
-    in Docker and Kubernetes)."""
+    exits anyway. Keep it under the orchestrator's grace period before SIGKILL: 30 s in
+    Kubernetes, ``stop_grace_period`` in Compose (30 s in ours), but only 10 s for a plain
+    ``docker stop`` (use ``docker stop -t 30``)."""
     estimate_threads: int = Field(default=0, ge=0, le=8)
     """Threads that run the estimator; 0 runs it on the event loop (it takes a few
     milliseconds, and the GIL makes a thread compete with the loop anyway)."""

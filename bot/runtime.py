@@ -171,10 +171,10 @@ class Runtime:
         )
 
     async def stop(self) -> None:
-        """Graceful shutdown (SIGTERM): stop taking new work (close the HTTP listeners,
-        the Slack socket, Discord's handlers), let replies in flight finish (up to
-        ``shutdown_timeout_s``), stop the price jobs and give up their store locks, then
-        close the store."""
+        """Graceful shutdown (SIGTERM): stop taking new work (close the HTTP listeners),
+        stop the price jobs and give up their store locks, close the Slack socket and
+        Discord's handlers and let replies in flight finish (up to
+        ``shutdown_timeout_s``), then close the store."""
         self.stopping = True
         timeout = self.config.shutdown_timeout_s
         for site in self._sites:
@@ -182,13 +182,15 @@ class Runtime:
             # shutdown_timeout) for the requests being handled.
             await site.cleanup()
         self._sites.clear()
+        # The price jobs post through the platforms' clients: stop them first (an
+        # interrupted fan-out is settled by the next run), then drain the replies.
+        await self._stop_prices()
+        await self._release_locks()
         for runner in self.runners:
             try:
                 await runner.stop(timeout)
             except Exception:
                 log.exception("stopping %s failed", runner.name)
-        await self._stop_prices()
-        await self._release_locks()
         if self._purge_task is not None:
             self._purge_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -168,3 +168,19 @@ async def test_healthz_stays_up_but_degraded_while_the_store_is_unreachable(slac
             status, body = resp.status, await resp.json()
     assert status == 200
     assert body["status"] == "degraded" and body["store"] is False
+
+
+async def test_web_api_calls_share_one_http_session_closed_on_stop(slack, tmp_path):
+    rt = Runtime(config(slack, tmp_path))
+    await rt.start()
+    bot = rt.runner("slack").bot
+    session = bot.client.session
+    assert isinstance(session, aiohttp.ClientSession) and not session.closed
+    async with aiohttp.ClientSession() as client:
+        for text in ("8b qlora", "70b qlora"):
+            body = slash_command_body(text, response_url=slack.response_url("C1"))
+            assert await post(client, rt.port, body) == 200
+    await bot.drain(10)
+    assert bot.client.session is session
+    await rt.stop()
+    assert session.closed

@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from typing import Any
 
+import aiohttp
 from pydantic import ValidationError
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
@@ -131,6 +132,7 @@ class SlackBot:
         self.command = config.slack.command
         self.bot_user_id: str | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._own_session: aiohttp.ClientSession | None = None
         self._slots = asyncio.Semaphore(config.slack.reply_concurrency)
         secret = config.secrets.slack_signing_secret
         self.app = AsyncApp(
@@ -201,9 +203,23 @@ class SlackBot:
         await asyncio.wait_for(wait(), timeout)
 
     async def start(self) -> None:
-        """Check the token and learn the bot's user id (fails fast on a bad token)."""
+        """Open one HTTP session for every Web API call (slack_sdk otherwise opens a
+        connection, and against slack.com a TLS handshake, per call), then check the token
+        and learn the bot's user id (fails fast on a bad token)."""
+        if self.client.session is None:
+            self._own_session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=self.client.timeout)
+            )
+            self.client.session = self._own_session
         auth = await self.client.auth_test()
         self.bot_user_id = auth.get("user_id")
+
+    async def close(self) -> None:
+        """Close the HTTP session :meth:`start` opened (after the replies in flight)."""
+        session, self._own_session = self._own_session, None
+        if session is not None:
+            self.client.session = None
+            await session.close()
 
     # -- helpers --------------------------------------------------------------------------
     def _bot_id(self, from_context: str | None) -> str | None:

@@ -106,6 +106,7 @@ class SlackRunner:
             await self.bot.drain(timeout)
         except TimeoutError:
             log.warning("slack stopped with %d replies in flight", self.bot.inflight)
+        await self.bot.close()
 
     async def health(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mode": self.mode.value, "inflight": self.bot.inflight}

@@ -13,8 +13,8 @@ replicas in Slack HTTP mode, and behaves like one with health checks:
   response, or timed out waiting for one, is never retried (it may have been handled);
 * **health checks**: ``GET /healthz`` on every replica every ``health_interval_s``; a
   replica answering anything but 200 (a stopping bot answers 503) or not answering is
-  taken out of rotation until it answers 200 again. A refused connection takes it out
-  at once (passive check);
+  taken out of rotation until it answers 200 again (``health_interval_s=None``: no
+  active checks). A refused connection takes it out at once (passive check);
 * **pinning**: a request carrying ``X-Balancer-Route: <index>`` goes to that replica
   only (no retry elsewhere; 502 if it is unreachable). The header is removed before
   forwarding. Tests use it to send a Slack retry to the replica that did not get the
@@ -113,7 +113,7 @@ class Balancer:
         backends: Sequence[str],
         *,
         health_path: str = "/healthz",
-        health_interval_s: float = 0.25,
+        health_interval_s: float | None = 0.25,
         connect_timeout_s: float = 2.0,
         request_timeout_s: float = 30.0,
         keep_records: bool = True,
@@ -161,7 +161,8 @@ class Balancer:
         await site.start()
         self._runner = runner
         self.port = runner.addresses[0][1]
-        self._health_task = asyncio.get_running_loop().create_task(self._health_loop())
+        if self.health_interval_s is not None:
+            self._health_task = asyncio.get_running_loop().create_task(self._health_loop())
         return self
 
     async def stop(self) -> None:
@@ -191,7 +192,7 @@ class Balancer:
         try:
             async with self._session.get(
                 backend.url + self.health_path,
-                timeout=aiohttp.ClientTimeout(total=max(1.0, self.health_interval_s * 4)),
+                timeout=aiohttp.ClientTimeout(total=max(1.0, (self.health_interval_s or 0) * 4)),
             ) as resp:
                 await resp.read()
                 backend.up = resp.status == 200
@@ -200,6 +201,7 @@ class Balancer:
         return backend.up
 
     async def _health_loop(self) -> None:
+        assert self.health_interval_s is not None
         while True:
             await asyncio.gather(*(self.check(i) for i in range(len(self.backends))))
             await asyncio.sleep(self.health_interval_s)
