@@ -1,0 +1,58 @@
+"""The per-user rate limit on Discord: the real discord.py client against the fake
+gateway and REST API, with a limit of one command a minute."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from adapters.discord.endpoints import restore_discord_endpoints
+from bot.ratelimit import RateLimiter
+from bot.store import SQLiteStore
+from tests.fakes.discord_server import FLAG_EPHEMERAL, FakeDiscord
+from tests.test_discord_bot import running, slash, wait_until
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord() as server:
+        try:
+            yield server
+        finally:
+            restore_discord_endpoints()
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
+    async with SQLiteStore(tmp_path / "bot.sqlite3") as opened:
+        yield opened
+
+
+async def test_slash_command_over_the_limit_is_refused_privately(fake, store):
+    async with running(fake, store) as runner:
+        runner.service.limiter = RateLimiter(store, per_minute=1)
+        first = await slash(fake, {"query": "8b qlora"})
+        second = await slash(fake, {"query": "8b qlora"})
+    assert not (first["data"].get("flags") or 0) & FLAG_EPHEMERAL
+    assert second["data"]["flags"] & FLAG_EPHEMERAL
+    assert "requests in the last minute" in str(second["data"]["embeds"])
+
+
+async def test_mention_over_the_limit_gets_a_notice_instead_of_an_estimate(fake, store):
+    async with running(fake, store) as runner:
+        runner.service.limiter = RateLimiter(store, per_minute=1)
+        mention = f"<@{fake.bot_user_id}>"
+        for _ in range(2):
+            await fake.dispatch("MESSAGE_CREATE", fake.message_create(
+                f"{mention} 8b qlora", mentions=[fake.bot_user_id]))  # fmt: skip
+
+        def ours() -> list[dict]:
+            bot = str(fake.bot_user_id)
+            return [m for m in fake.channel_messages() if m["author"]["id"] == bot]
+
+        await wait_until(lambda: len(ours()) == 2)
+    titles = [m["embeds"][0].get("title") for m in ours()]
+    assert "Llama 3.1 8B · QLoRA" in titles
+    assert any("requests in the last minute" in str(m["embeds"]) for m in ours())
