@@ -378,4 +378,5 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, f"{source} and the environment")) from None
+        where = source if path is None else f"{source} and the environment"
+        raise ConfigError(_describe(exc, where)) from None
