@@ -38,7 +38,8 @@ Batch      bs 4, batch=4 (default 1)
 LoRA       r64, rank 64 (default 16); all-linear, attn, qv; no-double-quant
 Optimizer  adamw, adamw-8bit, sgd, adafactor, lion
 Precision  bf16, fp16, fp8, fp32; pure-bf16 keeps optimizer states in BF16
-Memory     ckpt / no-ckpt, flash / no-flash, fused-ce / no-fused-ce, offload
+Memory     ckpt / no-ckpt, flash / no-flash, fused-ce / no-fused-ce, offload;
+           hf-loss: the Trainer's unfused loss (12 B per logit, not 4)
 Sharding   zero1, zero2, zero3, fsdp (FSDP1: LoRA pays frozen grads), ddp
 Speed      mfu 40%, mfu 0.4 (default 35%)
 Price      $2.50/hr, 2.5/hr per GPU-hour (default: the card's typical rate)

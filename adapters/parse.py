@@ -175,6 +175,7 @@ _FLAGS: Final = {
         ("flash", "flash-attn", "flash-attention", "flashattention", "fa2"), "flash_attention"
     ),
     **dict.fromkeys(("fused-ce", "fused-cross-entropy"), "fused_ce"),
+    **dict.fromkeys(("hf-loss", "hf-ce", "unfused-ce"), "hf_loss"),
     **dict.fromkeys(("double-quant", "double-quantization"), "double_quant"),
     **dict.fromkeys(("offload", "cpu-offload"), "offload"),
 }
@@ -284,6 +285,7 @@ _FIELDS: Final = {
     "grad_checkpointing": _FieldInfo("checkpointing switch", "8b lora no-ckpt 50M tokens"),
     "flash_attention": _FieldInfo("FlashAttention switch", "8b lora no-flash 50M tokens"),
     "fused_ce": _FieldInfo("fused cross-entropy switch", "8b lora fused-ce 50M tokens"),
+    "hf_loss": _FieldInfo("Hugging Face loss-path switch", "8b lora hf-loss 50M tokens"),
     "double_quant": _FieldInfo("double quantization switch", "70b qlora no-double-quant"),
     "sharding": _FieldInfo("sharding", "70b full zero3 8x h100"),
     "gpu": _FieldInfo("GPU", EXAMPLE),

@@ -193,6 +193,7 @@ _FIELD_LABELS: dict[str, str] = {
     "grad_checkpointing": "checkpointing",
     "flash_attention": "flash attention",
     "fused_ce": "fused CE",
+    "hf_loss": "HF loss",
     "double_quant": "double quant",
     "sharding": "sharding",
     "gpu": "card",

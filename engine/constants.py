@@ -108,6 +108,18 @@ ACTIVATION_BYTES: Final = 2.0
 """Activations are stored in 16-bit."""
 LOGITS_BYTES: Final = 4.0
 """Logits are upcast to FP32 for the cross-entropy loss."""
+LARGE_LOGITS_GB: Final = 2.0
+"""Logits this large (one FP32 copy) get a warning naming ``hf-loss`` and ``fused-ce``."""
+LOGITS_BYTES_HF: Final = 12.0
+"""Bytes per logit on Hugging Face transformers' unfused loss path (``hf-loss``): the
+BF16 logits the model returns (2), the FP32 copy ``ForCausalLMLoss`` makes with
+``logits.float()`` (4; in transformers 4.46-4.49 also a shifted ``.contiguous()`` copy)
+and the FP32 log-softmax ``cross_entropy`` keeps for backward (4), plus the shifted
+16-bit copy older model code makes before the loss (2: e.g. Qwen's
+``lm_logits[..., :-1, :].contiguous()`` under the Trainer's BF16 autocast, which runs
+the loss in FP32). 2 + 4 + 4 + 2 = 12. Checked against Qwen's published LoRA runs
+(benchmarks/measurements.yaml, qwen-*), whose gap to one FP32 copy is about 8 B per
+logit at every length."""
 
 # --- compute ([Kaplan], [napkin], [detailed]) --------------------------------
 FLOPS_PER_PARAM_TOKEN: Final = 6.0

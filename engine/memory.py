@@ -50,7 +50,9 @@ over 32 layers. For MoE layers ``I`` is the width a token passes through
 Gradient checkpointing keeps each layer's input (``2·s·b·h`` per layer) plus one
 layer's full activations while that layer is recomputed. The logits,
 ``b·s·vocab`` upcast to FP32 for the loss, come on top unless a fused
-cross-entropy kernel (Liger, Unsloth) avoids materializing them.
+cross-entropy kernel (Liger, Unsloth) avoids materializing them. Hugging Face
+transformers' unfused path keeps more copies at once (``hf-loss``: 12 B per logit,
+sourced at ``engine.constants.LOGITS_BYTES_HF``).
 
 ZeRO (Rajbhandari et al. 2020, arXiv:1910.02054): stage 1 shards optimizer
 state and master weights across N GPUs, stage 2 adds gradients, stage 3 adds the
@@ -84,6 +86,7 @@ from engine.constants import (
     ADAPTER_BYTES,
     GB,
     LOGITS_BYTES,
+    LOGITS_BYTES_HF,
     MASTER_WEIGHT_BYTES,
     NAPKIN_BYTES_PER_PARAM,
     NF4_BITS,
@@ -250,7 +253,8 @@ def activation_bytes(arch: Architecture, request: Request) -> float:
         layers = ACTIVATION_BYTES * tokens * h * arch.num_layers + max(g for g, _ in groups)
     else:
         layers = sum(g * count for g, count in groups)
-    logits = 0.0 if request.fused_ce else LOGITS_BYTES * tokens * arch.vocab_size
+    per_logit = LOGITS_BYTES_HF if request.hf_loss else LOGITS_BYTES
+    logits = 0.0 if request.fused_ce else per_logit * tokens * arch.vocab_size
     return layers + logits
 
 

@@ -131,6 +131,9 @@ class Request(BaseModel):
     grad_checkpointing: bool = True
     flash_attention: bool = True
     fused_ce: bool = False
+    hf_loss: bool = False
+    """Hugging Face transformers' unfused loss path: 12 B per logit instead of one FP32
+    copy (``engine.constants.LOGITS_BYTES_HF``). ``fused_ce`` wins when both are set."""
     double_quant: bool = True
     sharding: Sharding = Sharding.AUTO
     gpu: str | None = None

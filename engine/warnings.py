@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from engine.compute import Compute
 from engine.constants import (
     COMM_OVERHEAD,
+    GB,
+    LARGE_LOGITS_GB,
+    LOGITS_BYTES,
+    LOGITS_BYTES_HF,
     LONG_SEQ_WARNING,
     OVERHEAD_GB,
     PLANNING_UNCERTAINTY,
@@ -61,6 +65,15 @@ def warnings(ctx: Context) -> list[str]:
             f"Gradient checkpointing is off at sequence {r.seq_len:,}: activations dominate; "
             "turn it on (`ckpt`)."
         )
+    if r.mode is Mode.DETAILED and not r.fused_ce and not r.hf_loss:
+        logits_b = LOGITS_BYTES * r.micro_batch * r.seq_len * ctx.model.architecture.vocab_size
+        if logits_b / GB >= LARGE_LOGITS_GB:
+            extra = (LOGITS_BYTES_HF - LOGITS_BYTES) / LOGITS_BYTES * logits_b / GB
+            out.append(
+                f"The logits take {logits_b / GB:.1f} GB as one FP32 copy; Hugging Face's "
+                f"unfused loss keeps about {extra:.1f} GB more (say `hf-loss`), and a fused "
+                "cross-entropy (Liger, Unsloth) removes them (`fused-ce`)."
+            )
     cards = [o for o in ctx.options[:1]]
     for o in cards:
         if o.gpu.vendor != "NVIDIA":
@@ -122,7 +135,7 @@ def assumptions(ctx: Context) -> list[str]:
         savers = [
             "checkpointing" if r.grad_checkpointing else "no checkpointing",
             "FlashAttention" if r.flash_attention else "eager attention",
-            "fused CE" if r.fused_ce else "FP32 logits",
+            "fused CE" if r.fused_ce else "HF unfused loss" if r.hf_loss else "FP32 logits",
         ]
         parts.append(", ".join(savers))
         out.append("Memory: " + "; ".join(parts) + f"; {OVERHEAD_GB} GB overhead per GPU.")

@@ -141,3 +141,15 @@ def test_warns_that_moe_experts_are_all_trainable(catalog: Catalog) -> None:
 def test_assumptions_show_tokens_times_epochs(catalog: Catalog) -> None:
     est = estimate(Request(model="llama-3.1-8b", dataset_tokens=50_000_000), catalog)
     assert any("50M tokens x 3 epochs = 150M trained tokens" in a for a in est.assumptions)
+
+
+def test_large_logits_warning_names_hf_loss_and_fused_ce(catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="lora", seq_len=8192), catalog)
+    [warning] = [w for w in est.warnings if w.startswith("The logits take")]
+    assert "4.2 GB" in warning and "`hf-loss`" in warning and "`fused-ce`" in warning
+
+
+def test_no_logits_warning_once_the_loss_path_is_named(catalog) -> None:
+    for named in ({"hf_loss": True}, {"fused_ce": True}):
+        request = Request(model="llama-3.1-8b", method="lora", seq_len=8192, **named)
+        assert not any(w.startswith("The logits take") for w in estimate(request, catalog).warnings)

@@ -275,3 +275,22 @@ def test_fsdp_offload_counts_the_frozen_gradients_in_host_memory(catalog: Catalo
     assert f.offloaded_gb(Sharding.FSDP) - f.offloaded_gb(Sharding.ZERO3) == pytest.approx(
         f.frozen_grad
     )
+
+
+# -- the loss path --------------------------------------------------------------------------
+def _logits_gb(catalog: Catalog, **fields: object) -> float:
+    with_logits = fp(catalog, model="llama-3.1-8b", method="lora", **fields).activations
+    fused = fp(catalog, model="llama-3.1-8b", method="lora", fused_ce=True).activations
+    return with_logits - fused
+
+
+def test_logits_are_one_fp32_copy_by_default(catalog: Catalog) -> None:
+    assert _logits_gb(catalog) == pytest.approx(4 * 2048 * 128_256 / GB)
+
+
+def test_hf_loss_keeps_12_bytes_per_logit(catalog: Catalog) -> None:
+    assert _logits_gb(catalog, hf_loss=True) == pytest.approx(12 * 2048 * 128_256 / GB)
+
+
+def test_fused_ce_wins_over_hf_loss(catalog: Catalog) -> None:
+    assert _logits_gb(catalog, hf_loss=True, fused_ce=True) == pytest.approx(0.0)
