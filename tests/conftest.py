@@ -7,6 +7,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,6 +23,9 @@ from tests.redis_server import (
     redis_server_path,
     redis_url_answers,
 )
+
+if TYPE_CHECKING:
+    from tests.fakes.discord_server import FakeDiscord
 
 
 @pytest.fixture(scope="session")
@@ -122,3 +126,27 @@ def elapse(
             await fast_forward(url, prefix, seconds)
 
     return go
+
+
+# -- Discord ----------------------------------------------------------------------------------
+@pytest.fixture
+async def discord_fake() -> AsyncIterator[FakeDiscord]:
+    """A started fake Discord gateway and REST API; discord.py's endpoints are restored
+    after, and the fake must have seen no request it could not serve. (Imported here, not
+    at the top: tests that check what the CLI imports must not find discord.py loaded.)"""
+    from adapters.discord.endpoints import restore_discord_endpoints
+    from tests.fakes.discord_server import FakeDiscord
+
+    async with FakeDiscord() as server:
+        try:
+            yield server
+        finally:
+            restore_discord_endpoints()
+        assert server.internal_errors == []
+
+
+@pytest.fixture
+async def sqlite_store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
+    """An open SQLite store in the test's temporary directory."""
+    async with SQLiteStore(tmp_path / "bot.sqlite3") as opened:
+        yield opened

@@ -18,7 +18,6 @@ import discord
 import pytest
 
 from adapters.discord.client import ClientSettings, FtcostClient, create_client, message_key
-from adapters.discord.endpoints import restore_discord_endpoints
 from adapters.discord.runner import DiscordRunner, sync_commands
 from bot.service import Service
 from bot.store import SQLiteStore, ThreadKey
@@ -39,23 +38,13 @@ LONG_QUERY = (
 # fixtures and helpers
 # ---------------------------------------------------------------------------------------------
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as server:
-        try:
-            yield server
-        finally:
-            restore_discord_endpoints()
-        assert server.internal_errors == []
+def fake(discord_fake: FakeDiscord) -> FakeDiscord:
+    return discord_fake
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    s = SQLiteStore(tmp_path / "bot.sqlite3")
-    await s.open()
-    try:
-        yield s
-    finally:
-        await s.close()
+def store(sqlite_store: SQLiteStore) -> SQLiteStore:
+    return sqlite_store
 
 
 def settings(fake: FakeDiscord, **kw: Any) -> ClientSettings:

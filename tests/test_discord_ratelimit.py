@@ -3,12 +3,8 @@ gateway and REST API, with a limit of one command a minute."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
-from adapters.discord.endpoints import restore_discord_endpoints
 from bot.ratelimit import RateLimiter
 from bot.store import SQLiteStore
 from tests.fakes.discord_server import FLAG_EPHEMERAL, FakeDiscord
@@ -16,18 +12,13 @@ from tests.test_discord_bot import running, slash, wait_until
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as server:
-        try:
-            yield server
-        finally:
-            restore_discord_endpoints()
+def fake(discord_fake: FakeDiscord) -> FakeDiscord:
+    return discord_fake
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    async with SQLiteStore(tmp_path / "bot.sqlite3") as opened:
-        yield opened
+def store(sqlite_store: SQLiteStore) -> SQLiteStore:
+    return sqlite_store
 
 
 async def test_slash_command_over_the_limit_is_refused_privately(fake, store):

@@ -5,15 +5,14 @@ since a Hub id is not inlined in custom ids) is answered without asking the Hub 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from adapters.discord.endpoints import restore_discord_endpoints
+from adapters.discord.client import message_key
 from bot.store import SQLiteStore
-from tests.fakes.discord_server import FakeDiscord, validate_message
+from tests.fakes.discord_server import validate_message
 from tests.fakes.hub_server import SUPPORT_REPO, FakeHub, support_model_hub
-from tests.test_discord_bot import click, custom_ids, running, slash, wait_until
+from tests.test_discord_bot import click, custom_ids, running, slash, stored, wait_until
 
 REPO = SUPPORT_REPO
 
@@ -27,18 +26,8 @@ async def hub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeHub]:
 
 
 @pytest.fixture
-async def discord_fake() -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as server:
-        try:
-            yield server
-        finally:
-            restore_discord_endpoints()
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
-    async with SQLiteStore(tmp_path / "bot.sqlite3") as opened:
-        yield opened
+def store(sqlite_store: SQLiteStore) -> SQLiteStore:
+    return sqlite_store
 
 
 async def test_slash_command_and_button_click_on_a_hub_model(discord_fake, store, hub):
@@ -53,6 +42,9 @@ async def test_slash_command_and_button_click_on_a_hub_model(discord_fake, store
 
         [estimate] = fake.channel_messages()
         mid = int(estimate["id"])
+        # the handler stores the estimate's context just after answering: a click that
+        # fast would find nothing (no person clicks within milliseconds)
+        await stored(store, message_key(fake.channel_id, mid))
         full = next(i for i in custom_ids(cb["data"]) if i.startswith("ftc:m:full"))
         await click(fake, mid, full)
         await wait_until(lambda: len(fake.channel_messages(mid)) == 1)
