@@ -10,6 +10,7 @@ import aiohttp
 import pytest
 
 from bot.runtime import Runtime
+from catalog.hub.ref import HubRef
 from tests.fakes import (
     FakeSlack,
     event_body,
@@ -18,6 +19,7 @@ from tests.fakes import (
     validate_blocks,
 )
 from tests.fakes.hub_server import SUPPORT_REPO, FakeHub, support_model_hub
+from tests.test_chart_slack import click_chart
 from tests.test_slack_http import Harness, all_text, bot_config, slash
 
 REPO = SUPPORT_REPO
@@ -79,3 +81,20 @@ async def test_a_missing_hub_model_is_told_to_the_asker_only(bot, slack, hub):
     assert status == 200 and post["response_type"] == "ephemeral"
     assert "No model acme/nope on the Hugging Face Hub" in all_text(post["blocks"])
     assert slack.calls_to("chat.postMessage") == []
+
+
+async def test_chart_of_a_hub_model_the_hub_cannot_serve_now_is_explained_privately(
+    bot, slack, hub
+):
+    ts = await slash(bot, slack, f"{REPO} lora 20M tokens")
+    hub_resolver = bot.runtime.service.hub
+    await bot.store.cache_put(hub_resolver.cache_key(HubRef.parse(REPO)), "", 0)
+    hub.repos.clear()  # the Hub no longer serves it (and nothing is cached)
+
+    await click_chart(bot, slack, ts, response_url=slack.response_url("C1"))
+
+    (notice,) = slack.responses
+    assert notice["response_type"] == "ephemeral"
+    assert "I couldn't draw the chart" in all_text(notice["blocks"])
+    assert f"No model {REPO} on the Hugging Face Hub" in all_text(notice["blocks"])
+    assert slack.calls_to("files.completeUploadExternal") == []

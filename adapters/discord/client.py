@@ -72,6 +72,7 @@ from bot.service import (
     with_chart,
 )
 from bot.store import StoreUnavailable, ThreadKey
+from catalog.hub.errors import HubError
 from engine import Method, Request
 from engine.specs import Catalog
 
@@ -261,6 +262,15 @@ class FtcostMixin:
             if send is None:
                 raise discord.ClientException("no thread and no other way to answer here")
             await self._send_chart(send, request, workspace, footer)
+        except HubError as exc:  # a Hub model that can't be read right now
+            log.warning("chart: hub model unavailable: %s", exc.kind)
+            if interaction is not None:
+                with contextlib.suppress(discord.HTTPException):
+                    await interaction.followup.send(
+                        embed=notice_embed(f"I couldn't draw the chart: {exc}"),
+                        ephemeral=True, allowed_mentions=NO_MENTIONS,
+                    )
+            return "failed"
         except (discord.HTTPException, discord.ClientException) as exc:
             log.warning("cannot attach the chart in %s: %s", getattr(channel, "id", "?"), exc)
             if interaction is not None:

@@ -65,6 +65,7 @@ from bot.logs import log_command
 from bot.price_service import price_command
 from bot.service import Context, Reply, ReplyKind, Service, Trigger, request_from_json
 from bot.store import StoreUnavailable, ThreadKey
+from catalog.hub.errors import HubError
 from engine import Request
 
 PLATFORM = "slack"
@@ -352,7 +353,16 @@ class SlackBot:
         """Draw the memory chart of ``request`` on a worker thread (the event loop keeps
         serving) and upload it into the thread with ``files_upload_v2`` (``files:write``).
         A failure is told to the asker privately. Outcome: ``uploaded`` or ``failed``."""
-        image = await render_chart(request, await self.service.catalog_with(request, workspace))
+        try:
+            catalog = await self.service.catalog_with(request, workspace)
+        except HubError as exc:  # a Hub model that can't be read right now
+            log.warning("chart: hub model unavailable: %s", exc.kind)
+            reply = Reply(ReplyKind.ERROR, text=f"I couldn't draw the chart: {exc}")
+            await self._ephemeral(
+                message_for(reply, command=self.command), channel, user, thread_ts, respond
+            )
+            return "failed"
+        image = await render_chart(request, catalog)
         try:
             await self.client.files_upload_v2(
                 channel=channel,
