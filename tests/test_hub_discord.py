@@ -10,7 +10,8 @@ import pytest
 
 from adapters.discord.client import message_key
 from bot.store import SQLiteStore
-from tests.fakes.discord_server import validate_message
+from catalog.hub.ref import HubRef
+from tests.fakes.discord_server import FLAG_EPHEMERAL, validate_message
 from tests.fakes.hub_server import SUPPORT_REPO, FakeHub, support_model_hub
 from tests.test_discord_bot import click, custom_ids, running, slash, stored, wait_until
 
@@ -54,3 +55,26 @@ async def test_slash_command_and_button_click_on_a_hub_model(discord_fake, store
         assert "method QLoRA → Full" in answer["embeds"][0]["description"]
         assert asked == 2 and len(hub.hits()) == asked
         assert fake.violations == []
+
+
+async def test_chart_of_a_hub_model_the_hub_cannot_serve_now_is_explained_privately(
+    discord_fake, store, hub
+):
+    fake = discord_fake
+    async with running(fake, store) as runner:
+        cb = await slash(fake, {"query": f"{REPO} qlora 20M tokens"})
+        [estimate] = fake.channel_messages()
+        mid = int(estimate["id"])
+        await stored(store, message_key(fake.channel_id, mid))
+        await store.cache_put(runner.service.hub.cache_key(HubRef.parse(REPO)), "", 0)
+        hub.repos.clear()  # the Hub no longer serves it (and nothing is cached)
+
+        chart = next(i for i in custom_ids(cb["data"]) if i.startswith("ftc:c"))
+        await click(fake, mid, chart)
+        await wait_until(lambda: any(
+            "I couldn't draw the chart" in str(m["embeds"]) for m in fake.channel_messages()
+        ))
+    [notice] = [m for m in fake.channel_messages() if "draw the chart" in str(m["embeds"])]
+    assert notice["flags"] & FLAG_EPHEMERAL
+    assert f"No model {REPO} on the Hugging Face Hub" in str(notice["embeds"])
+    assert not any(m.get("attachments") for m in fake.channel_messages(mid))
