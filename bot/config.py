@@ -241,7 +241,7 @@ class Config(_Section):
     hub: HubSettings = HubSettings()
     """Hugging Face Hub models (``org/name``): ``timeout_s``, ``cache_ttl_days`` (7),
     ``negative_ttl_minutes`` (10), ``endpoint`` (else ``HF_ENDPOINT``)."""
-    """GPU price refresh and announcements (``docs/prices.md``)."""
+    """GPU price refresh and announcements (README, "GPU prices")."""
     secrets: Secrets = Field(default_factory=Secrets, exclude=True)
 
     @field_validator("slack_api_base_url")

@@ -645,6 +645,25 @@ class FtcostMixin:
         self._log("mention", reply, "limited", start)
         return True
 
+    async def _mention_price_reply(self, message: discord.Message, text: str) -> Reply | None:
+        """``@ftcost prices`` / ``subscribe`` / ``unsubscribe`` in a channel; None for
+        anything else. Managing needs the author's Manage Server/Channels in the channel."""
+        if price_command(text) is None:
+            return None
+        author = message.author
+        perms = (
+            message.channel.permissions_for(author)  # type: ignore[union-attr,arg-type]
+            if isinstance(author, discord.Member) else None
+        )
+        ctx = Context(
+            PLATFORM,
+            channel=str(message.channel.id),
+            user=str(author.id),
+            workspace=_guild_workspace(message),
+            can_manage=can_manage(perms, message.guild is not None),
+        )
+        return await self.service.price_reply(text, ctx)
+
     async def _channel_mention(self, message: discord.Message, text: str, start: float) -> None:
         if await self._limited_message(message, start):
             return
@@ -670,7 +689,9 @@ class FtcostMixin:
                     await self._post_reply(message, thread, Where(where.channel, str(thread.id)),
                                            reply, text, start, "followup", reference=False)
                     return
-        reply = await self._answer(text, NO_OPTIONS, None, _guild_workspace(message))
+        reply = await self._mention_price_reply(message, text)
+        if reply is None:
+            reply = await self._answer(text, NO_OPTIONS, None, _guild_workspace(message))
         await self._post_reply(message, message.channel, where, reply, text, start, "mention",
                                reference=True)
 

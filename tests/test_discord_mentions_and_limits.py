@@ -1,4 +1,4 @@
-"""The per-user rate limit on Discord: the real discord.py client against the fake
+"""Discord mentions and the per-user rate limit: the real discord.py client against the fake
 gateway and REST API, with a limit of one command a minute."""
 
 from __future__ import annotations
@@ -47,3 +47,18 @@ async def test_mention_over_the_limit_gets_a_notice_instead_of_an_estimate(fake,
     titles = [m["embeds"][0].get("title") for m in ours()]
     assert "Llama 3.1 8B · QLoRA" in titles
     assert any("requests in the last minute" in str(m["embeds"]) for m in ours())
+
+
+async def test_mention_asking_for_prices_gets_the_price_table_not_an_estimate_error(
+    fake, store
+):
+    async with running(fake, store):
+        mention = f"<@{fake.bot_user_id}>"
+        await fake.dispatch("MESSAGE_CREATE", fake.message_create(
+            f"{mention} prices", mentions=[fake.bot_user_id]))  # fmt: skip
+        bot = str(fake.bot_user_id)
+        await wait_until(lambda: any(m["author"]["id"] == bot for m in fake.channel_messages()))
+    [reply] = [m for m in fake.channel_messages() if m["author"]["id"] == bot]
+    [embed] = reply["embeds"]
+    assert "Can't read that query" not in embed.get("title", "")
+    assert "h100" in embed["description"].lower()
