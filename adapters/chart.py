@@ -51,10 +51,10 @@ from adapters.report import (
     fmt_tokens,
 )
 from engine import Estimate, Method, Mode, Request, estimate
-from engine.constants import CARD_GB_BYTES, GB, USABLE_FRACTION
+from engine.constants import USABLE_FRACTION
 from engine.fit import Option, resolve_stage
 from engine.memory import COMPONENTS, Breakdown, footprint
-from engine.specs import Catalog, ModelSpec
+from engine.specs import Catalog, ModelSpec, label_capacity_gb
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -168,8 +168,7 @@ def one_card_memory(request: Request, model: ModelSpec) -> Breakdown:
 def card_limit_gb(label_gb: float, napkin: bool = False) -> float:
     """The most a card labelled ``label_gb`` holds for training: 85% of its true
     capacity (the label is GiB), or of the label itself in napkin mode."""
-    capacity = label_gb if napkin else label_gb * CARD_GB_BYTES / GB
-    return capacity * USABLE_FRACTION
+    return label_capacity_gb(label_gb, napkin) * USABLE_FRACTION
 
 
 def _lead(est: Estimate) -> Option | None:

@@ -444,6 +444,12 @@ class Service:
             models=[previous.model if previous is not None else None],
         )
 
+    async def answer_without_context_async(
+        self, text: str, workspace: str | None = None
+    ) -> Reply:
+        """:meth:`answer_without_context` for async callers, with Hub models resolved."""
+        return await self.run_resolved(Service.answer_without_context, text, workspace)
+
     async def estimate_async(
         self, request: Request, previous: Request | None = None, workspace: str | None = None
     ) -> Reply:
@@ -512,9 +518,7 @@ class Service:
             try:
                 context = await self.thread(ctx.key)
             except StoreUnavailable:
-                return await self.run_resolved(
-                    Service.answer_without_context, text, ctx.workspace
-                )
+                return await self.answer_without_context_async(text, ctx.workspace)
             if context is None:
                 return None
             previous = context.request

@@ -25,10 +25,15 @@ import math
 from dataclasses import dataclass
 
 from engine.compute import Compute, Timing, timing
-from engine.constants import BAND_GOOD, BAND_LOOSE, COMM_OVERHEAD, USABLE_FRACTION
+from engine.constants import (
+    BAND_GOOD,
+    BAND_LOOSE,
+    COMM_OVERHEAD,
+    USABLE_FRACTION,
+)
 from engine.memory import Breakdown, Footprint
 from engine.request import Mode, Sharding
-from engine.specs import GpuSpec
+from engine.specs import GpuSpec, label_capacity_gb
 
 NO_TIMING = Timing(None, None, None, 0.0)
 
@@ -95,7 +100,7 @@ def fit_band(utilization: float) -> str:
 
 def card_capacity(gpu: GpuSpec, napkin: bool) -> float:
     """GB a card offers: its true capacity, or its label under the napkin rules."""
-    return gpu.memory_gb if napkin else gpu.capacity_gb
+    return label_capacity_gb(gpu.memory_gb, napkin)
 
 
 def resolve_stage(requested: Sharding, count: int) -> Sharding:

@@ -95,6 +95,12 @@ class ModelSpec(BaseModel):
         return self.architecture.moe is not None
 
 
+def label_capacity_gb(label_gb: float, napkin: bool = False) -> float:
+    """GB (10^9 bytes) a card labelled ``label_gb`` offers: the label read as GiB
+    (``CARD_GB_BYTES``), or the label itself under the napkin rules."""
+    return label_gb if napkin else label_gb * CARD_GB_BYTES / GB
+
+
 class GpuSpec(BaseModel):
     """An accelerator with its memory, dense throughput and a typical rental price."""
 
@@ -136,7 +142,7 @@ class GpuSpec(BaseModel):
     @property
     def capacity_gb(self) -> float:
         """True memory capacity in GB (10^9 bytes): the label is in GiB (``CARD_GB_BYTES``)."""
-        return self.memory_gb * CARD_GB_BYTES / GB
+        return label_capacity_gb(self.memory_gb)
 
     @property
     def train_tflops(self) -> float:

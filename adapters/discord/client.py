@@ -614,13 +614,11 @@ class FtcostMixin:
         ours = unavailable and me is not None and thread.owner_id == me.id
         if previous is None and not mentioned and not ours:
             return  # a thread the bot has no estimate in
-        if await self._limited_message(message, start):
+        if await self._limited_message(message, start, "followup"):
             return
         workspace = _guild_workspace(message)
         if previous is None and unavailable:
-            reply = await self.service.run_resolved(
-                Service.answer_without_context, text, workspace
-            )
+            reply = await self.service.answer_without_context_async(text, workspace)
         else:
             reply = await self._answer(text, NO_OPTIONS, previous, workspace)
         if reply.kind is ReplyKind.ERROR and not mentioned:
@@ -629,7 +627,9 @@ class FtcostMixin:
         await self._post_reply(message, thread, where, reply, text, start, "followup",
                                reference=mentioned)
 
-    async def _limited_message(self, message: discord.Message, start: float) -> bool:
+    async def _limited_message(
+        self, message: discord.Message, start: float, trigger: str
+    ) -> bool:
         """Refuse a message over the per-user rate limit; True if so. A plain message
         can't be answered privately, so the notice deletes itself after a minute."""
         reply = await self.service.admit(PLATFORM, str(message.author.id))
@@ -642,7 +642,7 @@ class FtcostMixin:
                 reference=message.to_reference(fail_if_not_exists=False),
                 mention_author=False,
             )
-        self._log("mention", reply, "limited", start)
+        self._log(trigger, reply, "limited", start)
         return True
 
     async def _mention_price_reply(self, message: discord.Message, text: str) -> Reply | None:
@@ -665,7 +665,7 @@ class FtcostMixin:
         return await self.service.price_reply(text, ctx)
 
     async def _channel_mention(self, message: discord.Message, text: str, start: float) -> None:
-        if await self._limited_message(message, start):
+        if await self._limited_message(message, start, "mention"):
             return
         where = Where(str(message.channel.id))
         ref = message.reference

@@ -247,9 +247,6 @@ class SlackBot:
         )
         return await self.service.price_reply(text, ctx)
 
-    async def _compute(self, fn: Callable[..., Reply], *args: Any) -> Reply:
-        return await self.service.run(fn, *args)
-
     async def _timed(
         self,
         trigger: Trigger,
@@ -519,9 +516,7 @@ class SlackBot:
                 return None
             reply = await self.service.admit(PLATFORM, event.get("user"))
             if reply is None and base is None:
-                reply = await self.service.run_resolved(
-                    Service.answer_without_context, text, workspace
-                )
+                reply = await self.service.answer_without_context_async(text, workspace)
             elif reply is None:
                 reply = await self.service.answer_async(text, base, workspace)
             if reply.kind is ReplyKind.ERROR and self.config.slack.followup_errors == "ignore":
