@@ -34,8 +34,9 @@ Data       50M tokens, 1.2B tok, tokens 500k, 2e9 tokens
 Epochs     3 epochs, 1ep, epochs 2, 0.5 epochs (default 3)
 GPUs       h100, a100s, 2x h100, 8xa100-80, h100x8, 8 h100, 8 gpus
 Sequence   seq 8k, ctx 4096, 8k context, seq=8192 (default 2k; 1k = 1024)
-Batch      bs 4, batch=4 (default 1)
-LoRA       r64, rank 64 (default 16); all-linear, attn, qv; no-double-quant
+Batch      bs 4, batch=4 (default 1); accum 8 (gradient accumulation)
+LoRA       r64, rank 64 (default 16); all-linear, attn, qv; dropout 0.05;
+           no-double-quant
 Optimizer  adamw, adamw-8bit, sgd, adafactor, lion
 Precision  bf16, fp16, fp8, fp32; pure-bf16 keeps optimizer states in BF16
 Memory     ckpt / no-ckpt, flash / no-flash, fused-ce / no-fused-ce, offload;

@@ -29,6 +29,8 @@ Units, with the Request field each one sets::
     epochs epoch ep          epochs           1ep, epochs 2, 0.5 epochs
     seq ctx context seqlen   seq_len          binary: 8k = 8192
     bs batch micro-batch     micro_batch
+    accum grad-accum ga      grad_accum       accum 8, 8 accum, ga=8
+    dropout lora-dropout     lora_dropout     dropout 0.05, dropout 5%
     r rank                   lora_rank        r64, rank 64, r=64
     mfu                      mfu              mfu 40%, mfu 0.4, 40% mfu
     price, $ / /hr           price_per_gpu_hour
@@ -43,7 +45,7 @@ Ambiguities and how they resolve:
   numbers outnumber the units, the leading size is the model.
 * A bare size maps through ``Catalog.model_for_size``; one with no canonical
   model (``20b``) becomes ``synthetic-20b`` (0.1b to 2000b).
-* ``mfu 40`` (no ``%``, above 1) is read as a percentage.
+* ``mfu 40`` and ``dropout 5`` (no ``%``, above 1) are read as percentages.
 * Numbers for tokens round to a whole count; sequence length, batch, rank and
   GPU count must be whole.
 
@@ -189,7 +191,7 @@ _FILLER: Final = frozenset(
         "the", "to", "of", "in", "how", "about", "instead", "use", "try", "then", "it", "is",
         "would", "will", "does", "cost", "costs", "much", "me", "please", "via", "over",
         "fine-tune", "finetune", "fine-tuning", "finetuning", "train", "training",
-        "gpu", "gpus", "card", "cards", "nvidia", "amd", "+", "&", "-", "–", "—",
+        "gpu", "gpus", "card", "cards", "nvidia", "amd", "steps", "+", "&", "-", "–", "—",
     }
 )
 """Words that carry no meaning for the estimate."""
@@ -282,6 +284,10 @@ _FIELDS: Final = {
     "offload": _FieldInfo("offload switch", "70b full offload 50M tokens"),
     "seq_len": _FieldInfo("sequence length", "8b lora seq 8k 50M tokens"),
     "micro_batch": _FieldInfo("micro-batch", "8b lora bs 4 50M tokens"),
+    "grad_accum": _FieldInfo("gradient accumulation", "8b full fsdp 4x a10g accum 8"),
+    "lora_dropout": _FieldInfo(
+        "LoRA dropout", "8b lora dropout 0.05 50M tokens", lambda v: f"{v:g}"
+    ),
     "grad_checkpointing": _FieldInfo("checkpointing switch", "8b lora no-ckpt 50M tokens"),
     "flash_attention": _FieldInfo("FlashAttention switch", "8b lora no-flash 50M tokens"),
     "fused_ce": _FieldInfo("fused cross-entropy switch", "8b lora fused-ce 50M tokens"),
@@ -304,7 +310,7 @@ def _range_text(field: str) -> str:
     """The allowed range of a Request field, read from its pydantic bounds."""
     low: float | None = None
     high: float | None = None
-    strict = False
+    strict = strict_high = False
     for bound in Request.model_fields[field].metadata:
         if isinstance(bound, annotated_types.Ge):
             low = float(bound.ge)  # type: ignore[arg-type]
@@ -312,9 +318,13 @@ def _range_text(field: str) -> str:
             low, strict = float(bound.gt), True  # type: ignore[arg-type]
         elif isinstance(bound, annotated_types.Le):
             high = float(bound.le)  # type: ignore[arg-type]
+        elif isinstance(bound, annotated_types.Lt):
+            high, strict_high = float(bound.lt), True  # type: ignore[arg-type]
     show = _FIELDS[field].show
     if low is None or high is None:
         return "a valid value"
+    if strict_high:
+        return f"at least {show(low)} and less than {show(high)}"
     if strict:
         return f"more than {show(low)} and at most {show(high)}"
     return f"between {show(low)} and {show(high)}"
@@ -348,7 +358,8 @@ def _plain(num: _Num, word: str, field: str, percent_ok: bool = False) -> None:
         raise _error(f'"{_show(word)}" looks like a price, not a {_FIELDS[field].label}.',
                      word, example=example)
     if num.percent and not percent_ok:
-        raise _error(f'"{_show(word)}": only mfu takes a percentage.', word, example=example)
+        raise _error(f'"{_show(word)}": only mfu and dropout take a percentage.', word,
+                     example=example)
 
 
 def _finite(value: float, word: str, field: str) -> float:
@@ -398,9 +409,15 @@ def _to_mfu(num: _Num, word: str) -> float:
     return value / 100 if num.percent or value > 1 else value
 
 
+def _to_dropout(num: _Num, word: str) -> float:
+    _plain(num, word, "lora_dropout", percent_ok=True)
+    value = _finite(num.scaled(), word, "lora_dropout")
+    return value / 100 if num.percent or value > 1 else value
+
+
 def _to_price(num: _Num, word: str) -> float:
     if num.percent:
-        raise _error(f'"{_show(word)}": only mfu takes a percentage.', word,
+        raise _error(f'"{_show(word)}": only mfu and dropout take a percentage.', word,
                      example=_FIELDS["price_per_gpu_hour"].example)
     return _finite(num.scaled(), word, "price_per_gpu_hour")
 
@@ -430,7 +447,14 @@ _UNITS: Final = (
         ("bs", "batch", "batch-size", "micro-batch", "microbatch", "micro-bs", "mbs"),
         _integer("micro_batch"),
     ),
+    _Unit(
+        "grad_accum",
+        ("accum", "grad-accum", "ga", "gas", "accumulation", "grad-accumulation",
+         "gradient-accumulation", "accumulation-steps", "accum-steps"),
+        _integer("grad_accum"),
+    ),
     _Unit("lora_rank", ("r", "rank", "lora-r", "lora-rank"), _integer("lora_rank")),
+    _Unit("lora_dropout", ("dropout", "lora-dropout", "lora_dropout"), _to_dropout),
     _Unit("mfu", ("mfu", "utilization"), _to_mfu),
     _Unit("price_per_gpu_hour", ("price", "$"), _to_price, postfix=False),
     _Unit("price_per_gpu_hour", _HOURLY, _to_price, prefix=False),
@@ -888,7 +912,7 @@ def _dangling(s: _State, i: int) -> int:
     if _number(low) or _COUNT_X_RE.match(low) or low in ("x", "*"):
         raise _error(
             f'"{_show(word)}" needs a unit: say what it counts '
-            "(tokens, epochs, seq, bs, r, mfu, or a GPU after a count).",
+            "(tokens, epochs, seq, bs, accum, r, dropout, mfu, or a GPU after a count).",
             word,
         )
     return 0

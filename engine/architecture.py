@@ -268,14 +268,15 @@ class Architecture(BaseModel):
         """Sum of (d_in + d_out) x copies over the targeted linears (rank 1)."""
         return self._lora_params(1, targets)
 
-    def _lora_params(self, rank: int, targets: str) -> int:
-        """LoRA parameters: rank x (d_in + d_out) per targeted linear, per expert for MoE.
+    @lru_cache(maxsize=8)  # noqa: B019 - as above
+    def lora_input_width(self, targets: str) -> int:
+        """Summed input width of the adapted linears a token passes through, over all
+        layers (routed experts: the k it is sent to). LoRA dropout keeps a copy of
+        each of these inputs."""
+        return sum(lin.active * lin.d_in for lin in self._targeted(targets))
 
-        ``targets``: ``all-linear`` (every projection except routers, as PEFT's
-        ``all-linear`` does minus the LM head), ``attention`` (q, k, v, o and the
-        latent projections for MLA) or ``qv``.
-        """
-        total = 0
+    def _targeted(self, targets: str) -> Iterator[Linear]:
+        """The linears LoRA adapts for ``targets`` (see :meth:`_lora_params`)."""
         for lin in self._linears:
             if lin.group == "router":
                 continue
@@ -283,8 +284,16 @@ class Architecture(BaseModel):
                 continue
             if targets == "qv" and lin.role not in ("q", "v"):
                 continue
-            total += lin.count * rank * (lin.d_in + lin.d_out)
-        return total
+            yield lin
+
+    def _lora_params(self, rank: int, targets: str) -> int:
+        """LoRA parameters: rank x (d_in + d_out) per targeted linear, per expert for MoE.
+
+        ``targets``: ``all-linear`` (every projection except routers, as PEFT's
+        ``all-linear`` does minus the LM head), ``attention`` (q, k, v, o and the
+        latent projections for MLA) or ``qv``.
+        """
+        return sum(lin.count * rank * (lin.d_in + lin.d_out) for lin in self._targeted(targets))
 
     def _mlp_copy_params(self, width: int, bias: bool) -> int:
         """Parameters of one MLP (or one expert) of the given width."""

@@ -46,6 +46,7 @@ MAX_GPU_COUNT: Final = 100_000
 MAX_DATASET_TOKENS: Final = 10**15  # 1 quadrillion: far past any fine-tune
 MAX_EPOCHS: Final = 1000.0
 MAX_PRICE_PER_GPU_HOUR: Final = 1000.0
+MAX_GRAD_ACCUM: Final = 4096
 
 # --- bytes per parameter ------------------------------------------------------
 PRECISION_BYTES: Final = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0}
@@ -106,6 +107,12 @@ USABLE_FRACTION: Final = 0.85
 # --- activations ([Korthikanti]) ----------------------------------------------
 ACTIVATION_BYTES: Final = 2.0
 """Activations are stored in 16-bit."""
+LORA_DROPOUT_BYTES: Final = 3.0
+"""Bytes per input element of each adapted linear when LoRA dropout is on: the bool
+mask ``native_dropout`` keeps for backward (1 B) and the dropped-out 16-bit input the
+adapter's A matrix keeps for its gradient (2 B). PEFT and litgpt give every adapted
+module its own dropout, so q, k and v each keep one. With dropout 0 PEFT uses
+``nn.Identity`` and nothing extra is kept."""
 LOGITS_BYTES: Final = 4.0
 """Logits are upcast to FP32 for the cross-entropy loss."""
 LARGE_LOGITS_GB: Final = 2.0

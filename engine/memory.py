@@ -40,10 +40,14 @@ attention with query width ``q = heads·head_dim`` and key/value width
   FlashAttention only the FP32 log-sum-exp per head remains (``4a``);
 * gated MLP: norm input ``2h``, gate/up input ``2h``, gate output, SiLU output,
   up output and down-projection input, ``4·2I``: ``4h + 8I`` (plain MLP:
-  ``4h + 4I``).
+  ``4h + 4I``);
+* norms beyond the two pre-norms (Gemma 2/3 also normalize each block's output):
+  their input, ``2h`` each;
+* LoRA dropout above 0: for each adapted linear, a bool mask and the dropped-out
+  16-bit input, ``3·d_in`` (``LORA_DROPOUT_BYTES``).
 
-So a dense gated layer stores ``s·b·(8h + 4q + 4kv + 8I)`` bytes plus the
-scores term; for Llama 3.1 8B at batch 1 and sequence 2048 that is 11.0 GB
+So a dense gated layer with two norms stores ``s·b·(8h + 4q + 4kv + 8I)`` bytes
+plus the scores term; for Llama 3.1 8B at batch 1 and sequence 2048 that is 11.0 GB
 over 32 layers. For MoE layers ``I`` is the width a token passes through
 (k routed experts plus shared experts).
 
@@ -72,8 +76,17 @@ flattens the frozen base and the trainable adapters of a layer into one paramete
 and then "the gradient memory usage will be higher than expected (namely,
 equivalent to not freezing those parameters)" (torch.distributed.fsdp docs, on
 freezing parameters). So every GPU also holds the base's gradient, sharded, plus
-one unit's unsharded. litgpt's 2-GPU LoRA run shows it: 22.2 GB per GPU, more than
-its 1-GPU run (benchmarks/measurements.yaml, lg-rt-27).
+one unit's unsharded.
+
+Gradient accumulation (``grad_accum`` above 1) changes memory only under ``fsdp``:
+FSDP accumulates inside ``no_sync()``, which Lightning Fabric's ``no_backward_sync``
+and Accelerate's ``accumulate`` use, and then "FSDP will accumulate the full model
+gradients (instead of gradient shards) until the eventual sync" (torch.distributed.fsdp
+docs, ``no_sync``). So every GPU holds the whole, unsharded gradient of every unit
+with a trainable parameter, frozen base included for LoRA. DeepSpeed ZeRO-2/3
+accumulate into the partitioned gradients and need nothing extra. litgpt's 2-GPU
+LoRA run (64 accumulation steps) shows it: 22.2 GB per GPU, more than its 1-GPU run
+(benchmarks/measurements.yaml, lg-rt-27).
 """
 
 from __future__ import annotations
@@ -87,6 +100,7 @@ from engine.constants import (
     GB,
     LOGITS_BYTES,
     LOGITS_BYTES_HF,
+    LORA_DROPOUT_BYTES,
     MASTER_WEIGHT_BYTES,
     NAPKIN_BYTES_PER_PARAM,
     NF4_BITS,
@@ -158,6 +172,8 @@ class Footprint(Breakdown):
     frozen_grad_unit: float = 0.0
     """The largest unit's share of :attr:`frozen_grad`, held unsharded until it is
     reduce-scattered."""
+    accumulates: bool = False
+    """Gradient accumulation is on: under ``fsdp`` the gradients stay unsharded."""
     napkin: bool = False
 
     def per_gpu(self, stage: Sharding, count: int, offload: bool = False) -> Breakdown:
@@ -192,14 +208,16 @@ class Footprint(Breakdown):
             if stage is Sharding.FSDP:
                 unit_grad += self.frozen_grad_unit
                 frozen = self.frozen_grad / n
-            if offload:
+            weights = gathered if offload else self.base_weights / n + gathered
+            if stage is Sharding.FSDP and self.accumulates:
+                # no_sync(): every unit's whole gradient stays on the GPU until the sync
+                # step, with or without CPU offload.
+                gradients = self.gradients + self.frozen_grad
+            elif offload:
                 # FSDP's CPU offload keeps sharded parameters and their gradients on the host.
-                weights, gradients = gathered, unit_grad
+                gradients = unit_grad
             else:
-                weights, gradients = (
-                    self.base_weights / n + gathered,
-                    gradients + frozen + unit_grad,
-                )
+                gradients = gradients + frozen + unit_grad
         else:
             weights, adapter = self.base_weights, self.adapter
         return Breakdown(
@@ -245,14 +263,20 @@ def activation_bytes(arch: Architecture, request: Request) -> float:
         4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
     )
     mlp_factor = 8 if arch.mlp == "gated" else 4
+    post_norms = ACTIVATION_BYTES * h * max(arch.norms_per_layer - 2, 0)
     groups = [
-        (tokens * (attn + scores + 4 * h + mlp_factor * width), count)
+        (tokens * (attn + scores + post_norms + 4 * h + mlp_factor * width), count)
         for width, count in arch.mlp_width_groups
     ]
+    dropout = 0.0
+    if request.lora_dropout > 0 and request.effective_method is not Method.FULL:
+        inputs = arch.lora_input_width(request.lora_targets.value)
+        dropout = LORA_DROPOUT_BYTES * tokens * inputs / arch.num_layers
     if request.grad_checkpointing:
         layers = ACTIVATION_BYTES * tokens * h * arch.num_layers + max(g for g, _ in groups)
+        layers += dropout
     else:
-        layers = sum(g * count for g, count in groups)
+        layers = sum(g * count for g, count in groups) + dropout * arch.num_layers
     per_logit = LOGITS_BYTES_HF if request.hf_loss else LOGITS_BYTES
     logits = 0.0 if request.fused_ce else per_logit * tokens * arch.vocab_size
     return layers + logits
@@ -299,6 +323,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         frozen_grad_unit=(
             arch.largest_layer_params * gathered_bytes / GB if method is Method.LORA else 0.0
         ),
+        accumulates=request.grad_accum > 1,
     )
 
 

@@ -23,6 +23,7 @@ from engine.constants import (
     MAX_DATASET_TOKENS,
     MAX_EPOCHS,
     MAX_GPU_COUNT,
+    MAX_GRAD_ACCUM,
     MAX_LORA_RANK,
     MAX_MICRO_BATCH,
     MAX_PRICE_PER_GPU_HOUR,
@@ -123,11 +124,18 @@ class Request(BaseModel):
     precision: Precision = Precision.BF16
     lora_rank: int = Field(default=DEFAULT_LORA_RANK, ge=1, le=MAX_LORA_RANK)
     lora_targets: LoraTargets = LoraTargets.ALL_LINEAR
+    lora_dropout: float = Field(default=0.0, ge=0, lt=1)
+    """LoRA dropout probability (PEFT's default is 0). Above 0 every adapted linear keeps
+    a dropout mask and a dropped-out copy of its input for backward."""
     optimizer: Optimizer = Optimizer.ADAMW
     state_precision: StatePrecision = StatePrecision.FP32
     offload: bool = False
     seq_len: int = Field(default=DEFAULT_SEQ_LEN, ge=1, le=MAX_SEQ_LEN)
     micro_batch: int = Field(default=1, ge=1, le=MAX_MICRO_BATCH)
+    grad_accum: int = Field(default=1, ge=1, le=MAX_GRAD_ACCUM)
+    """Gradient-accumulation micro-steps per optimizer step on each GPU. Compute is
+    unchanged (it is counted in tokens); memory changes only under ``fsdp``, whose
+    accumulation (``no_sync``) keeps whole, unsharded gradients between syncs."""
     grad_checkpointing: bool = True
     flash_attention: bool = True
     fused_ce: bool = False

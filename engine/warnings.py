@@ -89,6 +89,18 @@ def warnings(ctx: Context) -> list[str]:
                 f"{o.gpu.name} has {level} FlashAttention-2 support: attention memory and "
                 "speed may be worse than modeled."
             )
+        if (
+            o.count > 1
+            and r.grad_accum > 1
+            and r.mode is Mode.DETAILED
+            and r.sharding is Sharding.FSDP
+        ):
+            whole = ctx.footprint.gradients + ctx.footprint.frozen_grad
+            out.append(
+                f"FSDP accumulates {r.grad_accum} micro-batches inside no_sync(), which keeps "
+                f"whole, unsharded gradients on every GPU ({whole:.1f} GB). Syncing every "
+                "micro-batch keeps them sharded (Accelerate's `sync_each_batch`)."
+            )
         if o.count > 1 and r.mode is Mode.DETAILED:
             out.append(
                 f"{o.count} cards: communication is modeled only as a "
@@ -127,11 +139,17 @@ def assumptions(ctx: Context) -> list[str]:
             bits = "4.127 bits (double quant)" if r.double_quant else "4.5 bits"
             parts[-1] = f"base NF4 {bits}"
         if method is not Method.FULL:
-            parts.append(f"rank {r.lora_rank} on {r.lora_targets.value}")
+            lora = f"rank {r.lora_rank} on {r.lora_targets.value}"
+            if r.lora_dropout > 0:
+                lora += f", dropout {r.lora_dropout:g}"
+            parts.append(lora)
         opt = r.optimizer.value
         states = "BF16" if r.state_precision is StatePrecision.PURE_BF16 else "FP32"
         parts.append(f"{opt} ({states} states)")
-        parts.append(f"seq {r.seq_len:,} x batch {r.micro_batch}")
+        batch = f"seq {r.seq_len:,} x batch {r.micro_batch}"
+        if r.grad_accum > 1:
+            batch += f" x {r.grad_accum} accumulation steps"
+        parts.append(batch)
         savers = [
             "checkpointing" if r.grad_checkpointing else "no checkpointing",
             "FlashAttention" if r.flash_attention else "eager attention",

@@ -153,3 +153,22 @@ def test_no_logits_warning_once_the_loss_path_is_named(catalog) -> None:
     for named in ({"hf_loss": True}, {"fused_ce": True}):
         request = Request(model="llama-3.1-8b", method="lora", seq_len=8192, **named)
         assert not any(w.startswith("The logits take") for w in estimate(request, catalog).warnings)
+
+
+def test_warns_that_fsdp_accumulation_keeps_whole_gradients(catalog: Catalog) -> None:
+    request = Request(model="llama-3.1-8b", method="full", sharding="fsdp", gpu="h100-sxm",
+                      gpu_count=4, grad_accum=4)
+    [warning] = [w for w in estimate(request, catalog).warnings if "no_sync()" in w]
+    assert "4 micro-batches" in warning and "16.1 GB" in warning
+
+
+def test_no_accumulation_warning_without_fsdp(catalog: Catalog) -> None:
+    request = Request(model="llama-3.1-8b", method="full", sharding="zero3", gpu="h100-sxm",
+                      gpu_count=4, grad_accum=4)
+    assert not any("no_sync()" in w for w in estimate(request, catalog).warnings)
+
+
+def test_assumptions_show_accumulation_and_lora_dropout(catalog: Catalog) -> None:
+    request = Request(model="llama-3.1-8b", method="lora", grad_accum=8, lora_dropout=0.05)
+    [memory] = [a for a in estimate(request, catalog).assumptions if a.startswith("Memory:")]
+    assert "x 8 accumulation steps" in memory and "dropout 0.05" in memory

@@ -184,6 +184,44 @@ def test_fused_cross_entropy_drops_the_fp32_logits(catalog: Catalog) -> None:
     assert (plain.activations - fused.activations) * GB == pytest.approx(4 * 2048 * 128256)
 
 
+def test_lora_dropout_keeps_a_mask_and_a_copy_of_each_adapted_input(catalog: Catalog) -> None:
+    fields = dict(model="llama-3.1-8b", method="lora", grad_checkpointing=False)
+    plain = fp(catalog, **fields)
+    dropped = fp(catalog, **fields, lora_dropout=0.05)
+    # per layer: q, k, v, gate, up read h = 4096; o reads 4096; down reads 14336
+    inputs_per_layer = 5 * 4096 + 4096 + 14336
+    expected = 3 * 2048 * inputs_per_layer * 32
+    assert (dropped.activations - plain.activations) * GB == pytest.approx(expected)
+
+
+def test_lora_dropout_on_qv_covers_only_those_inputs(catalog: Catalog) -> None:
+    fields = dict(model="llama-3.1-8b", method="lora", lora_targets="qv", grad_checkpointing=False)
+    plain = fp(catalog, **fields)
+    dropped = fp(catalog, **fields, lora_dropout=0.1)
+    assert (dropped.activations - plain.activations) * GB == pytest.approx(3 * 2048 * 2 * 4096 * 32)
+
+
+def test_lora_dropout_under_checkpointing_costs_one_layer(catalog: Catalog) -> None:
+    plain = fp(catalog, model="llama-3.1-8b", method="qlora")
+    dropped = fp(catalog, model="llama-3.1-8b", method="qlora", lora_dropout=0.05)
+    one_layer = 3 * 2048 * (5 * 4096 + 4096 + 14336)
+    assert (dropped.activations - plain.activations) * GB == pytest.approx(one_layer)
+
+
+def test_full_fine_tune_ignores_lora_dropout(catalog: Catalog) -> None:
+    plain = fp(catalog, model="llama-3.1-8b", method="full")
+    assert fp(catalog, model="llama-3.1-8b", method="full", lora_dropout=0.1) == plain
+
+
+def test_post_block_norms_keep_their_inputs(catalog: Catalog) -> None:
+    request = Request(model="gemma-2-9b", method="lora", grad_checkpointing=False)
+    arch = catalog.model("gemma-2-9b").architecture
+    assert arch.norms_per_layer == 4
+    two_norms = arch.model_copy(update={"norms_per_layer": 2})
+    extra = footprint(arch, request).activations - footprint(two_norms, request).activations
+    assert extra * GB == pytest.approx(2 * 2 * arch.hidden_size * 2048 * arch.num_layers)
+
+
 # --- sharding and offload ----------------------------------------------------
 
 
@@ -294,3 +332,37 @@ def test_hf_loss_keeps_12_bytes_per_logit(catalog: Catalog) -> None:
 
 def test_fused_ce_wins_over_hf_loss(catalog: Catalog) -> None:
     assert _logits_gb(catalog, hf_loss=True, fused_ce=True) == pytest.approx(0.0)
+
+
+def test_fsdp_accumulation_keeps_whole_gradients_on_every_gpu(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full", sharding="fsdp", grad_accum=4)
+    assert f.per_gpu(Sharding.FSDP, 4).gradients == pytest.approx(f.gradients)
+
+
+def test_fsdp_without_accumulation_shards_gradients(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full", sharding="fsdp")
+    per_gpu = f.per_gpu(Sharding.FSDP, 4).gradients
+    assert per_gpu == pytest.approx(f.gradients / 4 + f.gathered_grad)
+
+
+def test_fsdp_lora_accumulation_holds_the_frozen_base_gradient_too(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-2-7b", method="lora", sharding="fsdp", grad_accum=8)
+    assert f.per_gpu(Sharding.FSDP, 2).gradients == pytest.approx(f.gradients + f.frozen_grad)
+
+
+def test_fsdp_accumulation_with_offload_keeps_gradients_on_the_gpu(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full", sharding="fsdp", grad_accum=4,
+           offload=True)
+    assert f.per_gpu(Sharding.FSDP, 4, offload=True).gradients == pytest.approx(f.gradients)
+
+
+def test_zero3_accumulation_keeps_gradients_sharded(catalog: Catalog) -> None:
+    once = fp(catalog, model="llama-3.1-8b", method="full", sharding="zero3")
+    accum = fp(catalog, model="llama-3.1-8b", method="full", sharding="zero3", grad_accum=8)
+    assert accum.per_gpu(Sharding.ZERO3, 4) == once.per_gpu(Sharding.ZERO3, 4)
+
+
+def test_accumulation_on_one_gpu_changes_no_memory(catalog: Catalog) -> None:
+    once = fp(catalog, model="llama-3.1-8b", method="full")
+    accum = fp(catalog, model="llama-3.1-8b", method="full", grad_accum=8)
+    assert accum.per_gpu(Sharding.NONE, 1) == once.per_gpu(Sharding.NONE, 1)

@@ -202,6 +202,16 @@ GOOD: list[tuple[str, dict[str, object]]] = [
     ("bs=4", {"micro_batch": 4}),
     ("bs4", {"micro_batch": 4}),
     ("r64", {"lora_rank": 64}),
+    ("accum 8", {"grad_accum": 8}),
+    ("8 accum", {"grad_accum": 8}),
+    ("ga=4", {"grad_accum": 4}),
+    ("grad-accum 16", {"grad_accum": 16}),
+    ("gradient-accumulation 4", {"grad_accum": 4}),
+    ("4 accumulation steps", {"grad_accum": 4}),
+    ("dropout 0.05", {"lora_dropout": 0.05}),
+    ("dropout 5%", {"lora_dropout": 0.05}),
+    ("lora-dropout=0.1", {"lora_dropout": 0.1}),
+    ("dropout 10", {"lora_dropout": 0.1}),
     ("rank 64", {"lora_rank": 64}),
     ("r=64", {"lora_rank": 64}),
     ("all-linear", {"lora_targets": LoraTargets.ALL_LINEAR}),
@@ -316,6 +326,13 @@ BAD: list[tuple[str, str, str]] = [
     ("8b $5000/hr", "$5000/hr", "$1,000"),
     ("8b bs 2.5", "2.5", "whole number"),
     ("8b bs 0", "0", "micro-batch"),
+    ("8b accum 0", "0", "gradient accumulation"),
+    ("8b accum 2.5", "2.5", "whole number"),
+    ("8b accum 10000", "10000", "4,096"),
+    ("8b lora dropout 1", "1", "less than 1"),
+    ("8b lora dropout -0.1", "-0.1", "LoRA dropout"),
+    ("8b lora dropout $1", "$1", "price"),
+    ("8b accum 50%", "50%", "percentage"),
     ("8b seq 1.3k", "1.3k", "whole number"),
     ("8b 40% tokens", "40%", "percentage"),
     ("5000b", "5000b", "model size"),
@@ -453,6 +470,7 @@ def test_help_fits_a_discord_message_and_covers_the_language() -> None:
     assert len(QUERY_HELP) < 2000
     for word in ("qlora", "tokens", "epochs", "seq", "bs", "r64", "attn", "adamw-8bit", "fp8",
                  "pure-bf16", "no-ckpt", "no-flash", "fused-ce", "offload", "zero3", "fsdp",
+                 "accum", "dropout",
                  "ddp", "mfu", "$2.50/hr", "napkin", "no-double-quant", "2x h100", "what if"):
         assert word in QUERY_HELP, word
 
@@ -477,6 +495,8 @@ FOLLOWUPS: list[tuple[str, dict[str, object]]] = [
     ("lora", {"method": Method.LORA}),  # replaces qlora: no conflict across messages
     ("$1.99/hr", {"price_per_gpu_hour": 1.99}),
     ("no-ckpt", {"grad_checkpointing": False}),
+    ("with 8 accum steps", {"grad_accum": 8}),
+    ("dropout 0.1", {"lora_dropout": 0.1}),
 ]
 
 
