@@ -15,6 +15,7 @@ from engine.constants import (
     MAX_DATASET_TOKENS,
     MAX_EPOCHS,
     MAX_GPU_COUNT,
+    MAX_GRAD_ACCUM,
     MAX_LORA_RANK,
     MAX_MICRO_BATCH,
     MAX_PRICE_PER_GPU_HOUR,
@@ -39,14 +40,17 @@ LARGEST = Request(
     precision=Precision.FP32,
     lora_rank=MAX_LORA_RANK - 1,
     lora_targets=LoraTargets.QV,
+    lora_dropout=0.123456789,
     optimizer=Optimizer.ADAMW_8BIT,
     state_precision=StatePrecision.PURE_BF16,
     offload=True,
     seq_len=MAX_SEQ_LEN - 1,
     micro_batch=MAX_MICRO_BATCH - 1,
+    grad_accum=MAX_GRAD_ACCUM - 1,
     grad_checkpointing=False,
     flash_attention=False,
     fused_ce=True,
+    hf_loss=True,
     double_quant=False,
     sharding=Sharding.ZERO2,
     gpu=LONGEST_GPU,
@@ -106,6 +110,11 @@ def test_foreign_and_malformed_ids() -> None:
     assert ids.decode_request("") is None
 
 
+def test_every_request_field_has_a_key_in_the_code() -> None:
+    assert set(ids._FIELD_KEYS) == set(Request.model_fields)
+    assert len(set(ids._FIELD_KEYS.values())) == len(ids._FIELD_KEYS)
+
+
 def test_numbers_are_written_compactly_and_exactly() -> None:
     assert ids._int_code(50_000_000) == "5e7"
     assert ids._int_code(123_456_789) == "123456789"
@@ -122,11 +131,14 @@ REQUESTS = st.builds(
     precision=st.sampled_from(list(Precision)),
     lora_rank=st.integers(1, MAX_LORA_RANK),
     lora_targets=st.sampled_from(list(LoraTargets)),
+    lora_dropout=st.floats(0.0, 0.99),
     optimizer=st.sampled_from(list(Optimizer)),
     offload=st.booleans(),
     seq_len=st.integers(1, MAX_SEQ_LEN),
     micro_batch=st.integers(1, MAX_MICRO_BATCH),
+    grad_accum=st.integers(1, MAX_GRAD_ACCUM),
     grad_checkpointing=st.booleans(),
+    hf_loss=st.booleans(),
     sharding=st.sampled_from(list(Sharding)),
     gpu=st.sampled_from([None, *sorted(CATALOG.gpus)]),
     gpu_count=st.none() | st.integers(1, MAX_GPU_COUNT),

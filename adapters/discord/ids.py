@@ -40,14 +40,17 @@ _FIELD_KEYS: Final[dict[str, str]] = {
     "precision": "p",
     "lora_rank": "r",
     "lora_targets": "t",
+    "lora_dropout": "D",
     "optimizer": "o",
     "state_precision": "s",
     "offload": "O",
     "seq_len": "q",
     "micro_batch": "b",
+    "grad_accum": "a",
     "grad_checkpointing": "c",
     "flash_attention": "f",
     "fused_ce": "F",
+    "hf_loss": "h",
     "double_quant": "d",
     "sharding": "S",
     "gpu": "g",
@@ -146,7 +149,7 @@ def _decode_value(name: str, text: str) -> Any:
         if not _ID_RE.match(text):
             raise ValueError(text)
         return text
-    if name in ("epochs", "mfu", "price_per_gpu_hour"):
+    if name in ("epochs", "mfu", "price_per_gpu_hour", "lora_dropout"):
         return float(text)
     return _int_decode(text)
 
