@@ -110,9 +110,10 @@ ACTIVATION_BYTES: Final = 2.0
 LORA_DROPOUT_BYTES: Final = 3.0
 """Bytes per input element of each adapted linear when LoRA dropout is on: the bool
 mask ``native_dropout`` keeps for backward (1 B) and the dropped-out 16-bit input the
-adapter's A matrix keeps for its gradient (2 B). PEFT and litgpt give every adapted
-module its own dropout, so q, k and v each keep one. With dropout 0 PEFT uses
-``nn.Identity`` and nothing extra is kept."""
+adapter's A matrix keeps for its gradient (2 B). PEFT gives every adapted module its
+own dropout, so q, k and v each keep one (litgpt's fused QKV keeps one for the three,
+which this overcounts). With dropout 0 PEFT uses ``nn.Identity`` and nothing extra is
+kept."""
 LOGITS_BYTES: Final = 4.0
 """Logits are upcast to FP32 for the cross-entropy loss."""
 LARGE_LOGITS_GB: Final = 2.0
