@@ -8,7 +8,7 @@ import pytest
 from bot.ratelimit import RateLimiter
 from bot.store import SQLiteStore
 from tests.fakes.discord_server import FLAG_EPHEMERAL, FakeDiscord
-from tests.test_discord_bot import running, slash, wait_until
+from tests.test_discord_bot import running, runner_thread, slash, wait_until
 
 
 @pytest.fixture
@@ -59,6 +59,22 @@ async def test_mention_asking_for_prices_gets_the_price_table_not_an_estimate_er
         bot = str(fake.bot_user_id)
         await wait_until(lambda: any(m["author"]["id"] == bot for m in fake.channel_messages()))
     [reply] = [m for m in fake.channel_messages() if m["author"]["id"] == bot]
+    [embed] = reply["embeds"]
+    assert "Can't read that query" not in embed.get("title", "")
+    assert "h100" in embed["description"].lower()
+
+
+async def test_prices_asked_in_an_estimates_thread_get_the_price_table(fake, store):
+    async with running(fake, store):
+        await slash(fake, {"query": "8b lora 20M tokens"})
+        mid = int(fake.channel_messages()[0]["id"])
+        thread = await runner_thread(fake, mid)
+        await fake.dispatch("MESSAGE_CREATE", fake.message_create(
+            f"<@{fake.bot_user_id}> prices", thread, mentions=[fake.bot_user_id]))  # fmt: skip
+        bot = str(fake.bot_user_id)
+        await wait_until(lambda: any(m["author"]["id"] == bot
+                                     for m in fake.channel_messages(thread)))
+    [reply] = [m for m in fake.channel_messages(thread) if m["author"]["id"] == bot]
     [embed] = reply["embeds"]
     assert "Can't read that query" not in embed.get("title", "")
     assert "h100" in embed["description"].lower()

@@ -346,6 +346,19 @@ async def test_thread_followup_is_answered_in_the_thread_and_becomes_its_context
     assert "cards auto → 4" in all_text(third.args["blocks"])
 
 
+async def test_prices_asked_in_an_estimates_thread_get_the_price_table(bot, slack):
+    ts = await slash(bot, slack)
+
+    await bot.post(event_body(message_event("prices", ts="1700000100.000004", thread_ts=ts),
+                              event_id="EvP1"))
+    await bot.settle()
+
+    (reply,) = slack.calls_to("chat.postEphemeral")  # the table, to the asker, in the thread
+    assert (reply.args["user"], reply.args["thread_ts"]) == ("U1", ts)
+    assert reply.args["text"].startswith("GPU prices")
+    assert "h100" in all_text(reply.args["blocks"]).lower()
+
+
 async def test_bad_followup_is_ephemeral_in_the_thread(bot, slack):
     ts = await slash(bot, slack)
 

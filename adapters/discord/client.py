@@ -617,9 +617,11 @@ class FtcostMixin:
         if await self._limited_message(message, start, "followup"):
             return
         workspace = _guild_workspace(message)
-        if previous is None and unavailable:
+        # prices / subscribe / unsubscribe work in a thread too, for its channel.
+        reply = await self._mention_price_reply(message, text, thread.parent_id)
+        if reply is None and previous is None and unavailable:
             reply = await self.service.answer_without_context_async(text, workspace)
-        else:
+        elif reply is None:
             reply = await self._answer(text, NO_OPTIONS, previous, workspace)
         if reply.kind is ReplyKind.ERROR and not mentioned:
             self._log("followup", reply, "ignored", start)
@@ -645,9 +647,12 @@ class FtcostMixin:
         self._log(trigger, reply, "limited", start)
         return True
 
-    async def _mention_price_reply(self, message: discord.Message, text: str) -> Reply | None:
-        """``@ftcost prices`` / ``subscribe`` / ``unsubscribe`` in a channel; None for
-        anything else. Managing needs the author's Manage Server/Channels in the channel."""
+    async def _mention_price_reply(
+        self, message: discord.Message, text: str, channel_id: int | None = None
+    ) -> Reply | None:
+        """``@ftcost prices`` / ``subscribe`` / ``unsubscribe`` in a channel (or in a
+        thread, for its parent ``channel_id``); None for anything else. Managing needs the
+        author's Manage Server/Channels in the channel."""
         if price_command(text) is None:
             return None
         author = message.author
@@ -657,7 +662,7 @@ class FtcostMixin:
         )
         ctx = Context(
             PLATFORM,
-            channel=str(message.channel.id),
+            channel=str(channel_id if channel_id is not None else message.channel.id),
             user=str(author.id),
             workspace=_guild_workspace(message),
             can_manage=can_manage(perms, message.guild is not None),

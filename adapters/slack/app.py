@@ -514,7 +514,9 @@ class SlackBot:
                 base = context.request
             if not await self._first_delivery(body):
                 return None
-            reply = await self.service.admit(PLATFORM, event.get("user"))
+            reply = await self.service.admit(PLATFORM, event.get("user")) or (
+                await self._price_reply(text, channel, event.get("user"), workspace)
+            )
             if reply is None and base is None:
                 reply = await self.service.answer_without_context_async(text, workspace)
             elif reply is None:
