@@ -8,7 +8,7 @@ import pytest
 from bot.ratelimit import RateLimiter
 from bot.store import SQLiteStore
 from tests.fakes.discord_server import FLAG_EPHEMERAL, FakeDiscord
-from tests.test_discord_bot import running, runner_thread, slash, wait_until
+from tests.test_discord_bot import runner_thread, running, slash, wait_until
 
 
 @pytest.fixture
