@@ -57,3 +57,22 @@ def test_memory_falls_as_zero3_spreads_over_more_cards(model, method, n) -> None
 def test_memory_never_grows_with_cards_under_zero3_offload(model, method, n) -> None:
     kw = dict(model=model, method=method, offload=True)
     assert per_gpu(Sharding.ZERO3, n + 1, **kw) <= per_gpu(Sharding.ZERO3, n, **kw)
+
+
+@settings(max_examples=60, deadline=None)
+@given(MODELS, st.sampled_from(["lora", "qlora"]), BOOLS, st.floats(0.01, 0.9))
+def test_lora_dropout_only_ever_adds_memory(model, method, ckpt, dropout) -> None:
+    kw = dict(model=model, method=method, grad_checkpointing=ckpt)
+    assert per_gpu(lora_dropout=dropout, **kw) > per_gpu(**kw)
+
+
+@settings(max_examples=60, deadline=None)
+@given(MODELS, METHODS, st.integers(2, 512), st.integers(2, 64))
+def test_fsdp_accumulation_never_saves_memory_and_never_grows_with_cards(
+    model, method, n, accum
+) -> None:
+    kw = dict(model=model, method=method, sharding="fsdp")
+    assert per_gpu(Sharding.FSDP, n, grad_accum=accum, **kw) >= per_gpu(Sharding.FSDP, n, **kw)
+    assert per_gpu(Sharding.FSDP, n + 1, grad_accum=accum, **kw) <= per_gpu(
+        Sharding.FSDP, n, grad_accum=accum, **kw
+    )
