@@ -51,7 +51,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import multiprocessing
 import os
 import random
 import re
@@ -59,7 +58,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -83,6 +81,7 @@ from tests.fakes import (  # noqa: E402
     slash_command_body,
 )
 from tests.fakes.balancer import SERVED_BY_HEADER, STATS_PATH  # noqa: E402
+from tests.fakes.piped_process import PipedProcess  # noqa: E402
 from tests.fakes.slack_signing import BOT_USER_ID  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 
@@ -181,36 +180,22 @@ def _fake_slack_process(conn: Connection, response_urls: int) -> None:
                        "rate_limited_calls": sum(c.status == 429 for c in calls)})  # fmt: skip
 
 
-class RemoteSlack:
+class RemoteSlack(PipedProcess):
     """The fake Slack Web API in a process of its own (as in benchmarks/slack_http.py)."""
 
     def __init__(self, response_urls: int) -> None:
-        ctx = multiprocessing.get_context("spawn")
-        self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_fake_slack_process, args=(child, response_urls),
-                                 daemon=True)  # fmt: skip
-        self._lock = threading.Lock()
-        self.base_url = ""
-        self.response_urls: list[str] = []
+        super().__init__(_fake_slack_process, response_urls)
 
-    def __enter__(self) -> RemoteSlack:
-        self._proc.start()
-        if not self._conn.poll(60):
-            raise RuntimeError("the fake Slack process did not start")
-        self.base_url, self.response_urls = self._conn.recv()
-        return self
+    @property
+    def base_url(self) -> str:
+        return str(self.hello[0])
 
-    def __exit__(self, *exc: object) -> None:
-        with contextlib.suppress(OSError):
-            self._conn.send("stop")
-        self._proc.join(10)
-        if self._proc.is_alive():
-            self._proc.kill()
+    @property
+    def response_urls(self) -> list[str]:
+        return list(self.hello[1])
 
     def new(self) -> dict[str, Any]:
-        with self._lock:
-            self._conn.send("new")
-            return self._conn.recv()
+        return self.ask("new")
 
 
 # =============================================================================================

@@ -19,16 +19,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import multiprocessing
 import os
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from multiprocessing.connection import Connection
@@ -40,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.fakes import FakeSlack, request_headers, slash_command_body  # noqa: E402
+from tests.fakes.piped_process import PipedProcess  # noqa: E402
 
 SECRET = "bench-signing-secret"
 TOKEN = "xoxb-bench-token"
@@ -72,34 +70,19 @@ def _fake_slack_process(conn: Connection) -> None:
             })
 
 
-class RemoteSlack:
+class RemoteSlack(PipedProcess):
     """The fake Slack Web API in its own process, so that serving the bot's replies
     does not slow the load generator that measures acknowledgements."""
 
     def __init__(self) -> None:
-        ctx = multiprocessing.get_context("spawn")
-        self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_fake_slack_process, args=(child,), daemon=True)
-        self._lock = threading.Lock()
+        super().__init__(_fake_slack_process, start_timeout_s=30)
 
-    def __enter__(self) -> RemoteSlack:
-        self._proc.start()
-        if not self._conn.poll(30):
-            raise RuntimeError("the fake Slack process did not start")
-        self.base_url = self._conn.recv()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with contextlib.suppress(OSError):
-            self._conn.send("stop")
-        self._proc.join(10)
-        if self._proc.is_alive():
-            self._proc.kill()
+    @property
+    def base_url(self) -> str:
+        return str(self.hello)
 
     def stats(self) -> dict:
-        with self._lock:
-            self._conn.send("stats")
-            return self._conn.recv()
+        return self.ask("stats")
 
 
 def free_port() -> int:
@@ -164,7 +147,10 @@ async def run_level(
         # Build and sign every request first: the burst measures the bot, not the signer.
         requests = []
         for i, channel in enumerate(batch):
-            body = slash_command_body(QUERIES[i % len(QUERIES)], channel_id=channel)
+            # One user per command: the bot's per-user rate limit must not turn the
+            # burst into private "slow down" notices.
+            body = slash_command_body(QUERIES[i % len(QUERIES)], channel_id=channel,
+                                      user_id=f"U{channel}")
             requests.append((body.encode(), request_headers(body, SECRET)))
         latencies += await asyncio.gather(*(fire(session, url, b, h) for b, h in requests))
     stats = await wait_replies(slack, len(channels), before)
