@@ -201,6 +201,15 @@ def test_lora_dropout_on_qv_covers_only_those_inputs(catalog: Catalog) -> None:
     assert (dropped.activations - plain.activations) * GB == pytest.approx(3 * 2048 * 2 * 4096 * 32)
 
 
+def test_lora_dropout_on_moe_counts_the_experts_a_token_is_routed_to(catalog: Catalog) -> None:
+    arch = catalog.model("mixtral-8x7b").architecture
+    h, moe = arch.hidden_size, arch.moe
+    assert moe is not None and moe.experts_per_token == 2
+    attention = 3 * h + arch.q_width  # q, k, v read h; o reads the attention output
+    experts = moe.experts_per_token * (2 * h + moe.expert_intermediate_size)
+    assert arch.lora_input_width("all-linear") == arch.num_layers * (attention + experts)
+
+
 def test_lora_dropout_under_checkpointing_costs_one_layer(catalog: Catalog) -> None:
     plain = fp(catalog, model="llama-3.1-8b", method="qlora")
     dropped = fp(catalog, model="llama-3.1-8b", method="qlora", lora_dropout=0.05)
