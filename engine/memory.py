@@ -85,7 +85,7 @@ gradients (instead of gradient shards) until the eventual sync" (torch.distribut
 docs, ``no_sync``). So every GPU holds the whole, unsharded gradient of every unit
 with a trainable parameter, frozen base included for LoRA. DeepSpeed ZeRO-2/3
 accumulate into the partitioned gradients and need nothing extra. litgpt's 2-GPU
-LoRA run (64 accumulation steps) shows it: 22.2 GB per GPU, more than its 1-GPU run
+LoRA run (128 accumulation steps) shows it: 22.2 GB per GPU, more than its 1-GPU run
 (benchmarks/measurements.yaml, lg-rt-27).
 """
 
