@@ -403,16 +403,15 @@ def _integer(field: str) -> Callable[[_Num, str], int]:
     return convert
 
 
-def _to_mfu(num: _Num, word: str) -> float:
-    _plain(num, word, "mfu", percent_ok=True)
-    value = _finite(num.scaled(), word, "mfu")
-    return value / 100 if num.percent or value > 1 else value
+def _fraction(field: str) -> Callable[[_Num, str], float]:
+    """A share written as ``40%``, ``0.4`` or ``40`` (above 1: a percentage)."""
 
+    def convert(num: _Num, word: str) -> float:
+        _plain(num, word, field, percent_ok=True)
+        value = _finite(num.scaled(), word, field)
+        return value / 100 if num.percent or value > 1 else value
 
-def _to_dropout(num: _Num, word: str) -> float:
-    _plain(num, word, "lora_dropout", percent_ok=True)
-    value = _finite(num.scaled(), word, "lora_dropout")
-    return value / 100 if num.percent or value > 1 else value
+    return convert
 
 
 def _to_price(num: _Num, word: str) -> float:
@@ -454,8 +453,8 @@ _UNITS: Final = (
         _integer("grad_accum"),
     ),
     _Unit("lora_rank", ("r", "rank", "lora-r", "lora-rank"), _integer("lora_rank")),
-    _Unit("lora_dropout", ("dropout", "lora-dropout", "lora_dropout"), _to_dropout),
-    _Unit("mfu", ("mfu", "utilization"), _to_mfu),
+    _Unit("lora_dropout", ("dropout", "lora-dropout", "lora_dropout"), _fraction("lora_dropout")),
+    _Unit("mfu", ("mfu", "utilization"), _fraction("mfu")),
     _Unit("price_per_gpu_hour", ("price", "$"), _to_price, postfix=False),
     _Unit("price_per_gpu_hour", _HOURLY, _to_price, prefix=False),
 )

@@ -176,6 +176,12 @@ class Footprint(Breakdown):
     """Gradient accumulation is on: under ``fsdp`` the gradients stay unsharded."""
     napkin: bool = False
 
+    @property
+    def whole_gradients(self) -> float:
+        """Every gradient FSDP holds unsharded while it accumulates (frozen base
+        included for LoRA), GB."""
+        return self.gradients + self.frozen_grad
+
     def per_gpu(self, stage: Sharding, count: int, offload: bool = False) -> Breakdown:
         """Memory on each of ``count`` GPUs under ZeRO ``stage`` (``none``: replicas).
 
@@ -212,7 +218,7 @@ class Footprint(Breakdown):
             if stage is Sharding.FSDP and self.accumulates:
                 # no_sync(): every unit's whole gradient stays on the GPU until the sync
                 # step, with or without CPU offload.
-                gradients = self.gradients + self.frozen_grad
+                gradients = self.whole_gradients
             elif offload:
                 # FSDP's CPU offload keeps sharded parameters and their gradients on the host.
                 gradients = unit_grad

@@ -95,7 +95,7 @@ def warnings(ctx: Context) -> list[str]:
             and r.mode is Mode.DETAILED
             and r.sharding is Sharding.FSDP
         ):
-            whole = ctx.footprint.gradients + ctx.footprint.frozen_grad
+            whole = ctx.footprint.whole_gradients
             out.append(
                 f"FSDP accumulates {r.grad_accum} micro-batches inside no_sync(), which keeps "
                 f"whole, unsharded gradients on every GPU ({whole:.1f} GB). Syncing every "

@@ -3,45 +3,34 @@ gateway and REST API, with a limit of one command a minute."""
 
 from __future__ import annotations
 
-import pytest
-
 from bot.ratelimit import RateLimiter
-from bot.store import SQLiteStore
-from tests.fakes.discord_server import FLAG_EPHEMERAL, FakeDiscord
+from tests.fakes.discord_server import FLAG_EPHEMERAL
 from tests.test_discord_bot import runner_thread, running, slash, wait_until
 
 
-@pytest.fixture
-def fake(discord_fake: FakeDiscord) -> FakeDiscord:
-    return discord_fake
-
-
-@pytest.fixture
-def store(sqlite_store: SQLiteStore) -> SQLiteStore:
-    return sqlite_store
-
-
-async def test_slash_command_over_the_limit_is_refused_privately(fake, store):
-    async with running(fake, store) as runner:
-        runner.service.limiter = RateLimiter(store, per_minute=1)
-        first = await slash(fake, {"query": "8b qlora"})
-        second = await slash(fake, {"query": "8b qlora"})
+async def test_slash_command_over_the_limit_is_refused_privately(discord_fake, sqlite_store):
+    async with running(discord_fake, sqlite_store) as runner:
+        runner.service.limiter = RateLimiter(sqlite_store, per_minute=1)
+        first = await slash(discord_fake, {"query": "8b qlora"})
+        second = await slash(discord_fake, {"query": "8b qlora"})
     assert not (first["data"].get("flags") or 0) & FLAG_EPHEMERAL
     assert second["data"]["flags"] & FLAG_EPHEMERAL
     assert "requests in the last minute" in str(second["data"]["embeds"])
 
 
-async def test_mention_over_the_limit_gets_a_notice_instead_of_an_estimate(fake, store):
-    async with running(fake, store) as runner:
-        runner.service.limiter = RateLimiter(store, per_minute=1)
-        mention = f"<@{fake.bot_user_id}>"
+async def test_mention_over_the_limit_gets_a_notice_instead_of_an_estimate(
+    discord_fake, sqlite_store
+):
+    async with running(discord_fake, sqlite_store) as runner:
+        runner.service.limiter = RateLimiter(sqlite_store, per_minute=1)
+        mention = f"<@{discord_fake.bot_user_id}>"
         for _ in range(2):
-            await fake.dispatch("MESSAGE_CREATE", fake.message_create(
-                f"{mention} 8b qlora", mentions=[fake.bot_user_id]))  # fmt: skip
+            await discord_fake.dispatch("MESSAGE_CREATE", discord_fake.message_create(
+                f"{mention} 8b qlora", mentions=[discord_fake.bot_user_id]))  # fmt: skip
 
         def ours() -> list[dict]:
-            bot = str(fake.bot_user_id)
-            return [m for m in fake.channel_messages() if m["author"]["id"] == bot]
+            bot = str(discord_fake.bot_user_id)
+            return [m for m in discord_fake.channel_messages() if m["author"]["id"] == bot]
 
         await wait_until(lambda: len(ours()) == 2)
     titles = [m["embeds"][0].get("title") for m in ours()]
@@ -50,31 +39,34 @@ async def test_mention_over_the_limit_gets_a_notice_instead_of_an_estimate(fake,
 
 
 async def test_mention_asking_for_prices_gets_the_price_table_not_an_estimate_error(
-    fake, store
+    discord_fake, sqlite_store
 ):
-    async with running(fake, store):
-        mention = f"<@{fake.bot_user_id}>"
-        await fake.dispatch("MESSAGE_CREATE", fake.message_create(
-            f"{mention} prices", mentions=[fake.bot_user_id]))  # fmt: skip
-        bot = str(fake.bot_user_id)
-        await wait_until(lambda: any(m["author"]["id"] == bot for m in fake.channel_messages()))
-    [reply] = [m for m in fake.channel_messages() if m["author"]["id"] == bot]
+    async with running(discord_fake, sqlite_store):
+        mention = f"<@{discord_fake.bot_user_id}>"
+        await discord_fake.dispatch("MESSAGE_CREATE", discord_fake.message_create(
+            f"{mention} prices", mentions=[discord_fake.bot_user_id]))  # fmt: skip
+        bot = str(discord_fake.bot_user_id)
+        await wait_until(
+            lambda: any(m["author"]["id"] == bot for m in discord_fake.channel_messages())
+        )
+    [reply] = [m for m in discord_fake.channel_messages() if m["author"]["id"] == bot]
     [embed] = reply["embeds"]
     assert "Can't read that query" not in embed.get("title", "")
     assert "h100" in embed["description"].lower()
 
 
-async def test_prices_asked_in_an_estimates_thread_get_the_price_table(fake, store):
-    async with running(fake, store):
-        await slash(fake, {"query": "8b lora 20M tokens"})
-        mid = int(fake.channel_messages()[0]["id"])
-        thread = await runner_thread(fake, mid)
-        await fake.dispatch("MESSAGE_CREATE", fake.message_create(
-            f"<@{fake.bot_user_id}> prices", thread, mentions=[fake.bot_user_id]))  # fmt: skip
-        bot = str(fake.bot_user_id)
+async def test_prices_asked_in_an_estimates_thread_get_the_price_table(discord_fake, sqlite_store):
+    async with running(discord_fake, sqlite_store):
+        await slash(discord_fake, {"query": "8b lora 20M tokens"})
+        mid = int(discord_fake.channel_messages()[0]["id"])
+        thread = await runner_thread(discord_fake, mid)
+        await discord_fake.dispatch("MESSAGE_CREATE", discord_fake.message_create(
+            f"<@{discord_fake.bot_user_id}> prices", thread,
+            mentions=[discord_fake.bot_user_id]))  # fmt: skip
+        bot = str(discord_fake.bot_user_id)
         await wait_until(lambda: any(m["author"]["id"] == bot
-                                     for m in fake.channel_messages(thread)))
-    [reply] = [m for m in fake.channel_messages(thread) if m["author"]["id"] == bot]
+                                     for m in discord_fake.channel_messages(thread)))
+    [reply] = [m for m in discord_fake.channel_messages(thread) if m["author"]["id"] == bot]
     [embed] = reply["embeds"]
     assert "Can't read that query" not in embed.get("title", "")
     assert "h100" in embed["description"].lower()
