@@ -203,6 +203,9 @@ _FIELD_LABELS: dict[str, str] = {
     "mfu": "MFU",
     "price_per_gpu_hour": "price",
     "mode": "mode",
+    "framework": "framework",
+    "grad_accum": "accumulation",
+    "lora_dropout": "LoRA dropout",
 }
 
 

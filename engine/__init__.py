@@ -8,6 +8,7 @@
 
 from engine.estimate import Estimate, WhatIf, estimate
 from engine.request import (
+    Framework,
     LoraTargets,
     Method,
     Mode,
@@ -20,6 +21,7 @@ from engine.request import (
 
 __all__ = [
     "Estimate",
+    "Framework",
     "LoraTargets",
     "Method",
     "Mode",

@@ -101,6 +101,20 @@ class Sharding(StrEnum):
         return self in (Sharding.ZERO3, Sharding.FSDP)
 
 
+class Framework(StrEnum):
+    """The training stack the run uses. ``generic`` keeps the specification's
+    assumptions; the others set facts of that framework its users do not choose
+    (``engine.profiles``). ``hf`` covers transformers, TRL, PEFT, axolotl,
+    LLaMA-Factory and ms-swift, which share Hugging Face's model and loss code."""
+
+    GENERIC = "generic"
+    HF = "hf"
+    UNSLOTH = "unsloth"
+    TORCHTUNE = "torchtune"
+    LITGPT = "litgpt"
+    TORCHTITAN = "torchtitan"
+
+
 class Mode(StrEnum):
     """``detailed``: the seven-component model. ``napkin``: flat bytes per parameter."""
 
@@ -151,6 +165,9 @@ class Request(BaseModel):
     mfu: float = Field(default=DEFAULT_MFU, gt=0, le=1)
     price_per_gpu_hour: float | None = Field(default=None, gt=0, le=MAX_PRICE_PER_GPU_HOUR)
     mode: Mode = Mode.DETAILED
+    framework: Framework = Framework.GENERIC
+    """The training framework (``engine.profiles``): its loss path, default precision
+    regime, LoRA dropout, FSDP wrapping and kernels, unless the request says otherwise."""
 
     @property
     def effective_method(self) -> Method:

@@ -117,6 +117,19 @@ class GpuSpec(BaseModel):
     fp16_tflops: float = Field(gt=0)
     """Dense FP16 tensor TFLOPs."""
     fp8_tflops: float | None = Field(default=None, gt=0)
+    matmul_tflops: float | None = Field(default=None, gt=0)
+    """Achievable dense BF16 (FP16 without BF16) matmul TFLOPs on large GEMMs, from
+    published matmul benchmarks (``matmul_source``); None: not measured, the time
+    model derives it from the rated figure."""
+    matmul_source: str = ""
+    hbm_gbps: float | None = Field(default=None, gt=0)
+    """Memory bandwidth in GB/s (10^9 bytes/s) from the vendor datasheet."""
+    p2p: bool = True
+    """Peer-to-peer transfers between cards of one node (NVIDIA disables P2P on
+    GeForce cards from the RTX 4090 on: traffic goes through host memory)."""
+    link_gbps: float | None = Field(default=None, gt=0)
+    """Per-GPU bandwidth between cards of one node in GB/s, one direction (NVLink,
+    Infinity Fabric, or the PCIe slot); None: derived from ``fabric``."""
     bf16: bool
     flash_attention_2: Literal["yes", "partial", "no"]
     interconnect: str
