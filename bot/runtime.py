@@ -19,7 +19,7 @@ import logging
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from aiohttp import web
 
@@ -28,6 +28,7 @@ from bot.config import Config
 from bot.cron import CronSchedule
 from bot.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from bot.metrics import render as render_metrics
+from bot.platform_api import PlatformRunner, PlatformStartError
 from bot.price_store import PRICE_ANNOUNCE_LOCK, PRICE_REFRESH_LOCK
 from bot.prices import Fetch, PriceBook, PriceJob
 from bot.ratelimit import RateLimiter
@@ -38,33 +39,6 @@ from catalog.loader import default_catalog
 from catalog.price_sources import refresh_prices
 
 log = logging.getLogger("ftcost.bot")
-
-
-class PlatformStartError(Exception):
-    """A platform could not start; the message is for the operator (no secrets)."""
-
-
-@runtime_checkable
-class PlatformRunner(Protocol):
-    """What :class:`Runtime` needs from a chat platform."""
-
-    name: str
-
-    def routes(self) -> list[web.RouteDef]:
-        """aiohttp routes served on ``port`` (empty when the platform needs none)."""
-        ...
-
-    async def start(self) -> None:
-        """Connect; raise :class:`PlatformStartError` with an operator-facing message."""
-        ...
-
-    async def stop(self, timeout: float = 10.0) -> None:
-        """Disconnect and wait (up to ``timeout``) for replies in flight."""
-        ...
-
-    async def health(self) -> dict[str, Any]:
-        """At least ``{"ok": bool}``."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -351,3 +325,6 @@ class Runtime:
             log.info("ftcost-bot stopping")
         finally:
             await self.stop()
+
+
+__all__ = ["PLATFORMS", "PlatformRunner", "PlatformSpec", "PlatformStartError", "Runtime"]

@@ -27,7 +27,7 @@ import discord
 
 from adapters.discord.client import ClientSettings, FtcostClient, ShardedFtcostClient, create_client
 from adapters.discord.endpoints import DEFAULT_API_BASE_URL, point_discord_at
-from bot.runtime import PlatformStartError
+from bot.platform_api import PlatformStartError
 from bot.service import Service
 
 log = logging.getLogger("ftcost.discord")

@@ -21,6 +21,9 @@ Slack retries an event it thinks we missed (``X-Slack-Retry-Num``); each event i
 is acted on once, through the store's atomic :meth:`~bot.store.Store.first_seen`
 (rather than dropping every retry: a retry of an event whose first delivery never
 arrived must still be answered).
+
+Where a reply goes and how (channel, thread, asker only, ``response_url``, the chart
+upload) is :mod:`adapters.slack.delivery`.
 """
 
 from __future__ import annotations
@@ -37,14 +40,12 @@ import aiohttp
 from pydantic import ValidationError
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
     async_default_handlers,
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.chart import render_chart
 from adapters.slack.announce import can_manage
 from adapters.slack.blocks import (
     ACTION_CHART,
@@ -52,25 +53,21 @@ from adapters.slack.blocks import (
     ACTION_ID_RE,
     ACTION_SEQ,
     ACTIONS_BLOCK_ID,
-    chart_failed_message,
-    invite_note,
     mentions_bot,
     mentions_other_user,
     message_for,
     method_from_action,
     slack_to_plain,
 )
+from adapters.slack.delivery import SlackDelivery
 from bot.config import Config, SlackMode
 from bot.logs import log_command
 from bot.price_service import price_command
 from bot.service import Context, Reply, ReplyKind, Service, Trigger, request_from_json
 from bot.store import StoreUnavailable, ThreadKey
-from catalog.hub.errors import HubError
 from engine import Request
 
 PLATFORM = "slack"
-NOT_MEMBER_ERRORS = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
-"""chat.postMessage errors meaning "the bot can't post here": fall back to response_url."""
 ALLOWED_MESSAGE_SUBTYPES = frozenset({None, "thread_broadcast"})
 """A reply "also sent to the channel" is still a person's thread reply; every other
 subtype (edits, deletions, joins, bot messages, ...) is ignored."""
@@ -129,6 +126,10 @@ class SlackBot:
         self.config = config
         self.service = service
         self.client = client or build_client(config)
+        self.out = SlackDelivery(
+            self.client, service, command=config.slack.command, max_cards=config.slack.max_cards
+        )
+        """Where replies go (channel, thread, asker only, response_url) and the chart."""
         self.mode = mode or config.slack_mode or SlackMode.HTTP
         self.command = config.slack.command
         self.bot_user_id: str | None = None
@@ -275,151 +276,6 @@ class SlackBot:
             latency_ms=(time.perf_counter() - started) * 1000,
         )
 
-    # -- delivering a reply ---------------------------------------------------------------
-    async def deliver(
-        self,
-        reply: Reply,
-        *,
-        channel: str,
-        user: str | None,
-        thread_ts: str | None = None,
-        respond: AsyncRespond | None = None,
-        query: str | None = None,
-        bot_user_id: str | None = None,
-        workspace: str | None = None,
-    ) -> str:
-        """Post ``reply`` where it belongs; return the outcome for the log line:
-        ``posted``, ``fallback`` (response_url), ``ephemeral``, ``uploaded`` (a chart
-        only) or ``failed``. An estimate that wants its chart gets it in its thread."""
-        if reply.kind is ReplyKind.CHART and reply.request is not None:
-            return await self.upload_chart(
-                reply.request, channel=channel, thread_ts=thread_ts, user=user,
-                respond=respond, workspace=workspace,
-            )
-        kwargs: dict[str, Any] = {"command": self.command}
-        if reply.kind is ReplyKind.ESTIMATE:
-            kwargs.update(asked_by=user, query=query, max_cards=self.config.slack.max_cards)
-        elif reply.kind is ReplyKind.ERROR:
-            kwargs.update(query=query)
-        message = message_for(reply, **kwargs)
-
-        if not reply.is_public:
-            return await self._ephemeral(message, channel, user, thread_ts, respond)
-
-        try:
-            posted = await self.client.chat_postMessage(
-                channel=channel,
-                thread_ts=thread_ts,
-                text=message["text"],
-                blocks=message["blocks"],
-                unfurl_links=False,
-                unfurl_media=False,
-            )
-        except SlackApiError as exc:
-            error = exc.response.get("error") if exc.response is not None else None
-            if respond is None:
-                log.warning("chat.postMessage failed: %s", error)
-                return "failed"
-            # Not a member (or any other failure, e.g. rate limits that outlasted the
-            # retries): answer in-channel through response_url so the reply isn't lost.
-            if error in NOT_MEMBER_ERRORS:
-                kwargs["note"] = invite_note(self._bot_id(bot_user_id), chart=reply.chart)
-            fallback = message_for(reply, **kwargs)
-            return await self._respond(respond, fallback, "in_channel", "fallback")
-        ts = posted.get("ts")
-        if ts:
-            key = ThreadKey(PLATFORM, channel, thread_ts or ts)
-            await self.service.remember(key, reply, ts)
-        if ts and reply.chart and reply.request is not None:
-            await self.upload_chart(
-                reply.request, channel=channel, thread_ts=thread_ts or ts, user=user,
-                workspace=workspace,
-            )
-        return "posted"
-
-    async def upload_chart(
-        self,
-        request: Request,
-        *,
-        channel: str,
-        thread_ts: str | None,
-        user: str | None,
-        respond: AsyncRespond | None = None,
-        workspace: str | None = None,
-    ) -> str:
-        """Draw the memory chart of ``request`` on a worker thread (the event loop keeps
-        serving) and upload it into the thread with ``files_upload_v2`` (``files:write``).
-        A failure is told to the asker privately. Outcome: ``uploaded`` or ``failed``."""
-        try:
-            catalog = await self.service.catalog_with(request, workspace)
-        except HubError as exc:  # a Hub model that can't be read right now
-            log.warning("chart: hub model unavailable: %s", exc.kind)
-            reply = Reply(ReplyKind.ERROR, text=f"I couldn't draw the chart: {exc}")
-            await self._ephemeral(
-                message_for(reply, command=self.command), channel, user, thread_ts, respond
-            )
-            return "failed"
-        image = await render_chart(request, catalog)
-        try:
-            await self.client.files_upload_v2(
-                channel=channel,
-                thread_ts=thread_ts,
-                file=image.png,
-                filename=image.filename,
-                title=image.title,
-                alt_txt=image.alt_text,
-            )
-        except (SlackApiError, SlackClientError) as exc:
-            response = getattr(exc, "response", None)
-            error = response.get("error") if response is not None else None
-            log.warning("chart upload failed: %s", error or type(exc).__name__)
-            await self._ephemeral(chart_failed_message(error), channel, user, thread_ts, respond)
-            return "failed"
-        return "uploaded"
-
-    async def _respond(
-        self, respond: AsyncRespond, message: dict[str, Any], response_type: str, outcome: str
-    ) -> str:
-        try:
-            resp = await respond(
-                text=message["text"],
-                blocks=message["blocks"],
-                response_type=response_type,
-                replace_original=False,
-            )
-        except (SlackClientError, OSError, ValueError) as exc:
-            log.warning("response_url post failed: %s", type(exc).__name__)
-            return "failed"
-        if resp.status_code != 200:
-            log.warning("response_url post failed: HTTP %s %s", resp.status_code, resp.body)
-            return "failed"
-        return outcome
-
-    async def _ephemeral(
-        self,
-        message: dict[str, Any],
-        channel: str,
-        user: str | None,
-        thread_ts: str | None,
-        respond: AsyncRespond | None,
-    ) -> str:
-        if respond is not None:
-            return await self._respond(respond, message, "ephemeral", "ephemeral")
-        if user is None:
-            return "failed"
-        try:
-            await self.client.chat_postEphemeral(
-                channel=channel,
-                user=user,
-                thread_ts=thread_ts,
-                text=message["text"],
-                blocks=message["blocks"],
-            )
-        except SlackApiError as exc:
-            log.warning("chat.postEphemeral failed: %s", exc.response.get("error"))
-            return "failed"
-        return "ephemeral"
-
     # -- /ftcost --------------------------------------------------------------------------
     async def answer_command(
         self, command: dict[str, Any], respond: AsyncRespond, bot_user_id: str | None
@@ -434,13 +290,13 @@ class SlackBot:
                 )
                 or await self.service.answer_async(text, None, workspace)
             )
-            outcome = await self.deliver(
+            outcome = await self.out.deliver(
                 reply,
                 channel=command["channel_id"],
                 user=command.get("user_id"),
                 respond=respond,
                 query=text,
-                bot_user_id=bot_user_id,
+                bot_user_id=self._bot_id(bot_user_id),
                 workspace=workspace,
             )
             return reply.kind.value, outcome
@@ -466,13 +322,13 @@ class SlackBot:
                 )
                 or await self.service.answer_async(text, None, workspace)
             )
-            outcome = await self.deliver(
+            outcome = await self.out.deliver(
                 reply,
                 channel=event["channel"],
                 user=event.get("user"),
                 thread_ts=event.get("thread_ts") or event.get("ts"),
                 query=text,
-                bot_user_id=bot_user_id,
+                bot_user_id=self._bot_id(bot_user_id),
                 workspace=workspace,
             )
             return reply.kind.value, outcome
@@ -523,13 +379,13 @@ class SlackBot:
                 reply = await self.service.answer_async(text, base, workspace)
             if reply.kind is ReplyKind.ERROR and self.config.slack.followup_errors == "ignore":
                 return reply.kind.value, "ignored"
-            outcome = await self.deliver(
+            outcome = await self.out.deliver(
                 reply,
                 channel=channel,
                 user=event.get("user"),
                 thread_ts=thread_ts,
                 query=text,
-                bot_user_id=bot_user_id,
+                bot_user_id=self._bot_id(bot_user_id),
                 workspace=workspace,
             )
             return reply.kind.value, outcome
@@ -580,17 +436,17 @@ class SlackBot:
                 return None
             limited = await self.service.admit(PLATFORM, user)
             if limited is not None:
-                return limited.kind.value, await self._ephemeral(
+                return limited.kind.value, await self.out.ephemeral(
                     message_for(limited, command=self.command), channel, user, None, respond
                 )
             base = await self._base_request(body, action, channel, thread_ts)
             if base is None:
-                return "error", await self._expired(channel, user, respond)
+                return "error", await self.out.expired(channel, user, respond)
             team = (body.get("team") or {}).get("id") or body.get("team_id")
             changes: dict[str, Any]
             action_id = action.get("action_id", "")
             if action_id == ACTION_CHART:
-                return "chart", await self.upload_chart(
+                return "chart", await self.out.upload_chart(
                     base, channel=channel, thread_ts=thread_ts, user=user, respond=respond,
                     workspace=_workspace(team),
                 )
@@ -601,34 +457,23 @@ class SlackBot:
             elif action_id == ACTION_GPU:
                 gpu = ((action.get("selected_option") or {}).get("value") or "").strip()
                 if gpu not in self.service.catalog.gpus:
-                    return "error", await self._expired(channel, user, respond)
+                    return "error", await self.out.expired(channel, user, respond)
                 changes = {"gpu": gpu, "gpu_count": None}
             else:
                 return None
             try:
                 request = Request.model_validate({**base.model_dump(), **changes})
             except ValidationError:
-                return "error", await self._expired(channel, user, respond)
+                return "error", await self.out.expired(channel, user, respond)
             reply = await self.service.estimate_async(request, base, _workspace(team))
-            outcome = await self.deliver(
+            outcome = await self.out.deliver(
                 reply,
                 channel=channel,
                 user=user,
                 thread_ts=thread_ts,
                 respond=respond,
-                bot_user_id=bot_user_id,
+                bot_user_id=self._bot_id(bot_user_id),
             )
             return reply.kind.value, outcome
 
         await self._timed(Trigger.BUTTON, work, respond)
-
-    async def _expired(
-        self, channel: str, user: str | None, respond: AsyncRespond | None
-    ) -> str:
-        reply = Reply(
-            ReplyKind.ERROR,
-            text=f"That estimate can't be changed any more. Ask again with {self.command} QUERY.",
-        )
-        return await self._ephemeral(
-            message_for(reply, command=self.command), channel, user, None, respond
-        )

@@ -22,7 +22,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.app import SlackBot
 from bot.config import Config, SlackMode
-from bot.runtime import PlatformStartError
+from bot.platform_api import PlatformStartError
 from bot.service import Service
 
 log = logging.getLogger("ftcost.slack")

@@ -1,0 +1,217 @@
+"""Plain Discord messages: a mention in a channel, a reply to an estimate, and messages
+in an estimate's thread (follow-ups).
+
+* a message in a thread with a context: a follow-up when it mentions the bot, or for
+  any message when the Message Content intent is on (parse errors of messages that do
+  not mention the bot are ignored: that is conversation, not a question).
+* a message mentioning the bot in a channel: a new estimate, or when it replies to one
+  of the bot's estimates, a follow-up answered in that estimate's thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from typing import Any
+
+import discord
+
+from adapters.discord.announce import can_manage
+from adapters.discord.core import ClientCore
+from adapters.discord.limits import cut
+from adapters.discord.options import NO_OPTIONS
+from adapters.discord.places import (
+    NO_MENTIONS,
+    PLATFORM,
+    Where,
+    guild_workspace,
+    strip_mention,
+    user_name,
+)
+from bot.price_service import price_command
+from bot.service import Context, Reply, ReplyKind
+
+LIMITED_NOTICE_S = 60.0
+"""A rate-limit notice on a plain message (which can't be private) deletes itself after
+this many seconds."""
+
+log = logging.getLogger("adapters.discord.client")
+
+
+class MessageHandlers(ClientCore):
+    """``on_message`` and what it leads to."""
+
+    async def on_message(self, message: discord.Message) -> None:
+        me = self.user  # type: ignore[attr-defined]
+        if me is None or message.author.bot or message.guild is None:
+            return
+        if message.type not in (discord.MessageType.default, discord.MessageType.reply):
+            return
+        if self._closing:
+            return
+        async with self._tracked():
+            await self._on_message(message, me)
+
+    async def _on_message(self, message: discord.Message, me: discord.ClientUser) -> None:
+        start = time.perf_counter()
+        mentioned = any(u.id == me.id for u in message.mentions)
+        text = strip_mention(message.content, me.id)
+        channel = message.channel
+        if isinstance(channel, discord.Thread):
+            await self._thread_message(message, channel, text, mentioned, start)
+        elif mentioned:
+            await self._channel_mention(message, text, start)
+
+    async def _thread_message(
+        self, message: discord.Message, thread: discord.Thread, text: str, mentioned: bool,
+        start: float,
+    ) -> None:
+        if not mentioned and not (self.settings.message_content and text):
+            return
+        where = Where(str(thread.parent_id), str(thread.id))
+        previous, unavailable = await self._lookup(where.thread_key())
+        me = self.user  # type: ignore[attr-defined]
+        ours = unavailable and me is not None and thread.owner_id == me.id
+        if previous is None and not mentioned and not ours:
+            return  # a thread the bot has no estimate in
+        if await self._limited_message(message, start, "followup"):
+            return
+        workspace = guild_workspace(message)
+        # prices / subscribe / unsubscribe work in a thread too, for its channel.
+        reply = await self._mention_price_reply(message, text, thread.parent_id)
+        if reply is None and previous is None and unavailable:
+            reply = await self.service.answer_without_context_async(text, workspace)
+        elif reply is None:
+            reply = await self._answer(text, NO_OPTIONS, previous, workspace)
+        if reply.kind is ReplyKind.ERROR and not mentioned:
+            self._log("followup", reply, "ignored", start)
+            return
+        await self._post_reply(message, thread, where, reply, text, start, "followup",
+                               reference=mentioned)
+
+    async def _limited_message(
+        self, message: discord.Message, start: float, trigger: str
+    ) -> bool:
+        """Refuse a message over the per-user rate limit; True if so. A plain message
+        can't be answered privately, so the notice deletes itself after a minute."""
+        reply = await self.service.admit(PLATFORM, str(message.author.id))
+        if reply is None:
+            return False
+        embeds, _, _ = self._render(reply)
+        with contextlib.suppress(discord.HTTPException):
+            await message.channel.send(
+                embeds=embeds, allowed_mentions=NO_MENTIONS, delete_after=LIMITED_NOTICE_S,
+                reference=message.to_reference(fail_if_not_exists=False),
+                mention_author=False,
+            )
+        self._log(trigger, reply, "limited", start)
+        return True
+
+    async def _mention_price_reply(
+        self, message: discord.Message, text: str, channel_id: int | None = None
+    ) -> Reply | None:
+        """``@ftcost prices`` / ``subscribe`` / ``unsubscribe`` in a channel (or in a
+        thread, for its parent ``channel_id``); None for anything else. Managing needs the
+        author's Manage Server/Channels in the channel."""
+        if price_command(text) is None:
+            return None
+        author = message.author
+        perms = (
+            message.channel.permissions_for(author)  # type: ignore[union-attr,arg-type]
+            if isinstance(author, discord.Member) else None
+        )
+        ctx = Context(
+            PLATFORM,
+            channel=str(channel_id if channel_id is not None else message.channel.id),
+            user=str(author.id),
+            workspace=guild_workspace(message),
+            can_manage=can_manage(perms, message.guild is not None),
+        )
+        return await self.service.price_reply(text, ctx)
+
+    async def _channel_mention(self, message: discord.Message, text: str, start: float) -> None:
+        if await self._limited_message(message, start, "mention"):
+            return
+        where = Where(str(message.channel.id))
+        ref = message.reference
+        if ref is not None and ref.message_id is not None and ref.channel_id == message.channel.id:
+            key = where.thread_key(ref.message_id)
+            previous = await self._context(key)
+            if previous is not None:
+                reply = await self._answer(
+                    text, NO_OPTIONS, previous, guild_workspace(message)
+                )
+                if reply.kind is not ReplyKind.ESTIMATE:
+                    await self._post_reply(message, message.channel, where, reply, text, start,
+                                           "followup", reference=True)
+                    return
+                target = ref.resolved if isinstance(ref.resolved, discord.Message) else (
+                    message.channel.get_partial_message(ref.message_id))  # type: ignore[union-attr]
+                title = (target.embeds[0].title if isinstance(target, discord.Message)
+                         and target.embeds else None)
+                thread = await self._thread_for(target, f"{title or 'ftcost'} · what-ifs")
+                if thread is not None:
+                    await self._post_reply(message, thread, Where(where.channel, str(thread.id)),
+                                           reply, text, start, "followup", reference=False)
+                    return
+        price = await self._mention_price_reply(message, text)
+        answer = price if price is not None else await self._answer(
+            text, NO_OPTIONS, None, guild_workspace(message))
+        await self._post_reply(message, message.channel, where, answer, text, start, "mention",
+                               reference=True)
+
+    async def _post_reply(
+        self,
+        message: discord.Message,
+        channel: Any,
+        where: Where,
+        reply: Reply,
+        text: str,
+        start: float,
+        trigger: str,
+        *,
+        reference: bool,
+    ) -> None:
+        footer = cut(f"{user_name(message.author)}: {text}", 300) if text else None
+        if reply.kind is ReplyKind.CHART and reply.request is not None:
+            try:
+                await self._send_chart(channel.send, reply.request, guild_workspace(message),
+                                       footer)
+                outcome = "uploaded"
+            except discord.HTTPException as exc:
+                log.warning("cannot attach the chart in %s: %s", getattr(channel, "id", "?"),
+                            exc)
+                outcome = "failed"
+            self._log(trigger, reply, outcome, start)
+            return
+        embeds, view, carried = self._render(reply, query=text, footer=footer)
+        kwargs: dict[str, Any] = {"embeds": embeds, "allowed_mentions": NO_MENTIONS}
+        if view is not None:
+            kwargs["view"] = view
+        if reference:
+            kwargs["reference"] = message.to_reference(fail_if_not_exists=False)
+            kwargs["mention_author"] = False
+        try:
+            try:
+                sent = await channel.send(**kwargs)
+            except discord.Forbidden:
+                if not reference:
+                    raise
+                # a reply needs Read Message History; without it, answer without the reply
+                kwargs.pop("reference")
+                kwargs.pop("mention_author")
+                sent = await channel.send(**kwargs)
+        except discord.HTTPException as exc:
+            log.warning("cannot answer in channel %s: %s", getattr(channel, "id", "?"), exc)
+            self._log(trigger, reply, "failed", start)
+            return
+        await self._remember(where, sent.id, reply, carried)
+        outcome = "posted" if reply.kind is ReplyKind.ESTIMATE else reply.kind.value
+        self._log(trigger, reply, outcome, start)
+        if reply.chart and reply.request is not None:
+            await self._chart_in_thread(sent, channel, reply.request, guild_workspace(message),
+                                        footer, channel.send)
+
+
+__all__ = ["LIMITED_NOTICE_S", "MessageHandlers"]
