@@ -18,6 +18,7 @@ from adapters.discord.embeds import (
     error_embed,
     estimate_embed,
     message_size,
+    notice_embed,
     text_embed,
 )
 from adapters.discord.views import estimate_view, gpu_options
@@ -182,3 +183,25 @@ def test_errors_name_the_word_and_escape_what_the_user_typed(service: Service) -
     assert validate_message(payload([embed])) == []
     odd = Reply(ReplyKind.ERROR, text="x" * 5000, suggestions=["s" * 300] * 3)
     assert validate_message(payload([error_embed(odd, "q" * 3000)])) == []
+
+
+MENTIONS = ["<@123>", "<@!123>", "<@&1>", "<#1>", "@everyone", "@here",
+            "<@123456789012345678>", "</ftcost:1>"]
+
+
+@pytest.mark.parametrize("mention", MENTIONS)
+def test_any_mention_the_user_typed_is_inert_in_you_asked_and_in_the_error(mention: str) -> None:
+    reply = Reply(ReplyKind.ERROR, text=f'I don\'t know "{mention}".', word=mention)
+
+    embed = error_embed(reply, query=f"8b qlora {mention}")
+
+    asked = {f.name: f.value for f in embed.fields}["You asked"] or ""
+    assert mention not in asked and mention not in (embed.description or "")
+    assert mention.lstrip("<@!&#/").rstrip(">") in asked  # still readable, just inert
+
+
+@pytest.mark.parametrize("mention", MENTIONS)
+def test_notices_carrying_remote_text_make_mentions_inert(mention: str) -> None:
+    embed = notice_embed(f"I couldn't draw the chart: org/{mention} is gated")
+
+    assert mention not in (embed.description or "")

@@ -70,3 +70,30 @@ async def test_prices_asked_in_an_estimates_thread_get_the_price_table(discord_f
     [embed] = reply["embeds"]
     assert "Can't read that query" not in embed.get("title", "")
     assert "h100" in embed["description"].lower()
+
+
+async def test_short_id_mentions_in_a_bad_query_are_echoed_inert(discord_fake, sqlite_store):
+    typed = "8b qlora <@123> <@&1> <#1> @here"
+    async with running(discord_fake, sqlite_store):
+        callback = await slash(discord_fake, {"query": typed})
+
+    assert callback["data"]["flags"] & FLAG_EPHEMERAL
+    shown = str(callback["data"]["embeds"])
+    for mention in ("<@123>", "<@&1>", "<#1>", "@here"):
+        assert mention not in shown
+    assert "@\u200bhere" in shown and "<\u200b@123>" in shown
+
+
+async def test_short_id_mentions_in_a_mention_are_echoed_inert(discord_fake, sqlite_store):
+    async with running(discord_fake, sqlite_store):
+        await discord_fake.dispatch("MESSAGE_CREATE", discord_fake.message_create(
+            f"<@{discord_fake.bot_user_id}> 8b qlora <@&1> <#1>",
+            mentions=[discord_fake.bot_user_id]))  # fmt: skip
+        bot = str(discord_fake.bot_user_id)
+        await wait_until(
+            lambda: any(m["author"]["id"] == bot for m in discord_fake.channel_messages())
+        )
+    [reply] = [m for m in discord_fake.channel_messages() if m["author"]["id"] == bot]
+    shown = str(reply["embeds"])
+    assert "Can't read that query" in shown
+    assert "<@&1>" not in shown and "<#1>" not in shown

@@ -613,3 +613,19 @@ async def test_an_unexpected_failure_is_logged_and_the_asker_told(bot, slack, ca
     assert post["response_type"] == "ephemeral" and "went wrong" in post["text"]
     (line,) = [r for r in caplog.records if r.name == "ftcost.command"]
     assert line.fields["outcome"] == "failed"
+
+
+@pytest.mark.parametrize("timestamp", ["abc", "", "1e9", "12.5", " 1700000000", "9" * 400])
+async def test_malformed_timestamp_is_rejected_as_unauthenticated(bot, slack, caplog, timestamp):
+    body = slash_command_body(QUERY, response_url=slack.response_url("C1"))
+    headers = {**request_headers(body, SECRET), "X-Slack-Request-Timestamp": timestamp}
+
+    with caplog.at_level(logging.ERROR):
+        async with bot.session.post(bot.url, data=body.encode(), headers=headers) as resp:
+            status = resp.status
+    await bot.settle()
+
+    assert status == 401
+    assert slack.calls_to("chat.postMessage") == [] and slack.responses == []
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR
+                and r.name.startswith(("ftcost.slack", "aiohttp", "slack_bolt"))]

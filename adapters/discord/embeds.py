@@ -24,6 +24,7 @@ backticks on purpose); anything a user typed is escaped before it is shown.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import discord
@@ -64,9 +65,19 @@ def band_colour(band: str) -> int:
     return BAND_COLOURS.get(band, BAND_COLOURS[NO_FIT])
 
 
+_MENTION_OPENERS = re.compile(r"<(?=[@#/]|a?:|t:|id:)")
+"""The start of anything Discord renders as a mention or a live reference: users
+``<@1>`` / ``<@!1>``, roles ``<@&1>``, channels ``<#1>``, slash commands ``</x:1>``,
+custom emoji ``<:e:1>`` / ``<a:e:1>``, timestamps ``<t:1>`` and ``<id:guide>``, whatever
+the length of the id (``discord.utils.escape_mentions`` covers only 17-20-digit ids)."""
+
+
 def escape_user_text(text: str) -> str:
-    """Text a user typed, made inert: no Markdown, no mentions, no masked links."""
+    """Text a user typed, made inert: no Markdown, no mentions of any id length (a zero
+    width space after ``<``; ``@everyone`` / ``@here`` get one after ``@``), no masked
+    links."""
     text = discord.utils.escape_mentions(discord.utils.escape_markdown(str(text)))
+    text = _MENTION_OPENERS.sub("<\u200b", text)
     return text.replace("[", "\\[").replace("](", "\\](")
 
 
@@ -357,5 +368,7 @@ def chart_failed_embed(status: int | None, code: int | None) -> discord.Embed:
 
 
 def notice_embed(text: str, colour: int = ERROR_COLOUR) -> discord.Embed:
-    """A one-line notice (a click on an estimate the bot no longer knows, ...)."""
+    """A one-line notice (a click on an estimate the bot no longer knows, ...). It may
+    carry remote or user text (a Hub error), so mentions are neutralized."""
+    text = _MENTION_OPENERS.sub("<\u200b", discord.utils.escape_mentions(text))
     return discord.Embed(description=cut(text, MAX_EMBED_DESCRIPTION), colour=colour)

@@ -27,6 +27,18 @@ from bot.service import Service
 
 log = logging.getLogger("ftcost.slack")
 
+TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
+MAX_TIMESTAMP_DIGITS = 12
+"""Unix seconds have 10 digits until the year 2286; anything longer is not Slack's."""
+
+
+def valid_timestamp_header(value: str | None) -> bool:
+    """Whether ``value`` can be Slack's request timestamp: 1 to 12 ASCII digits (Unix
+    seconds). A missing header passes here: bolt's verifier refuses it with a 401."""
+    if value is None:
+        return True
+    return 0 < len(value) <= MAX_TIMESTAMP_DIGITS and value.isascii() and value.isdigit()
+
 
 class SlackRunner:
     """A platform runner (see :mod:`bot.runtime`) for Slack."""
@@ -60,6 +72,10 @@ class SlackRunner:
         return [web.post(self.config.slack.events_path, self.handle_http)]
 
     async def handle_http(self, request: web.Request) -> web.Response:
+        if not valid_timestamp_header(request.headers.get(TIMESTAMP_HEADER)):
+            # bolt's verifier calls int() on it and answers a non-number with a 500 and
+            # a logged traceback; an unauthenticated request gets a plain 401.
+            return web.Response(status=401, text="invalid request timestamp")
         bolt_request = await to_bolt_request(request)
         bolt_response = await self.bot.app.async_dispatch(bolt_request)
         return await to_aiohttp_response(bolt_response)
