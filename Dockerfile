@@ -6,13 +6,19 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
 
-# Dependencies come from the project's own metadata (pyproject.toml): `pip install .`.
-COPY pyproject.toml README.md ./
+# Dependencies first, from the lock (exact versions, every file checked against its hash),
+# so a code change rebuilds only the layers below. Refresh the lock: docs/deploy.md.
+COPY requirements.lock ./
+RUN pip install --require-hashes --no-deps -r requirements.lock
+
+# Then the project itself, without dependencies: the lock already installed them.
+COPY pyproject.toml README.md LICENSE ./
 COPY engine ./engine
 COPY adapters ./adapters
 COPY catalog ./catalog
 COPY bot ./bot
-RUN pip install . \
+RUN pip install --no-deps . \
+    && pip check \
     && useradd --create-home --uid 10001 --shell /usr/sbin/nologin ftcost \
     && mkdir -p /data \
     && chown ftcost /data

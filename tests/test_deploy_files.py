@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from bot.config import load_config
 
@@ -49,6 +51,26 @@ def ignored(path: str) -> bool:
     )  # fmt: skip
 
 
+def locked() -> dict[str, str]:
+    """``{canonical name: version}`` pinned in requirements.lock."""
+    text = (ROOT / "requirements.lock").read_text()
+    pins = re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", text, re.MULTILINE)
+    return {canonicalize_name(name): version for name, version in pins}
+
+
+def declared() -> list[Requirement]:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return [Requirement(spec) for spec in meta["project"]["dependencies"]]
+
+
+def position(predicate) -> int:
+    """Index of the first Dockerfile instruction ``predicate(word, args)`` accepts."""
+    for i, (word, args) in enumerate(instructions()):
+        if predicate(word, args):
+            return i
+    raise AssertionError("no such instruction in the Dockerfile")
+
+
 def compose() -> dict:
     return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 
@@ -84,6 +106,43 @@ def test_dependencies_come_from_the_project_metadata():
     assert "pyproject.toml" in copied
 
 
+def test_dependencies_install_from_the_hashed_lock_before_the_code_is_copied():
+    lock_install = position(lambda word, args: word == "RUN" and "-r requirements.lock" in args)
+    assert "--require-hashes" in instructions()[lock_install][1]
+    lock_copy = position(lambda word, args: word == "COPY" and "requirements.lock" in args)
+    first_code = position(
+        lambda word, args: word == "COPY" and "requirements.lock" not in args.split()[0]
+    )
+    assert lock_copy < lock_install < first_code
+
+
+def test_the_project_itself_installs_without_dependencies_after_the_code():
+    install = position(
+        lambda word, args: word == "RUN" and re.search(r"pip install .*\.(\s|$)", args)
+    )
+    assert "--no-deps" in instructions()[install][1]
+    last_copy = max(i for i, (word, _) in enumerate(instructions()) if word == "COPY")
+    assert install > last_copy
+
+
+def test_every_pyproject_dependency_is_pinned_in_the_lock_within_its_range():
+    pins = locked()
+    for requirement in declared():
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{requirement.name} is not in requirements.lock: refresh it"
+        assert requirement.specifier.contains(pins[name], prereleases=True), (
+            f"requirements.lock pins {name}=={pins[name]}, outside {requirement}: refresh it"
+        )
+
+
+def test_every_locked_package_carries_a_hash():
+    blocks = re.split(r"\n(?=[A-Za-z0-9])", (ROOT / "requirements.lock").read_text())
+    pinned = [block for block in blocks if "==" in block.split("\n", 1)[0]]
+    assert pinned
+    for block in pinned:
+        assert "--hash=sha256:" in block, block.split("\n", 1)[0]
+
+
 def test_every_project_package_is_copied_into_the_image():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     packages = [p.rstrip("*") for p in meta["tool"]["setuptools"]["packages"]["find"]["include"]]
@@ -115,8 +174,10 @@ def test_dockerignore_keeps_secrets_local_state_and_dev_files_out(path):
 
 
 @pytest.mark.parametrize(
-    "path", ["pyproject.toml", "README.md", "bot/__main__.py", "catalog/models.yaml"]
-)
+    "path",
+    ["pyproject.toml", "README.md", "LICENSE", "requirements.lock", "bot/__main__.py",
+     "bot/py.typed", "catalog/models.yaml"],
+)  # fmt: skip
 def test_dockerignore_keeps_what_the_build_copies(path):
     assert not ignored(path)
 
