@@ -78,3 +78,36 @@ async def test_chart_of_a_hub_model_the_hub_cannot_serve_now_is_explained_privat
     assert notice["flags"] & FLAG_EPHEMERAL
     assert f"No model {REPO} on the Hugging Face Hub" in str(notice["embeds"])
     assert not any(m.get("attachments") for m in fake.channel_messages(mid))
+
+
+async def test_a_hub_model_read_slowly_is_deferred_first_then_answered(discord_fake, store, hub):
+    fake = discord_fake
+    hub.repos[REPO.lower()].delay_s = 1.6  # two files: 3.2 s, past Discord's 3 s deadline
+    async with running(fake, store):
+        cb = await slash(fake, {"query": f"{REPO} qlora 20M tokens"})
+        await fake.wait_for_call("PATCH", "/webhooks/", timeout=10)
+
+    assert cb["type"] == 5  # deferred ("ftcost is thinking…")
+    assert fake.violations == []
+    [estimate] = fake.channel_messages()
+    assert estimate["embeds"][0]["title"] == f"{REPO} · QLoRA"
+    assert "read from the Hugging Face Hub" in str(estimate["embeds"])
+    assert custom_ids(estimate)
+
+
+async def test_a_bad_hub_model_read_slowly_is_explained_privately_after_deferring(
+    discord_fake, store, hub
+):
+    fake = discord_fake
+    hub.add("acme/slow-and-missing", {"model_type": "no-such-architecture"}, delay_s=1.6)
+    async with running(fake, store):
+        cb = await slash(fake, {"query": "acme/slow-and-missing qlora"})
+        await fake.wait_for_call("POST", "/webhooks/", timeout=10)
+
+    assert cb["type"] == 5
+    assert fake.violations == []
+    # the public "thinking" message is gone; only the private notice is left
+    assert [m for m in fake.channel_messages() if not m["flags"] & FLAG_EPHEMERAL] == []
+    [notice] = [c for c in fake.find_calls("POST", "/webhooks/")]
+    assert notice.json["flags"] & FLAG_EPHEMERAL
+    assert "no-such-architecture" in str(notice.json["embeds"])

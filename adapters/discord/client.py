@@ -18,7 +18,9 @@ Where conversations live (store keys, platform ``discord``):
 Triggers:
 
 * ``/ftcost`` in a channel: a new estimate, posted publicly with buttons (help, listings
-  and errors go to the asker only). In a thread with a context: a follow-up on it.
+  and errors go to the asker only). In a thread with a context: a follow-up on it. An
+  answer not ready within :data:`DEFER_AFTER_S` (a Hub model not cached yet) is deferred
+  first, then posted by editing the deferred response.
 * a button or the card select: acknowledged at once (no visible change), the new
   estimate is posted in the estimate's thread, opened on first use.
 * "Show chart" (and the word ``chart`` in a query): the memory chart (``adapters.chart``,
@@ -37,6 +39,7 @@ client's default), so nothing the bot echoes can ping anyone.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
@@ -62,9 +65,14 @@ from adapters.discord.places import (
 from adapters.discord.settings import ClientSettings
 from adapters.report import METHOD_LABELS
 from bot.service import Reply, ReplyKind, Service
-from engine import Method
+from engine import Method, Request
 
 log = logging.getLogger(__name__)
+
+DEFER_AFTER_S = 1.0
+"""Discord drops an interaction not answered within 3 s; ``/ftcost`` answers not ready
+after this long (a Hub model read for the first time: two files from the Hub) are
+deferred first and posted by editing the deferred response."""
 
 
 class FtcostMixin(MessageHandlers):
@@ -93,14 +101,9 @@ class FtcostMixin(MessageHandlers):
         if await self._limited(interaction, start, "command"):
             return
         where = Where.of(interaction.channel, interaction.channel_id)
-        previous = await self._context(where.thread_key()) if where.thread else None
-        reply = None if previous is not None else await self._price_reply(
-            interaction, query, options
-        )
-        if reply is None:
-            reply = await self._answer(
-                query, options, previous, workspace_of(interaction.guild_id)
-            )
+        work = asyncio.ensure_future(self._ftcost_reply(interaction, query, options, where))
+        deferred = await self._defer_if_slow(interaction, work)
+        previous, reply = await work
         asked = " ".join(p for p in (query, options.describe()) if p)
         footer = cut(f"{user_name(interaction.user)}: {self.settings.command} {asked}".strip(),
                      300)
@@ -109,16 +112,27 @@ class FtcostMixin(MessageHandlers):
             return
         embeds, view, carried = self._render(reply, query=asked, footer=footer)
         if not reply.is_public:
-            await interaction.response.send_message(
-                embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS
-            )
+            if deferred:  # the "thinking" message is public: replace it by a private one
+                with contextlib.suppress(discord.HTTPException):
+                    await interaction.delete_original_response()
+                await interaction.followup.send(
+                    embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS
+                )
+            else:
+                await interaction.response.send_message(
+                    embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS
+                )
             self._log("command", reply, "ephemeral", start)
             return
         assert view is not None
-        response = await interaction.response.send_message(
-            embeds=embeds, view=view, allowed_mentions=NO_MENTIONS
-        )
-        message_id = getattr(response, "message_id", None)
+        if deferred:
+            message_id: int | None = (await interaction.edit_original_response(
+                embeds=embeds, view=view, allowed_mentions=NO_MENTIONS)).id
+        else:
+            response = await interaction.response.send_message(
+                embeds=embeds, view=view, allowed_mentions=NO_MENTIONS
+            )
+            message_id = getattr(response, "message_id", None)
         if message_id is None:
             message_id = (await interaction.original_response()).id
         await self._remember(where, message_id, reply, carried)
@@ -130,13 +144,45 @@ class FtcostMixin(MessageHandlers):
                 functools.partial(interaction.followup.send, wait=True), interaction,
             )
 
+    async def _ftcost_reply(
+        self, interaction: discord.Interaction, query: str, options: Options, where: Where
+    ) -> tuple[Request | None, Reply]:
+        """The thread's previous request (None outside an estimate's thread) and the
+        answer to ``/ftcost``; may wait on the store and on the Hub."""
+        previous = await self._context(where.thread_key()) if where.thread else None
+        reply = None if previous is not None else await self._price_reply(
+            interaction, query, options
+        )
+        if reply is None:
+            reply = await self._answer(
+                query, options, previous, workspace_of(interaction.guild_id)
+            )
+        return previous, reply
+
+    async def _defer_if_slow(
+        self, interaction: discord.Interaction, work: asyncio.Future[Any]
+    ) -> bool:
+        """Defer the interaction ("ftcost is thinking…", public) when ``work`` is not done
+        within :data:`DEFER_AFTER_S`, so a Hub model that is not cached yet (or a slow
+        store) never misses Discord's 3-second deadline. True if deferred."""
+        done, _ = await asyncio.wait({work}, timeout=DEFER_AFTER_S)
+        if done:
+            return False
+        try:
+            await interaction.response.defer(thinking=True)
+        except BaseException:
+            work.cancel()
+            raise
+        return True
+
     async def _command_chart(
         self, interaction: discord.Interaction, reply: Reply, footer: str, start: float
     ) -> None:
         """``/ftcost chart`` in an estimate's thread: the chart as the command's answer
         (deferred first: a cold first render may take a second)."""
         assert reply.request is not None
-        await interaction.response.defer(thinking=True)
+        if not interaction.response.is_done():
+            await interaction.response.defer(thinking=True)
 
         async def edit(**kwargs: Any) -> None:
             file = kwargs.pop("file")
