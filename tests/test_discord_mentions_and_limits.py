@@ -3,6 +3,8 @@ gateway and REST API, with a limit of one command a minute."""
 
 from __future__ import annotations
 
+import json
+
 from bot.ratelimit import RateLimiter
 from tests.fakes.discord_server import FLAG_EPHEMERAL
 from tests.test_discord_bot import runner_thread, running, slash, wait_until
@@ -78,7 +80,7 @@ async def test_short_id_mentions_in_a_bad_query_are_echoed_inert(discord_fake, s
         callback = await slash(discord_fake, {"query": typed})
 
     assert callback["data"]["flags"] & FLAG_EPHEMERAL
-    shown = str(callback["data"]["embeds"])
+    shown = json.dumps(callback["data"]["embeds"], ensure_ascii=False)
     for mention in ("<@123>", "<@&1>", "<#1>", "@here"):
         assert mention not in shown
     assert "@\u200bhere" in shown and "<\u200b@123>" in shown
@@ -94,6 +96,6 @@ async def test_short_id_mentions_in_a_mention_are_echoed_inert(discord_fake, sql
             lambda: any(m["author"]["id"] == bot for m in discord_fake.channel_messages())
         )
     [reply] = [m for m in discord_fake.channel_messages() if m["author"]["id"] == bot]
-    shown = str(reply["embeds"])
+    shown = json.dumps(reply["embeds"], ensure_ascii=False)
     assert "Can't read that query" in shown
     assert "<@&1>" not in shown and "<#1>" not in shown
