@@ -1,0 +1,64 @@
+"""The ftcost query language: one line of words in, a :class:`Request` out.
+
+Every platform (terminal, Slack, Discord) shares this parser. A query is a bag
+of *phrases* in any order, case-insensitive::
+
+    70b qlora 50M tokens h100
+    llama 3.1 8b lora 200M tokens 2 epochs seq 8k 4x a100 $1.80/hr
+
+Grammar (``|`` separates alternatives, ``[]`` is optional)::
+
+    query    := phrase*
+    phrase   := filler | keyword | flag | number unit | unit number | price
+              | [count ["x"]] card ["x" count] | count ("gpus" | "cards")
+              | model | family size | size
+    number   := ["-"] digits ["." digits] ["e" digits] [k | m | b | t] ["%"]
+    size     := digits ["." digits] "b"                       (8b, 0.5b, 70b)
+    price    := "$" number ["/hr"] | number "/hr" | "price" number
+    count    := digits | digits "x"                           (8 h100, 8x h100)
+    card     := a GPU id, name or alias, plural allowed (a100s), or glued to its
+                count (8xa100-80, h100x8)
+    model    := a model id, name or alias, possibly spread over up to three
+                words (llama 3.1 8b, qwen2.5 7b); ``synthetic-20b``
+    flag     := ckpt | flash | fused-ce | offload | double-quant, negated by a
+                ``no-`` prefix or a preceding ``no`` / ``without``
+
+Units, with the Request field each one sets::
+
+    tokens tok token         dataset_tokens   decimal: 500k = 500,000
+    epochs epoch ep          epochs           1ep, epochs 2, 0.5 epochs
+    seq ctx context seqlen   seq_len          binary: 8k = 8192
+    bs batch micro-batch     micro_batch
+    accum grad-accum ga      grad_accum       accum 8, 8 accum, ga=8
+    dropout lora-dropout     lora_dropout     dropout 0.05, dropout 5%
+    r rank                   lora_rank        r64, rank 64, r=64
+    mfu                      mfu              mfu 40%, mfu 0.4, 40% mfu
+    price, $ / /hr           price_per_gpu_hour
+
+A unit may come before or after its number (``seq 8k`` = ``8k seq``) and may be
+glued to it (``r64``, ``1ep``); ``key=value`` is the same as ``key value``.
+
+Ambiguities and how they resolve:
+
+* ``8b`` alone is a model size; before a unit it is a number (``8B tokens``).
+  In a run like ``70b tokens 50M`` where numbers and units alternate and the
+  numbers outnumber the units, the leading size is the model.
+* A bare size maps through ``Catalog.model_for_size``; one with no canonical
+  model (``20b``) becomes ``synthetic-20b`` (0.1b to 2000b).
+* ``mfu 40`` and ``dropout 5`` (no ``%``, above 1) are read as percentages.
+* Numbers for tokens round to a whole count; sequence length, batch, rank and
+  GPU count must be whole.
+
+Errors are :class:`QueryError`: the message names the offending word, suggests
+the nearest known words and shows an example. No other exception escapes
+:func:`parse_query`, :func:`apply_followup` or :func:`parse_fields` for any
+input string.
+"""
+
+from __future__ import annotations
+
+from adapters.query.errors import EXAMPLE, MAX_QUERY_CHARS, QueryError
+from adapters.query.parser import apply_followup, parse_fields, parse_query
+
+__all__ = ["EXAMPLE", "MAX_QUERY_CHARS", "QueryError", "apply_followup", "parse_fields",
+           "parse_query"]

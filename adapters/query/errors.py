@@ -1,0 +1,45 @@
+"""Query errors: a message that names the word, suggests and shows an example."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+MAX_QUERY_CHARS: Final = 500
+EXAMPLE: Final = "70b qlora 50M tokens h100"
+MAX_SHOWN: Final = 40  # characters of an offending word quoted back
+
+
+class QueryError(ValueError):
+    """A query the parser cannot turn into a request, with a message for the user."""
+
+    def __init__(
+        self, message: str, word: str | None = None, suggestions: Iterable[str] = ()
+    ) -> None:
+        super().__init__(message)
+        self.message: str = message
+        self.word: str | None = word
+        self.suggestions: list[str] = list(suggestions)[:3]
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def error(
+    problem: str,
+    word: str | None = None,
+    suggestions: Sequence[str] = (),
+    example: str = EXAMPLE,
+) -> QueryError:
+    """A QueryError whose message is the problem, the suggestions and an example."""
+    parts = [problem]
+    if suggestions:
+        parts.append(f"Did you mean {', '.join(suggestions[:3])}?")
+    parts.append(f"Example: {example}")
+    return QueryError(" ".join(parts), word, suggestions)
+
+
+def quoted(word: str) -> str:
+    """The word as quoted in a message, cut short if it is long."""
+    return word if len(word) <= MAX_SHOWN else word[: MAX_SHOWN - 1] + "…"
+

@@ -1,0 +1,124 @@
+"""Model and card names: resolving words against the catalog."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
+
+from adapters.query.errors import error, quoted
+from adapters.query.numbers import ALL_UNITS, HF_PREFIX, SYNTHETIC_RE
+from adapters.query.vocabulary import FLAGS, KEYWORDS
+from engine.specs import Catalog, normalize_name
+
+SYNTHETIC_MIN_B: Final = 0.1
+SYNTHETIC_MAX_B: Final = 2000.0
+
+
+@dataclass(frozen=True)
+class Index:
+    """Lookups derived from one catalog, built once."""
+
+    gpu_prefixes: dict[str, frozenset[str]]
+    families: frozenset[str]
+    vocabulary: dict[str, str]
+    """Known word → what it means (to suggest one word per meaning)."""
+
+
+def _name_prefixes(name: str) -> list[str]:
+    """``a100-80gb-sxm`` → ``a100``, ``a10080gb``, ``a10080gbsxm`` (normalized)."""
+    parts = [p for p in re.split(r"[\s_\-/:]+", name.lower()) if p]
+    return ["".join(parts[: k + 1]) for k in range(len(parts))]
+
+
+def _vocabulary(catalog: Catalog) -> dict[str, str]:
+    vocab: dict[str, str] = {}
+    for word, (field, value) in KEYWORDS.items():
+        vocab.setdefault(word, f"{field}={value}")
+    for word, field in FLAGS.items():
+        vocab.setdefault(word, f"{field}=on")
+        vocab.setdefault(f"no-{word}", f"{field}=off")
+    for word, unit in ALL_UNITS.items():
+        vocab.setdefault(word, f"unit:{unit.field}")
+    for model_id in catalog.models:
+        vocab.setdefault(model_id.lower(), f"model:{model_id}")
+    for size, model_id in catalog.sizes.items():
+        vocab.setdefault(size.lower(), f"model:{model_id}")
+    for gpu_id in catalog.gpus:
+        vocab.setdefault(gpu_id.lower(), f"gpu:{gpu_id}")
+    for name in catalog.model_names():
+        vocab.setdefault(name.lower(), f"model:{catalog.find_model(name)}")
+    for name in catalog.gpu_names():
+        vocab.setdefault(name.lower(), f"gpu:{catalog.find_gpu(name)}")
+    return vocab
+
+
+@lru_cache(maxsize=16)
+def catalog_index(catalog: Catalog) -> Index:
+    prefixes: dict[str, set[str]] = {}
+    for gpu in catalog.gpus.values():
+        for name in (gpu.id, gpu.name, *gpu.aliases):
+            for prefix in _name_prefixes(name):
+                prefixes.setdefault(prefix, set()).add(gpu.id)
+    families = frozenset(
+        normalize_name(m.family) for m in catalog.models.values() if not m.synthetic
+    )
+    return Index(
+        gpu_prefixes={k: frozenset(v) for k, v in prefixes.items()},
+        families=families,
+        vocabulary=_vocabulary(catalog),
+    )
+
+
+def _gpu_variants(text: str) -> list[str]:
+    """Spellings to try for a card: as written, singular, with ``gb`` appended."""
+    variants = [text]
+    if text.endswith("s") and len(text) > 1:
+        variants.append(text[:-1])
+    variants += [v + "gb" for v in list(variants) if v[-1:].isdigit()]
+    return variants
+
+
+def resolve_gpu(catalog: Catalog, text: str) -> str | None:
+    """A GPU id for ``text``: exact name or alias first, then a unique name prefix."""
+    variants = _gpu_variants(text)
+    for variant in variants:
+        found = catalog.find_gpu(variant)
+        if found:
+            return found
+    prefixes = catalog_index(catalog).gpu_prefixes
+    for variant in variants:
+        ids = prefixes.get(normalize_name(variant), frozenset())
+        if len(ids) == 1:
+            return next(iter(ids))
+    return None
+
+
+def size_model(catalog: Catalog, size: str, word: str) -> str:
+    """The model for a bare size such as ``70b``: canonical, else synthetic."""
+    billions = float(size[:-1])
+    canonical = f"{billions:g}b"
+    found = catalog.model_for_size(size) or catalog.model_for_size(canonical)
+    if found:
+        return found
+    if not SYNTHETIC_MIN_B <= billions <= SYNTHETIC_MAX_B:
+        raise error(
+            f'"{quoted(word)}" is out of range: a model size must be between '
+            f"{SYNTHETIC_MIN_B:g}b and {SYNTHETIC_MAX_B:g}b.",
+            word,
+        )
+    return f"synthetic-{canonical}"
+
+
+def resolve_model(catalog: Catalog, text: str) -> str | None:
+    """A model id for ``text`` (name, alias, Hugging Face URL, ``synthetic-20b``)."""
+    text = HF_PREFIX.sub("", text)
+    found = catalog.find_model(text)
+    if found:
+        return found
+    match = SYNTHETIC_RE.match(text)
+    if match and SYNTHETIC_MIN_B <= float(match.group(1)) <= SYNTHETIC_MAX_B:
+        return f"synthetic-{float(match.group(1)):g}b"
+    return None
+

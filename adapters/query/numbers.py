@@ -1,0 +1,175 @@
+"""Numbers as written (``50m``, ``8k``, ``40%``, ``$2.50/hr``) and the units that
+say which field a number sets."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from adapters.query.errors import error, quoted
+from adapters.query.fields import FIELDS, out_of_range
+from adapters.query.vocabulary import HOURLY
+
+_NUM_BODY: Final = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]+)?"
+_NUM_RE: Final = re.compile(
+    rf"^(?P<dollar>\$)?(?P<num>{_NUM_BODY})(?P<suffix>[kmbt])?(?P<pct>%)?"
+    r"(?P<hourly>/(?:gpu[-/]?)?(?:hr|h|hour)(?:/gpu)?)?$"
+)
+SIZE_RE: Final = re.compile(r"^[0-9]+(?:\.[0-9]+)?b$")
+COUNT_RE: Final = re.compile(r"^-?[0-9]+(?:\.[0-9]+)?$")
+COUNT_X_RE: Final = re.compile(r"^(-?[0-9]+(?:\.[0-9]+)?)[x*]$")
+X_COUNT_RE: Final = re.compile(r"^[x*](-?[0-9]+(?:\.[0-9]+)?)$")
+SYNTHETIC_RE: Final = re.compile(r"^synthetic-([0-9]+(?:\.[0-9]+)?)b$")
+HF_PREFIX: Final = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/")
+_SCALE_POWER: Final = {"": 0, "k": 1, "m": 2, "b": 3, "t": 4}
+
+
+@dataclass(frozen=True)
+class Num:
+    """A number as written: its digits, scale suffix and decorations."""
+
+    value: float
+    suffix: str
+    percent: bool
+    dollar: bool
+    hourly: bool
+
+    def scaled(self, binary: bool = False) -> float:
+        base = 1024 if binary else 1000
+        return self.value * base ** _SCALE_POWER[self.suffix]
+
+    @property
+    def is_price(self) -> bool:
+        return self.dollar or self.hourly
+
+
+def read_number(word: str) -> Num | None:
+    """Read a number word (``50m``, ``2e9``, ``40%``, ``$2.50/hr``); None if not one."""
+    match = _NUM_RE.match(word)
+    if match is None:
+        return None
+    return Num(
+        value=float(match["num"]),
+        suffix=match["suffix"] or "",
+        percent=bool(match["pct"]),
+        dollar=bool(match["dollar"]),
+        hourly=bool(match["hourly"]),
+    )
+
+
+
+def _plain(num: Num, word: str, field: str, percent_ok: bool = False) -> None:
+    """Reject a price or percentage written where a plain number belongs."""
+    example = FIELDS[field].example
+    if num.is_price:
+        raise error(f'"{quoted(word)}" looks like a price, not a {FIELDS[field].label}.',
+                     word, example=example)
+    if num.percent and not percent_ok:
+        raise error(f'"{quoted(word)}": only mfu and dropout take a percentage.', word,
+                     example=example)
+
+
+def finite(value: float, word: str, field: str) -> float:
+    if not math.isfinite(value):
+        raise out_of_range(field, word)
+    return value
+
+
+def whole(value: float, word: str, field: str) -> int:
+    value = finite(value, word, field)
+    rounded = round(value)
+    if abs(value - rounded) > 1e-9 * max(1.0, abs(value)):
+        raise error(
+            f'"{quoted(word)}" must be a whole number for the {FIELDS[field].label}.',
+            word,
+            example=FIELDS[field].example,
+        )
+    return int(rounded)
+
+
+def _to_tokens(num: Num, word: str) -> int:
+    _plain(num, word, "dataset_tokens")
+    return round(finite(num.scaled(), word, "dataset_tokens"))
+
+
+def _to_epochs(num: Num, word: str) -> float:
+    _plain(num, word, "epochs")
+    return finite(num.scaled(), word, "epochs")
+
+
+def _to_seq(num: Num, word: str) -> int:
+    _plain(num, word, "seq_len")
+    return whole(num.scaled(binary=True), word, "seq_len")
+
+
+def _integer(field: str) -> Callable[[Num, str], int]:
+    def convert(num: Num, word: str) -> int:
+        _plain(num, word, field)
+        return whole(num.scaled(), word, field)
+
+    return convert
+
+
+def _fraction(field: str) -> Callable[[Num, str], float]:
+    """A share written as ``40%``, ``0.4`` or ``40`` (above 1: a percentage)."""
+
+    def convert(num: Num, word: str) -> float:
+        _plain(num, word, field, percent_ok=True)
+        value = finite(num.scaled(), word, field)
+        return value / 100 if num.percent or value > 1 else value
+
+    return convert
+
+
+def to_price(num: Num, word: str) -> float:
+    if num.percent:
+        raise error(f'"{quoted(word)}": only mfu and dropout take a percentage.', word,
+                     example=FIELDS["price_per_gpu_hour"].example)
+    return finite(num.scaled(), word, "price_per_gpu_hour")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A word that names what a neighbouring number counts."""
+
+    field: str
+    words: tuple[str, ...]
+    convert: Callable[[Num, str], object]
+    prefix: bool = True
+    postfix: bool = True
+
+
+UNITS: Final = (
+    Unit("dataset_tokens", ("tokens", "token", "tok", "toks"), _to_tokens),
+    Unit("epochs", ("epochs", "epoch", "ep", "eps"), _to_epochs),
+    Unit(
+        "seq_len",
+        ("seq", "seqlen", "seq-len", "sequence", "sequence-length", "ctx", "ctx-len", "context",
+         "context-length", "max-len"),
+        _to_seq,
+    ),
+    Unit(
+        "micro_batch",
+        ("bs", "batch", "batch-size", "micro-batch", "microbatch", "micro-bs", "mbs"),
+        _integer("micro_batch"),
+    ),
+    Unit(
+        "grad_accum",
+        ("accum", "grad-accum", "ga", "gas", "accumulation", "grad-accumulation",
+         "gradient-accumulation", "accumulation-steps", "accum-steps"),
+        _integer("grad_accum"),
+    ),
+    Unit("lora_rank", ("r", "rank", "lora-r", "lora-rank"), _integer("lora_rank")),
+    Unit("lora_dropout", ("dropout", "lora-dropout", "lora_dropout"), _fraction("lora_dropout")),
+    Unit("mfu", ("mfu", "utilization"), _fraction("mfu")),
+    Unit("price_per_gpu_hour", ("price", "$"), to_price, postfix=False),
+    Unit("price_per_gpu_hour", HOURLY, to_price, prefix=False),
+)
+PREFIX_UNITS: Final = {w: u for u in UNITS if u.prefix for w in u.words}
+POSTFIX_UNITS: Final = {w: u for u in UNITS if u.postfix for w in u.words}
+ALL_UNITS: Final = {**PREFIX_UNITS, **POSTFIX_UNITS}
+GLUE_PREFIXES: Final = sorted((w for w in PREFIX_UNITS if w != "$"), key=len, reverse=True)
+GLUE_SUFFIXES: Final = sorted((w for w in POSTFIX_UNITS if len(w) > 1), key=len, reverse=True)

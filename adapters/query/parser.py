@@ -1,0 +1,64 @@
+"""The public entry points: a query or a follow-up in, a :class:`Request` out."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from adapters.query.errors import EXAMPLE, QueryError, error, quoted
+from adapters.query.fields import FIELDS, out_of_range
+from adapters.query.scanner import scan
+from catalog.loader import default_catalog
+from engine.request import Request
+from engine.specs import Catalog
+
+
+def parse_fields(text: str, catalog: Catalog | None = None) -> dict[str, object]:
+    """The Request fields ``text`` names, each checked against its bounds."""
+    return dict(scan(text, catalog if catalog is not None else default_catalog()).fields)
+
+
+def build(fields: dict[str, object]) -> Request:
+    try:
+        return Request.model_validate(fields)
+    except ValidationError as exc:
+        loc = exc.errors()[0]["loc"]
+        field = str(loc[0]) if loc else ""
+        if field in FIELDS:
+            raise out_of_range(field, str(fields.get(field))) from exc
+        raise error(f"That request is not valid ({exc.errors()[0]['msg']}).") from exc
+
+
+def which_model(catalog: Catalog) -> QueryError:
+    favourites = [size for size in ("8b", "70b") if catalog.model_for_size(size)]
+    names = [*(favourites or list(catalog.sizes)[:2]), *list(catalog.models)[:1]] or ["70b"]
+    return error(
+        f"Which model? Name one, e.g. {', '.join(names)}, or any size such as 20b.",
+        None,
+        example=EXAMPLE,
+    )
+
+
+def parse_query(text: str, catalog: Catalog | None = None) -> Request:
+    """Parse a one-line query; QueryError (with a message for the user) if it can't."""
+    catalog = catalog if catalog is not None else default_catalog()
+    fields = parse_fields(text, catalog)
+    if "model" not in fields:
+        raise which_model(catalog)
+    return build(fields)
+
+
+def apply_followup(previous: Request, text: str, catalog: Catalog | None = None) -> Request:
+    """``previous`` with only the fields ``text`` names changed ("what if 8k seq?").
+
+    Naming a card without a count clears the count; naming a model switches model.
+    """
+    changes = parse_fields(text, catalog)
+    if not changes:
+        raise error(
+            f'I didn\'t find anything to change in "{quoted(str(text).strip())}".',
+            None,
+            example="what if 8k seq? | on 4x h100 | with full and zero3",
+        )
+    if "gpu" in changes and "gpu_count" not in changes:
+        changes["gpu_count"] = None
+    return build({**previous.model_dump(), **changes})

@@ -1,0 +1,314 @@
+"""The scanner: phrase handlers tried in order at each word."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from typing import Final
+
+from adapters.query.errors import MAX_SHOWN, QueryError, error, quoted
+from adapters.query.fields import FIELDS, check_field
+from adapters.query.names import catalog_index, resolve_gpu, resolve_model, size_model
+from adapters.query.numbers import (
+    ALL_UNITS,
+    COUNT_RE,
+    COUNT_X_RE,
+    POSTFIX_UNITS,
+    PREFIX_UNITS,
+    SIZE_RE,
+    X_COUNT_RE,
+    Num,
+    Unit,
+    read_number,
+    to_price,
+    whole,
+)
+from adapters.query.tokenizer import Word, tokenize
+from adapters.query.vocabulary import CARD_WORDS, FILLER, FLAGS, HOURLY, KEYWORDS, NEGATIONS
+from engine.specs import Catalog, normalize_name
+
+
+class State:
+    """Words being scanned and the fields found so far, with the words that set them."""
+
+    def __init__(self, words: list[Word], catalog: Catalog) -> None:
+        self.words = words
+        self.catalog = catalog
+        self.fields: dict[str, object] = {}
+        self.sources: dict[str, str] = {}
+
+    def low(self, i: int) -> str:
+        return self.words[i].low if 0 <= i < len(self.words) else ""
+
+    def raw(self, i: int, n: int = 1) -> str:
+        """The typed text of words ``i .. i+n`` (glued pieces shown once)."""
+        parts: list[str] = []
+        last = -1
+        for word in self.words[i : i + n]:
+            if word.origin != last:
+                parts.append(word.raw)
+                last = word.origin
+        return " ".join(parts)
+
+    def set(self, field: str, value: object, phrase: str, word: str | None = None) -> None:
+        """Record a field; QueryError if out of range or already set differently."""
+        check_field(field, value, phrase, word)
+        if field in self.fields and self.fields[field] != value:
+            label = FIELDS[field].label
+            raise error(
+                f'"{quoted(phrase)}" conflicts with "{quoted(self.sources[field])}": '
+                f"both set the {label}. Pick one.",
+                phrase,
+                example=FIELDS[field].example,
+            )
+        self.fields[field] = value
+        self.sources.setdefault(field, phrase)
+
+    def set_number(self, unit: Unit, num_at: int, phrase_at: int) -> int:
+        """Set ``unit``'s field from the number at ``num_at``; the phrase is 2 words."""
+        word = self.raw(num_at)
+        value = unit.convert(_require(read_number(self.low(num_at))), word)
+        self.set(unit.field, value, self.raw(phrase_at, 2), word)
+        return 2
+
+
+def _require(num: Num | None) -> Num:
+    """The number a handler has already matched (a QueryError, never a crash, if not)."""
+    if num is None:
+        raise error("I couldn't read a number in that query.")
+    return num
+
+
+Handler = Callable[[State, int], int]
+"""Try to read a phrase at word ``i``; return the words consumed (0: no match)."""
+
+
+def _filler(s: State, i: int) -> int:
+    return 1 if s.low(i) in FILLER else 0
+
+
+def _keyword(s: State, i: int) -> int:
+    hit = KEYWORDS.get(s.low(i))
+    if hit is None:
+        return 0
+    s.set(hit[0], hit[1], s.raw(i))
+    return 1
+
+
+def _flag(s: State, i: int) -> int:
+    low = s.low(i)
+    if low in FLAGS:
+        s.set(FLAGS[low], True, s.raw(i))
+        return 1
+    for stem in (low.removeprefix("no-"), low.removeprefix("no")):
+        if stem != low and stem in FLAGS:
+            s.set(FLAGS[stem], False, s.raw(i))
+            return 1
+    if low not in NEGATIONS:
+        return 0
+    nxt = s.low(i + 1)
+    if nxt in FLAGS:
+        s.set(FLAGS[nxt], False, s.raw(i, 2))
+        return 2
+    if f"no-{nxt}" in KEYWORDS:
+        field, value = KEYWORDS[f"no-{nxt}"]
+        s.set(field, value, s.raw(i, 2))
+        return 2
+    raise error(f'"{quoted(s.raw(i, 2))}": "{low}" must come before a switch such as ckpt, '
+                 "flash, fused-ce, offload or double-quant.", s.raw(i),
+                 example="8b lora no-ckpt 50M tokens")
+
+
+def _price(s: State, i: int) -> int:
+    num = read_number(s.low(i))
+    if num is None or not num.is_price:
+        return 0
+    tail = 1 if s.low(i + 1) in HOURLY else 0
+    value = to_price(num, s.raw(i))
+    s.set("price_per_gpu_hour", value, s.raw(i, 1 + tail), s.raw(i))
+    return 1 + tail
+
+
+def _alternating_run(s: State, i: int) -> int:
+    """Length of the number, unit, number, unit... run starting at ``i``."""
+    j = i
+    while read_number(s.low(j)) if (j - i) % 2 == 0 else s.low(j) in POSTFIX_UNITS:
+        j += 1
+    return j - i
+
+
+def _number_then_unit(s: State, i: int) -> int:
+    unit = POSTFIX_UNITS.get(s.low(i + 1))
+    if unit is None or read_number(s.low(i)) is None:
+        return 0
+    if SIZE_RE.match(s.low(i)) and _alternating_run(s, i) % 2 == 1:
+        return 0  # "70b tokens 50M": the size is the model, "tokens 50M" the data
+    return s.set_number(unit, i, i)
+
+
+def _unit_then_number(s: State, i: int) -> int:
+    unit = PREFIX_UNITS.get(s.low(i))
+    if unit is None or read_number(s.low(i + 1)) is None:
+        return 0
+    return s.set_number(unit, i + 1, i)
+
+
+def _match_span(
+    s: State, i: int, resolve: Callable[[Catalog, str], str | None]
+) -> tuple[str, int] | None:
+    """A catalog id for the longest run of up to three words at ``i`` that names one."""
+    if i >= len(s.words):
+        return None
+    for n in (3, 2, 1):
+        if i + n > len(s.words) or (n > 1 and s.low(i) in FILLER):
+            continue
+        found = resolve(s.catalog, " ".join(w.low for w in s.words[i : i + n]))
+        if found:
+            return found, n
+    return None
+
+
+def _count(s: State, text: str, phrase: str, word: str) -> None:
+    num = _require(read_number(text))
+    s.set("gpu_count", whole(num.value, word, "gpu_count"), phrase, word)
+
+
+def _count_tail(s: State, j: int, card_at: int) -> int:
+    """An ``x8`` or ``x 8`` after a card: set the count, return words consumed."""
+    glued = X_COUNT_RE.match(s.low(j))
+    if glued:
+        _count(s, glued.group(1), s.raw(card_at, j - card_at + 1), s.raw(j))
+        return 1
+    if s.low(j) in ("x", "*") and COUNT_RE.match(s.low(j + 1)):
+        _count(s, s.low(j + 1), s.raw(card_at, j - card_at + 2), s.raw(j + 1))
+        return 2
+    return 0
+
+
+def _named(s: State, i: int) -> int:
+    model = _match_span(s, i, resolve_model)
+    if model:
+        s.set("model", model[0], s.raw(i, model[1]))
+        return model[1]
+    gpu = _match_span(s, i, resolve_gpu)
+    if gpu is None:
+        return 0
+    s.set("gpu", gpu[0], s.raw(i, gpu[1]))
+    return gpu[1] + _count_tail(s, i + gpu[1], i)
+
+
+def _count_then_card(s: State, i: int) -> int:
+    low = s.low(i)
+    glued = COUNT_X_RE.match(low)
+    if glued:
+        count, j = glued.group(1), i + 1
+    elif COUNT_RE.match(low):
+        count, j = low, i + 1 + (s.low(i + 1) in ("x", "*"))
+    else:
+        return 0
+    card = _match_span(s, j, resolve_gpu)
+    if card:
+        _count(s, count, s.raw(i, j - i + card[1]), s.raw(i))
+        s.set("gpu", card[0], s.raw(j, card[1]))
+        return j - i + card[1]
+    if s.low(j) in CARD_WORDS:
+        _count(s, count, s.raw(i, j - i + 1), s.raw(i))
+        return j - i + 1
+    if glued or j > i + 1:
+        raise error(f'"{quoted(s.raw(i, j - i))}" needs a card after it.', s.raw(i),
+                     example="70b full 50M tokens 4x h100")
+    return 0
+
+
+def _family_size(s: State, i: int) -> int:
+    family, size = normalize_name(s.low(i)), s.low(i + 1)
+    if not SIZE_RE.match(size) or family not in catalog_index(s.catalog).families:
+        return 0
+    canonical = f"{float(size[:-1]):g}b"
+    members = [m for m in s.catalog.models.values() if normalize_name(m.family) == family]
+    fits = [m.id for m in members if canonical in m.sizes or m.id.endswith(f"-{canonical}")]
+    if len(fits) > 1:
+        preferred = s.catalog.model_for_size(canonical)
+        fits = [preferred] if preferred in fits else fits
+    if len(fits) != 1:
+        names = fits or [m.id for m in members]
+        raise error(f'Which model is "{quoted(s.raw(i, 2))}"?', s.raw(i, 2), names,
+                     example=f"{names[0]} lora 50M tokens")
+    s.set("model", fits[0], s.raw(i, 2))
+    return 2
+
+
+def _bare_size(s: State, i: int) -> int:
+    low = s.low(i)
+    if not SIZE_RE.match(low):
+        return 0
+    s.set("model", size_model(s.catalog, low, s.raw(i)), s.raw(i))
+    return 1
+
+
+def _dangling(s: State, i: int) -> int:
+    """Explain a unit without a number or a number without a unit."""
+    low, word = s.low(i), s.raw(i)
+    unit = ALL_UNITS.get(low)
+    if unit is not None:
+        raise error(f'"{quoted(word)}" needs a number.', word,
+                     example=FIELDS[unit.field].example)
+    if read_number(low) or COUNT_X_RE.match(low) or low in ("x", "*"):
+        raise error(
+            f'"{quoted(word)}" needs a unit: say what it counts '
+            "(tokens, epochs, seq, bs, accum, r, dropout, mfu, or a GPU after a count).",
+            word,
+        )
+    return 0
+
+
+_HANDLERS: Final[tuple[Handler, ...]] = (
+    _filler,
+    _keyword,
+    _flag,
+    _price,
+    _number_then_unit,
+    _unit_then_number,
+    _named,
+    _count_then_card,
+    _family_size,
+    _bare_size,
+    _dangling,
+)
+"""Tried in order at each word; the first that matches consumes its phrase."""
+
+
+def suggest(word: str, catalog: Catalog) -> list[str]:
+    """Up to three known words nearest ``word``, one per meaning."""
+    vocab = catalog_index(catalog).vocabulary
+    key = word.lower()[:MAX_SHOWN]
+    matches = difflib.get_close_matches(key, vocab, n=12, cutoff=0.6)
+    if len(key) >= 3:
+        matches += [name for name in vocab if key in name]
+    out: list[str] = []
+    seen: set[str] = set()
+    for name in matches:
+        if vocab[name] not in seen:
+            seen.add(vocab[name])
+            out.append(name)
+    return out[:3]
+
+
+def _unknown(s: State, i: int) -> QueryError:
+    word = s.raw(i)
+    return error(f'I don\'t know "{quoted(word)}".', word, suggest(s.low(i), s.catalog))
+
+
+def scan(text: str, catalog: Catalog) -> State:
+    state = State(tokenize(text, catalog), catalog)
+    i = 0
+    while i < len(state.words):
+        for handler in _HANDLERS:
+            consumed = handler(state, i)
+            if consumed:
+                i += consumed
+                break
+        else:
+            raise _unknown(state, i)
+    return state
+

@@ -1,0 +1,125 @@
+"""Text to words: checked, normalized, split, spelled numbers joined, glued words
+split (``8xa100`` → ``8x a100``)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Final
+
+from adapters.query.errors import MAX_QUERY_CHARS, error
+from adapters.query.names import resolve_gpu, resolve_model
+from adapters.query.numbers import (
+    ALL_UNITS,
+    COUNT_RE,
+    COUNT_X_RE,
+    GLUE_PREFIXES,
+    GLUE_SUFFIXES,
+    read_number,
+)
+from adapters.query.vocabulary import FILLER, FLAGS, HOUR_WORDS, KEYWORDS, SPELLED_SCALE
+from engine.specs import Catalog
+
+
+@dataclass(frozen=True)
+class Word:
+    raw: str
+    """As the user typed it (for messages)."""
+    low: str
+    """Lower-cased, ``_`` read as ``-`` (for matching)."""
+    origin: int
+    """Index of the typed word this came from (glued words split into several)."""
+
+
+_SEPARATORS: Final = re.compile(r"[\s,;?!()\[\]{}\"`=“”‘’]+")
+_THOUSANDS: Final = re.compile(r"(?<=[0-9]),(?=[0-9]{3}(?![0-9]))")
+
+
+def _clean(text: object) -> str:
+    """Check the raw input and return it normalized; QueryError if it is unusable."""
+    if not isinstance(text, str):
+        raise error("A query must be text.")
+    text = text.strip()
+    if len(text) > MAX_QUERY_CHARS:
+        raise error(
+            f"That query is {len(text):,} characters long; keep it under {MAX_QUERY_CHARS}."
+        )
+    for char in text:
+        category = unicodedata.category(char)
+        if category in ("Cc", "Cs") and char not in "\t\n\r":
+            raise error(f"That query contains a control character (U+{ord(char):04X}).")
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFKC", text).replace("×", "x")
+
+
+def _split(text: str) -> list[tuple[str, str]]:
+    """(raw, low) words: separators and trailing sentence punctuation dropped."""
+    words = []
+    for piece in _SEPARATORS.split(_THOUSANDS.sub("", text)):
+        raw = piece.strip("'").rstrip(".:").strip("'")
+        if raw:
+            words.append((raw, raw.lower().replace("_", "-")))
+    return words
+
+
+def _merge_spelled(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Join ``50 million`` into ``50m`` and ``per hour`` / ``an hour`` into ``/hr``."""
+    out: list[tuple[str, str]] = []
+    for raw, low in words:
+        prev = out[-1][1] if out else ""
+        if low in SPELLED_SCALE and COUNT_RE.match(prev):
+            merged = prev + SPELLED_SCALE[low]
+        elif (prev == "per" and low in HOUR_WORDS | {"h"}) or (
+            prev in ("a", "an") and low in HOUR_WORDS
+        ):
+            merged = "/hr"
+        else:
+            out.append((raw, low))
+            continue
+        out[-1] = (f"{out[-1][0]} {raw}", merged)
+    return out
+
+
+def _is_known(catalog: Catalog, low: str) -> bool:
+    """Whether a single word means something as it stands (so is never unglued)."""
+    return bool(
+        low in KEYWORDS
+        or low in FLAGS
+        or (low.startswith("no-") and low[3:] in FLAGS)
+        or low in ALL_UNITS
+        or low in FILLER
+        or read_number(low)
+        or COUNT_X_RE.match(low)
+        or resolve_model(catalog, low)
+        or resolve_gpu(catalog, low)
+    )
+
+
+def _unglue(catalog: Catalog, low: str) -> list[str]:
+    """Split a glued word: ``8xa100`` → ``8x a100``, ``h100x8`` → ``h100 x8``,
+    ``r64`` → ``r 64``, ``1ep`` → ``1 ep``. Unknown words come back whole."""
+    if _is_known(catalog, low):
+        return [low]
+    count_first = re.match(r"^(-?[0-9]+(?:\.[0-9]+)?)[x*](.+)$", low)
+    if count_first and resolve_gpu(catalog, count_first.group(2)):
+        return [count_first.group(1) + "x", count_first.group(2)]
+    cut = max(low.rfind("x"), low.rfind("*"))
+    if cut > 0 and COUNT_RE.match(low[cut + 1 :]) and resolve_gpu(catalog, low[:cut]):
+        return [low[:cut], "x" + low[cut + 1 :]]
+    for unit in GLUE_PREFIXES:
+        if low.startswith(unit) and read_number(low[len(unit) :]):
+            return [unit, low[len(unit) :]]
+    for unit in GLUE_SUFFIXES:
+        rest = low[: -len(unit)]
+        if low.endswith(unit) and (num := read_number(rest)) and not num.is_price:
+            return [rest, unit]
+    return [low]
+
+
+def tokenize(text: str, catalog: Catalog) -> list[Word]:
+    words: list[Word] = []
+    for origin, (raw, low) in enumerate(_merge_spelled(_split(_clean(text)))):
+        words += [Word(raw, piece, origin) for piece in _unglue(catalog, low)]
+    return words
+

@@ -1,0 +1,94 @@
+"""The fixed words of the query language: keywords, switches, filler."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from engine.request import (
+    LoraTargets,
+    Method,
+    Mode,
+    Optimizer,
+    Precision,
+    Sharding,
+    StatePrecision,
+)
+
+
+def _table(groups: dict[tuple[str, object], tuple[str, ...]]) -> dict[str, tuple[str, object]]:
+    """Invert ``{(field, value): words}`` into ``{word: (field, value)}``."""
+    return {word: key for key, words in groups.items() for word in words}
+
+
+KEYWORDS: Final = _table(
+    {
+        ("method", Method.FULL): ("full", "fft", "full-ft", "full-finetune", "full-fine-tune"),
+        ("method", Method.LORA): ("lora",),
+        ("method", Method.QLORA): ("qlora",),
+        ("lora_targets", LoraTargets.ALL_LINEAR): ("all-linear", "alllinear"),
+        ("lora_targets", LoraTargets.ATTENTION): ("attn", "attention", "attn-only", "qkvo"),
+        ("lora_targets", LoraTargets.QV): ("qv", "qv-only", "q-v"),
+        ("optimizer", Optimizer.ADAMW): ("adamw", "adam"),
+        ("optimizer", Optimizer.ADAMW_8BIT): (
+            "adamw-8bit", "adamw8bit", "adam8bit", "adam-8bit", "8bit-adam", "8bit-adamw",
+            "paged-adamw-8bit",
+        ),
+        ("optimizer", Optimizer.SGD): ("sgd",),
+        ("optimizer", Optimizer.ADAFACTOR): ("adafactor",),
+        ("optimizer", Optimizer.LION): ("lion",),
+        ("precision", Precision.BF16): ("bf16", "bfloat16"),
+        ("precision", Precision.FP16): ("fp16", "float16"),
+        ("precision", Precision.FP8): ("fp8",),
+        ("precision", Precision.FP32): ("fp32", "float32"),
+        ("state_precision", StatePrecision.PURE_BF16): ("pure-bf16", "bf16-true"),
+        ("state_precision", StatePrecision.FP32): ("fp32-states", "mixed-precision", "amp"),
+        ("sharding", Sharding.ZERO1): ("zero1", "zero-1"),
+        ("sharding", Sharding.ZERO2): ("zero2", "zero-2"),
+        ("sharding", Sharding.ZERO3): ("zero3", "zero-3"),
+        ("sharding", Sharding.FSDP): ("fsdp", "fsdp1"),
+        ("sharding", Sharding.NONE): ("ddp", "no-sharding"),
+        ("mode", Mode.NAPKIN): ("napkin",),
+        ("mode", Mode.DETAILED): ("detailed",),
+    }
+)
+"""Words that set one field to one value."""
+
+FLAGS: Final = {
+    **dict.fromkeys(
+        ("ckpt", "checkpointing", "grad-ckpt", "gradient-checkpointing",
+         "activation-checkpointing"),
+        "grad_checkpointing",
+    ),
+    **dict.fromkeys(
+        ("flash", "flash-attn", "flash-attention", "flashattention", "fa2"), "flash_attention"
+    ),
+    **dict.fromkeys(("fused-ce", "fused-cross-entropy"), "fused_ce"),
+    **dict.fromkeys(("hf-loss", "hf-ce", "unfused-ce"), "hf_loss"),
+    **dict.fromkeys(("double-quant", "double-quantization"), "double_quant"),
+    **dict.fromkeys(("offload", "cpu-offload"), "offload"),
+}
+"""Boolean switches: the word turns the field on; ``no-word`` turns it off."""
+
+NEGATIONS: Final = frozenset({"no", "without"})
+
+FILLER: Final = frozenset(
+    {
+        "what", "what's", "whats", "if", "with", "on", "at", "and", "for", "using", "a", "an",
+        "the", "to", "of", "in", "how", "about", "instead", "use", "try", "then", "it", "is",
+        "would", "will", "does", "cost", "costs", "much", "me", "please", "via", "over",
+        "fine-tune", "finetune", "fine-tuning", "finetuning", "train", "training",
+        "gpu", "gpus", "card", "cards", "nvidia", "amd", "steps", "+", "&", "-", "–", "—",
+    }
+)
+"""Words that carry no meaning for the estimate."""
+
+CARD_WORDS: Final = frozenset({"gpu", "gpus", "card", "cards"})
+HOURLY: Final = (
+    "/hr", "/h", "/hour", "/gpu-hr", "/gpu-hour", "/gpuh", "/gpu/hr", "/gpu/h", "/hr/gpu",
+    "hourly", "per-hour", "per-gpu-hour",
+)
+HOUR_WORDS: Final = frozenset({"hour", "hr", "gpu-hour", "gpu-hr"})
+SPELLED_SCALE: Final = {
+    "thousand": "k", "million": "m", "mil": "m", "billion": "b", "bn": "b", "trillion": "t",
+}
+
