@@ -1,34 +1,40 @@
-"""Accuracy: ftcost's per-GPU memory (and throughput) against published runs.
+"""Accuracy: ftcost's per-GPU memory and throughput against published runs.
 
-Each run in ``benchmarks/measurements.yaml`` is a real fine-tune with its
-configuration and the peak memory its authors reported, transcribed with its
-source. The estimate is meant to match PyTorch's peak *reserved* memory (what
-decides an out-of-memory error), so every measurement is put on that footing
-explicitly before comparing:
+Each run in ``benchmarks/measurements.yaml`` is a real fine-tune, stated only as its
+user would state it (model, method, rank, targets, sequence, batch, accumulation,
+checkpointing, cards, sharding, offload, the framework word); framework internals
+come from ``engine/profiles.py``. The script reports, overall and per framework:
 
-* ``reserved`` is used as is;
-* ``allocated`` / ``active`` are below reserved by the caching allocator's slack
-  (0.1-2 GB in the sources); they are compared as measured, so the error on
-  them leans high: that is stated in the output, not corrected by a guess;
-* ``driver`` (nvidia-smi) includes the CUDA context, which torch counters do
-  not: ``CUDA_CONTEXT_GB`` is subtracted;
-* ``unspecified`` is used as is.
+* **memory**: the estimate for the named card and count, put on the measurement's
+  footing: the estimate is what the card must hold (torch peak reserved plus the CUDA
+  context), so ``CUDA_CONTEXT_GB`` is taken off before comparing with torch counters;
+  driver-level (nvidia-smi) figures are compared as they are. ``allocated``/``active``
+  counters sit below reserved by the allocator's slack (0.1-2 GB), so errors on them
+  lean high: stated, not corrected by a guess.
+* **throughput**: tokens/s per GPU from the physical time model (engine.throughput).
+  Its two free parameters (launch floor per layer, elementwise passes) are fitted here
+  by a grid search minimizing the median |log ratio| over timed runs.
 
-The estimate's flat 1.5 GB overhead covers the CUDA context plus framework
-buffers; torch's counters do not see the context, so ``CUDA_CONTEXT_GB`` is
-taken off the estimate as well. Units are converted to GB (10^9 bytes) in the
-data file (``peak_gb``) and re-checked here.
+Both are scored in-sample and **leave-one-source-out** (LOSO): for each source (the
+document a run comes from), fit on every other source and test on it. Memory has no
+fitted parameter, so its LOSO errors equal its in-sample ones. Time error is
+``measured tokens/s / estimated - 1`` (the error in predicted time); "worst" as a
+factor is max(est/meas, meas/est).
 
-Prints one line per run and the median / max relative error, with the targets
-(median within 15%, none beyond 35%). Throughput, where published, is compared
-with the 6·P·T rule at the request's MFU. Run: python benchmarks/accuracy.py
+Run: ``python benchmarks/accuracy.py`` (``--fit`` prints the fitted constants for
+engine/constants.py; ``--bands`` prints the BANDS block for engine/accuracy.py).
 """
 
 from __future__ import annotations
 
+import argparse
+import math
+import platform
 import statistics
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -39,114 +45,270 @@ sys.path.insert(0, str(ROOT))
 
 from catalog.loader import default_catalog  # noqa: E402
 from engine import Request, estimate  # noqa: E402
-from engine.compute import effective_mfu  # noqa: E402
+from engine.constants import CUDA_CONTEXT_GB  # noqa: E402
+from engine.fit import resolve_stage  # noqa: E402
+from engine.profiles import resolve  # noqa: E402
+from engine.throughput import Tuning, step_time, workload  # noqa: E402
 
 DATA = Path(__file__).with_name("measurements.yaml")
-CUDA_CONTEXT_GB = 0.5
-"""CUDA context seen by nvidia-smi but not by torch counters (sources: 0.5-1 GB)."""
 UNIT_BYTES = {"GB": 1e9, "GiB": 2**30, "bytes": 1.0, "MB": 1e6, "MiB": 2**20}
-TARGET_MEDIAN = 0.15
-TARGET_MAX = 0.35
+TARGET = {"memory_median": 0.10, "memory_max": 0.35, "time_median": 0.20, "time_factor": 2.0}
+LAUNCH_GRID = [x * 1e-4 for x in range(0, 31)]  # 0 - 3 ms per layer
+PASSES_GRID = [x * 0.5 for x in range(0, 25)]  # 0 - 12 bytes moved per stored byte
 
 
 @dataclass(frozen=True)
-class Result:
+class Run:
     run_id: str
-    label: str
+    source: str
+    framework: str
+    method: str
+    request: Request
     measured_gb: float
-    estimated_gb: float
     counter: str
-    trust: str
     sanity_only: bool
     tokens_measured: float | None
-    tokens_estimated: float | None
-
-    @property
-    def error(self) -> float:
-        return (self.estimated_gb - self.measured_gb) / self.measured_gb
 
 
-def load_runs(path: Path = DATA) -> list[dict[str, Any]]:
-    return yaml.safe_load(path.read_text(encoding="utf-8"))["runs"]
+def source_of(run_id: str) -> str:
+    """The source document of a run: its id without the trailing number."""
+    return run_id.rsplit("-", 1)[0]
 
 
-def measured_reserved_gb(measured: dict[str, Any]) -> float:
-    """The published peak as GB of torch-visible memory (see module docstring)."""
-    value = float(measured["value"]) * UNIT_BYTES[measured["unit"]] / 1e9
-    if abs(value - float(measured["peak_gb"])) > 0.005 * value:
-        raise ValueError(f"peak_gb {measured['peak_gb']} does not match {measured['value']} "
-                         f"{measured['unit']}")
-    if measured["counter"] == "driver":
-        value -= CUDA_CONTEXT_GB
-    return value
+def load_runs(path: Path = DATA) -> list[Run]:
+    out = []
+    for raw in yaml.safe_load(path.read_text(encoding="utf-8"))["runs"]:
+        m = raw["measured"]
+        value = float(m["value"]) * UNIT_BYTES[m["unit"]] / 1e9
+        if abs(value - float(m["peak_gb"])) > 0.005 * value:
+            raise ValueError(f"{raw['id']}: peak_gb {m['peak_gb']} != {m['value']} {m['unit']}")
+        request = Request(**raw["request"])
+        tps = m.get("tokens_per_sec_per_gpu")
+        out.append(
+            Run(
+                run_id=raw["id"],
+                source=source_of(raw["id"]),
+                framework=request.framework.value,
+                method=request.effective_method.value,
+                request=request,
+                measured_gb=value,
+                counter=m["counter"],
+                sanity_only=bool(raw.get("sanity_only", False)),
+                tokens_measured=float(tps) if tps else None,
+            )
+        )
+    return out
 
 
-def evaluate(run: dict[str, Any]) -> Result:
-    catalog = default_catalog()
-    request = Request(**run["request"])
-    est = estimate(request, catalog)
-    lead = est.options[0]
-    per_gpu = lead.per_gpu_gb - CUDA_CONTEXT_GB
-    gpu = catalog.gpu(request.gpu) if request.gpu else lead.gpu
-    tokens_est = None
-    tps = run["measured"].get("tokens_per_sec_per_gpu")
-    if tps:
-        flops_per_token = 6 * est.model.active_params
-        tokens_est = gpu.train_tflops * 1e12 * effective_mfu(request) / flops_per_token
-    r = run["request"]
-    label = (
-        f"{r['model']} {r['method']} r{r.get('lora_rank', '-')} seq{r.get('seq_len')}"
-        f"x{r.get('micro_batch', 1)} {r.get('gpu_count', 1)}x{r.get('gpu')}"
+def memory_error(run: Run) -> float:
+    """Relative error of the per-GPU memory estimate on the measurement's counter."""
+    est = estimate(run.request, default_catalog())
+    per_gpu = est.options[0].per_gpu_gb
+    if run.counter != "driver":
+        per_gpu -= CUDA_CONTEXT_GB
+    return (per_gpu - run.measured_gb) / run.measured_gb
+
+
+class Timer:
+    """Tokens/s per GPU of one run under any tuning (the workload is built once)."""
+
+    def __init__(self, run: Run) -> None:
+        catalog = default_catalog()
+        req = resolve(run.request)
+        assert req.gpu is not None
+        self.gpu = catalog.gpu(req.gpu)
+        self.count = req.gpu_count or 1
+        self.stage = resolve_stage(req.sharding, self.count)
+        self.offload = req.offload
+        self.work = workload(catalog.model(req.model).architecture, req)
+
+    def tokens_per_second(self, tuning: Tuning) -> float:
+        step = step_time(self.work, self.gpu, self.count, self.stage, self.offload, None, tuning)
+        return step.tokens_per_second
+
+
+def time_error(measured: float, estimated: float) -> float:
+    """Error of the predicted time: measured tokens/s over estimated, minus one."""
+    return measured / estimated - 1
+
+
+def fit(timed: list[tuple[Run, Timer]]) -> Tuning:
+    """The grid point minimizing the median |log(measured / estimated)|."""
+    best: tuple[float, float, Tuning] | None = None
+    for launch in LAUNCH_GRID:
+        for passes in PASSES_GRID:
+            tuning = Tuning(launch, passes)
+            logs = [
+                abs(math.log(run.tokens_measured / timer.tokens_per_second(tuning)))
+                for run, timer in timed
+                if run.tokens_measured
+            ]
+            key = (statistics.median(logs), statistics.mean(logs))
+            if best is None or key < best[:2]:
+                best = (*key, tuning)
+    assert best is not None
+    return best[2]
+
+
+@dataclass(frozen=True)
+class Scores:
+    median: float
+    worst: float
+    n: int
+
+
+def score(errors: Iterable[float], factor: bool = False) -> Scores:
+    errs = list(errors)
+    if not errs:
+        return Scores(math.nan, math.nan, 0)
+    if factor:  # worst as a factor: max(est/meas, meas/est)
+        worst = max(max(1 + e, 1 / (1 + e)) for e in errs)
+    else:
+        worst = max(abs(e) for e in errs)
+    return Scores(statistics.median(abs(e) for e in errs), worst, len(errs))
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))
+    return ordered[index]
+
+
+def evaluate(runs: list[Run]) -> dict[str, Any]:
+    scored = [r for r in runs if not r.sanity_only]
+    memory = {r.run_id: memory_error(r) for r in runs}
+    timed = [(r, Timer(r)) for r in scored if r.tokens_measured]
+    tuning = fit(timed)
+    in_sample = {
+        r.run_id: time_error(r.tokens_measured or 0, t.tokens_per_second(tuning)) for r, t in timed
+    }
+    loso: dict[str, float] = {}
+    fits: dict[str, Tuning] = {}
+    for source in sorted({r.source for r, _ in timed}):
+        train = [(r, t) for r, t in timed if r.source != source]
+        fits[source] = fit(train)
+        for r, t in timed:
+            if r.source == source:
+                loso[r.run_id] = time_error(r.tokens_measured or 0, t.tokens_per_second(fits[source]))
+    return {
+        "runs": runs,
+        "scored": scored,
+        "memory": memory,
+        "tuning": tuning,
+        "time_in": in_sample,
+        "time_loso": loso,
+        "fits": fits,
+    }
+
+
+def _line(label: str, mem: Scores, t_in: Scores, t_loso: Scores) -> str:
+    def pct(s: Scores, attr: str) -> str:
+        return "-" if s.n == 0 else f"{getattr(s, attr):.1%}"
+
+    worst_t = "-" if t_loso.n == 0 else f"{t_loso.worst:.2f}x"
+    return (
+        f"{label:<12} {mem.n:>4} {pct(mem, 'median'):>7} {pct(mem, 'worst'):>7}   "
+        f"{t_in.n:>4} {pct(t_in, 'median'):>7} {pct(t_loso, 'median'):>7} {worst_t:>7}"
     )
-    return Result(
-        run_id=run["id"],
-        label=label,
-        measured_gb=measured_reserved_gb(run["measured"]),
-        estimated_gb=per_gpu,
-        counter=run["measured"]["counter"],
-        trust=run.get("trust", "?"),
-        sanity_only=bool(run.get("sanity_only", False)),
-        tokens_measured=float(tps) if tps else None,
-        tokens_estimated=tokens_est,
-    )
 
 
-def main() -> int:
-    results = []
-    for run in load_runs():
-        try:
-            results.append(evaluate(run))
-        except (KeyError, ValueError) as exc:
-            print(f"{run.get('id')}: skipped ({exc})")
-    print(f"{'run':<16} {'trust':<5} {'counter':<12} {'measured':>9} {'estimate':>9} {'error':>7}"
-          f"  {'tok/s meas':>10} {'tok/s est':>9}  configuration")
-    for r in results:
-        tok_m = f"{r.tokens_measured:,.0f}" if r.tokens_measured else "-"
-        tok_e = f"{r.tokens_estimated:,.0f}" if r.tokens_estimated else "-"
+def report(result: dict[str, Any]) -> list[str]:
+    runs: list[Run] = result["runs"]
+    mem, t_in, t_loso = result["memory"], result["time_in"], result["time_loso"]
+    lines = [
+        f"ftcost accuracy on {len(runs)} published runs ({date.today()}, "
+        f"{platform.python_implementation()} {platform.python_version()})",
+        "",
+        f"{'run':<16} {'framework':<10} {'counter':<12} {'meas GB':>8} {'est GB':>8} "
+        f"{'error':>7}  {'tok/s':>7} {'est':>7} {'LOSO err':>8}",
+    ]
+    tuning: Tuning = result["tuning"]
+    for r in runs:
+        est_gb = r.measured_gb * (1 + mem[r.run_id])
+        tok = f"{r.tokens_measured:,.0f}" if r.tokens_measured else "-"
+        est_tok = "-"
+        loso = "-"
+        if r.run_id in t_in:
+            est_tok = f"{(r.tokens_measured or 0) / (1 + t_in[r.run_id]):,.0f}"
+            loso = f"{t_loso[r.run_id]:+.0%}"
         flag = " (sanity only)" if r.sanity_only else ""
-        print(f"{r.run_id:<16} {r.trust:<5} {r.counter:<12} {r.measured_gb:9.2f} "
-              f"{r.estimated_gb:9.2f} {r.error:+7.1%}  {tok_m:>10} {tok_e:>9}  {r.label}{flag}")
-    scored = [r for r in results if not r.sanity_only]
-    errors = [abs(r.error) for r in scored]
-    if not errors:
-        print("no runs scored")
-        return 1
-    median, worst = statistics.median(errors), max(errors)
-    signed = statistics.median(r.error for r in scored)
-    print(f"\nruns scored: {len(scored)} (+{len(results) - len(scored)} sanity-only)")
-    verdict = "OK" if median <= TARGET_MEDIAN and worst <= TARGET_MAX else "MISS"
-    print(f"per-GPU memory: median |error| {median:.1%} (signed median {signed:+.1%}), "
-          f"max |error| {worst:.1%}  [targets: median <= {TARGET_MEDIAN:.0%}, "
-          f"max <= {TARGET_MAX:.0%}] {verdict}")
-    over = [r for r in scored if abs(r.error) > TARGET_MAX]
-    if over:
-        print("beyond the max target: " + ", ".join(f"{r.run_id} ({r.error:+.0%})" for r in over))
-    tok = [r for r in scored if r.tokens_measured and r.tokens_estimated]
-    if tok:
-        ratios = [r.tokens_measured / r.tokens_estimated for r in tok]
-        mid = statistics.median(ratios)
-        print(f"throughput: {len(tok)} runs, measured/estimated median {mid:.2f}"
-              f" (range {min(ratios):.2f}-{max(ratios):.2f})")
+        lines.append(
+            f"{r.run_id:<16} {r.framework:<10} {r.counter:<12} {r.measured_gb:8.2f} "
+            f"{est_gb:8.2f} {mem[r.run_id]:+7.1%}  {tok:>7} {est_tok:>7} {loso:>8}{flag}"
+        )
+    scored_ids = {r.run_id for r in result["scored"]}
+
+    def group(pred: Callable[[Run], bool]) -> tuple[Scores, Scores, Scores]:
+        ids = [r.run_id for r in runs if r.run_id in scored_ids and pred(r)]
+        return (
+            score(mem[i] for i in ids),
+            score((t_in[i] for i in ids if i in t_in), factor=True),
+            score((t_loso[i] for i in ids if i in t_loso), factor=True),
+        )
+
+    lines += [
+        "",
+        f"fitted on all timed runs: launch {tuning.launch_s_per_layer * 1e3:.2f} ms/layer, "
+        f"elementwise passes {tuning.elementwise_passes:g}",
+        "",
+        f"{'':<12} {'memory (no fitted parameter)':<22}   {'throughput':<30}",
+        f"{'group':<12} {'runs':>4} {'median':>7} {'worst':>7}   {'runs':>4} {'in-smpl':>7} "
+        f"{'LOSO':>7} {'worst':>7}",
+    ]
+    mem_all, tin_all, tloso_all = group(lambda r: True)
+    lines.append(_line("all", mem_all, tin_all, tloso_all))
+    for fw in sorted({r.framework for r in runs}):
+        lines.append(_line(fw, *group(lambda r, fw=fw: r.framework == fw)))
+    for method in ("full", "lora", "qlora"):
+        lines.append(_line(method, *group(lambda r, m=method: r.method == m)))
+    ok = (
+        mem_all.median <= TARGET["memory_median"]
+        and mem_all.worst <= TARGET["memory_max"]
+        and tloso_all.median <= TARGET["time_median"]
+        and tloso_all.worst <= TARGET["time_factor"]
+    )
+    lines += [
+        "",
+        f"LOSO targets: memory median <= {TARGET['memory_median']:.0%}, worst <= "
+        f"{TARGET['memory_max']:.0%}; throughput median <= {TARGET['time_median']:.0%}, "
+        f"worst <= {TARGET['time_factor']:g}x: {'OK' if ok else 'MISS'}",
+    ]
+    return lines
+
+
+def bands(result: dict[str, Any]) -> list[str]:
+    """The BANDS block for engine/accuracy.py: 80th percentile of |LOSO error|."""
+    runs = [r for r in result["scored"]]
+    out = []
+    for method in ("full", "lora", "qlora"):
+        mem = [abs(result["memory"][r.run_id]) for r in runs if r.method == method]
+        tim = [abs(result["time_loso"][r.run_id]) for r in runs
+               if r.method == method and r.run_id in result["time_loso"]]
+        m = percentile(mem, 0.8) if mem else 0.4
+        t = percentile(tim, 0.8) if tim else None
+        t_txt = "None" if t is None else f"{t:.2f}"
+        out.append(
+            f'    "{method}": Band(memory={m:.2f}, time={t_txt}, memory_runs={len(mem)}, '
+            f"time_runs={len(tim)}),"
+        )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--fit", action="store_true", help="print the fitted constants")
+    parser.add_argument("--bands", action="store_true", help="print the BANDS block")
+    args = parser.parse_args(argv)
+    result = evaluate(load_runs())
+    if args.fit:
+        t: Tuning = result["tuning"]
+        print(f"LAUNCH_S_PER_LAYER: Final = {t.launch_s_per_layer:.2e}")
+        print(f"ELEMENTWISE_PASSES: Final = {t.elementwise_passes:g}")
+        return 0
+    if args.bands:
+        print("\n".join(bands(result)))
+        return 0
+    print("\n".join(report(result)))
     return 0
 
 

@@ -260,6 +260,17 @@ class Architecture(BaseModel):
         linear = sum(lin.active_params for lin in self._linears)
         return linear + self.embedding_params + self.norm_params + self.other_params
 
+    @cached_property
+    def active_linear_params(self) -> int:
+        """Decoder linear parameters one token passes through (k of E routed experts)."""
+        return sum(lin.active_params for lin in self._linears)
+
+    def lora_active_params(self, rank: int, targets: str) -> int:
+        """LoRA parameters one token passes through (adapters of its k routed experts)."""
+        return sum(
+            lin.active * rank * (lin.d_in + lin.d_out) for lin in self._targeted(targets)
+        )
+
     def lora_params(self, rank: int, targets: str) -> int:
         return rank * self._lora_widths(targets)
 

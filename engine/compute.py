@@ -1,27 +1,35 @@
 """Training compute: FLOPs, GPU-hours, wall-clock time and rental cost.
 
-FLOPs follow the 6·P·T rule (Kaplan et al. 2020, §2.1; the napkin document):
-2 FLOPs per parameter per token forward, 4 backward. ``P`` is the active
-parameter count (all parameters for a dense model, the routed-active ones for
-MoE). LoRA and QLoRA still run the full forward and backward through the base,
-so the rule is the same for every method.
+Two rules, one per mode:
 
-GPU-hours = FLOPs / (dense BF16 TFLOPs · 10^12 · MFU) / 3600, using dense FP16
-on cards without BF16. In detailed mode gradient checkpointing reruns the
-forward pass, so 8 FLOPs of work buy 6 useful ones: the effective MFU is
-multiplied by 6/8. Several cards add a communication overhead by interconnect
-(``COMM_OVERHEAD``: NVLink 10%, Infinity Fabric 15%, Ethernet/RoCE 20%, PCIe
-30%), within the napkin document's 10-30% range. Napkin mode applies neither
-(its rules are "parallelism overhead not included").
+* **napkin** (the specification's rule, kept exactly): FLOPs = 6·P·T (Kaplan et al.
+  2020, §2.1), GPU-hours = FLOPs / (dense BF16 TFLOPs · 10^12 · 35%) / 3600, no
+  communication overhead ("parallelism overhead not included").
+* **detailed**: the physical time model of :mod:`engine.throughput` (matmuls by
+  method, attention by sequence, memory-bound work, launch floor, communication over
+  the actual link, offload), which gives tokens/s per GPU on each card; GPU-hours =
+  trained tokens / (tokens/s · 3600). A user who states an MFU (``mfu 40%``) gets the
+  flat rule at that MFU instead, lowered by 6/8 under checkpointing (the forward is
+  run twice) and with ``COMM_OVERHEAD`` by interconnect on several cards, as before.
+
+``P`` is the active parameter count (routed-active for MoE). The napkin GPU-hours
+are carried beside the detailed ones so replies can show both.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.constants import COMM_OVERHEAD, FLOPS_PER_PARAM_TOKEN, RECOMPUTE_MFU_FACTOR
-from engine.request import Mode, Request
+from engine.architecture import Architecture
+from engine.constants import (
+    COMM_OVERHEAD,
+    DEFAULT_MFU,
+    FLOPS_PER_PARAM_TOKEN,
+    RECOMPUTE_MFU_FACTOR,
+)
+from engine.request import Mode, Request, Sharding
 from engine.specs import GpuSpec
+from engine.throughput import Workload, nodes_for, step_time, workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +37,13 @@ class Compute:
     """The compute side of an estimate (independent of the card)."""
 
     flops: float | None
-    """Total training FLOPs, or None without a dataset size."""
+    """Total training FLOPs (6·P·T), or None without a dataset size."""
     trained_tokens: float | None
     """Dataset tokens x epochs."""
     mfu_effective: float
-    """MFU after the recompute penalty (a fraction, 0-1)."""
+    """The flat rule's MFU after the recompute penalty (a fraction, 0-1)."""
+    work: Workload | None = None
+    """The physical model's micro-batch (None: the flat rule applies)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,12 +54,23 @@ class Timing:
     wall_hours: float | None
     cost_usd: float | None
     comm_overhead: float
-    """Fraction added to GPU-hours for multi-GPU communication."""
+    """Share of each step spent waiting on communication (0-1)."""
+    tokens_per_second: float | None = None
+    """Tokens per second per GPU."""
+    mfu: float | None = None
+    """Achieved 6·P_active·tokens/s over the card's rated dense figure."""
+    napkin_gpu_hours: float | None = None
+    """The napkin rule's GPU-hours for the same run, for comparison."""
 
 
 def training_flops(active_params: float, trained_tokens: float) -> float:
     """FLOPs = 6 · active parameters · trained tokens (Kaplan et al. 2020)."""
     return FLOPS_PER_PARAM_TOKEN * active_params * trained_tokens
+
+
+def uses_flat_rule(request: Request) -> bool:
+    """Napkin mode, or a detailed request that states its own MFU."""
+    return request.mode is Mode.NAPKIN or "mfu" in request.model_fields_set
 
 
 def effective_mfu(request: Request) -> float:
@@ -59,36 +80,89 @@ def effective_mfu(request: Request) -> float:
     return request.mfu
 
 
-def compute(active_params: float, request: Request) -> Compute:
+def compute(
+    active_params: float, request: Request, arch: Architecture | None = None
+) -> Compute:
+    """FLOPs and, with ``arch`` in detailed mode, the physical model's workload."""
     tokens = request.trained_tokens
     flops = None if tokens is None else training_flops(active_params, tokens)
-    return Compute(flops, tokens, effective_mfu(request))
+    work = None if arch is None or uses_flat_rule(request) else workload(arch, request)
+    return Compute(flops, tokens, effective_mfu(request), work)
 
 
 def comm_overhead(gpu: GpuSpec, count: int, mode: Mode) -> float:
-    """Fraction of GPU-hours lost to communication on ``count`` cards of ``gpu``."""
+    """The flat rule's fraction of GPU-hours lost to communication on ``count`` cards."""
     if count <= 1 or mode is Mode.NAPKIN:
         return 0.0
     return COMM_OVERHEAD[gpu.fabric]
 
 
+def napkin_gpu_hours(flops: float, gpu: GpuSpec) -> float:
+    """The napkin rule: FLOPs / (dense TFLOPs · 10^12 · 35%) / 3600."""
+    return flops / (gpu.train_tflops * 1e12 * DEFAULT_MFU) / 3600
+
+
 def gpu_hours(work: Compute, gpu: GpuSpec, count: int, mode: Mode) -> float:
-    """GPU-hours = FLOPs / (TFLOPs · 10^12 · MFU_eff) / 3600 · (1 + overhead); 0 without FLOPs."""
+    """The flat rule: FLOPs / (TFLOPs · 10^12 · MFU_eff) / 3600 · (1 + overhead)."""
     if work.flops is None:
         return 0.0
     seconds = work.flops / (gpu.train_tflops * 1e12 * work.mfu_effective)
     return seconds / 3600 * (1 + comm_overhead(gpu, count, mode))
 
 
-def timing(work: Compute, gpu: GpuSpec, count: int, price: float | None, mode: Mode) -> Timing:
+def tokens_per_second(
+    work: Compute,
+    gpu: GpuSpec,
+    count: int,
+    stage: Sharding = Sharding.NONE,
+    offload: bool = False,
+    nodes: int | None = None,
+) -> tuple[float, float]:
+    """Tokens/s per GPU and the share of time lost to communication, by the rule
+    that applies (the physical model when ``work.work`` is set)."""
+    if work.work is None:
+        overhead = comm_overhead(gpu, count, Mode.DETAILED)
+        rate = gpu.train_tflops * 1e12 * work.mfu_effective / FLOPS_PER_PARAM_TOKEN
+        # 6·P per token: recover P from FLOPs/tokens when both are known.
+        per_token = (
+            work.flops / work.trained_tokens
+            if work.flops is not None and work.trained_tokens
+            else FLOPS_PER_PARAM_TOKEN
+        )
+        return rate * FLOPS_PER_PARAM_TOKEN / per_token / (1 + overhead), overhead
+    step = step_time(work.work, gpu, count, stage, offload, nodes_for(count, nodes))
+    waited = max(0.0, step.step_s - step.compute_s - step.optimizer_s - step.offload_s)
+    return step.tokens_per_second, min(1.0, waited / step.step_s)
+
+
+def timing(
+    work: Compute,
+    gpu: GpuSpec,
+    count: int,
+    price: float | None,
+    mode: Mode,
+    stage: Sharding = Sharding.NONE,
+    offload: bool = False,
+    nodes: int | None = None,
+) -> Timing:
     """GPU-hours, wall-clock hours and cost of ``work`` on ``count`` cards of ``gpu``.
 
-    GPU-hours = FLOPs / (TFLOPs · 10^12 · MFU_eff) / 3600 · (1 + overhead);
-    wall-clock = GPU-hours / count; cost = GPU-hours · $/GPU-hour.
+    Napkin and stated-MFU requests: the flat rule (module docstring). Otherwise
+    GPU-hours = trained tokens / (tokens/s per GPU · 3600); wall-clock = GPU-hours /
+    count; cost = GPU-hours · $/GPU-hour.
     """
-    overhead = comm_overhead(gpu, count, mode)
-    if work.flops is None:
-        return Timing(None, None, None, overhead)
-    hours = gpu_hours(work, gpu, count, mode)
+    if work.flops is None or work.trained_tokens is None:
+        return Timing(None, None, None, comm_overhead(gpu, count, mode))
+    napkin = napkin_gpu_hours(work.flops, gpu)
+    if work.work is None:
+        overhead = comm_overhead(gpu, count, mode)
+        hours = gpu_hours(work, gpu, count, mode)
+        rate = work.trained_tokens / (hours * 3600) if hours > 0 else None
+    else:
+        rate, overhead = tokens_per_second(work, gpu, count, stage, offload, nodes)
+        hours = work.trained_tokens / (rate * 3600)
     cost = None if price is None else hours * price
-    return Timing(hours, hours / count, cost, overhead)
+    mfu = None
+    if rate is not None:
+        mfu = rate * work.flops / work.trained_tokens / (gpu.train_tflops * 1e12)
+    return Timing(hours, hours / count, cost, overhead, rate, mfu, napkin)

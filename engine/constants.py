@@ -150,10 +150,12 @@ Infinity Fabric and Gaudi's on-die RoCE between them.
 """
 
 PLANNING_UNCERTAINTY: Final = 0.40
-"""Every estimate is a ±40% planning number ([napkin])."""
+"""The napkin rules' ±40% planning number ([napkin]); napkin mode still says it. The
+detailed model states the band its cross-validation measures (``ACCURACY_BANDS``)."""
 
 # --- fit bands (share of card memory in use) ----------------------------------
-BAND_TIGHT: Final = 0.85  # above this the run does not fit
+BAND_TIGHT: Final = 0.85  # above this the card is not picked (the planning line)
+BAND_FULL: Final = 1.0  # above this the run does not fit at all
 BAND_GOOD: Final = 0.60  # 60-85%: good use of the card
 BAND_LOOSE: Final = 0.30  # 30-60%: roomy; below 30%: oversized
 
@@ -165,3 +167,148 @@ LONG_SEQ_WARNING: Final = 8192
 
 MAX_OPTIONS: Final = 6
 """Cards shown in the table ([detailed])."""
+
+
+# --- framework profiles (engine.profiles) ---------------------------------------
+# Sources:
+# [HF-loss] see LOGITS_BYTES_HF.
+# [tt-table] torchtune README "Memory and training speed" / performance-flags table
+#   (Llama 3.2 3B, A100, batch 2 x 4096 packed): standard CE + compile 51.0 GiB, the same
+#   with CEWithChunkedOutputLoss 42.9 GiB: 8.7 GB saved over 1.05e9 logits, 8.3 B per
+#   logit of a 10 B unfused path, leaving the BF16 logit chunks (2 B).
+# [tt-bf16] torchtune README: "we don't support mixed-precision training" (BF16 weights
+#   and optimizer states); torchtune PR #1492 set lora_dropout 0.0 in every LoRA config.
+# [litgpt] litgpt/utils.py chunked_cross_entropy: BF16 logit chunks (lm_head_chunk_size
+#   128) and a BF16 cross-entropy per chunk, 2 + 2 B per logit; finetune/lora.py
+#   defaults lora_dropout 0.05 and precision "bf16-true"; Fabric's FSDP strategy wraps
+#   each Block (frozen base and adapters in one FSDP1 flat parameter,
+#   use_orig_params=True): see FSDP_FROZEN_GRADS.
+# [unsloth] unsloth/kernels/cross_entropy_loss.py: fused, chunked cross-entropy that
+#   never materializes the logits; Triton RMSNorm, RoPE and SwiGLU kernels; its docs
+#   recommend lora_dropout 0 ("optimized").
+# [trl] TRL's SFT examples, axolotl's example configs and Qwen's finetune.py use
+#   lora_dropout 0.05 (PEFT's own default is 0); the HF Trainer's AMP and DeepSpeed keep
+#   FP32 master weights and moments (16 B/param for a full fine-tune).
+# [titan] torchtitan train.py: cross_entropy(pred.float()): BF16 logits (2), the FP32
+#   copy (4) and the FP32 log-softmax kept for backward (4) at the loss; FSDP2
+#   MixedPrecisionPolicy keeps FP32 sharded parameters and moments.
+PROFILE_LOGITS_BYTES: Final = {
+    "generic": LOGITS_BYTES,  # [detailed]: one FP32 copy
+    "hf": LOGITS_BYTES_HF,  # [HF-loss]
+    "unsloth": 0.0,  # [unsloth]
+    "torchtune": 2.0,  # [tt-table]
+    "litgpt": 4.0,  # [litgpt]
+    "torchtitan": 10.0,  # [titan]
+}
+"""Bytes per logit each framework's loss path holds at the loss."""
+PROFILE_PURE_BF16: Final = {
+    "generic": False,
+    "hf": False,  # [trl]
+    "unsloth": False,  # runs on the HF Trainer [trl]
+    "torchtune": True,  # [tt-bf16]
+    "litgpt": True,  # [litgpt]
+    "torchtitan": False,  # [titan]
+}
+"""Frameworks that train in pure BF16 (no FP32 master copy, BF16 moments)."""
+PROFILE_LORA_DROPOUT: Final = {
+    "generic": 0.0,
+    "hf": 0.05,  # [trl]
+    "unsloth": 0.0,  # [unsloth]
+    "torchtune": 0.0,  # [tt-bf16]
+    "litgpt": 0.05,  # [litgpt]
+    "torchtitan": 0.0,
+}
+"""LoRA dropout of each framework's default or example configs."""
+FSDP_FROZEN_GRADS: Final = {
+    "generic": False,
+    "hf": False,  # accelerate+PEFT wrap LoRA layers as their own FSDP units
+    "unsloth": False,
+    "torchtune": False,  # FSDP2: per-parameter sharding, frozen weights get no gradient
+    "litgpt": True,  # [litgpt]
+    "torchtitan": False,  # FSDP2
+}
+"""Whether the framework's FSDP gives frozen base weights gradients (torch.distributed.fsdp
+docs: with use_orig_params=True and mixed frozen/trainable parameters in one unit, "the
+gradient memory usage will be higher than expected (namely, equivalent to not freezing
+those parameters)")."""
+PROFILE_ACTIVATION_OFFLOAD: Final = {
+    "generic": False,
+    "hf": False,
+    "unsloth": True,  # [unsloth]: every notebook sets use_gradient_checkpointing="unsloth"
+    "torchtune": False,  # enable_activation_offloading is off in its configs
+    "litgpt": False,
+    "torchtitan": False,
+}
+"""Frameworks whose usual setup keeps checkpointed layer inputs in host memory."""
+OFFLOADED_INPUTS_IN_FLIGHT: Final = 2
+"""Layer inputs on the GPU under activation offload: the one being recomputed and the
+one being fetched back (torchtune's offloading uses a separate stream to prefetch)."""
+PROFILE_ELEMENTWISE_SCALE: Final = {
+    "generic": 1.0,
+    "hf": 1.0,
+    "unsloth": 0.5,  # [unsloth]: fused Triton kernels for the elementwise chains
+    "torchtune": 1.0,  # compile is off in its configs by default
+    "litgpt": 1.0,
+    "torchtitan": 1.0,
+}
+"""Memory-bound elementwise traffic relative to eager PyTorch. Unsloth's fused kernels
+replace multi-kernel chains (norm, RoPE, SwiGLU, loss) with one pass each; 0.5 is an
+assumption (half the reads and writes), not a measurement."""
+
+# --- the time model (engine.throughput) -----------------------------------------
+FA_BACKWARD_FLOPS: Final = 2.5
+"""FlashAttention-2's backward does 2.5x its forward matmul FLOPs: five matmuls to the
+forward's two, since it recomputes the scores (Dao 2023, arXiv:2307.08691, section 3.1)."""
+EAGER_BACKWARD_FLOPS: Final = 2.0
+"""Eager attention's backward: gradients of both score matmuls, 2x the forward."""
+NF4_DEQUANT_BYTES: Final = 2.5
+"""Bytes moved per NF4 parameter to dequantize it for one matmul: read 0.5 B of codes,
+write 2 B of BF16 (bitsandbytes dequantize_4bit before the BF16 GEMM)."""
+WEIGHT_READ_BYTES: Final = 2.0
+"""A 16-bit weight read once per matmul pass (the memory-bound floor of a GEMM)."""
+OPTIMIZER_STEP_BYTES: Final = {"fp32": 28.0, "pure-bf16": 14.0}
+"""HBM traffic of one AdamW step per trainable parameter: FP32 master and moments read
+and written (3 x 8), the 16-bit gradient read and the 16-bit weight written (2 + 2);
+pure BF16: weight, two moments read and written (3 x 4) and the gradient read (2)."""
+GPUS_PER_NODE: Final = 8
+"""Cards in one server (HGX/DGX boards and most cloud GPU VMs): beyond this a run
+spans nodes."""
+INTERNODE_GBPS: Final = {"nvlink": 50.0, "infinity-fabric": 50.0, "pcie": 12.5, "ethernet": 12.5}
+"""Per-GPU bandwidth between nodes, GB/s one direction: data-center boards have one
+400 Gb/s InfiniBand/RoCE NIC per GPU (NVIDIA DGX H100 reference architecture: 8x
+ConnectX-7 400 Gb/s; AMD MI300X platforms alike); PCIe servers about 100 Gb/s."""
+LINK_GBPS_BY_FABRIC: Final = {
+    "nvlink": 300.0,
+    "infinity-fabric": 64.0,
+    "pcie": 25.0,
+    "ethernet": 25.0,
+}
+"""Fallback per-GPU bandwidth inside a node, GB/s, when the catalog has no ``link_gbps``:
+NVLink 3 (A100, 600 GB/s both ways), Infinity Fabric (MI250X), PCIe 4.0 x16."""
+NO_P2P_FACTOR: Final = 0.5
+"""Without peer-to-peer (GeForce from the RTX 4090 on) every transfer crosses host
+memory: down one PCIe link and up another, half the bandwidth."""
+HOST_LINK_GBPS: Final = 25.0
+"""CPU-GPU bandwidth for offload, GB/s: PCIe 4.0 x16 (32 GB/s raw) at about 80%."""
+HOST_MEMORY_GBPS: Final = 200.0
+"""DRAM bandwidth of one node's CPUs, GB/s (a two-socket server with 8-12 DDR channels
+per socket reaches 200-400 GB/s). The offloaded optimizer step (DeepSpeed CPU-Adam,
+torch's fused CPU AdamW) is bound by it: ``OPTIMIZER_STEP_BYTES`` per parameter."""
+MATMUL_FALLBACK_FRACTION: Final = 0.8
+"""Achievable share of the rated dense figure for a card with no measured matmul rate."""
+
+# Fitted on benchmarks/measurements.yaml (runs from ../shared/reference) by
+# benchmarks/accuracy.py --fit; leave-one-source-out results are printed there.
+LAUNCH_S_PER_LAYER: Final = 0.6e-3
+"""Seconds of host-side kernel launches per decoder layer per micro-batch (forward and
+backward): eager PyTorch issues dozens of kernels per layer at ~10 us each, a floor
+under the GPU time that dominates small micro-batches. Fitted."""
+ELEMENTWISE_PASSES: Final = 4.0
+"""HBM bytes moved by the non-matmul kernels (norms, activations, RoPE, residuals,
+dropout, the loss) per byte of activation the forward stores: each tensor is written,
+read forward and read and written again backward. Fitted."""
+
+CUDA_CONTEXT_GB: Final = 0.5
+"""The CUDA context nvidia-smi sees and torch's counters do not (0.5-1 GB in the
+published runs' notes). The estimate is what the card must hold (torch peak reserved
+plus this); ``torch_reserved_gb`` in the JSON takes it off."""

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import warnings as caveats
+from engine.accuracy import Uncertainty, uncertainty
 from engine.compute import Compute, compute, effective_mfu
-from engine.constants import MAX_OPTIONS
+from engine.constants import CUDA_CONTEXT_GB, MAX_OPTIONS
+from engine.profiles import profile, resolve
 from engine.fit import (
     Card,
     Option,
@@ -62,6 +64,16 @@ class Estimate:
     fits_anywhere: bool = True
     notes: list[str] = field(default_factory=list)
     """Short facts for the headline (bare size mapping, synthetic model, method default)."""
+    resolved: Request | None = None
+    """The request as computed: the framework profile's defaults applied
+    (``engine.profiles.resolve``); None means the same as :attr:`request`."""
+    uncertainty: Uncertainty | None = None
+    """The band cross-validation measured for runs of this kind."""
+
+    @property
+    def effective(self) -> Request:
+        """The request as computed (profile defaults applied)."""
+        return self.resolved or self.request
 
     @property
     def recommended(self) -> Option | None:
@@ -90,7 +102,16 @@ class Estimate:
                 "per_gpu_gb": _r(self.memory.total),
                 "total_gb": _r(self.total_gb),
                 "components": {k: _r(v) for k, v in self.memory.as_dict().items()},
+                "counter": "card: torch peak reserved plus the CUDA context",
+                "torch_reserved_gb": _r(max(0.0, self.memory.total - CUDA_CONTEXT_GB)),
             },
+            "framework": {
+                "name": self.request.framework.value,
+                "changes": list(profile(self.request.framework).changes),
+                "state_precision": self.effective.state_precision.value,
+                "lora_dropout": self.effective.lora_dropout,
+            },
+            "uncertainty": None if self.uncertainty is None else self.uncertainty.to_json(),
             "options": [_option_json(o) for o in self.options],
             "what_if": [
                 {
@@ -129,6 +150,9 @@ def _option_json(o: Option) -> dict[str, Any]:
         "gpu_hours": _r(o.timing.gpu_hours),
         "wall_hours": _r(o.timing.wall_hours),
         "cost_usd": _r(o.timing.cost_usd, 2),
+        "tokens_per_second_per_gpu": _r(o.timing.tokens_per_second, 1),
+        "mfu": _r(o.timing.mfu, 4),
+        "napkin_gpu_hours": _r(o.timing.napkin_gpu_hours),
     }
 
 
@@ -162,7 +186,16 @@ def _best_options(
     are built in full.
     """
     sizer = Sizer(fp, request.sharding, request.offload)
-    best = rank_cards(sizer, table, work, request.price_per_gpu_hour, request.mode, keep)
+    best = rank_cards(
+        sizer,
+        table,
+        work,
+        request.price_per_gpu_hour,
+        request.mode,
+        keep,
+        request.offload,
+        _nodes(request),
+    )
     return [
         make_option(
             fp,
@@ -173,9 +206,15 @@ def _best_options(
             _price(request, card.gpu),
             request.mode,
             request.offload,
+            nodes=_nodes(request),
         )
         for card, count, stage in best
     ]
+
+
+def _nodes(request: Request) -> int | None:
+    nodes = getattr(request, "nodes", None)
+    return nodes if isinstance(nodes, int) else None
 
 
 def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) -> Option:
@@ -200,6 +239,7 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
         request.offload,
         named=True,
         needed=needed,
+        nodes=_nodes(request),
     )
 
 
@@ -207,7 +247,7 @@ def _plan(
     request: Request, model: ModelSpec, table: list[Card], catalog: Catalog, keep: int
 ) -> tuple[Footprint, Compute, list[Option]]:
     fp = footprint(model.architecture, request)
-    work = compute(model.active_params, request)
+    work = compute(model.active_params, request, model.architecture)
     options = _best_options(fp, request, work, table, keep)
     if request.gpu is not None:
         named = _named_option(fp, request, work, catalog.gpu(request.gpu))
@@ -218,7 +258,15 @@ def _plan(
             price = named.price_per_gpu_hour
             lead.append(
                 make_option(
-                    fp, named.gpu, named.needed, stage, work, price, request.mode, request.offload
+                    fp,
+                    named.gpu,
+                    named.needed,
+                    stage,
+                    work,
+                    price,
+                    request.mode,
+                    request.offload,
+                    nodes=_nodes(request),
                 )
             )
         options = [*lead, *(o for o in options if o.gpu.id != request.gpu)]
@@ -288,6 +336,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
 
         catalog = default_catalog()
     model = catalog.model(request.model)
+    asked, request = request, resolve(request)
     fp, work, options = _plan(request, model, _card_table(catalog), catalog, keep=MAX_OPTIONS)
     shown = options[:MAX_OPTIONS]
     fits_anywhere = any(o.fits for o in options)
@@ -307,7 +356,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         fits_anywhere=fits_anywhere,
     )
     return Estimate(
-        request=request,
+        request=asked,
         model=model,
         memory=memory,
         count=count,
@@ -318,6 +367,8 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         assumptions=caveats.assumptions(context),
         fits_anywhere=fits_anywhere,
         notes=caveats.notes(context, catalog),
+        resolved=request if request is not asked else None,
+        uncertainty=uncertainty(request),
     )
 
 

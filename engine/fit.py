@@ -10,13 +10,17 @@ Fit bands, by the share of card memory in use:
 * ``sweet spot``: 60-85%, the card is well used;
 * ``roomy``: 30-60%;
 * ``oversized``: under 30%, a smaller card would do;
-* ``too small``: over 85% at the count asked for (only shown for a named count).
+* ``tight``: 85-100%: it runs with little headroom (only for a card the user names;
+  85% stays the planning line for picking cards);
+* ``does not fit``: over 100% at the count asked for.
 
-Ranking, as the detailed calculator ranks its GPU table: live cards before
-end-of-life ones and CUDA cards before AMD/Intel (marked not recommended for
-training, since bitsandbytes NF4 and fused optimizers are CUDA-first); then
-closeness to 85% use (in 5-point steps, so near-equal cards tie), then fewer
-cards, and cost only as the final tie-break.
+Ranking: live cards before end-of-life ones, and cards fit for training before those
+marked not recommended (AMD/Intel, since bitsandbytes NF4 and fused optimizers are
+CUDA-first; cards without BF16 tensor cores; cards without FlashAttention 2, i.e.
+before Ampere). Then, when a dataset size is given, the cheapest option first with
+time as the tie-break; for memory-only questions the detailed calculator's order:
+closeness to 85% use (in 5-point steps, so near-equal cards tie), then fewer cards,
+cost last.
 """
 
 from __future__ import annotations
@@ -24,11 +28,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from engine.compute import Compute, Timing, timing
+from engine.compute import Compute, Timing, comm_overhead, timing, tokens_per_second
 from engine.constants import (
+    BAND_FULL,
     BAND_GOOD,
     BAND_LOOSE,
-    COMM_OVERHEAD,
     USABLE_FRACTION,
 )
 from engine.memory import Breakdown, Footprint
@@ -43,7 +47,8 @@ MAX_CARDS = 4096
 FIT_SWEET = "sweet spot"
 FIT_ROOMY = "roomy"
 FIT_OVERSIZED = "oversized"
-FIT_TOO_SMALL = "too small"
+FIT_TIGHT = "tight"
+FIT_TOO_SMALL = "does not fit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +81,13 @@ class Option:
 
     @property
     def fits(self) -> bool:
+        """Within the 85% planning line."""
         return self.utilization <= USABLE_FRACTION + 1e-9
+
+    @property
+    def runs(self) -> bool:
+        """Within the card's memory (``tight`` included): it starts, with little headroom."""
+        return self.utilization <= BAND_FULL + 1e-9
 
     @property
     def band(self) -> str:
@@ -84,13 +95,32 @@ class Option:
 
     @property
     def recommended_for_training(self) -> bool:
-        return self.gpu.vendor == "NVIDIA"
+        return not_recommended_reason(self.gpu) is None
+
+
+def not_recommended_reason(gpu: GpuSpec) -> str | None:
+    """Why ``gpu`` is not recommended for training, or None when it is."""
+    if gpu.vendor != "NVIDIA":
+        return (
+            f"{gpu.vendor} cards are not recommended for training: bitsandbytes NF4 and "
+            "fused optimizers are CUDA-first"
+        )
+    if not gpu.bf16:
+        return f"{gpu.id} has no BF16 tensor cores: train in `fp16` (loss scaling)"
+    if gpu.flash_attention_2 == "no":
+        return (
+            f"{gpu.id} predates Ampere and has no FlashAttention 2: attention falls back "
+            "to memory-efficient SDPA (say `no-flash` for eager)"
+        )
+    return None
 
 
 def fit_band(utilization: float) -> str:
     """Name the band a memory share falls in (see the module docstring)."""
-    if utilization > USABLE_FRACTION + 1e-9:
+    if utilization > BAND_FULL + 1e-9:
         return FIT_TOO_SMALL
+    if utilization > USABLE_FRACTION + 1e-9:
+        return FIT_TIGHT
     if utilization >= BAND_GOOD:
         return FIT_SWEET
     if utilization >= BAND_LOOSE:
@@ -159,11 +189,9 @@ class Card:
     gpu: GpuSpec
     capacity: float
     napkin_capacity: float
-    flops_per_second: float
     price: float | None
-    comm_overhead: float
     order: tuple[bool, bool]
-    """(end of life, not NVIDIA): the leading part of the sort key."""
+    """(end of life, not recommended for training): the leading part of the sort key."""
 
 
 def cards(gpus: list[GpuSpec]) -> list[Card]:
@@ -172,13 +200,30 @@ def cards(gpus: list[GpuSpec]) -> list[Card]:
             gpu=g,
             capacity=g.capacity_gb,
             napkin_capacity=g.memory_gb,
-            flops_per_second=g.train_tflops * 1e12,
             price=g.price_per_gpu_hour,
-            comm_overhead=COMM_OVERHEAD[g.fabric],
-            order=(g.status != "live", g.vendor != "NVIDIA"),
+            order=(g.status != "live", not_recommended_reason(g) is not None),
         )
         for g in gpus
     ]
+
+
+def run_seconds(
+    work: Compute,
+    gpu: GpuSpec,
+    count: int,
+    stage: Sharding,
+    mode: Mode,
+    offload: bool,
+    nodes: int | None = None,
+) -> float:
+    """GPU-seconds of the whole run on ``count`` cards (inf without FLOPs)."""
+    if work.flops is None or work.trained_tokens is None:
+        return math.inf
+    if work.work is None:
+        overhead = comm_overhead(gpu, count, mode)
+        return work.flops / (gpu.train_tflops * 1e12 * work.mfu_effective) * (1 + overhead)
+    rate, _ = tokens_per_second(work, gpu, count, stage, offload, nodes)
+    return work.trained_tokens / rate
 
 
 def rank_cards(
@@ -188,15 +233,19 @@ def rank_cards(
     price_override: float | None,
     mode: Mode,
     keep: int,
+    offload: bool = False,
+    nodes: int | None = None,
 ) -> list[tuple[Card, int, Sharding]]:
     """The best ``keep`` cards for one footprint, as ``(card, count, sharding)``.
 
-    The same rule as :func:`rank_key`, inlined: this loop runs for every card on
-    every estimate and what-if, so it is plain arithmetic.
+    With a dataset size: cheapest first, then fastest (wall-clock). Without: closest
+    to 85% use, then fewer cards, then hourly price (see the module docstring). This
+    loop runs for every card on every estimate and what-if, so it is plain arithmetic
+    plus one step-time evaluation per card.
     """
     napkin = sizer.napkin_total is not None
-    flops, mfu = work.flops, work.mfu_effective
-    ranked: list[tuple[tuple[bool, bool, int, int, float], int, Card, int, Sharding]] = []
+    timed = work.flops is not None
+    ranked: list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]] = []
     for index, card in enumerate(table):
         capacity = card.napkin_capacity if napkin else card.capacity
         found = sizer.fewest_for(USABLE_FRACTION * capacity)
@@ -204,15 +253,14 @@ def rank_cards(
             continue
         count, stage, per_gpu = found
         price = price_override or card.price
-        if price is None:
-            cost = math.inf
-        elif flops is None:
-            cost = price * count
+        if timed:
+            seconds = run_seconds(work, card.gpu, count, stage, mode, offload, nodes)
+            cost = math.inf if price is None else seconds / 3600 * price
+            key = (card.order[0], card.order[1], cost, seconds / count, float(count))
         else:
-            overhead = card.comm_overhead if count > 1 and mode is Mode.DETAILED else 0.0
-            cost = flops / (card.flops_per_second * mfu) / 3600 * (1 + overhead) * price
-        closeness = round(abs(USABLE_FRACTION - per_gpu / capacity) / 0.05)
-        key = (card.order[0], card.order[1], closeness, count, cost)
+            closeness = round(abs(USABLE_FRACTION - per_gpu / capacity) / 0.05)
+            hourly = math.inf if price is None else price * count
+            key = (card.order[0], card.order[1], float(closeness), float(count), hourly)
         ranked.append((key, index, card, count, stage))
     if keep == 1:
         return [min(ranked)[2:]] if ranked else []
@@ -243,45 +291,13 @@ def make_option(
     offload: bool,
     named: bool = False,
     needed: int | None = None,
+    nodes: int | None = None,
 ) -> Option:
     memory = fp.per_gpu(stage, count, offload)
     capacity = card_capacity(gpu, fp.napkin)
-    fits = memory.total <= USABLE_FRACTION * capacity + 1e-9
-    # Time and cost of a run that cannot start are left out, not guessed.
-    cost = timing(work, gpu, count, price, mode) if fits else NO_TIMING
+    limit = (BAND_FULL if named else USABLE_FRACTION) * capacity
+    # Time and cost of a run that cannot start are left out, not guessed; a card the
+    # user named is timed up to its full memory (the ``tight`` band).
+    runs = memory.total <= limit + 1e-9
+    cost = timing(work, gpu, count, price, mode, stage, offload, nodes) if runs else NO_TIMING
     return Option(gpu, count, stage, memory, price, cost, capacity, named, needed)
-
-
-def rank_key(
-    gpu: GpuSpec,
-    count: int,
-    utilization: float,
-    cost: float | None,
-    price: float | None,
-) -> tuple[bool, bool, int, int, float]:
-    """Sort key implementing the ranking rule in the module docstring.
-
-    ``cost`` is the run's cost when a dataset size is known; otherwise the
-    hourly price of the cards breaks the tie.
-    """
-    closeness = round(abs(USABLE_FRACTION - utilization) / 0.05)
-    if cost is None:
-        cost = math.inf if price is None else price * count
-    return (gpu.status != "live", gpu.vendor != "NVIDIA", closeness, count, cost)
-
-
-def option_key(option: Option) -> tuple[bool, bool, int, int, float]:
-    return rank_key(
-        option.gpu,
-        option.count,
-        option.utilization,
-        option.timing.cost_usd,
-        option.price_per_gpu_hour,
-    )
-
-
-def rank(options: list[Option]) -> list[Option]:
-    """Options in display order; a named card (if any) leads."""
-    named = [o for o in options if o.named]
-    rest = sorted((o for o in options if not o.named), key=option_key)
-    return named + rest

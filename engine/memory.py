@@ -98,7 +98,6 @@ from engine.constants import (
     ACTIVATION_BYTES,
     ADAPTER_BYTES,
     GB,
-    LOGITS_BYTES,
     LOGITS_BYTES_HF,
     LORA_DROPOUT_BYTES,
     MASTER_WEIGHT_BYTES,
@@ -107,10 +106,12 @@ from engine.constants import (
     NF4_BITS_DOUBLE_QUANT,
     OPTIMIZER_BYTES,
     OPTIMIZER_BYTES_PURE_BF16,
+    OFFLOADED_INPUTS_IN_FLIGHT,
     OVERHEAD_GB,
     PRECISION_BYTES,
     ZERO3_GATHERED_UNITS,
 )
+from engine.profiles import logits_bytes, profile
 from engine.request import Method, Mode, Request, Sharding, StatePrecision
 
 COMPONENTS: tuple[str, ...] = (
@@ -260,32 +261,56 @@ def base_weight_bytes(arch: Architecture, request: Request) -> float:
     return arch.total_params * PRECISION_BYTES[request.precision.value]
 
 
+def layer_activation_bytes(arch: Architecture, request: Request) -> float:
+    """Bytes one token stores for backward across all decoder layers, without
+    checkpointing (see the module docstring); the logits are apart."""
+    s, h = request.seq_len, arch.hidden_size
+    attn = 4 * h + 4 * arch.q_width + 4 * arch.kv_width
+    scores = 4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
+    mlp_factor = 8 if arch.mlp == "gated" else 4
+    post_norms = ACTIVATION_BYTES * h * max(arch.norms_per_layer - 2, 0)
+    per_layer = sum(
+        (attn + scores + post_norms + 4 * h + mlp_factor * width) * count
+        for width, count in arch.mlp_width_groups
+    )
+    return per_layer + _dropout_bytes_per_token(arch, request) * arch.num_layers
+
+
+def _dropout_bytes_per_token(arch: Architecture, request: Request) -> float:
+    """LoRA dropout's mask and dropped-out input, per token per layer (0 without)."""
+    if request.lora_dropout <= 0 or request.effective_method is Method.FULL:
+        return 0.0
+    inputs = arch.lora_input_width(request.lora_targets.value)
+    return LORA_DROPOUT_BYTES * inputs / arch.num_layers
+
+
+def logits_bytes_per_token(arch: Architecture, request: Request) -> float:
+    """Bytes of logits one token keeps for the loss: the framework's loss path
+    (``engine.profiles.logits_bytes``) times the vocabulary."""
+    return logits_bytes(request, LOGITS_BYTES_HF) * arch.vocab_size
+
+
 def activation_bytes(arch: Architecture, request: Request) -> float:
     """Activation memory of one micro-batch in bytes (see the module docstring)."""
     s, b, h = request.seq_len, request.micro_batch, arch.hidden_size
     tokens = s * b
-    attn = 4 * h + 4 * arch.q_width + 4 * arch.kv_width
-    scores = (
-        4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
-    )
-    mlp_factor = 8 if arch.mlp == "gated" else 4
-    post_norms = ACTIVATION_BYTES * h * max(arch.norms_per_layer - 2, 0)
-    groups = [
-        (tokens * (attn + scores + post_norms + 4 * h + mlp_factor * width), count)
-        for width, count in arch.mlp_width_groups
-    ]
-    dropout = 0.0
-    if request.lora_dropout > 0 and request.effective_method is not Method.FULL:
-        inputs = arch.lora_input_width(request.lora_targets.value)
-        dropout = LORA_DROPOUT_BYTES * tokens * inputs / arch.num_layers
     if request.grad_checkpointing:
-        layers = ACTIVATION_BYTES * tokens * h * arch.num_layers + max(g for g, _ in groups)
-        layers += dropout
+        attn = 4 * h + 4 * arch.q_width + 4 * arch.kv_width
+        scores = (
+            4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
+        )
+        mlp_factor = 8 if arch.mlp == "gated" else 4
+        post_norms = ACTIVATION_BYTES * h * max(arch.norms_per_layer - 2, 0)
+        widest = max(width for width, _ in arch.mlp_width_groups)
+        one_layer = attn + scores + post_norms + 4 * h + mlp_factor * widest
+        one_layer += _dropout_bytes_per_token(arch, request)
+        kept = arch.num_layers
+        if request.activation_offload:
+            kept = min(kept, OFFLOADED_INPUTS_IN_FLIGHT)
+        layers = tokens * (ACTIVATION_BYTES * h * kept + one_layer)
     else:
-        layers = sum(g * count for g, count in groups) + dropout * arch.num_layers
-    per_logit = LOGITS_BYTES_HF if request.hf_loss else LOGITS_BYTES
-    logits = 0.0 if request.fused_ce else per_logit * tokens * arch.vocab_size
-    return layers + logits
+        layers = tokens * layer_activation_bytes(arch, request)
+    return layers + tokens * logits_bytes_per_token(arch, request)
 
 
 def footprint(arch: Architecture, request: Request) -> Footprint:
@@ -298,6 +323,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
     opt_table = OPTIMIZER_BYTES_PURE_BF16 if pure else OPTIMIZER_BYTES
     opt_per_param = opt_table[request.optimizer.value]
     base = base_weight_bytes(arch, request)
+    frozen_grads = method is Method.LORA and profile(request.framework).fsdp_frozen_grads
     if method is Method.FULL:
         precision = request.precision.value
         master = 0.0 if pure or precision == "fp32" else MASTER_WEIGHT_BYTES * params
@@ -325,10 +351,8 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         overhead=OVERHEAD_GB,
         gathered=arch.largest_layer_params * gathered_bytes / GB,
         gathered_grad=arch.largest_layer_params * grad_bytes / GB if method is Method.FULL else 0.0,
-        frozen_grad=base / GB if method is Method.LORA else 0.0,
-        frozen_grad_unit=(
-            arch.largest_layer_params * gathered_bytes / GB if method is Method.LORA else 0.0
-        ),
+        frozen_grad=base / GB if frozen_grads else 0.0,
+        frozen_grad_unit=arch.largest_layer_params * gathered_bytes / GB if frozen_grads else 0.0,
         accumulates=request.grad_accum > 1,
     )
 

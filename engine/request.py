@@ -151,6 +151,10 @@ class Request(BaseModel):
     unchanged (it is counted in tokens); memory changes only under ``fsdp``, whose
     accumulation (``no_sync``) keeps whole, unsharded gradients between syncs."""
     grad_checkpointing: bool = True
+    activation_offload: bool = False
+    """Checkpointed layer inputs live in host memory, fetched back for backward
+    (torchtune's ``enable_activation_offloading``, Unsloth's
+    ``use_gradient_checkpointing="unsloth"``). Only with ``grad_checkpointing``."""
     flash_attention: bool = True
     fused_ce: bool = False
     hf_loss: bool = False

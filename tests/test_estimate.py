@@ -11,7 +11,17 @@ from engine.memory import COMPONENTS
 from engine.specs import Catalog
 from tests.helpers import catalog_with, gpu
 
-JSON_KEYS = {"request", "model", "memory", "options", "what_if", "compute", "warnings"}
+JSON_KEYS = {
+    "request",
+    "model",
+    "memory",
+    "options",
+    "what_if",
+    "compute",
+    "warnings",
+    "framework",
+    "uncertainty",
+}
 OPTION_KEYS = {
     "gpu",
     "name",
@@ -24,6 +34,9 @@ OPTION_KEYS = {
     "gpu_hours",
     "wall_hours",
     "cost_usd",
+    "tokens_per_second_per_gpu",
+    "mfu",
+    "napkin_gpu_hours",
 }
 WHAT_IF_KEYS = {"label", "per_gpu_gb", "gpu", "count", "gpu_hours", "cost_usd"}
 
@@ -44,7 +57,13 @@ def test_json_model_block(doc: dict) -> None:
 
 
 def test_json_memory_lists_the_seven_components(doc: dict) -> None:
-    assert set(doc["memory"]) == {"per_gpu_gb", "total_gb", "components"}
+    assert set(doc["memory"]) == {
+        "per_gpu_gb",
+        "total_gb",
+        "components",
+        "counter",
+        "torch_reserved_gb",
+    }
     assert list(doc["memory"]["components"]) == list(COMPONENTS)
 
 

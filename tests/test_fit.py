@@ -24,7 +24,9 @@ def test_auto_sharding_is_none_on_one_card_and_zero3_on_several() -> None:
         (0.6, "sweet spot"),
         (0.45, "roomy"),
         (0.1, "oversized"),
-        (0.9, "too small"),
+        (0.9, "tight"),
+        (1.0, "tight"),
+        (1.01, "does not fit"),
     ],
 )
 def test_fit_bands(use, band) -> None:

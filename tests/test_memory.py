@@ -289,8 +289,8 @@ def test_fsdp_full_fine_tune_is_the_same_as_zero3(catalog: Catalog) -> None:
     assert f.per_gpu(Sharding.FSDP, 4) == f.per_gpu(Sharding.ZERO3, 4)
 
 
-def test_fsdp_lora_keeps_sharded_gradients_for_the_frozen_base(catalog: Catalog) -> None:
-    f = fp(catalog, model="llama-3.1-8b", method="lora")
+def test_litgpt_fsdp_lora_keeps_sharded_gradients_for_the_frozen_base(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="lora", framework="litgpt")
     fsdp, zero3 = f.per_gpu(Sharding.FSDP, 4), f.per_gpu(Sharding.ZERO3, 4)
     assert fsdp.gradients - zero3.gradients == pytest.approx(
         f.base_weights / 4 + f.frozen_grad_unit
@@ -298,8 +298,8 @@ def test_fsdp_lora_keeps_sharded_gradients_for_the_frozen_base(catalog: Catalog)
     assert fsdp.base_weights == zero3.base_weights
 
 
-def test_fsdp_frozen_gradients_are_the_base_in_its_precision(catalog: Catalog) -> None:
-    f = fp(catalog, model="llama-3.1-8b", method="lora")
+def test_litgpt_fsdp_frozen_gradients_are_the_base_in_its_precision(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="lora", framework="litgpt")
     assert f.frozen_grad == pytest.approx(f.base_weights)
 
 
@@ -308,13 +308,19 @@ def test_fsdp_qlora_is_the_same_as_zero3(catalog: Catalog) -> None:
     assert f.per_gpu(Sharding.FSDP, 2) == f.per_gpu(Sharding.ZERO3, 2)
 
 
-def test_fsdp_lora_on_two_gpus_saves_almost_nothing_over_one(catalog: Catalog) -> None:
+def test_litgpt_fsdp_lora_on_two_gpus_saves_almost_nothing_over_one(catalog: Catalog) -> None:
     # litgpt's measured 2-GPU FSDP LoRA peak was above its 1-GPU run (lg-rt-27).
-    f = fp(catalog, model="llama-2-7b", method="lora", lora_targets="qv")
+    f = fp(catalog, model="llama-2-7b", method="lora", lora_targets="qv", framework="litgpt")
     one = f.per_gpu(Sharding.NONE, 1).total
     two = f.per_gpu(Sharding.FSDP, 2).total
     assert two > 0.9 * one
     assert f.per_gpu(Sharding.ZERO3, 2).total < 0.7 * one
+
+
+def test_frozen_weights_get_no_fsdp_gradients_outside_litgpt(catalog: Catalog) -> None:
+    for framework in ("generic", "hf", "torchtune", "unsloth", "torchtitan"):
+        f = fp(catalog, model="llama-3.1-8b", method="lora", framework=framework)
+        assert f.per_gpu(Sharding.FSDP, 4) == f.per_gpu(Sharding.ZERO3, 4), framework
 
 
 def test_fsdp_offload_counts_the_frozen_gradients_in_host_memory(catalog: Catalog) -> None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from adapters.parse import parse_query
+from adapters.report import fmt_money
 from bot.announce import (
     Announcement,
     Fanout,
@@ -109,7 +110,8 @@ def test_the_reference_says_cheapest_plan_now_and_was(catalog: Catalog) -> None:
     was = cheapest_plan(request, priced_catalog(catalog, snapshot(T0, OLD)))
     assert now is not None and was is not None
     assert ann.reference.sentence().startswith(
-        f"cheapest plan now ${now.cost_usd:,.0f} on {now.cards}, was ${was.cost_usd:,.0f}"
+        f"cheapest plan now {fmt_money(now.cost_usd)} on {now.cards}, "
+        f"was {fmt_money(was.cost_usd)}"
     )
 
 

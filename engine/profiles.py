@@ -1,0 +1,134 @@
+"""Framework profiles: facts of a training stack that its users do not know they chose.
+
+A user who types ``8b lora trl`` knows the model, the method and that they use TRL.
+They rarely know that TRL's loss keeps three FP32-sized copies of the logits, that
+the Trainer keeps FP32 master weights and optimizer moments, or that its example
+configs set LoRA dropout 0.05. A :class:`Profile` carries those facts, each sourced
+in ``engine.constants`` (the ``PROFILE_*`` block); :func:`resolve` applies them to a
+request for every field the user did not set (``Request.model_fields_set``), so the
+words a user types always win.
+
+``generic`` keeps the specification's assumptions (one FP32 copy of the logits, FP32
+master weights and states, no dropout), so its worked figures hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.constants import (
+    FSDP_FROZEN_GRADS,
+    PROFILE_ACTIVATION_OFFLOAD,
+    PROFILE_ELEMENTWISE_SCALE,
+    PROFILE_LOGITS_BYTES,
+    PROFILE_LORA_DROPOUT,
+    PROFILE_PURE_BF16,
+)
+from engine.request import Framework, Request, StatePrecision
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """What one framework does that the request does not say."""
+
+    framework: Framework
+    label: str
+    """How replies name it (``Hugging Face (transformers/TRL/PEFT)``)."""
+    logits_bytes: float
+    """Bytes per logit its loss path keeps for backward (0: fused, never materialized)."""
+    state_precision: StatePrecision
+    """FP32 master weights and moments, or pure BF16."""
+    lora_dropout: float
+    """LoRA dropout of its default or example configs."""
+    fsdp_frozen_grads: bool
+    activation_offload: bool
+    """Its usual setup keeps checkpointed activations in host memory."""
+    """Its FSDP wraps a frozen base and its adapters in one flat parameter, so frozen
+    weights get gradients (FSDP1 with ``use_orig_params=True``)."""
+    elementwise_scale: float
+    """Memory-bound (non-matmul) traffic relative to unfused PyTorch eager: below 1
+    for fused kernels or ``torch.compile``."""
+    changes: tuple[str, ...] = field(default=())
+    """One line per fact that differs from ``generic``, for the reply."""
+
+
+def _profile(framework: Framework, label: str) -> Profile:
+    key = framework.value
+    pure = PROFILE_PURE_BF16[key]
+    logits = PROFILE_LOGITS_BYTES[key]
+    dropout = PROFILE_LORA_DROPOUT[key]
+    frozen = FSDP_FROZEN_GRADS[key]
+    generic = Framework.GENERIC.value
+    changes: list[str] = []
+    if logits != PROFILE_LOGITS_BYTES[generic]:
+        changes.append(
+            "fused loss: no logits kept"
+            if logits == 0
+            else f"loss keeps {logits:g} B per logit (spec: {PROFILE_LOGITS_BYTES[generic]:g})"
+        )
+    if pure != PROFILE_PURE_BF16[generic]:
+        changes.append("pure BF16 weights and optimizer states")
+    if dropout != PROFILE_LORA_DROPOUT[generic]:
+        changes.append(f"LoRA dropout {dropout:g}")
+    if frozen:
+        changes.append("FSDP keeps gradients for frozen weights wrapped with adapters")
+    if PROFILE_ACTIVATION_OFFLOAD[key]:
+        changes.append("checkpointed activations offloaded to CPU")
+    if PROFILE_ELEMENTWISE_SCALE[key] != 1.0:
+        changes.append("fused kernels")
+    return Profile(
+        framework=framework,
+        label=label,
+        logits_bytes=logits,
+        state_precision=StatePrecision.PURE_BF16 if pure else StatePrecision.FP32,
+        lora_dropout=dropout,
+        fsdp_frozen_grads=frozen,
+        activation_offload=PROFILE_ACTIVATION_OFFLOAD[key],
+        elementwise_scale=PROFILE_ELEMENTWISE_SCALE[key],
+        changes=tuple(changes),
+    )
+
+
+PROFILES: dict[Framework, Profile] = {
+    Framework.GENERIC: _profile(Framework.GENERIC, "generic (the specification's assumptions)"),
+    Framework.HF: _profile(Framework.HF, "Hugging Face (transformers, TRL, PEFT, axolotl...)"),
+    Framework.UNSLOTH: _profile(Framework.UNSLOTH, "Unsloth"),
+    Framework.TORCHTUNE: _profile(Framework.TORCHTUNE, "torchtune"),
+    Framework.LITGPT: _profile(Framework.LITGPT, "LitGPT"),
+    Framework.TORCHTITAN: _profile(Framework.TORCHTITAN, "torchtitan"),
+}
+
+
+def profile(framework: Framework) -> Profile:
+    """The profile of ``framework``."""
+    return PROFILES[framework]
+
+
+def resolve(request: Request) -> Request:
+    """``request`` with its framework's defaults for every field the user left unset.
+
+    ``state_precision``, ``lora_dropout`` and ``activation_offload`` come from the
+    profile; the loss path is
+    read from the profile by :func:`logits_bytes` unless the request says
+    ``fused_ce`` or ``hf_loss``. Returns ``request`` itself when nothing changes.
+    """
+    p = PROFILES[request.framework]
+    said = request.model_fields_set
+    update: dict[str, object] = {}
+    if "state_precision" not in said and request.state_precision is not p.state_precision:
+        update["state_precision"] = p.state_precision
+    if "lora_dropout" not in said and request.lora_dropout != p.lora_dropout:
+        update["lora_dropout"] = p.lora_dropout
+    if "activation_offload" not in said and request.activation_offload != p.activation_offload:
+        update["activation_offload"] = p.activation_offload
+    return request.model_copy(update=update) if update else request
+
+
+def logits_bytes(request: Request, hf_bytes: float) -> float:
+    """Bytes per logit kept for the loss: 0 with ``fused_ce``, ``hf_bytes`` with
+    ``hf_loss``, else the framework's loss path."""
+    if request.fused_ce:
+        return 0.0
+    if request.hf_loss:
+        return hf_bytes
+    return PROFILES[request.framework].logits_bytes

@@ -1,0 +1,279 @@
+"""Training time from the work a run does: the physical time model.
+
+The napkin rule (``6·P·T`` at 35% of the dense figure) predicts the same tokens/s for
+every run on a card. Real runs on one card span 10x with micro-batch x sequence, so
+the detailed mode times one micro-batch on one GPU from what it actually executes:
+
+* **matmuls**, by method: a forward of ``2`` FLOPs per weight per token; a backward of
+  ``4`` for trained weights (input and weight gradients) but ``2`` for frozen ones
+  (LoRA/QLoRA: a frozen linear's backward is one matmul, not two); the LM head's;
+  the adapters' own ``6·r·(d_in + d_out)``; a second forward under checkpointing;
+* **attention**: ``2·s·q_width`` FLOPs per token per layer forward with causal
+  masking skipped (FlashAttention), ``4·s·q_width`` eager, and ``FA_BACKWARD_FLOPS``
+  (2.5x) / ``EAGER_BACKWARD_FLOPS`` (2x) for backward, so time grows with sequence;
+* both at the card's **achievable** matmul rate (``GpuSpec.matmul_tflops``, from
+  published matmul benchmarks), with each pass's weight reads as a memory-bound floor
+  (a roofline: small micro-batches are bound by bandwidth, not FLOPs);
+* **memory-bound work** at the card's HBM bandwidth: NF4 dequantization of every
+  quantized weight per pass (QLoRA), the elementwise kernels
+  (``ELEMENTWISE_PASSES`` bytes per stored activation byte, scaled by the framework's
+  fusion) and the optimizer step once per accumulation window;
+* a **launch floor** of ``LAUNCH_S_PER_LAYER`` per decoder layer: the GPU cannot run
+  faster than the host issues kernels;
+* **communication** over the actual link: the card's NVLink / Infinity Fabric / PCIe
+  bandwidth inside a node (halved without peer-to-peer), the node's NICs between
+  nodes; ZeRO-3/FSDP gathers weights every micro-batch and reduce-scatters
+  gradients, DDP and ZeRO-1/2 reduce once per step. Frameworks overlap it with
+  compute (FSDP prefetch, DeepSpeed ``overlap_comm``), so a micro-batch takes the
+  longer of the two;
+* **CPU offload**: gradients down and weights up over PCIe (``HOST_LINK_GBPS``) and
+  the host's CPU-Adam, bound by host memory bandwidth (``HOST_MEMORY_GBPS``), once
+  per step.
+
+Two free parameters (``LAUNCH_S_PER_LAYER``, ``ELEMENTWISE_PASSES``) are fitted on
+published runs by ``benchmarks/accuracy.py``; everything else is a sourced constant
+or a catalog figure. Units: seconds, bytes, FLOPs; bandwidths in the catalog are GB/s
+(10^9 bytes/s), matmul rates TFLOPs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from engine.architecture import Architecture
+from engine.constants import (
+    EAGER_BACKWARD_FLOPS,
+    ELEMENTWISE_PASSES,
+    FA_BACKWARD_FLOPS,
+    GPUS_PER_NODE,
+    HOST_LINK_GBPS,
+    HOST_MEMORY_GBPS,
+    INTERNODE_GBPS,
+    LAUNCH_S_PER_LAYER,
+    LINK_GBPS_BY_FABRIC,
+    MATMUL_FALLBACK_FRACTION,
+    NF4_BITS,
+    NF4_BITS_DOUBLE_QUANT,
+    NF4_DEQUANT_BYTES,
+    NO_P2P_FACTOR,
+    OPTIMIZER_STEP_BYTES,
+    PRECISION_BYTES,
+    WEIGHT_READ_BYTES,
+)
+from engine.memory import layer_activation_bytes, logits_bytes_per_token
+from engine.profiles import profile
+from engine.request import Method, Request, Sharding, StatePrecision
+from engine.specs import GpuSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Tuning:
+    """The time model's two fitted parameters (see the module docstring)."""
+
+    launch_s_per_layer: float = LAUNCH_S_PER_LAYER
+    elementwise_passes: float = ELEMENTWISE_PASSES
+
+
+DEFAULT_TUNING = Tuning()
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """The card-independent work of one micro-batch on one GPU, and of one step."""
+
+    tokens: int
+    """Tokens in one micro-batch (batch x sequence)."""
+    matmul_flops: float
+    """Linear-layer FLOPs of one micro-batch: forward, backward, recompute, adapters."""
+    attention_flops: float
+    """Score and value matmuls of one micro-batch, forward, backward and recompute."""
+    weight_bytes: float
+    """16-bit weight reads of one micro-batch (the GEMMs' memory floor)."""
+    dequant_bytes: float
+    """NF4 dequantization traffic of one micro-batch (QLoRA)."""
+    elementwise_bytes: float
+    """Activation bytes the forward stores (x passes is the elementwise traffic)."""
+    elementwise_scale: float
+    layers: int
+    grad_accum: int
+    trainable_params: float
+    optimizer_bytes: float
+    """HBM traffic of one optimizer step, whole model, bytes."""
+    stored_weight_bytes: float
+    """Bytes of all weights as stored (what ZeRO-3 gathers per pass)."""
+    grad_bytes: float
+    """Bytes of the gradients reduced per step (trainable, plus frozen under FSDP1)."""
+    useful_flops_per_token: float
+    """``6·P_active``: the work MFU is quoted against."""
+
+
+def workload(arch: Architecture, request: Request) -> Workload:
+    """What one micro-batch of ``request`` computes and moves (``request`` resolved)."""
+    method = request.effective_method
+    s, b = request.seq_len, request.micro_batch
+    tokens = s * b
+    head = arch.hidden_size * arch.vocab_size
+    linear = arch.active_linear_params + head
+    trained = method is Method.FULL
+    ckpt = request.grad_checkpointing
+    forward = 2.0 * linear
+    backward = (4.0 if trained else 2.0) * linear
+    recompute = forward if ckpt else 0.0
+    adapters = 0.0
+    if not trained:
+        adapters = 6.0 * arch.lora_active_params(request.lora_rank, request.lora_targets.value)
+    matmul = tokens * (forward + backward + recompute + adapters)
+    if request.flash_attention:
+        attn_fwd, attn_bwd = 2.0 * s * arch.q_width, FA_BACKWARD_FLOPS
+    else:
+        attn_fwd, attn_bwd = 4.0 * s * arch.q_width, EAGER_BACKWARD_FLOPS
+    attn_passes = 1.0 + attn_bwd + (1.0 if ckpt else 0.0)
+    attention = tokens * arch.num_layers * attn_fwd * attn_passes
+    passes = 3.0 if ckpt else 2.0  # forward, backward, and the recomputed forward
+    if trained:
+        passes += 1.0  # the weight-gradient matmul reads the weights' gradient buffer
+    weight_bytes = passes * WEIGHT_READ_BYTES * (arch.linear_params + head)
+    dequant = 0.0
+    if method is Method.QLORA:
+        dequant = passes * NF4_DEQUANT_BYTES * arch.linear_params
+    per_token = layer_activation_bytes(arch, request) + logits_bytes_per_token(arch, request)
+    elementwise = tokens * per_token * (2.0 if ckpt else 1.0)
+    if trained:
+        trainable = float(arch.total_params)
+    else:
+        trainable = float(arch.lora_params(request.lora_rank, request.lora_targets.value))
+    pure = request.state_precision is StatePrecision.PURE_BF16
+    optimizer = OPTIMIZER_STEP_BYTES["pure-bf16" if pure else "fp32"] * trainable
+    if method is Method.QLORA:
+        bits = NF4_BITS_DOUBLE_QUANT if request.double_quant else NF4_BITS
+        stored = arch.linear_params * bits / 8 + (arch.total_params - arch.linear_params) * 2
+    else:
+        stored = arch.total_params * PRECISION_BYTES[request.precision.value]
+    grad_bytes = trainable * (2.0 if trained or pure else 4.0)
+    if (
+        request.sharding is Sharding.FSDP
+        and method is Method.LORA
+        and profile(request.framework).fsdp_frozen_grads
+    ):
+        grad_bytes += stored
+    return Workload(
+        tokens=tokens,
+        matmul_flops=matmul,
+        attention_flops=attention,
+        weight_bytes=weight_bytes,
+        dequant_bytes=dequant,
+        elementwise_bytes=elementwise,
+        elementwise_scale=profile(request.framework).elementwise_scale,
+        layers=arch.num_layers,
+        grad_accum=request.grad_accum,
+        trainable_params=trainable,
+        optimizer_bytes=optimizer,
+        stored_weight_bytes=stored,
+        grad_bytes=grad_bytes,
+        useful_flops_per_token=6.0 * arch.active_params,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StepTime:
+    """Seconds of one optimizer step on one GPU, by part, and the rate it gives."""
+
+    compute_s: float
+    """Micro-batches' GPU time: matmuls, attention, memory-bound kernels."""
+    launch_floor_s: float
+    comm_s: float
+    """Collective time per step before overlap."""
+    optimizer_s: float
+    offload_s: float
+    step_s: float
+    tokens_per_step: int
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Tokens per second per GPU."""
+        return self.tokens_per_step / self.step_s
+
+
+def nodes_for(count: int, nodes: int | None = None) -> int:
+    """Nodes a run of ``count`` cards spans: as given, else ``GPUS_PER_NODE`` per node."""
+    if nodes is not None:
+        return max(1, min(nodes, count))
+    return max(1, math.ceil(count / GPUS_PER_NODE))
+
+
+def link_bytes_per_s(gpu: GpuSpec, count: int, nodes: int) -> float:
+    """Per-GPU bandwidth of a ring collective over ``count`` cards on ``nodes`` nodes."""
+    intra = (gpu.link_gbps or LINK_GBPS_BY_FABRIC[gpu.fabric]) * 1e9
+    if not gpu.p2p:
+        intra *= NO_P2P_FACTOR
+    if nodes > 1:
+        return min(intra, INTERNODE_GBPS[gpu.fabric] * 1e9)
+    return intra
+
+
+def matmul_rate(gpu: GpuSpec) -> float:
+    """Achievable dense 16-bit matmul FLOP/s of ``gpu``."""
+    if gpu.matmul_tflops is not None:
+        return gpu.matmul_tflops * 1e12
+    return gpu.train_tflops * 1e12 * MATMUL_FALLBACK_FRACTION
+
+
+def step_time(
+    work: Workload,
+    gpu: GpuSpec,
+    count: int,
+    stage: Sharding,
+    offload: bool,
+    nodes: int | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
+) -> StepTime:
+    """Seconds of one optimizer step (``grad_accum`` micro-batches) on each GPU."""
+    n = max(count, 1)
+    hbm = (gpu.hbm_gbps or 1000.0) * 1e9
+    rate = matmul_rate(gpu)
+    gemm = max(work.matmul_flops / rate, work.weight_bytes / hbm)
+    memory_bound = (
+        work.dequant_bytes
+        + tuning.elementwise_passes * work.elementwise_scale * work.elementwise_bytes
+    ) / hbm
+    gpu_s = gemm + work.attention_flops / rate + memory_bound
+    launch = work.layers * tuning.launch_s_per_layer
+    micro = max(gpu_s, launch)
+
+    comm_micro = comm_step = 0.0
+    if n > 1:
+        share = (n - 1) / n
+        link = link_bytes_per_s(gpu, n, nodes_for(n, nodes))
+        if stage.shards_weights:
+            # All-gather for forward and backward every micro-batch, reduce-scatter grads.
+            comm_micro = (2 * work.stored_weight_bytes + work.grad_bytes) * share / link
+        else:
+            # DDP all-reduce, or ZeRO-1/2 reduce-scatter + all-gather: 2x the gradients.
+            comm_step = 2 * work.grad_bytes * share / link
+    micro = max(micro, comm_micro)
+    sharded = stage is not Sharding.NONE and n > 1
+    optimizer_s = work.optimizer_bytes / (n if sharded else 1) / hbm
+    offload_s = 0.0
+    if offload:
+        shard = work.trainable_params / (n if sharded else 1)
+        host = HOST_LINK_GBPS * 1e9
+        # Gradients down and weights up (2 + 2 B); the node's CPUs step every local shard.
+        cpu_bytes = work.optimizer_bytes / max(work.trainable_params, 1.0) * shard * min(n, GPUS_PER_NODE)
+        offload_s = 4.0 * shard / host + cpu_bytes / (HOST_MEMORY_GBPS * 1e9)
+        optimizer_s = 0.0
+        if stage.shards_weights:
+            offload_s += work.grad_accum * 2 * work.stored_weight_bytes / n / host
+    accum = work.grad_accum
+    # DDP reduces during the last micro-batch's backward (about 2/3 of its time).
+    exposed = max(0.0, comm_step - gpu_s * 2 / 3)
+    step = accum * micro + exposed + optimizer_s + offload_s
+    return StepTime(
+        compute_s=accum * gpu_s,
+        launch_floor_s=accum * launch,
+        comm_s=accum * comm_micro + comm_step,
+        optimizer_s=optimizer_s,
+        offload_s=offload_s,
+        step_s=step,
+        tokens_per_step=accum * work.tokens,
+    )
