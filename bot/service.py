@@ -204,6 +204,7 @@ _FIELD_LABELS: dict[str, str] = {
     "price_per_gpu_hour": "price",
     "mode": "mode",
     "framework": "framework",
+    "activation_offload": "activation offload",
     "grad_accum": "accumulation",
     "lora_dropout": "LoRA dropout",
 }

@@ -61,6 +61,7 @@ _FIELD_KEYS: Final[dict[str, str]] = {
     "price_per_gpu_hour": "P",
     "mode": "N",
     "framework": "k",
+    "activation_offload": "A",
 }
 _KEY_FIELDS: Final = {key: name for name, key in _FIELD_KEYS.items()}
 _ID_RE: Final = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
