@@ -58,6 +58,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from bot.price_store import PriceStore
 from bot.price_store_sqlite import PRICE_MIGRATION, SQLitePriceTables
+from bot.settings_store import SETTINGS_MIGRATION, SettingsStore, SQLiteSettingsTables
 from engine import Request
 
 T = TypeVar("T")
@@ -92,7 +93,7 @@ class StoreUnavailable(StoreError):
     without a thread context, skip a rate limit, ...), and the next call tries again."""
 
 
-class Store(PriceStore, ABC):
+class Store(PriceStore, SettingsStore, ABC):
     """Async state store. Open it once (``await store.open()``), close it on shutdown;
     ``async with store:`` does both."""
 
@@ -222,6 +223,7 @@ MIGRATIONS: list[Migration] = [
         CREATE INDEX hits_expires_at ON hits (expires_at);
         """,
     ),
+    SETTINGS_MIGRATION,
 ]
 
 
@@ -229,7 +231,7 @@ def _request_json(request: Request) -> str:
     return json.dumps(request.model_dump(mode="json"), separators=(",", ":"))
 
 
-class SQLiteStore(SQLitePriceTables, Store):
+class SQLiteStore(SQLitePriceTables, SQLiteSettingsTables, Store):
     """The default store: one SQLite file, created on first start.
 
     ``clock`` (epoch seconds) is injectable for expiry tests.

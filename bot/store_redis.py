@@ -21,6 +21,7 @@ key                                                   type      expiry
 ``<p>price:subs``                                     zset      none
 ``<p>price:ann:<snapshot>:<platform>:<channel>``      hash      none
 ``<p>price:anns:<snapshot>``                          set       none
+``<p>settings:<platform>:<channel>``                   hash      none (``bot.settings_store``)
 ====================================================  ========  ============================
 
 [1] Thread contexts: a hash (``request`` JSON, ``message_id``, ``updated_at``) indexed by
@@ -66,6 +67,7 @@ from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 
 from bot.price_store import AnnouncementRecord, AnnouncementState, StoredSnapshot, Subscription
+from bot.settings_store import RedisSettingsKeys
 from bot.store import (
     Store,
     StoreError,
@@ -190,7 +192,7 @@ return removed
 """
 
 
-class RedisStore(Store):
+class RedisStore(RedisSettingsKeys, Store):
     """The state store in Redis. ``url``: ``redis://``, ``rediss://`` or ``unix://`` (the
     password, if any, never appears in a message). ``prefix`` namespaces every key (tests
     use one per test). ``socket_timeout`` (seconds) bounds connecting and every command.

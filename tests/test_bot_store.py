@@ -279,6 +279,40 @@ async def test_using_a_store_that_is_not_open_is_a_store_error(
     assert await store.ping() is False
 
 
+async def test_channel_settings_are_set_read_back_replaced_and_removed(store: Store) -> None:
+    assert await store.channel_settings("slack", "C1") == {}
+
+    await store.set_channel_setting("slack", "C1", "framework", "hf")
+    await store.set_channel_setting("slack", "C1", "prices", "spot")
+    await store.set_channel_setting("slack", "C1", "framework", "unsloth")
+    assert await store.channel_settings("slack", "C1") == {
+        "framework": "unsloth", "prices": "spot"}
+
+    await store.set_channel_setting("slack", "C1", "framework", None)
+    assert await store.channel_settings("slack", "C1") == {"prices": "spot"}
+
+
+async def test_channel_settings_are_per_platform_and_channel_and_survive_a_reopen(
+    make_store: Callable[[], Store],
+) -> None:
+    async with make_store() as first:
+        await first.set_channel_setting("slack", "C:1", "framework", "hf")
+        await first.set_channel_setting("discord", "C:1", "framework", "torchtune")
+    async with make_store() as again:
+        assert await again.channel_settings("slack", "C:1") == {"framework": "hf"}
+        assert await again.channel_settings("discord", "C:1") == {"framework": "torchtune"}
+        assert await again.channel_settings("slack", "C") == {}
+
+
+async def test_purge_keeps_channel_settings(store: Store, elapse: Elapse) -> None:
+    await store.set_channel_setting("slack", "C1", "framework", "hf")
+    await elapse(400 * 86400)
+
+    await store.purge_expired(thread_ttl_s=86400)
+
+    assert await store.channel_settings("slack", "C1") == {"framework": "hf"}
+
+
 # == SQLite only =============================================================================
 
 
@@ -327,9 +361,24 @@ async def test_a_version_2_store_gains_the_cache_and_counters(tmp_path):
 
     async with SQLiteStore(path) as store:
         await store.cache_put("k", "v", ttl_s=60)
-        assert (await store.schema_version(), await store.cache_get("k")) == (3, "v")
+        assert await store.cache_get("k") == "v"
+        assert await store.schema_version() == max(m[0] for m in MIGRATIONS)
         assert await store.hit("u", 60) == 1
         assert await store.get_thread(ThreadKey("slack", "C1", "t")) is not None
+
+
+async def test_a_version_3_store_gains_channel_settings_and_keeps_its_data(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    async with SQLiteStore(path) as store:
+        await store.save_thread(KEY, REQUEST, "m")
+    with sqlite3.connect(path, isolation_level=None) as conn:  # as version 3 left it
+        conn.execute("DROP TABLE channel_settings")
+        conn.execute("DELETE FROM schema_migrations WHERE version > 3")
+
+    async with SQLiteStore(path) as store:
+        await store.set_channel_setting("slack", "C1", "framework", "hf")
+        assert await store.channel_settings("slack", "C1") == {"framework": "hf"}
+        assert await store.get_thread(KEY) is not None
 
 
 async def test_a_store_from_a_newer_version_is_refused(tmp_path):
