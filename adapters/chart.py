@@ -321,24 +321,26 @@ def _shrink_to_fit(fig: Figure) -> None:
     """Make long card names fit: while two plan labels under the bars overlap, or a card
     label left of the cost bars runs past its room, make that group's font smaller."""
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    # Sizes in points via get_fontproperties().get_size(): a float, where the stubs type
+    # Text.get_fontsize() as float | str.
     memory = next(ax for ax in fig.axes if ax.get_gid() == "memory")
     plans = [t for t in memory.texts if str(t.get_gid() or "").startswith("plan:")]
-    while plans and plans[0].get_fontsize() > _MIN_FONT:
+    while plans and plans[0].get_fontproperties().get_size() > _MIN_FONT:
         boxes = [t.get_window_extent(renderer) for t in plans]
         if not any(a.x1 + 8 > b.x0 for a, b in pairwise(boxes)):
             break
         for t in plans:
-            t.set_fontsize(t.get_fontsize() - 1)
+            t.set_fontsize(t.get_fontproperties().get_size() - 1)
     cost = next((ax for ax in fig.axes if ax.get_gid() == "cost"), None)
     if cost is not None:
         room = fig.get_size_inches()[0] * DPI * (cost.get_position().x0 - _WIDE.picks_left)
         labels = cost.get_yticklabels()
-        while labels and labels[0].get_fontsize() > _MIN_FONT:
+        while labels and labels[0].get_fontproperties().get_size() > _MIN_FONT:
             widest = max(t.get_window_extent(renderer).width for t in labels)
             if widest + 12 <= room:
                 break
             for t in labels:
-                t.set_fontsize(t.get_fontsize() - 1)
+                t.set_fontsize(t.get_fontproperties().get_size() - 1)
 
 
 def build_figure(data: ChartData) -> Figure:

@@ -227,7 +227,7 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
     if not lead.fits:
         need = f"{lead.needed} would" if lead.needed else "no count fits"
         head = f"{head}: does not fit; {need}."
-    priced = lead
+    priced: Option | None = lead
     if not lead.fits:
         # Time and cost only mean something on a count that holds the run.
         fixed = [o for o in est.options[1:2] if o.gpu.id == lead.gpu.id and o.fits]

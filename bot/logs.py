@@ -69,8 +69,15 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+def _traceback(formatter: logging.Formatter, record: logging.LogRecord) -> str:
+    """The record's exception text ("" when it carries none)."""
+    if record.exc_text:
+        return record.exc_text
+    return formatter.formatException(record.exc_info) if record.exc_info else ""
+
+
 class KeyValueFormatter(logging.Formatter):
-    converter = time.gmtime
+    converter = staticmethod(time.gmtime)  # UTC stamps; staticmethod: not bound as a method
 
     def format(self, record: logging.LogRecord) -> str:
         stamp = self.formatTime(record, "%Y-%m-%dT%H:%M:%SZ")
@@ -80,13 +87,14 @@ class KeyValueFormatter(logging.Formatter):
         else:
             body = record.getMessage()
         line = f"{stamp} {record.levelname} {record.name} {body}"
-        if record.exc_text or record.exc_info:
-            line += "\n" + (record.exc_text or self.formatException(record.exc_info))
+        trace = _traceback(self, record)
+        if trace:
+            line += "\n" + trace
         return line
 
 
 class JsonFormatter(logging.Formatter):
-    converter = time.gmtime
+    converter = staticmethod(time.gmtime)  # UTC stamps; staticmethod: not bound as a method
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
@@ -99,8 +107,9 @@ class JsonFormatter(logging.Formatter):
             out.update(fields)
         else:
             out["message"] = record.getMessage()
-        if record.exc_text or record.exc_info:
-            out["exception"] = record.exc_text or self.formatException(record.exc_info)
+        trace = _traceback(self, record)
+        if trace:
+            out["exception"] = trace
         return json.dumps(out, default=str)
 
 

@@ -54,9 +54,9 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from redis import exceptions as rexc
@@ -65,6 +65,7 @@ from redis.asyncio.connection import parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
+from redis.typing import EncodableT, FieldT
 
 from bot.price_store import AnnouncementRecord, AnnouncementState, StoredSnapshot, Subscription
 from bot.settings_store import RedisSettingsKeys
@@ -108,6 +109,18 @@ def _part(text: str) -> str:
 def _ms(seconds: float) -> int:
     """A positive whole number of milliseconds (Redis refuses ``PX 0``)."""
     return max(1, math.ceil(seconds * 1000))
+
+
+def _row(reply: Mapping[Any, Any]) -> dict[str, str]:
+    """A hash reply as text. redis-py types every reply ``bytes | str`` whatever the client's
+    ``decode_responses``; this store's client decodes (:meth:`RedisStore.open`), so replies are
+    ``str`` and this only says so, once, for the type checker."""
+    return cast(dict[str, str], reply)
+
+
+def _texts(reply: list[Any]) -> list[str]:
+    """A list reply (members without scores) as text; see :func:`_row`."""
+    return cast(list[str], reply)
 
 
 def _num(value: float) -> str:
@@ -323,7 +336,7 @@ class RedisStore(RedisSettingsKeys, Store):
 
     async def get_thread(self, key: ThreadKey) -> ThreadContext | None:
         with self._errors():
-            row = await self._r.hgetall(self._thread_key(key))
+            row = _row(await self._r.hgetall(self._thread_key(key)))
         if not row:
             return None
         try:
@@ -337,8 +350,10 @@ class RedisStore(RedisSettingsKeys, Store):
         self, key: ThreadKey, request: Request, message_id: str | None = None
     ) -> None:
         now = _num(self._clock())
-        fields = {"request": json.dumps(request.model_dump(mode="json"), separators=(",", ":")),
-                  "updated_at": now}  # fmt: skip
+        fields: dict[FieldT, EncodableT] = {
+            "request": json.dumps(request.model_dump(mode="json"), separators=(",", ":")),
+            "updated_at": now,
+        }
         if message_id is not None:
             fields["message_id"] = message_id
         hash_key = self._thread_key(key)
@@ -359,7 +374,7 @@ class RedisStore(RedisSettingsKeys, Store):
         index = self._channel_index(platform, channel)
         with self._errors():
             while True:
-                newest = await self._r.zrevrange(index, 0, 0)
+                newest = _texts(await self._r.zrevrange(index, 0, 0))
                 if not newest:
                     return None
                 raw = await self._r.hget(self._thread_key(ThreadKey(platform, channel,
@@ -425,7 +440,9 @@ class RedisStore(RedisSettingsKeys, Store):
         removed = 0
         with self._errors():
             while True:
-                members = await self._r.zrangebyscore(by_time, "-inf", cutoff, 0, _PURGE_BATCH)
+                members = _texts(
+                    await self._r.zrangebyscore(by_time, "-inf", cutoff, 0, _PURGE_BATCH)
+                )
                 if not members:
                     return removed
                 keys, args = [by_time], [cutoff]
@@ -458,15 +475,15 @@ class RedisStore(RedisSettingsKeys, Store):
 
     async def latest_price_snapshot(self) -> StoredSnapshot | None:
         with self._errors():
-            newest = await self._r.zrevrange(self._key("price", "snapshots"), 0, 0)
+            newest = _texts(await self._r.zrevrange(self._key("price", "snapshots"), 0, 0))
             if not newest:
                 return None
-            row = await self._r.hgetall(self._snapshot_key(newest[0]))
+            row = _row(await self._r.hgetall(self._snapshot_key(newest[0])))
         return self._snapshot(newest[0], row)
 
     async def get_price_snapshot(self, snapshot_id: str) -> StoredSnapshot | None:
         with self._errors():
-            row = await self._r.hgetall(self._snapshot_key(snapshot_id))
+            row = _row(await self._r.hgetall(self._snapshot_key(snapshot_id)))
         return self._snapshot(snapshot_id, row)
 
     async def mark_snapshot_announced(self, snapshot_id: str) -> None:
@@ -479,8 +496,10 @@ class RedisStore(RedisSettingsKeys, Store):
 
     async def save_subscription(self, subscription: Subscription) -> None:
         s = subscription
-        fields = {"workspace": s.workspace, "min_change_pct": _num(s.min_change_pct),
-                  "cards": json.dumps(list(s.cards)), "created_at": _num(s.created_at)}  # fmt: skip
+        fields: dict[FieldT, EncodableT] = {
+            "workspace": s.workspace, "min_change_pct": _num(s.min_change_pct),
+            "cards": json.dumps(list(s.cards)), "created_at": _num(s.created_at),
+        }  # fmt: skip
         if s.created_by is not None:
             fields["created_by"] = s.created_by
         if s.gone is not None:
@@ -510,12 +529,12 @@ class RedisStore(RedisSettingsKeys, Store):
 
     async def get_subscription(self, platform: str, channel: str) -> Subscription | None:
         with self._errors():
-            row = await self._r.hgetall(self._subscription_key(platform, channel))
+            row = _row(await self._r.hgetall(self._subscription_key(platform, channel)))
         return self._subscription(platform, channel, row) if row else None
 
     async def list_subscriptions(self) -> list[Subscription]:
         with self._errors():
-            members = await self._r.zrange(self._key("price", "subs"), 0, -1)
+            members = _texts(await self._r.zrange(self._key("price", "subs"), 0, -1))
             ids = [tuple(json.loads(m)) for m in members]
             async with self._r.pipeline(transaction=False) as p:
                 for platform, channel in ids:

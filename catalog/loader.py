@@ -54,7 +54,7 @@ def _validate(path: Path, entries: list[dict[str, Any]], model: type[T]) -> list
                 for err in exc.errors()
             )
             raise CatalogError(f"{path}: entry '{label}': {problems}") from exc
-        ident = getattr(item, "id", label)
+        ident = str(getattr(item, "id", label))
         if ident in seen:
             raise CatalogError(f"{path}: entry '{label}': duplicate id")
         seen.add(ident)

@@ -383,7 +383,9 @@ def screen_offers(
     for o in offers:
         price, spot = o.price, o.spot
         where = " ".join(p for p in (o.instance_type, o.region) if p)
-        for kind, value in (("on-demand", price), ("spot", spot)):
+        checks: tuple[tuple[Literal["on-demand", "spot"], float | None], ...] = (
+            ("on-demand", price), ("spot", spot))
+        for kind, value in checks:
             reason = None if value is None else _bad_price(value, limits)
             if reason is None or value is None:
                 continue

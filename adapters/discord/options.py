@@ -139,7 +139,7 @@ def show_value(field: str, value: object) -> str:
     if value is None:
         return "none"
     if field == "method":
-        return METHOD_LABELS[Method(value)]
+        return METHOD_LABELS[Method(str(value))]
     if field == "dataset_tokens" and isinstance(value, int | float):
         return fmt_tokens(value)
     if isinstance(value, float):

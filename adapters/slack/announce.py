@@ -82,7 +82,8 @@ def announcement_blocks(ann: Announcement) -> list[dict[str, Any]]:
 def _code_sections(text: str) -> list[dict[str, Any]]:
     """A monospace block split over sections of whole lines."""
     budget = MAX_SECTION - 8
-    out, chunk = [], []
+    out: list[str] = []
+    chunk: list[str] = []
     for line in text.splitlines():
         if chunk and sum(len(x) + 1 for x in chunk) + len(line) > budget:
             out.append("\n".join(chunk))

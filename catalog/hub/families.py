@@ -43,6 +43,7 @@ naming each missing field.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -149,7 +150,8 @@ class _Fields:
             raise self._bad(name, value, f"a whole number of at least {minimum}")
         return value
 
-    def need(self, name: str, minimum: int = 1) -> int:
+    # After `def int` the class body's `int` is that method: annotations say builtins.int.
+    def need(self, name: str, minimum: builtins.int = 1) -> builtins.int:
         value = self.int(name, minimum=minimum)
         if value is None:  # require() ran first; kept for a clear error all the same
             raise self._bad(name, value, "present")
@@ -163,7 +165,7 @@ class _Fields:
             raise self._bad(name, value, "true or false")
         return value
 
-    def int_list(self, name: str) -> list[int]:
+    def int_list(self, name: str) -> list[builtins.int]:
         value = self.get(name)
         if value is None:
             return []

@@ -194,15 +194,15 @@ class HubResolver:
 def build_spec(ref: HubRef, mapped: Mapped, origin: HubOrigin, source: str) -> ModelSpec:
     """The catalog entry for a resolved Hub model."""
     arch = mapped.architecture
-    usable = origin.checkpoint_params and not origin.language_model_only
+    checkpoint = None if origin.language_model_only else origin.checkpoint_params
     return ModelSpec(
         id=ref.id,
         name=ref.id,
         family=f"hub:{mapped.model_type}",
         architecture=arch,
-        official_params=float(origin.checkpoint_params if usable else arch.total_params),
+        official_params=float(checkpoint or arch.total_params),
         source=source,
-        params_source=origin.checkpoint_source if usable else "derived from config.json",
+        params_source=origin.checkpoint_source if checkpoint else "derived from config.json",
         notes=" ".join(origin.notes),
         hub=origin,
     )
