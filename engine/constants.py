@@ -47,6 +47,19 @@ MAX_DATASET_TOKENS: Final = 10**15  # 1 quadrillion: far past any fine-tune
 MAX_EPOCHS: Final = 1000.0
 MAX_PRICE_PER_GPU_HOUR: Final = 1000.0
 MAX_GRAD_ACCUM: Final = 4096
+MIN_EPOCHS: Final = 0.001  # a thousandth of a pass; below it the cost rounds to nothing
+MIN_MFU: Final = 0.01  # 1%: below it GPU-hours run past any plan (1e-320 gave infinity)
+MAX_MFU: Final = 1.0
+MIN_PRICE_PER_GPU_HOUR: Final = 0.01  # one cent per GPU-hour
+MAX_LORA_DROPOUT: Final = 0.9  # PEFT's default is 0, common settings 0.05-0.1
+MAX_NODES: Final = 10_000
+MIN_BUDGET_USD: Final = 1.0
+MAX_BUDGET_USD: Final = 1e9
+MIN_DEADLINE_HOURS: Final = 0.1  # six minutes
+MAX_DEADLINE_HOURS: Final = 8760.0 * 5  # five years
+MAX_SAMPLES: Final = 10**12
+MIN_GPU_MEMORY_GB: Final = 1.0
+MAX_GPU_MEMORY_GB: Final = 2000.0  # past any single accelerator's memory
 
 # --- bytes per parameter ------------------------------------------------------
 PRECISION_BYTES: Final = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0}

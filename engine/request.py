@@ -20,14 +20,27 @@ from engine.constants import (
     DEFAULT_LORA_RANK,
     DEFAULT_MFU,
     DEFAULT_SEQ_LEN,
+    MAX_BUDGET_USD,
     MAX_DATASET_TOKENS,
+    MAX_DEADLINE_HOURS,
     MAX_EPOCHS,
     MAX_GPU_COUNT,
+    MAX_GPU_MEMORY_GB,
     MAX_GRAD_ACCUM,
+    MAX_LORA_DROPOUT,
     MAX_LORA_RANK,
+    MAX_MFU,
     MAX_MICRO_BATCH,
+    MAX_NODES,
     MAX_PRICE_PER_GPU_HOUR,
+    MAX_SAMPLES,
     MAX_SEQ_LEN,
+    MIN_BUDGET_USD,
+    MIN_DEADLINE_HOURS,
+    MIN_EPOCHS,
+    MIN_GPU_MEMORY_GB,
+    MIN_MFU,
+    MIN_PRICE_PER_GPU_HOUR,
 )
 
 
@@ -115,6 +128,28 @@ class Framework(StrEnum):
     TORCHTITAN = "torchtitan"
 
 
+class Solve(StrEnum):
+    """The limit a question asks for instead of a cost: the largest sequence length,
+    micro-batch or model that fits, or the fewest cards (``max seq``, ``max batch``,
+    ``largest model``, ``fewest cards``)."""
+
+    SEQ_LEN = "seq_len"
+    MICRO_BATCH = "micro_batch"
+    MODEL = "model"
+    GPU_COUNT = "gpu_count"
+
+
+class ModelPick(StrEnum):
+    """How the query named the model when it did not name it exactly: a bare size
+    (``8b``), a family word alone (``mixtral``: the family's flagship), or a family and a
+    size (``qwen 72b``: the newest generation of that size). The reply says which model
+    that picked."""
+
+    SIZE = "size"
+    FAMILY = "family"
+    FAMILY_SIZE = "family-size"
+
+
 class Mode(StrEnum):
     """``detailed``: the seven-component model. ``napkin``: flat bytes per parameter."""
 
@@ -138,7 +173,7 @@ class Request(BaseModel):
     precision: Precision = Precision.BF16
     lora_rank: int = Field(default=DEFAULT_LORA_RANK, ge=1, le=MAX_LORA_RANK)
     lora_targets: LoraTargets = LoraTargets.ALL_LINEAR
-    lora_dropout: float = Field(default=0.0, ge=0, lt=1)
+    lora_dropout: float = Field(default=0.0, ge=0, le=MAX_LORA_DROPOUT)
     """LoRA dropout probability (PEFT's default is 0). Above 0 every adapted linear keeps
     a dropout mask and a dropped-out copy of its input for backward."""
     optimizer: Optimizer = Optimizer.ADAMW
@@ -165,13 +200,44 @@ class Request(BaseModel):
     gpu: str | None = None
     gpu_count: int | None = Field(default=None, ge=1, le=MAX_GPU_COUNT)
     dataset_tokens: int | None = Field(default=None, ge=1, le=MAX_DATASET_TOKENS)
-    epochs: float = Field(default=DEFAULT_EPOCHS, gt=0, le=MAX_EPOCHS)
-    mfu: float = Field(default=DEFAULT_MFU, gt=0, le=1)
-    price_per_gpu_hour: float | None = Field(default=None, gt=0, le=MAX_PRICE_PER_GPU_HOUR)
+    epochs: float = Field(default=DEFAULT_EPOCHS, ge=MIN_EPOCHS, le=MAX_EPOCHS)
+    mfu: float = Field(default=DEFAULT_MFU, ge=MIN_MFU, le=MAX_MFU)
+    price_per_gpu_hour: float | None = Field(
+        default=None, ge=MIN_PRICE_PER_GPU_HOUR, le=MAX_PRICE_PER_GPU_HOUR
+    )
     mode: Mode = Mode.DETAILED
     framework: Framework = Framework.GENERIC
     """The training framework (``engine.profiles``): its loss path, default precision
     regime, LoRA dropout, FSDP wrapping and kernels, unless the request says otherwise."""
+    nodes: int | None = Field(default=None, ge=1, le=MAX_NODES)
+    """Machines the cards are spread over (``2 nodes of 8x h100``); None: as few as hold
+    them. ``gpu_count`` is the total over all nodes."""
+    spot: bool = False
+    """Price the cards at spot (interruptible) rates where the catalog has them."""
+    budget_usd: float | None = Field(default=None, ge=MIN_BUDGET_USD, le=MAX_BUDGET_USD)
+    """The most the whole run may cost, USD (``under $500``)."""
+    deadline_hours: float | None = Field(
+        default=None, ge=MIN_DEADLINE_HOURS, le=MAX_DEADLINE_HOURS
+    )
+    """The longest the whole run may take, wall-clock hours (``within 2 days``)."""
+    samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES)
+    """Dataset size as the user counted it: samples (rows, examples). With
+    ``sample_tokens`` it sets ``dataset_tokens`` = samples x average length."""
+    sample_tokens: int | None = Field(default=None, ge=1, le=MAX_SEQ_LEN)
+    """Average tokens per sample, as the user gave it."""
+    packing: bool = False
+    """Samples are packed into full sequences: the dataset counts as its tokens."""
+    max_len: int | None = Field(default=None, ge=1, le=MAX_SEQ_LEN)
+    """Without packing, each sample is padded to the batch's longest, at most this."""
+    solve: Solve | None = None
+    """The limit the question asks for (``max seq``); None: an estimate."""
+    gpu_memory_gb: float | None = Field(
+        default=None, ge=MIN_GPU_MEMORY_GB, le=MAX_GPU_MEMORY_GB
+    )
+    """A card named by its memory (``24gb``), GB = 10^9 bytes, instead of by model."""
+    model_pick: ModelPick | None = None
+    """How the query named the model when not exactly (bare size, family word); None
+    when it named it exactly."""
 
     @property
     def effective_method(self) -> Method:

@@ -62,6 +62,17 @@ _FIELD_KEYS: Final[dict[str, str]] = {
     "mode": "N",
     "framework": "k",
     "activation_offload": "A",
+    "nodes": "W",
+    "spot": "V",
+    "budget_usd": "B",
+    "deadline_hours": "H",
+    "samples": "R",
+    "sample_tokens": "L",
+    "packing": "K",
+    "max_len": "X",
+    "solve": "Q",
+    "gpu_memory_gb": "G",
+    "model_pick": "i",
 }
 _KEY_FIELDS: Final = {key: name for name, key in _FIELD_KEYS.items()}
 _ID_RE: Final = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
@@ -110,6 +121,11 @@ def _enum_members(field: str) -> list[Enum] | None:
 
 _ENUMS: Final = {name: members for name in _FIELD_KEYS if (members := _enum_members(name))}
 _DEFAULTS: Final = Request(model="x").model_dump()
+_FLOATS: Final = frozenset(
+    name for name, info in Request.model_fields.items()
+    if float in getattr(info.annotation, "__args__", (info.annotation,))
+)
+"""Fields that carry a float (the rest of the numbers are whole)."""
 
 
 def encode_request(request: Request) -> str | None:
@@ -151,7 +167,7 @@ def _decode_value(name: str, text: str) -> Any:
         if not _ID_RE.match(text):
             raise ValueError(text)
         return text
-    if name in ("epochs", "mfu", "price_per_gpu_hour", "lora_dropout"):
+    if name in _FLOATS:
         return float(text)
     return _int_decode(text)
 
