@@ -22,7 +22,7 @@ import copy
 import dataclasses
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -32,6 +32,7 @@ from adapters.help import EXAMPLES, QUERY_HELP
 from adapters.listings import gpu_listing, model_listing
 from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.report import METHOD_LABELS, Report, build_report, fmt_tokens
+from bot.channel_settings import with_defaults
 from bot.metrics import record_store_unavailable
 from bot.price_service import PriceCommands, PriceContext, PriceReply
 from bot.prices import PriceBook
@@ -76,6 +77,8 @@ class ReplyKind(StrEnum):
     """The per-user rate limit refused this one (``text`` says when to retry)."""
     CHART = "chart"
     """Only the chart of ``request`` (``chart`` alone in an estimate's thread)."""
+    SETTINGS = "settings"
+    """A channel-settings command's answer (``bot.channel_settings``), for the asker."""
 
 
 class Trigger(StrEnum):
@@ -205,16 +208,6 @@ _FIELD_LABELS: dict[str, str] = {
     "mode": "mode",
     "framework": "framework",
     "activation_offload": "activation offload",
-    "nodes": "nodes",
-    "spot": "spot pricing",
-    "budget_usd": "budget",
-    "deadline_hours": "deadline",
-    "samples": "samples",
-    "sample_tokens": "sample length",
-    "packing": "packing",
-    "max_len": "max length",
-    "solve": "solve for",
-    "gpu_memory_gb": "card memory",
     "grad_accum": "accumulation",
     "lora_dropout": "LoRA dropout",
 }
@@ -338,15 +331,17 @@ class Service:
         return view
 
     def answer(
-        self, text: str, previous: Request | None = None, workspace: str | None = None
+        self, text: str, previous: Request | None = None, workspace: str | None = None,
+        defaults: Mapping[str, object] | None = None,
     ) -> Reply:
         """Parse ``text`` (a follow-up of ``previous`` when given), estimate, report.
-        The word ``chart`` is taken out first and asks for the chart too."""
+        The word ``chart`` is taken out first and asks for the chart too. ``defaults``
+        (a channel's settings, :mod:`bot.channel_settings`) fill the fields a new
+        question does not name."""
         text, chart = split_chart_word(text)
         if chart:
-            return with_chart(self.answer(text, previous, workspace)) if text else chart_only(
-                previous
-            )
+            return with_chart(self.answer(text, previous, workspace, defaults)) if text else (
+                chart_only(previous))
         catalog = self.catalog_for(workspace)
         words = " ".join(str(text).split())
         low = words.lower().rstrip("?!. ")
@@ -361,7 +356,7 @@ class Service:
             words, previous = words[4:].strip(), None
         try:
             if previous is None:
-                request = parse_query(words, catalog)
+                request = with_defaults(parse_query(words, catalog), defaults)
             else:
                 request = apply_followup(previous, words, catalog)
         except QueryError as err:
@@ -450,11 +445,12 @@ class Service:
         return self.with_models([await self.hub.resolve(ref)]).catalog_for(workspace)
 
     async def answer_async(
-        self, text: str, previous: Request | None = None, workspace: str | None = None
+        self, text: str, previous: Request | None = None, workspace: str | None = None,
+        defaults: Mapping[str, object] | None = None,
     ) -> Reply:
         """:meth:`answer` for async callers, with Hub models resolved first."""
         return await self.run_resolved(
-            _answer, text, previous, workspace,
+            _answer, text, previous, workspace, defaults,
             models=[previous.model if previous is not None else None],
         )
 

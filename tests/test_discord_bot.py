@@ -21,6 +21,7 @@ from adapters.discord.client import ClientSettings, FtcostClient, create_client,
 from adapters.discord.runner import DiscordRunner, sync_commands
 from bot.service import Service
 from bot.store import SQLiteStore, ThreadKey
+from engine.request import Framework
 from tests.fakes.discord_server import (
     FLAG_EPHEMERAL,
     FakeDiscord,
@@ -492,7 +493,9 @@ async def test_sync_commands_registers_globally_or_in_one_guild(fake: FakeDiscor
     [put] = fake.find_calls("PUT", f"/applications/{fake.application_id}/commands")
     ftcost = put.json[0]
     options = {o["name"]: o for o in ftcost["options"]}
-    assert list(options) == ["query", "model", "gpu", "method", "tokens", "seq", "epochs"]
+    assert list(options) == ["query", "model", "gpu", "method", "tokens", "seq", "epochs",
+                             "framework"]
+    assert [c["value"] for c in options["framework"]["choices"]] == [f.value for f in Framework]
     assert options["model"]["autocomplete"] and options["gpu"]["autocomplete"]
     assert [c["value"] for c in options["method"]["choices"]] == ["full", "lora", "qlora"]
     assert not any(o["required"] for o in ftcost["options"])

@@ -150,13 +150,14 @@ class FtcostMixin(MessageHandlers):
         """The thread's previous request (None outside an estimate's thread) and the
         answer to ``/ftcost``; may wait on the store and on the Hub."""
         previous = await self._context(where.thread_key()) if where.thread else None
-        reply = None if previous is not None else await self._price_reply(
-            interaction, query, options
-        )
+        workspace = workspace_of(interaction.guild_id)
+        if previous is not None:  # a follow-up; settings still work in a thread
+            settings = None if options.given else await self._settings_reply(
+                query, where.channel)
+            return previous, settings or await self._answer(query, options, previous, workspace)
+        reply = await self._price_reply(interaction, query, options)
         if reply is None:
-            reply = await self._answer(
-                query, options, previous, workspace_of(interaction.guild_id)
-            )
+            reply = await self._new_question(query, options, where.channel, workspace)
         return previous, reply
 
     async def _defer_if_slow(

@@ -1,6 +1,6 @@
 """The application commands: ``/ftcost`` and ``/ftcost-help``.
 
-``/ftcost`` has one free-text option in the shared query language and six structured
+``/ftcost`` has one free-text option in the shared query language and seven structured
 ones for those who prefer them; all are optional, and an empty ``/ftcost`` shows help.
 
 ========  =========================================================================
@@ -11,6 +11,7 @@ method    a choice: Full fine-tune, LoRA, QLoRA
 tokens    dataset size: ``50M``, ``1.2B``
 seq       sequence length: ``8k``, ``4096``
 epochs    a number: ``2``, ``0.5``
+framework a choice: generic, HF / TRL / PEFT, Unsloth, torchtune, LitGPT, torchtitan
 ========  =========================================================================
 
 Commands are only *defined* here; registering them with Discord is explicit
@@ -36,6 +37,14 @@ METHOD_CHOICES = [
     app_commands.Choice(name="Full fine-tune", value="full"),
     app_commands.Choice(name="LoRA", value="lora"),
     app_commands.Choice(name="QLoRA", value="qlora"),
+]
+FRAMEWORK_CHOICES = [
+    app_commands.Choice(name="Generic (the specification's assumptions)", value="generic"),
+    app_commands.Choice(name="HF transformers / TRL / PEFT / axolotl", value="hf"),
+    app_commands.Choice(name="Unsloth", value="unsloth"),
+    app_commands.Choice(name="torchtune", value="torchtune"),
+    app_commands.Choice(name="LitGPT", value="litgpt"),
+    app_commands.Choice(name="torchtitan", value="torchtitan"),
 ]
 
 
@@ -67,8 +76,9 @@ def build_commands(handler: CommandHandler) -> list[app_commands.Command]:  # ty
         tokens="Dataset size in tokens: 50M, 1.2B",
         seq="Sequence length: 8k, 4096",
         epochs="Epochs over the dataset: 2, 0.5",
+        framework="Training framework (default: this channel's, else generic)",
     )
-    @app_commands.choices(method=METHOD_CHOICES)
+    @app_commands.choices(method=METHOD_CHOICES, framework=FRAMEWORK_CHOICES)
     async def ftcost(
         interaction: discord.Interaction,
         query: app_commands.Range[str, 1, MAX_OPTION_STRING] | None = None,
@@ -78,6 +88,7 @@ def build_commands(handler: CommandHandler) -> list[app_commands.Command]:  # ty
         tokens: app_commands.Range[str, 1, 40] | None = None,
         seq: app_commands.Range[str, 1, 40] | None = None,
         epochs: float | None = None,
+        framework: app_commands.Choice[str] | None = None,
     ) -> None:
         options = Options(
             model=model,
@@ -86,6 +97,7 @@ def build_commands(handler: CommandHandler) -> list[app_commands.Command]:  # ty
             tokens=tokens,
             seq=seq,
             epochs=epochs,
+            framework=framework.value if framework is not None else None,
         )
         await handler.handle_ftcost(interaction, query or "", options)
 

@@ -12,7 +12,7 @@ import contextlib
 import io
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import discord
@@ -27,6 +27,7 @@ from adapters.discord.options import NO_OPTIONS, Options, answer
 from adapters.discord.places import NO_MENTIONS, PLATFORM, Where, message_key, workspace_of
 from adapters.discord.settings import ClientSettings
 from adapters.discord.views import DYNAMIC_ITEMS, estimate_view
+from bot.channel_settings import ChannelSettings
 from bot.logs import log_command
 from bot.price_service import price_command
 from bot.service import (
@@ -65,6 +66,10 @@ class ClientCore:
         super().__init__(**kwargs)
         self.service = service
         self.settings = settings
+        self.channel_settings = ChannelSettings(
+            service.store, lambda: service.catalog, command=settings.command
+        )
+        """``/ftcost set framework hf``: a channel's defaults (a thread uses its parent's)."""
         self.tree = app_commands.CommandTree(self)  # type: ignore[arg-type]
         """The slash commands are added by :class:`adapters.discord.client.FtcostMixin`."""
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
@@ -107,14 +112,16 @@ class ClientCore:
         options: Options = NO_OPTIONS,
         previous: Request | None = None,
         workspace: str | None = None,
+        defaults: Mapping[str, object] | None = None,
     ) -> Reply:
         """The shared service's answer, computed on its worker thread. The word ``chart``
-        asks for the memory chart too (alone in a thread: the chart only)."""
+        asks for the memory chart too (alone in a thread: the chart only). ``defaults``:
+        the channel's settings, for a new question."""
         text, chart = split_chart_word(text)
         if chart and not text and not options.given:
             return chart_only(previous)
         reply = await self.service.run_resolved(
-            answer, text, options, previous, workspace,
+            answer, text, options, previous, workspace, defaults,
             models=[previous.model if previous is not None else None],
         )
         return with_chart(reply) if chart else reply
@@ -191,6 +198,27 @@ class ClientCore:
             can_manage=can_manage(interaction.permissions, in_guild),
         )
         return await self.service.price_reply(query, ctx)
+
+    async def _settings_reply(self, text: str, channel: str | None) -> Reply | None:
+        """``set NAME VALUE`` / ``unset NAME`` / ``settings`` for ``channel`` (anyone in
+        it may); None for anything else."""
+        answer = await self.channel_settings.handle(text, PLATFORM, channel,
+                                                    self.settings.command)
+        if answer is None:
+            return None
+        kind = ReplyKind.SETTINGS if answer.ok else ReplyKind.ERROR
+        return Reply(kind, text=answer.text, title="Channel settings")
+
+    async def _new_question(
+        self, text: str, options: Options, channel: str | None, workspace: str | None
+    ) -> Reply:
+        """A question with no estimate to change: a settings command, or an answer with
+        the channel's defaults."""
+        settings = None if options.given else await self._settings_reply(text, channel)
+        if settings is not None:
+            return settings
+        defaults = await self.channel_settings.defaults(PLATFORM, channel)
+        return await self._answer(text, options, None, workspace, defaults)
 
     async def _context(self, key: ThreadKey | None) -> Request | None:
         """The stored request of ``key``; None when there is none or the store can't be

@@ -330,6 +330,8 @@ def embeds_for(
         return [error_embed(reply, query)]
     if reply.kind is ReplyKind.HELP:
         return [help_embed(command, reply.text or None)]
+    if reply.kind is ReplyKind.SETTINGS:
+        return [notice_embed(reply.text, INFO_COLOUR)]
     if reply.kind is ReplyKind.PRICES:
         price = reply.prices
         if price is not None and price.view is not None:

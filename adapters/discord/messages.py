@@ -80,6 +80,8 @@ class MessageHandlers(ClientCore):
         workspace = guild_workspace(message)
         # prices / subscribe / unsubscribe work in a thread too, for its channel.
         reply = await self._mention_price_reply(message, text, thread.parent_id)
+        if reply is None:
+            reply = await self._settings_reply(text, where.channel)
         if reply is None and previous is None and unavailable:
             reply = await self.service.answer_without_context_async(text, workspace)
         elif reply is None:
@@ -156,8 +158,8 @@ class MessageHandlers(ClientCore):
                                            reply, text, start, "followup", reference=False)
                     return
         price = await self._mention_price_reply(message, text)
-        answer = price if price is not None else await self._answer(
-            text, NO_OPTIONS, None, guild_workspace(message))
+        answer = price if price is not None else await self._new_question(
+            text, NO_OPTIONS, where.channel, guild_workspace(message))
         await self._post_reply(message, message.channel, where, answer, text, start, "mention",
                                reference=True)
 

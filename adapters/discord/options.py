@@ -13,7 +13,7 @@ options it is exactly :meth:`Service.answer <bot.service.Service.answer>`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from adapters.parse import QueryError, parse_fields, parse_query
 from adapters.report import METHOD_LABELS, fmt_tokens
+from bot.channel_settings import with_defaults
 from bot.service import (
     GPUS_WORDS,
     HELP_WORDS,
@@ -31,6 +32,7 @@ from bot.service import (
     Service,
 )
 from engine import Method, Request
+from engine.request import Framework
 from engine.specs import Catalog
 
 
@@ -44,6 +46,8 @@ class Options:
     tokens: str | None = None
     seq: str | None = None
     epochs: float | None = None
+    framework: str | None = None
+    """A :class:`~engine.request.Framework` value (the option is a choice)."""
 
     @property
     def given(self) -> bool:
@@ -83,6 +87,7 @@ _SPECS: dict[str, _Spec] = {
                     "dataset_tokens"),
     "seq": _Spec((lambda v: f"seq {v}", lambda v: v), frozenset({"seq_len"}), "seq_len"),
     "epochs": _Spec((lambda v: f"{v} epochs", lambda v: v), frozenset({"epochs"}), "epochs"),
+    "framework": _Spec((lambda v: v,), frozenset({"framework"}), "framework"),
 }
 _OPTION_EXAMPLES = {
     "model": "70b, llama-3.1-8b, qwen2.5 7b",
@@ -91,6 +96,7 @@ _OPTION_EXAMPLES = {
     "tokens": "50M, 1.2B",
     "seq": "8k, 4096",
     "epochs": "2, 0.5",
+    "framework": ", ".join(f.value for f in Framework),
 }
 
 
@@ -101,6 +107,8 @@ def _option_fields(name: str, raw: Any, catalog: Catalog) -> dict[str, object]:
         return {"model": model_id}  # an autocomplete pick: a catalog id
     if name == "gpu" and (gpu_id := catalog.find_gpu(value)):
         return {"gpu": gpu_id}
+    if name == "framework" and value in {f.value for f in Framework}:
+        return {"framework": Framework(value)}  # a choice: the framework's own name
     first_error: QueryError | None = None
     for phrase in spec.phrases:
         try:
@@ -152,6 +160,7 @@ def show_value(field: str, value: object) -> str:
 _LABELS = {
     "model": "model", "gpu": "card", "gpu_count": "card count", "method": "method",
     "dataset_tokens": "token count", "seq_len": "sequence length", "epochs": "epoch count",
+    "framework": "framework",
 }
 
 
@@ -206,19 +215,23 @@ def answer(
     options: Options = NO_OPTIONS,
     previous: Request | None = None,
     workspace: str | None = None,
+    defaults: Mapping[str, object] | None = None,
 ) -> Reply:
     """The reply to ``/ftcost`` (or a message): help, a listing, an estimate or an error.
-    ``workspace`` (``discord:<guild id>``) picks the team price sheet in force.
+    ``workspace`` (``discord:<guild id>``) picks the team price sheet in force;
+    ``defaults`` (the channel's settings) fill what a new question does not name.
 
     ``previous`` is the thread's last request (``text`` and the options then change it);
     ``new ...`` starts over as in a Slack thread."""
     text = " ".join(str(text or "").split())
     if not options.given or _special(text):
-        return service.answer(text, previous, workspace)
+        return service.answer(text, previous, workspace, defaults)
     if previous is not None and text.lower().startswith(NEW_PREFIXES):
         text, previous = text[4:].strip(), None
     try:
         request = build_request(text, options, previous, service.catalog_for(workspace))
+        if previous is None:
+            request = with_defaults(request, defaults)
     except QueryError as err:
         return Reply(
             ReplyKind.ERROR, text=str(err), word=err.word, suggestions=list(err.suggestions)

@@ -49,10 +49,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.announce import can_manage
 from adapters.slack.blocks import (
     ACTION_CHART,
+    ACTION_FRAMEWORK,
     ACTION_GPU,
     ACTION_ID_RE,
     ACTION_SEQ,
     ACTIONS_BLOCK_ID,
+    framework_from_action,
     mentions_bot,
     mentions_other_user,
     message_for,
@@ -60,6 +62,7 @@ from adapters.slack.blocks import (
     slack_to_plain,
 )
 from adapters.slack.delivery import SlackDelivery
+from bot.channel_settings import ChannelSettings
 from bot.config import Config, SlackMode
 from bot.logs import log_command
 from bot.price_service import price_command
@@ -130,6 +133,10 @@ class SlackBot:
             self.client, service, command=config.slack.command, max_cards=config.slack.max_cards
         )
         """Where replies go (channel, thread, asker only, response_url) and the chart."""
+        self.channel_settings = ChannelSettings(
+            service.store, lambda: service.catalog, command=config.slack.command
+        )
+        """``/ftcost set framework hf``: the channel's defaults for new questions."""
         self.mode = mode or config.slack_mode or SlackMode.HTTP
         self.command = config.slack.command
         self.bot_user_id: str | None = None
@@ -248,6 +255,15 @@ class SlackBot:
         )
         return await self.service.price_reply(text, ctx)
 
+    async def _settings_reply(self, text: str, channel: str | None) -> Reply | None:
+        """``set NAME VALUE`` / ``unset NAME`` / ``settings`` for the channel (anyone in
+        it may); None for anything else."""
+        answer = await self.channel_settings.handle(text, PLATFORM, channel)
+        if answer is None:
+            return None
+        kind = ReplyKind.SETTINGS if answer.ok else ReplyKind.ERROR
+        return Reply(kind, text=answer.text, title="Channel settings")
+
     async def _timed(
         self,
         trigger: Trigger,
@@ -288,7 +304,11 @@ class SlackBot:
                 or await self._price_reply(
                     text, command.get("channel_id"), command.get("user_id"), workspace
                 )
-                or await self.service.answer_async(text, None, workspace)
+                or await self._settings_reply(text, command.get("channel_id"))
+                or await self.service.answer_async(
+                    text, None, workspace,
+                    await self.channel_settings.defaults(PLATFORM, command.get("channel_id")),
+                )
             )
             outcome = await self.out.deliver(
                 reply,
@@ -320,7 +340,11 @@ class SlackBot:
                 or await self._price_reply(
                     text, event.get("channel"), event.get("user"), workspace
                 )
-                or await self.service.answer_async(text, None, workspace)
+                or await self._settings_reply(text, event.get("channel"))
+                or await self.service.answer_async(
+                    text, None, workspace,
+                    await self.channel_settings.defaults(PLATFORM, event.get("channel")),
+                )
             )
             outcome = await self.out.deliver(
                 reply,
@@ -372,7 +396,7 @@ class SlackBot:
                 return None
             reply = await self.service.admit(PLATFORM, event.get("user")) or (
                 await self._price_reply(text, channel, event.get("user"), workspace)
-            )
+            ) or await self._settings_reply(text, channel)
             if reply is None and base is None:
                 reply = await self.service.answer_without_context_async(text, workspace)
             elif reply is None:
@@ -454,6 +478,11 @@ class SlackBot:
                 changes = {"method": method}
             elif action_id == ACTION_SEQ:
                 changes = {"seq_len": base.seq_len * 2}
+            elif action_id == ACTION_FRAMEWORK:
+                framework = framework_from_action(action)
+                if framework is None:
+                    return "error", await self.out.expired(channel, user, respond)
+                changes = {"framework": framework}
             elif action_id == ACTION_GPU:
                 gpu = ((action.get("selected_option") or {}).get("value") or "").strip()
                 if gpu not in self.service.catalog.gpus:

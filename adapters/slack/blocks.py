@@ -25,6 +25,7 @@ from adapters.slack.announce import prices_blocks, prices_text
 from bot.service import Reply, ReplyKind, request_to_compact_json
 from engine import Method, Request
 from engine.constants import MAX_SEQ_LEN
+from engine.request import Framework
 
 MAX_BLOCKS = 50
 MAX_TEXT = 3000  # section text, and any mrkdwn text object (context elements)
@@ -41,9 +42,20 @@ ACTION_METHOD = "ftcost_method_"  # + full | lora | qlora
 ACTION_SEQ = "ftcost_seq_double"
 ACTION_GPU = "ftcost_gpu"
 ACTION_CHART = "ftcost_chart"
+ACTION_FRAMEWORK = "ftcost_framework"
+FRAMEWORK_BLOCK_ID = "ftcost_framework"
+FRAMEWORK_LABELS: dict[Framework, str] = {
+    Framework.GENERIC: "Generic (spec)",
+    Framework.HF: "HF / TRL / PEFT",
+    Framework.UNSLOTH: "Unsloth",
+    Framework.TORCHTUNE: "torchtune",
+    Framework.LITGPT: "LitGPT",
+    Framework.TORCHTITAN: "torchtitan",
+}
+"""The framework select's option labels (values are :class:`Framework` values)."""
 """Upload the estimate's memory chart (``adapters.chart``) into its thread."""
 ACTIONS_BLOCK_ID = "ftcost_actions"
-ACTION_ID_RE = re.compile(r"^ftcost_(method_(full|lora|qlora)|seq_double|gpu|chart)$")
+ACTION_ID_RE = re.compile(r"^ftcost_(method_(full|lora|qlora)|seq_double|gpu|chart|framework)$")
 CHART_BUTTON_TEXT = "Show chart"
 
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
@@ -215,6 +227,36 @@ def action_elements(report: Report) -> list[dict[str, Any]]:
     return elements
 
 
+def framework_select(current: Framework) -> dict[str, Any]:
+    """The framework control: re-runs the estimate under another framework profile
+    (``engine.profiles``); the current one is preselected."""
+    options = [{"text": _plain_text(label, MAX_OPTION_TEXT), "value": fw.value}
+               for fw, label in FRAMEWORK_LABELS.items()]
+    return {
+        "type": "static_select",
+        "action_id": ACTION_FRAMEWORK,
+        "placeholder": _plain_text("Framework", 150),
+        "options": options,
+        "initial_option": next(o for o in options if o["value"] == current.value),
+    }
+
+
+def framework_block(report: Report) -> dict[str, Any]:
+    """The framework line, with the control that re-runs the estimate under another."""
+    text = f"*Framework:* {escape(FRAMEWORK_LABELS[report.request.framework])}"
+    return {"type": "section", "block_id": FRAMEWORK_BLOCK_ID, "text": _mrkdwn(text),
+            "accessory": framework_select(report.request.framework)}
+
+
+def framework_from_action(action: dict[str, Any]) -> Framework | None:
+    """The framework a framework-select action picked (None if not one)."""
+    value = ((action.get("selected_option") or {}).get("value") or "").strip()
+    try:
+        return Framework(value)
+    except ValueError:
+        return None
+
+
 def estimate_message(
     reply: Reply,
     *,
@@ -272,6 +314,7 @@ def estimate_message(
     if note:
         blocks.append({"type": "context", "elements": [_mrkdwn(note)]})
     if buttons:
+        blocks.append(framework_block(report))
         elements = action_elements(report)
         if elements:
             blocks.append(
@@ -335,7 +378,15 @@ def message_for(reply: Reply, *, command: str = "/ftcost", **kwargs: Any) -> dic
         return error_message(reply, query=kwargs.get("query"), command=command)
     if reply.kind is ReplyKind.PRICES:
         return prices_message(reply)
+    if reply.kind is ReplyKind.SETTINGS:
+        return notice_message(reply.text)
     return text_message(reply, command=command)
+
+
+def notice_message(text: str) -> dict[str, Any]:
+    """A short plain answer (a channel setting changed, the channel's settings)."""
+    return {"text": _cut(escape(text), MAX_FALLBACK_TEXT),
+            "blocks": [_section(_cut(escape(text), MAX_TEXT))]}
 
 
 def prices_message(reply: Reply) -> dict[str, Any]:

@@ -1,0 +1,243 @@
+"""Per-channel defaults that anyone in the channel can set, for every front end.
+
+``/ftcost set framework hf`` makes ``hf`` the framework of every new estimate asked in
+that channel (Slack, or Discord, where a thread uses its parent channel's settings);
+``/ftcost set prices spot`` prices them at spot rates. The words a user types still win:
+``8b lora unsloth`` in that channel is an Unsloth estimate. ``/ftcost settings`` shows
+the channel's settings, ``/ftcost unset framework`` (or ``set framework default``) goes
+back to the built-in default.
+
+A setting maps one name to one :class:`~engine.request.Request` field (:data:`SETTINGS`).
+Values are read as the query language reads them (``set framework trl`` is ``hf``, as
+``8b lora trl`` is), and stored by their canonical name (:mod:`bot.settings_store`).
+Defaults apply to new questions only: a follow-up changes its thread's request, which
+already carries the channel's defaults of when it was asked.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from adapters.parse import QueryError, parse_fields
+from bot.metrics import record_store_unavailable
+from bot.settings_store import SettingsStore
+from bot.store import StoreUnavailable
+from engine import Request
+from engine.request import Framework
+from engine.specs import Catalog
+
+log = logging.getLogger("ftcost.bot")
+
+MAX_SHOWN = 40
+"""Characters of a user's word echoed back in an error."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One per-channel setting: its name, the request field it sets, its values."""
+
+    name: str
+    field: str
+    values: Mapping[str, object]
+    """Canonical value name -> the field's value."""
+    default: str
+    """The value in force when the channel sets none."""
+    meaning: str
+    """What the setting does, for ``settings`` and errors."""
+
+    def name_of(self, value: object) -> str | None:
+        """The canonical name of a field value (None if it has none)."""
+        return next((k for k, v in self.values.items() if v == value), None)
+
+
+SETTINGS: dict[str, Setting] = {
+    "framework": Setting(
+        "framework", "framework", {f.value: f for f in Framework}, Framework.GENERIC.value,
+        "the training framework of new estimates (its loss path, precision, kernels)",
+    ),
+    "prices": Setting(
+        "prices", "spot", {"on-demand": False, "spot": True}, "on-demand",
+        "price new estimates at on-demand or spot rates",
+    ),
+}
+SET_WORDS = frozenset({"set"})
+UNSET_WORDS = frozenset({"unset", "reset"})
+SHOW_WORDS = frozenset({"settings", "setting"})
+DEFAULT_WORDS = frozenset({"default", "none", "off", "clear"})
+
+
+def available() -> dict[str, Setting]:
+    """The settings this build's :class:`Request` has a field for."""
+    return {n: s for n, s in SETTINGS.items() if s.field in Request.model_fields}
+
+
+def _shown(word: str) -> str:
+    word = " ".join(word.split())
+    return word if len(word) <= MAX_SHOWN else word[: MAX_SHOWN - 1] + "…"
+
+
+def _examples(command: str) -> str:
+    return (f"`{command} set framework hf`, `{command} set prices spot`, "
+            f"`{command} unset framework`, `{command} settings`")
+
+
+def is_settings_command(text: str) -> bool:
+    """Whether ``text`` is a settings command (``set ...``, ``unset ...``, ``settings``)."""
+    words = str(text).lower().split()
+    if not words:
+        return False
+    return words[0] in SET_WORDS | UNSET_WORDS or (len(words) == 1 and words[0] in SHOW_WORDS)
+
+
+def read_value(setting: Setting, word: str, catalog: Catalog | None = None) -> str | None:
+    """The canonical name of ``word`` as a value of ``setting``: one of its names, or a
+    query word that sets its field (``trl`` for the framework ``hf``); None if neither."""
+    low = word.lower().strip()
+    if low in setting.values:
+        return low
+    try:
+        fields = parse_fields(low, catalog)
+    except QueryError:
+        return None
+    if set(fields) != {setting.field}:
+        return None
+    return setting.name_of(fields[setting.field])
+
+
+def defaults_from(stored: Mapping[str, str]) -> dict[str, object]:
+    """The request fields a channel's stored settings set (unknown names and values,
+    e.g. from another version, are skipped)."""
+    out: dict[str, object] = {}
+    settings = available()
+    for name, value in stored.items():
+        setting = settings.get(name)
+        if setting is not None and value in setting.values:
+            out[setting.field] = setting.values[value]
+    return out
+
+
+def with_defaults(request: Request, defaults: Mapping[str, object] | None) -> Request:
+    """``request`` with each default whose field the user did not name (the fields a
+    parsed request was built from are its ``model_fields_set``)."""
+    if not defaults:
+        return request
+    unsaid = {k: v for k, v in defaults.items()
+              if k not in request.model_fields_set and k in Request.model_fields}
+    if not unsaid:
+        return request
+    return Request.model_validate({**request.model_dump(exclude_unset=True), **unsaid})
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsAnswer:
+    """The answer to a settings command: text for the asker; ``ok`` False for an error."""
+
+    text: str
+    ok: bool = True
+
+
+class ChannelSettings:
+    """Reads and changes channel settings through the store (none: settings are off)."""
+
+    def __init__(self, store: SettingsStore | None, catalog: Callable[[], Catalog] | None = None,
+                 command: str = "/ftcost") -> None:
+        self.store = store
+        self._catalog = catalog
+        self.command = command
+
+    async def defaults(self, platform: str, channel: str | None) -> dict[str, object]:
+        """The request fields the channel's settings set; empty without a store, without
+        a channel, or while the store is unreachable (the estimate goes out anyway)."""
+        if self.store is None or not channel:
+            return {}
+        try:
+            return defaults_from(await self.store.channel_settings(platform, channel))
+        except StoreUnavailable:
+            record_store_unavailable("channel_settings")
+            log.warning("store unavailable: channel defaults not applied")
+            return {}
+
+    async def handle(
+        self, text: str, platform: str, channel: str | None, command: str | None = None
+    ) -> SettingsAnswer | None:
+        """The answer to ``set NAME VALUE``, ``unset NAME`` or ``settings``; None when
+        ``text`` is not a settings command."""
+        if not is_settings_command(text):
+            return None
+        command = command or self.command
+        if self.store is None or not channel:
+            return SettingsAnswer("Channel settings need a channel and the bot's store; "
+                                  "name what you want in the query instead.", ok=False)
+        words = str(text).split()
+        verb = words[0].lower()
+        try:
+            if verb in SHOW_WORDS:
+                return SettingsAnswer(await self._show(platform, channel, command))
+            if verb in UNSET_WORDS:
+                return await self._set(platform, channel, words[1:], None, command)
+            return await self._set(platform, channel, words[1:2], words[2:], command)
+        except StoreUnavailable:
+            record_store_unavailable("channel_settings")
+            return SettingsAnswer("Channel settings are unavailable right now: I can't reach "
+                                  "my store. Estimates still work; try again in a few "
+                                  "minutes.", ok=False)
+
+    async def _show(self, platform: str, channel: str, command: str) -> str:
+        assert self.store is not None
+        stored = await self.store.channel_settings(platform, channel)
+        lines = ["Settings of this channel (new estimates; words in a query still win):"]
+        for setting in available().values():
+            value = stored.get(setting.name)
+            if value in setting.values:
+                lines.append(f"• {setting.name}: {value}")
+            else:
+                lines.append(f"• {setting.name}: {setting.default} (default)")
+        lines.append(f"Change one with {_examples(command)}.")
+        return "\n".join(lines)
+
+    async def _set(
+        self, platform: str, channel: str, name_words: list[str], value_words: list[str] | None,
+        command: str,
+    ) -> SettingsAnswer:
+        assert self.store is not None
+        settings = available()
+        names = ", ".join(f"`{n}`" for n in settings)
+        if len(name_words) != 1 or name_words[0].lower() not in settings:
+            said = f' "{_shown(" ".join(name_words))}"' if name_words else ""
+            return SettingsAnswer(f"I can't set{said}. Settings: {names}. "
+                                  f"For example {_examples(command)}.", ok=False)
+        setting = settings[name_words[0].lower()]
+        choices = ", ".join(f"`{v}`" for v in setting.values)
+        if value_words is not None and not value_words:
+            return SettingsAnswer(f"Set {setting.name} to what? One of {choices}, e.g. "
+                                  f"`{command} set {setting.name} {list(setting.values)[-1]}`.",
+                                  ok=False)
+        if value_words is None or " ".join(value_words).lower() in DEFAULT_WORDS:
+            await self.store.set_channel_setting(platform, channel, setting.name, None)
+            return SettingsAnswer(f"This channel's {setting.name} is back to the default, "
+                                  f"{setting.default}.")
+        word = " ".join(value_words)
+        catalog = self._catalog() if self._catalog is not None else None
+        value = read_value(setting, word, catalog)
+        if value is None:
+            return SettingsAnswer(f'"{_shown(word)}" is not a {setting.name}: one of '
+                                  f"{choices}.", ok=False)
+        await self.store.set_channel_setting(platform, channel, setting.name, value)
+        return SettingsAnswer(
+            f"New estimates in this channel now use {setting.name} {value} unless the "
+            f"question says otherwise. `{command} settings` shows every setting.")
+
+
+__all__ = [
+    "SETTINGS",
+    "ChannelSettings",
+    "Setting",
+    "SettingsAnswer",
+    "available",
+    "defaults_from",
+    "is_settings_command",
+    "read_value",
+    "with_defaults",
+]
