@@ -224,11 +224,11 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
         f"{lead.count}x {lead.gpu.name} ({lead.utilization:.0%} of {lead.capacity_gb:.1f} GB, "
         f"{lead.band})"
     )
-    if not lead.fits:
+    if not lead.runs:
         need = f"{lead.needed} would" if lead.needed else "no count fits"
-        head = f"{head}: does not fit; {need}."
+        head = f"{head}: {need}."
     priced: Option | None = lead
-    if not lead.fits:
+    if not lead.runs:
         # Time and cost only mean something on a count that holds the run.
         fixed = [o for o in est.options[1:2] if o.gpu.id == lead.gpu.id and o.fits]
         priced = fixed[0] if fixed else None
@@ -241,7 +241,26 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
         )
         if priced.price_per_gpu_hour is not None:
             cost += f" at ${priced.price_per_gpu_hour:.2f}/GPU-hr"
-    return head, cost, lead.band if lead.fits else FIT_TOO_SMALL
+        if t.napkin_gpu_hours is not None and est.request.mode is Mode.DETAILED:
+            cost += f" (napkin rule: {t.napkin_gpu_hours:,.1f} GPU-hours)"
+        fastest = _fastest(est, priced)
+        if fastest:
+            cost += f" · fastest: {fastest}"
+    return head, cost, lead.band if lead.runs else FIT_TOO_SMALL
+
+
+def _fastest(est: Estimate, pick: Option) -> str | None:
+    """The option with the shortest wall-clock, when it is not the pick."""
+    timed = [o for o in est.options if o.fits and o.timing.wall_hours is not None]
+    if not timed:
+        return None
+    best = min(timed, key=lambda o: (o.timing.wall_hours or 0.0, o.timing.cost_usd or 0.0))
+    if best is pick or (best.gpu.id == pick.gpu.id and best.count == pick.count):
+        return None
+    return (
+        f"{best.count}x {best.gpu.id}, {fmt_hours(best.timing.wall_hours)}, "
+        f"{fmt_money(best.timing.cost_usd)}"
+    )
 
 
 def _cards(est: Estimate) -> Table:
@@ -269,6 +288,10 @@ def _what_if(est: Estimate) -> Table:
     rows = []
     for w in est.what_if:
         card = f"{w.count}x {w.gpu.id}" if w.gpu is not None and w.count else NO_FIT
+        if w.note and w.gpu is not None:
+            card = f"{card} (not on the pick)"
+        elif w.note:
+            card = "no card holds it"
         label = ("» " if w.current else "  ") + w.label
         rows.append(
             [label, f"{w.per_gpu_gb:.1f}", card, _hours(w.gpu_hours), fmt_money(w.cost_usd)]

@@ -172,6 +172,8 @@ BAND_FULL: Final = 1.0  # above this the run does not fit at all
 BAND_GOOD: Final = 0.60  # 60-85%: good use of the card
 BAND_LOOSE: Final = 0.30  # 30-60%: roomy; below 30%: oversized
 
+COMM_WARNING_SHARE: Final = 0.15
+"""Warn when this share of each step waits on communication."""
 SMALL_DATASET_TOKENS: Final = 5_000_000
 """Below this many trained tokens, batch 1 leaves the GPU idle between steps."""
 

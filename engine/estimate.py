@@ -13,8 +13,7 @@ from typing import Any
 from engine import warnings as caveats
 from engine.accuracy import Uncertainty, uncertainty
 from engine.compute import Compute, compute, effective_mfu
-from engine.constants import CUDA_CONTEXT_GB, MAX_OPTIONS
-from engine.profiles import profile, resolve
+from engine.constants import CUDA_CONTEXT_GB, MAX_OPTIONS, MAX_SEQ_LEN
 from engine.fit import (
     Card,
     Option,
@@ -26,7 +25,8 @@ from engine.fit import (
     resolve_stage,
 )
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
-from engine.request import Method, Request, Sharding
+from engine.profiles import profile, resolve
+from engine.request import Method, Request, StatePrecision
 from engine.specs import Catalog, GpuSpec, ModelSpec
 
 
@@ -43,6 +43,9 @@ class WhatIf:
     cost_usd: float | None
     current: bool = False
     """True for the row that matches the request itself."""
+    note: str | None = None
+    """Why the row is not on the pick's card ("no count of t4 holds it; smallest: ...")."""
+    wall_hours: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +123,9 @@ class Estimate:
                     "gpu": w.gpu.id if w.gpu else None,
                     "count": w.count,
                     "gpu_hours": _r(w.gpu_hours),
+                    "wall_hours": _r(w.wall_hours),
                     "cost_usd": _r(w.cost_usd),
+                    "note": w.note,
                 }
                 for w in self.what_if
             ],
@@ -273,39 +278,92 @@ def _plan(
     return fp, work, options
 
 
-def _what_ifs(request: Request, model: ModelSpec, catalog: Catalog) -> list[WhatIf]:
-    """The three methods, a full fine-tune with ZeRO-3, and 0.5x / 2x / 4x sequence."""
-    base_method = request.effective_method
+def _what_if_variants(request: Request) -> list[tuple[str, Request]]:
+    """The three methods, the full fine-tune's next question, and 0.5x / 2x / 4x sequence.
+
+    The full fine-tune's extra row answers what a user asks next rather than repeating
+    a row: with FP32 states, "Full, pure BF16" (torchtune/litgpt's regime, half the
+    state); otherwise "Full + offload" (optimizer state in host memory).
+    """
     labels = {Method.FULL: "Full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
     variants: list[tuple[str, Request]] = [
         (label, request.model_copy(update={"method": m})) for m, label in labels.items()
     ]
-    zero3 = {"method": Method.FULL, "sharding": Sharding.ZERO3}
-    variants.append(("Full + ZeRO-3", request.model_copy(update=zero3)))
+    full = request.model_copy(update={"method": Method.FULL})
+    if full.state_precision is StatePrecision.FP32 and full.precision.value != "fp32":
+        pure = full.model_copy(update={"state_precision": StatePrecision.PURE_BF16})
+        variants.append(("Full, pure BF16", pure))
+    elif not full.offload:
+        variants.append(("Full + offload", full.model_copy(update={"offload": True})))
     for factor, label in ((0.5, "½× seq"), (2, "2× seq"), (4, "4× seq")):
-        seq = max(1, int(request.seq_len * factor))
+        seq = min(MAX_SEQ_LEN, max(1, int(request.seq_len * factor)))
         variants.append((f"{label} ({seq:,})", request.model_copy(update={"seq_len": seq})))
-    table = _candidate_cards(request, catalog)
+    return variants
+
+
+def _what_ifs(
+    request: Request, model: ModelSpec, catalog: Catalog, pick: GpuSpec | None
+) -> list[WhatIf]:
+    """Each variant on the pick's card type, at the count it needs there.
+
+    "At your settings" (the specification's what-if panel): every row uses the card
+    the headline picked, so methods are compared on one card. A variant no count of
+    that card holds names the smallest card that does.
+    """
+    base_method = request.effective_method
+    table = _card_table(catalog)
     out: list[WhatIf] = []
-    for label, variant in variants:
-        _, _, options = _plan(variant, model, table, catalog, keep=1)
-        fitting = [o for o in options if o.fits]
-        best = fitting[0] if fitting else (options[0] if options else None)
+    for label, variant in _what_if_variants(request):
         current = (
             variant.effective_method is base_method
-            and variant.sharding is request.sharding
             and variant.seq_len == request.seq_len
+            and variant.state_precision is request.state_precision
+            and variant.offload is request.offload
         )
+        fp = footprint(model.architecture, variant)
+        work = compute(model.active_params, variant, model.architecture)
+        option: Option | None = None
+        elsewhere: Option | None = None
+        if pick is not None:
+            found = fewest_cards(fp, pick, variant.sharding, variant.offload)
+            if variant.gpu_count is not None and found is not None:
+                count = max(found[0], variant.gpu_count)
+                found = (count, resolve_stage(variant.sharding, count))
+            if found is not None:
+                option = make_option(
+                    fp,
+                    pick,
+                    found[0],
+                    found[1],
+                    work,
+                    _price(variant, pick),
+                    variant.mode,
+                    variant.offload,
+                    nodes=_nodes(variant),
+                )
+        if option is None:
+            best = _best_options(fp, variant.model_copy(update={"gpu": None}), work, table, 1)
+            elsewhere = best[0] if best and best[0].fits else None
+        shown = option or elsewhere
+        note = None
+        if option is None and pick is not None:
+            note = (
+                f"no count of {pick.id} holds it; smallest: {elsewhere.count}x {elsewhere.gpu.id}"
+                if elsewhere is not None
+                else f"no count of {pick.id} holds it, nor any catalog card"
+            )
         out.append(
             WhatIf(
                 label=label,
                 request=variant,
-                per_gpu_gb=best.per_gpu_gb if best else _one_card_gb(variant, model),
-                gpu=best.gpu if best and best.fits else None,
-                count=best.count if best and best.fits else None,
-                gpu_hours=best.timing.gpu_hours if best and best.fits else None,
-                cost_usd=best.timing.cost_usd if best and best.fits else None,
+                per_gpu_gb=shown.per_gpu_gb if shown else _one_card_gb(variant, model),
+                gpu=shown.gpu if shown else None,
+                count=shown.count if shown else None,
+                gpu_hours=shown.timing.gpu_hours if shown else None,
+                cost_usd=shown.timing.cost_usd if shown else None,
                 current=current,
+                note=note,
+                wall_hours=shown.timing.wall_hours if shown else None,
             )
         )
     return out
@@ -314,14 +372,6 @@ def _what_ifs(request: Request, model: ModelSpec, catalog: Catalog) -> list[What
 def _one_card_gb(request: Request, model: ModelSpec) -> float:
     fp = footprint(model.architecture, request)
     return fp.per_gpu(resolve_stage(request.sharding, 1), 1, request.offload).total
-
-
-def _candidate_cards(request: Request, catalog: Catalog) -> list[Card]:
-    """Every card when none is named; the named card only for what-ifs."""
-    table = _card_table(catalog)
-    if request.gpu is not None:
-        return [c for c in table if c.gpu.id == request.gpu]
-    return table
 
 
 def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
@@ -345,7 +395,8 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
     else:
         stage = resolve_stage(request.sharding, 1)
         memory, count = fp.per_gpu(stage, 1, request.offload), 1
-    what_if = _what_ifs(request, model, catalog)
+    pick = shown[0].gpu if shown and (shown[0].fits or shown[0].named) else None
+    what_if = _what_ifs(request, model, catalog, pick)
     context = caveats.Context(
         request=request,
         model=model,

@@ -99,20 +99,21 @@ class Option:
 
 
 def not_recommended_reason(gpu: GpuSpec) -> str | None:
-    """Why ``gpu`` is not recommended for training, or None when it is."""
+    """Why ``gpu`` is not recommended for training (with the fallback), or None."""
     if gpu.vendor != "NVIDIA":
         return (
             f"{gpu.vendor} cards are not recommended for training: bitsandbytes NF4 and "
             "fused optimizers are CUDA-first"
         )
+    reasons = []
     if not gpu.bf16:
-        return f"{gpu.id} has no BF16 tensor cores: train in `fp16` (loss scaling)"
+        reasons.append("no BF16 tensor cores (it trains in `fp16` with loss scaling)")
     if gpu.flash_attention_2 == "no":
-        return (
-            f"{gpu.id} predates Ampere and has no FlashAttention 2: attention falls back "
-            "to memory-efficient SDPA (say `no-flash` for eager)"
+        reasons.append(
+            "no FlashAttention 2 before Ampere (attention falls back to SDPA's memory-efficient "
+            "kernel; `no-flash` for eager)"
         )
-    return None
+    return f"{gpu.id} has " + " and ".join(reasons) if reasons else None
 
 
 def fit_band(utilization: float) -> str:

@@ -104,9 +104,9 @@ from engine.constants import (
     NAPKIN_BYTES_PER_PARAM,
     NF4_BITS,
     NF4_BITS_DOUBLE_QUANT,
+    OFFLOADED_INPUTS_IN_FLIGHT,
     OPTIMIZER_BYTES,
     OPTIMIZER_BYTES_PURE_BF16,
-    OFFLOADED_INPUTS_IN_FLIGHT,
     OVERHEAD_GB,
     PRECISION_BYTES,
     ZERO3_GATHERED_UNITS,
@@ -266,7 +266,9 @@ def layer_activation_bytes(arch: Architecture, request: Request) -> float:
     checkpointing (see the module docstring); the logits are apart."""
     s, h = request.seq_len, arch.hidden_size
     attn = 4 * h + 4 * arch.q_width + 4 * arch.kv_width
-    scores = 4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
+    scores = (
+        4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
+    )
     mlp_factor = 8 if arch.mlp == "gated" else 4
     post_norms = ACTIVATION_BYTES * h * max(arch.norms_per_layer - 2, 0)
     per_layer = sum(

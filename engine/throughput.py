@@ -259,7 +259,8 @@ def step_time(
         shard = work.trainable_params / (n if sharded else 1)
         host = HOST_LINK_GBPS * 1e9
         # Gradients down and weights up (2 + 2 B); the node's CPUs step every local shard.
-        cpu_bytes = work.optimizer_bytes / max(work.trainable_params, 1.0) * shard * min(n, GPUS_PER_NODE)
+        per_param = work.optimizer_bytes / max(work.trainable_params, 1.0)
+        cpu_bytes = per_param * shard * min(n, GPUS_PER_NODE)
         offload_s = 4.0 * shard / host + cpu_bytes / (HOST_MEMORY_GBPS * 1e9)
         optimizer_s = 0.0
         if stage.shards_weights:

@@ -10,23 +10,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.compute import Compute
+from engine.accuracy import uncertainty
+from engine.compute import Compute, uses_flat_rule
 from engine.constants import (
-    COMM_OVERHEAD,
+    COMM_WARNING_SHARE,
+    CUDA_CONTEXT_GB,
     GB,
     LARGE_LOGITS_GB,
     LOGITS_BYTES,
     LOGITS_BYTES_HF,
     LONG_SEQ_WARNING,
     OVERHEAD_GB,
-    PLANNING_UNCERTAINTY,
     SMALL_DATASET_TOKENS,
     USABLE_FRACTION,
 )
-from engine.fit import Option
+from engine.fit import Option, not_recommended_reason
 from engine.memory import Footprint
-from engine.request import Method, Mode, Request, Sharding, StatePrecision
+from engine.profiles import logits_bytes, profile
+from engine.request import Framework, Method, Mode, Request, Sharding, StatePrecision
 from engine.specs import Catalog, ModelSpec
+from engine.throughput import link_bytes_per_s, matmul_rate, nodes_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,66 +51,56 @@ def warnings(ctx: Context) -> list[str]:
     """Everything the user should know before trusting the numbers."""
     r, out = ctx.request, []
     lead = _lead(ctx)
+    detailed = r.mode is Mode.DETAILED
     if not ctx.fits_anywhere and (lead is None or not lead.fits):
         out.append(
             "No card in the catalog holds this run"
             + (" without sharding: try `zero3`." if r.sharding is Sharding.NONE else ".")
             + " Try QLoRA, a shorter sequence or `offload`."
         )
-    if lead is not None and lead.named and not lead.fits:
+    if lead is not None and lead.named and not lead.runs:
         need = f"{lead.needed}x {lead.gpu.id} would." if lead.needed else "no count of them would."
         out.append(
             f"{lead.count}x {lead.gpu.id} cannot hold this run "
             f"({lead.per_gpu_gb:.1f} GB per GPU of {lead.capacity_gb:.1f} GB); {need}"
         )
-    if not r.grad_checkpointing and r.seq_len >= LONG_SEQ_WARNING and r.mode is Mode.DETAILED:
+    elif lead is not None and lead.named and not lead.fits:
+        out.append(
+            f"Tight: {lead.utilization:.0%} of {lead.gpu.id}'s memory. It runs with little "
+            f"headroom (the planning line is {USABLE_FRACTION:.0%}): a longer batch or "
+            "allocator fragmentation can push it over; "
+            + (f"{lead.needed}x would leave room." if lead.needed else "checkpointing helps.")
+        )
+    if not r.grad_checkpointing and r.seq_len >= LONG_SEQ_WARNING and detailed:
         out.append(
             f"Gradient checkpointing is off at sequence {r.seq_len:,}: activations dominate; "
             "turn it on (`ckpt`)."
         )
-    if r.mode is Mode.DETAILED and not r.fused_ce and not r.hf_loss:
-        logits_b = LOGITS_BYTES * r.micro_batch * r.seq_len * ctx.model.architecture.vocab_size
-        if logits_b / GB >= LARGE_LOGITS_GB:
-            extra = (LOGITS_BYTES_HF - LOGITS_BYTES) / LOGITS_BYTES * logits_b / GB
-            out.append(
-                f"The logits take {logits_b / GB:.1f} GB as one FP32 copy; Hugging Face's "
-                f"unfused loss keeps about {extra:.1f} GB more (say `hf-loss`), and a fused "
-                "cross-entropy (Liger, Unsloth) removes them (`fused-ce`)."
-            )
-    cards = [o for o in ctx.options[:1]]
-    for o in cards:
-        if o.gpu.vendor != "NVIDIA":
-            out.append(
-                f"{o.gpu.name}: {o.gpu.vendor} cards are not recommended for training here "
-                "(bitsandbytes NF4 and fused optimizers are CUDA-first)."
-            )
-        if not o.gpu.bf16:
-            out.append(f"{o.gpu.name} has no BF16: training runs in FP16 with loss scaling.")
-        if o.gpu.flash_attention_2 != "yes" and r.flash_attention:
-            level = "partial" if o.gpu.flash_attention_2 == "partial" else "no"
-            out.append(
-                f"{o.gpu.name} has {level} FlashAttention-2 support: attention memory and "
-                "speed may be worse than modeled."
-            )
-        if (
-            o.count > 1
-            and r.grad_accum > 1
-            and r.mode is Mode.DETAILED
-            and r.sharding is Sharding.FSDP
-        ):
-            whole = ctx.footprint.whole_gradients
-            out.append(
-                f"FSDP accumulates {r.grad_accum} micro-batches inside no_sync(), which keeps "
-                f"whole, unsharded gradients on every GPU ({whole:.1f} GB). Syncing every "
-                "micro-batch keeps them sharded (Accelerate's `sync_each_batch`)."
-            )
-        if o.count > 1 and r.mode is Mode.DETAILED:
-            out.append(
-                f"{o.count} cards: communication is modeled only as a "
-                f"{COMM_OVERHEAD[o.gpu.fabric]:.0%} time overhead ({o.gpu.fabric})."
-            )
+    out += _logits_warning(ctx)
+    if lead is not None:
+        out += _card_warnings(ctx, lead)
+    if r.offload and detailed:
+        stage = Sharding.ZERO3 if r.sharding is Sharding.AUTO else r.sharding
+        host = ctx.footprint.offloaded_gb(stage)
+        count = lead.count if lead is not None else 1
+        nodes = nodes_for(count, getattr(r, "nodes", None))
+        out.append(
+            f"CPU offload needs about {host:,.0f} GB of host memory in total: "
+            f"{host / nodes:,.0f} GB of RAM on each of {nodes} node(s), plus pinned buffers; "
+            "each step moves gradients and weights over PCIe."
+        )
+    if r.precision.value == "fp8" and detailed:
+        out.append(
+            "FP8 base weights: time is modeled at BF16 matmul speed; FP8 training kernels "
+            "(Transformer Engine, torchao float8) can be faster on Hopper and Blackwell."
+        )
     tokens = r.trained_tokens
-    if r.micro_batch == 1 and tokens is not None and tokens < SMALL_DATASET_TOKENS:
+    if (
+        uses_flat_rule(r)
+        and r.micro_batch == 1
+        and tokens is not None
+        and tokens < SMALL_DATASET_TOKENS
+    ):
         out.append(
             f"Micro-batch 1 on {tokens / 1e6:.1f}M trained tokens wastes GPU utilization: "
             "the MFU assumed here is optimistic."
@@ -119,10 +112,67 @@ def warnings(ctx: Context) -> list[str]:
             "Napkin mode: flat bytes per parameter only; activations, overhead and "
             "communication are not included."
         )
+    band = uncertainty(r)
     out.append(
-        f"Planning estimate: expect ±{PLANNING_UNCERTAINTY:.0%} in practice "
-        "(data pipeline stalls, failed runs and framework buffers are not modeled)."
+        f"Planning estimate: {band.text()}. Data pipeline stalls and failed runs are not "
+        "modeled."
     )
+    return out
+
+
+def _logits_warning(ctx: Context) -> list[str]:
+    """Large logits: what the framework's loss keeps, and what would change it."""
+    r = ctx.request
+    if r.mode is not Mode.DETAILED or r.fused_ce:
+        return []
+    logits = r.micro_batch * r.seq_len * ctx.model.architecture.vocab_size
+    one_copy = LOGITS_BYTES * logits / GB
+    if one_copy < LARGE_LOGITS_GB:
+        return []
+    kept = logits_bytes(r, LOGITS_BYTES_HF) * logits / GB
+    if r.framework is Framework.GENERIC and not r.hf_loss:
+        extra = (LOGITS_BYTES_HF - LOGITS_BYTES) * logits / GB
+        return [
+            f"The logits take {one_copy:.1f} GB as one FP32 copy; on Hugging Face's stack "
+            f"(`hf`: transformers, TRL, axolotl) the loss keeps about {extra:.1f} GB more, "
+            "and a fused cross-entropy (Liger, Unsloth) removes them (`fused-ce`)."
+        ]
+    return [
+        f"The loss keeps {kept:.1f} GB of logits ({profile(r.framework).label}); a fused "
+        "cross-entropy (Liger, Unsloth) removes them (`fused-ce`)."
+    ]
+
+
+def _card_warnings(ctx: Context, o: Option) -> list[str]:
+    r, out = ctx.request, []
+    reason = not_recommended_reason(o.gpu)
+    if reason is not None:
+        out.append(f"{o.gpu.name}: not recommended. {reason[0].upper()}{reason[1:]}.")
+    elif o.gpu.flash_attention_2 == "partial" and r.flash_attention:
+        out.append(
+            f"{o.gpu.name} has partial FlashAttention-2 support (PyTorch SDPA/cuDNN attention "
+            "works): attention speed may differ from the model."
+        )
+    if o.count > 1 and r.grad_accum > 1 and r.mode is Mode.DETAILED and r.sharding is Sharding.FSDP:
+        whole = ctx.footprint.whole_gradients
+        out.append(
+            f"FSDP accumulates {r.grad_accum} micro-batches inside no_sync(), which keeps "
+            f"whole, unsharded gradients on every GPU ({whole:.1f} GB). Syncing every "
+            "micro-batch keeps them sharded (Accelerate's `sync_each_batch`)."
+        )
+    if o.count > 1 and r.mode is Mode.DETAILED and not uses_flat_rule(r):
+        nodes = nodes_for(o.count, getattr(r, "nodes", None))
+        link = link_bytes_per_s(o.gpu, o.count, nodes) / 1e9
+        where = f"{nodes} nodes (between nodes at {link:,.0f} GB/s per GPU)" if nodes > 1 else (
+            f"one node ({o.gpu.fabric}, {link:,.0f} GB/s per GPU"
+            + ("; no peer-to-peer, through host memory)" if not o.gpu.p2p else ")")
+        )
+        share = o.timing.comm_overhead
+        if share >= COMM_WARNING_SHARE:
+            out.append(
+                f"{o.count}x {o.gpu.id} on {where}: about {share:.0%} of each step waits on "
+                "communication. Fewer, larger cards or a faster link would help."
+            )
     return out
 
 
@@ -131,6 +181,15 @@ def assumptions(ctx: Context) -> list[str]:
     r = ctx.request
     out = []
     method = r.effective_method
+    p = profile(r.framework)
+    if r.framework is Framework.GENERIC:
+        out.append(
+            "Framework: generic (the specification's assumptions). Say `hf`, `unsloth`, "
+            "`torchtune`, `litgpt` or `torchtitan` for that stack's loss, precision and defaults."
+        )
+    else:
+        changed = "; ".join(p.changes) or "nothing beyond the specification's assumptions"
+        out.append(f"Framework: {p.label}: {changed}.")
     if r.mode is Mode.NAPKIN:
         out.append("Memory: napkin rule, 16 / 2.5 / 0.75 bytes per parameter (full/LoRA/QLoRA).")
     else:
@@ -150,19 +209,20 @@ def assumptions(ctx: Context) -> list[str]:
         if r.grad_accum > 1:
             batch += f" x {r.grad_accum} accumulation steps"
         parts.append(batch)
+        per_logit = logits_bytes(r, LOGITS_BYTES_HF)
         savers = [
             "checkpointing" if r.grad_checkpointing else "no checkpointing",
             "FlashAttention" if r.flash_attention else "eager attention",
-            "fused CE" if r.fused_ce else "HF unfused loss" if r.hf_loss else "FP32 logits",
+            "fused CE" if per_logit == 0 else f"loss keeps {per_logit:g} B per logit",
         ]
+        if r.activation_offload and r.grad_checkpointing:
+            savers.append("checkpointed activations on CPU")
         parts.append(", ".join(savers))
-        out.append("Memory: " + "; ".join(parts) + f"; {OVERHEAD_GB} GB overhead per GPU.")
-        if r.offload:
-            stage = Sharding.ZERO3 if r.sharding is Sharding.AUTO else r.sharding
-            out.append(
-                f"CPU offload: about {ctx.footprint.offloaded_gb(stage):.0f} GB of host "
-                "memory in total; steps slow down with PCIe traffic."
-            )
+        out.append(
+            "Memory: " + "; ".join(parts) + f"; {OVERHEAD_GB} GB overhead per GPU. It is what "
+            f"the card must hold: torch's peak reserved plus the CUDA context (~{CUDA_CONTEXT_GB}"
+            " GB)."
+        )
     out.append(
         f"Fit: at most {USABLE_FRACTION:.0%} of card memory; "
         + (
@@ -171,18 +231,7 @@ def assumptions(ctx: Context) -> list[str]:
             else f"sharding {r.sharding.value}."
         )
     )
-    mfu = f"MFU {r.mfu:.0%}"
-    if ctx.mfu_effective != r.mfu:
-        mfu += f" x 6/8 checkpoint recompute = {ctx.mfu_effective:.1%}"
-    if ctx.compute.flops is not None and r.dataset_tokens is not None:
-        out.append(
-            f"Compute: 6 x {ctx.model.active_params / 1e9:.2f}B active params x "
-            f"{_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs = "
-            f"{_tokens(r.trained_tokens or 0)} trained tokens = {ctx.compute.flops:.2e} FLOPs; "
-            f"{mfu} of dense BF16."
-        )
-    else:
-        out.append(f"Compute: add a dataset size (e.g. `50M tokens`) for time and cost; {mfu}.")
+    out.append(_compute_line(ctx))
     lead = _lead(ctx)
     if lead is not None and lead.price_per_gpu_hour is not None:
         if r.price_per_gpu_hour is not None:
@@ -191,9 +240,40 @@ def assumptions(ctx: Context) -> list[str]:
             g = lead.gpu
             when = f", as of {g.price_as_of.isoformat()}" if g.price_as_of else ""
             out.append(
-                f"Price: {g.id} ${g.price_per_gpu_hour:.2f}/GPU-hr ({g.price_source}{when})."
+                f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr ({g.price_source}{when})."
             )
     return out
+
+
+def _compute_line(ctx: Context) -> str:
+    """How time was computed: the physical model's rate, or the flat rule's MFU."""
+    r = ctx.request
+    flat = uses_flat_rule(r)
+    mfu = f"MFU {r.mfu:.0%}"
+    if ctx.mfu_effective != r.mfu:
+        mfu += f" x 6/8 checkpoint recompute = {ctx.mfu_effective:.1%}"
+    if ctx.compute.flops is None or r.dataset_tokens is None:
+        return "Compute: add a dataset size (e.g. `50M tokens`) for time and cost."
+    head = (
+        f"Compute: 6 x {ctx.model.active_params / 1e9:.2f}B active params x "
+        f"{_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs = "
+        f"{_tokens(r.trained_tokens or 0)} trained tokens = {ctx.compute.flops:.2e} FLOPs"
+    )
+    if flat:
+        rule = "napkin rule" if r.mode is Mode.NAPKIN else "flat rule (MFU as given)"
+        return f"{head}; {rule}: {mfu} of dense BF16."
+    lead = _lead(ctx)
+    if lead is None or lead.timing.tokens_per_second is None:
+        return f"{head}; time from the physical model (engine.throughput)."
+    t = lead.timing
+    achievable = matmul_rate(lead.gpu) / 1e12
+    return (
+        f"{head}. Time: modeled per micro-batch on {lead.count}x {lead.gpu.id}: "
+        f"{t.tokens_per_second:,.0f} tokens/s per GPU ({t.mfu or 0:.0%} MFU), matmuls by method "
+        f"at {achievable:,.0f} TFLOPs achievable, attention by sequence, memory-bound work at "
+        f"{lead.gpu.hbm_gbps or 0:,.0f} GB/s, launch floor and communication. The napkin rule "
+        f"(6·P·T at 35%) says {t.napkin_gpu_hours or 0:,.1f} GPU-hours."
+    )
 
 
 def notes(ctx: Context, catalog: Catalog) -> list[str]:
