@@ -45,6 +45,15 @@ def _no_price_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("bot.runtime.refresh_prices", offline)
 
 
+@pytest.fixture(autouse=True)
+def _no_ambient_hub_login(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The developer's own Hub login (``hf auth login``'s token file) and offline switch
+    never reach a test: tests that want them set them (tests/test_hub_settings.py)."""
+    monkeypatch.setenv("HF_TOKEN_PATH", str(Path(__file__).parent / "fakes" / "no-hf-token"))
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+
+
 # -- the state store contract: one suite, every backend (tests/test_bot_store.py) ----------
 STORE_T0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 

@@ -32,6 +32,8 @@ class HubErrorKind(StrEnum):
     TIMEOUT = "timeout"
     UNAVAILABLE = "unavailable"
     """The Hub could not be reached or answered 429/5xx."""
+    OFFLINE = "offline"
+    """``HF_HUB_OFFLINE`` is set: no request made (the setting may change: never cached)."""
 
 
 _CACHEABLE = frozenset(

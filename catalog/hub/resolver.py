@@ -155,6 +155,7 @@ class HubResolver:
         return spec
 
     async def _fetch(self, ref: HubRef) -> ModelSpec:
+        self.settings.require_online(ref.id)
         endpoint = self.endpoint
         async with aiohttp.ClientSession() as session:
             client = HubClient(session, endpoint, self.token, self.settings.timeout_s)

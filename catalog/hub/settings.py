@@ -1,19 +1,85 @@
 """Settings of the Hugging Face Hub resolver (the bot's ``hub:`` config section).
 
-The endpoint and token follow the Hub's own tools: ``HF_ENDPOINT`` (default
-``https://huggingface.co``) and ``HF_TOKEN`` from the environment. The token is never
-part of these settings, so it never lands in a YAML file or a log line.
+The environment is read the way the Hub's own tools (``huggingface_hub``,
+``src/huggingface_hub/constants.py`` and ``utils/_auth.py``) read it:
+
+- ``HF_ENDPOINT``: the Hub's base URL (default ``https://huggingface.co``).
+- ``HF_TOKEN``, else the token file ``hf auth login`` writes: ``HF_TOKEN_PATH``, else
+  ``$HF_HOME/token``, where ``HF_HOME`` defaults to ``$XDG_CACHE_HOME/huggingface``, i.e.
+  ``~/.cache/huggingface``.
+- ``HF_HUB_OFFLINE`` (or the older ``TRANSFORMERS_OFFLINE``) set to 1/ON/YES/TRUE: no
+  request goes to the Hub; models already in the cache still resolve.
+
+The token is never part of these settings, so it never lands in a YAML file or a log line.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from pathlib import Path
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from catalog.hub.errors import HubError, HubErrorKind
+
+log = logging.getLogger("ftcost.hub")
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 ENDPOINT_ENV = "HF_ENDPOINT"
 TOKEN_ENV = "HF_TOKEN"
+TOKEN_PATH_ENV: Final = "HF_TOKEN_PATH"
+HOME_ENV: Final = "HF_HOME"
+OFFLINE_ENVS: Final = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+"""Either one true switches the Hub off (``huggingface_hub.constants.HF_HUB_OFFLINE``)."""
+TRUE_VALUES: Final = frozenset({"1", "ON", "YES", "TRUE"})
+"""What counts as "set" for a switch (``huggingface_hub.constants.ENV_VARS_TRUE_VALUES``)."""
+MAX_TOKEN_FILE_BYTES: Final = 4096
+"""A token file longer than this is not a token (a Hub token is about 40 characters)."""
+
+
+def token_path() -> Path:
+    """Where ``hf auth login`` keeps the token: ``HF_TOKEN_PATH``, else ``$HF_HOME/token``
+    (``HF_HOME`` default: ``$XDG_CACHE_HOME/huggingface``, else ``~/.cache/huggingface``)."""
+    explicit = os.environ.get(TOKEN_PATH_ENV, "").strip()
+    if explicit:
+        return Path(os.path.expandvars(explicit)).expanduser()
+    home = os.environ.get(HOME_ENV, "").strip()
+    if not home:
+        cache = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join("~", ".cache")
+        home = os.path.join(cache, "huggingface")
+    return Path(os.path.expandvars(home)).expanduser() / "token"
+
+
+def read_token_file(path: Path) -> str | None:
+    """The token stored in ``path``; None when there is no file or it holds no usable token
+    (unreadable, not UTF-8, empty, over :data:`MAX_TOKEN_FILE_BYTES` or more than one line:
+    logged, never raised, so a broken file only means anonymous requests)."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_TOKEN_FILE_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        log.warning("hub token file %s unreadable (%s): no token sent", path, exc.strerror)
+        return None
+    try:
+        text = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        text = ""
+    if len(raw) > MAX_TOKEN_FILE_BYTES or not text or any(c.isspace() for c in text):
+        log.warning("hub token file %s does not hold one token: no token sent", path)
+        return None
+    return text
+
+
+def offline_switch() -> str | None:
+    """The environment variable that switches the Hub off (``HF_HUB_OFFLINE=1``), or None."""
+    for name in OFFLINE_ENVS:
+        if os.environ.get(name, "").strip().upper() in TRUE_VALUES:
+            return name
+    return None
 
 
 class HubSettings(BaseModel):
@@ -49,6 +115,22 @@ class HubSettings(BaseModel):
 
     @staticmethod
     def token() -> str | None:
-        """``HF_TOKEN`` from the environment (None when unset or blank)."""
+        """``HF_TOKEN`` from the environment, else the token file ``hf auth login`` wrote
+        (:func:`token_path`); None when neither holds one."""
         value = os.environ.get(TOKEN_ENV, "").strip()
-        return value or None
+        return value or read_token_file(token_path())
+
+    @staticmethod
+    def require_online(ref: str) -> None:
+        """Raise a :class:`HubError` (``offline``) naming the variable when the Hub is
+        switched off; ``ref`` is the ``org/name[@rev]`` that would have been asked for."""
+        switch = offline_switch()
+        if switch is not None:
+            raise HubError(
+                HubErrorKind.OFFLINE,
+                f"{ref} is not in ftcost's cache and the Hugging Face Hub is switched off "
+                f"here ({switch}={os.environ[switch].strip()}), so it cannot be looked up. "
+                "Pick a catalog model (say `models` for the list), or unset "
+                f"{switch} where ftcost runs to resolve Hub models.",
+                ref,
+            )
