@@ -107,3 +107,14 @@ async def test_the_service_applies_a_channels_defaults_to_new_questions_only(
     assert typed.request is not None and typed.request.framework is Framework.GENERIC
     followup = service.answer("seq 8k", typed.request, None, defaults)
     assert followup.request is not None and followup.request.framework is Framework.GENERIC
+
+
+async def test_a_spot_price_default_is_stored_by_name_and_read_back_as_the_field(
+    store: SQLiteStore,
+) -> None:
+    settings = ChannelSettings(store)
+
+    await settings.handle("set prices spot", "discord", "C1")
+
+    assert await store.channel_settings("discord", "C1") == {"prices": "spot"}
+    assert await settings.defaults("discord", "C1") == {"spot": True}

@@ -629,3 +629,67 @@ async def test_malformed_timestamp_is_rejected_as_unauthenticated(bot, slack, ca
     assert slack.calls_to("chat.postMessage") == [] and slack.responses == []
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR
                 and r.name.startswith(("ftcost.slack", "aiohttp", "slack_bolt"))]
+
+
+# -- framework and channel settings ----------------------------------------------------------
+async def test_a_channel_framework_set_by_anyone_applies_to_new_estimates(bot, slack):
+    await bot.post(slash_command_body("set framework hf", user_id="U7",
+                                      response_url=slack.response_url("C1")))
+    await bot.settle()
+    ts = await slash(bot, slack, "8b lora 10M tokens")
+    await bot.post(slash_command_body("settings", response_url=slack.response_url("C1")))
+    await bot.settle()
+
+    confirm, shown = slack.responses
+    assert confirm["response_type"] == "ephemeral" and "framework hf" in all_text(
+        confirm["blocks"])
+    assert "framework: hf" in all_text(shown["blocks"])
+    context = await bot.store.get_thread(ThreadKey("slack", "C1", ts))
+    assert context is not None and context.request.framework.value == "hf"
+    assert "HF / TRL / PEFT" in all_text(slack.messages[("C1", ts)]["blocks"])
+    assert validate_blocks(slack.messages[("C1", ts)]["blocks"]) == []
+
+
+async def test_a_channel_price_default_of_spot_applies_to_new_estimates(bot, slack):
+    await bot.post(slash_command_body("set prices spot", response_url=slack.response_url("C1")))
+    await bot.settle()
+    ts = await slash(bot, slack, "8b lora 10M tokens")
+
+    context = await bot.store.get_thread(ThreadKey("slack", "C1", ts))
+    assert context is not None and context.request.spot is True
+
+
+async def test_channel_defaults_stay_in_their_channel(bot, slack):
+    await bot.post(slash_command_body("set framework unsloth", channel_id="C2",
+                                      response_url=slack.response_url("C2")))
+    await bot.settle()
+    ts = await slash(bot, slack, "8b lora 10M tokens", channel="C1")
+
+    context = await bot.store.get_thread(ThreadKey("slack", "C1", ts))
+    assert context is not None and context.request.framework.value == "generic"
+
+
+async def test_a_bad_setting_is_explained_to_the_asker_only(bot, slack):
+    await bot.post(slash_command_body("set framework jax", response_url=slack.response_url("C1")))
+    await bot.settle()
+
+    (post,) = slack.responses
+    assert post["response_type"] == "ephemeral"
+    assert "is not a framework" in all_text(post["blocks"]) and "`hf`" in all_text(post["blocks"])
+    assert slack.calls_to("chat.postMessage") == []
+
+
+async def test_the_framework_select_reruns_the_estimate_in_its_thread(bot, slack):
+    ts = await slash(bot, slack)
+    blocks = slack.messages[("C1", ts)]["blocks"]
+    (line,) = [b for b in blocks if b.get("block_id") == "ftcost_framework"]
+    assert line["accessory"]["initial_option"]["value"] == "generic"
+
+    await bot.post(block_action_body("ftcost_framework", None, message_ts=ts,
+                                     message_blocks=blocks, block_id="ftcost_framework",
+                                     selected_option_value="torchtune"))
+    await bot.settle()
+
+    _, reply = slack.calls_to("chat.postMessage")
+    assert reply.args["thread_ts"] == ts
+    assert "framework generic → torchtune" in all_text(reply.args["blocks"])
