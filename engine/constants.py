@@ -274,6 +274,10 @@ assumption (half the reads and writes), not a measurement."""
 FA_BACKWARD_FLOPS: Final = 2.5
 """FlashAttention-2's backward does 2.5x its forward matmul FLOPs: five matmuls to the
 forward's two, since it recomputes the scores (Dao 2023, arXiv:2307.08691, section 3.1)."""
+FA_EFFICIENCY: Final = 0.75
+"""FlashAttention's FLOP rate relative to a large GEMM's on the same card: FlashAttention-2
+reaches 50-73% of the A100's peak (Dao 2023, abstract; forward near the top, backward
+lower) where cuBLAS GEMMs reach about 80%: ~0.62 / 0.8."""
 EAGER_BACKWARD_FLOPS: Final = 2.0
 """Eager attention's backward: gradients of both score matmuls, 2x the forward."""
 NF4_DEQUANT_BYTES: Final = 2.5

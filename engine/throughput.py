@@ -11,6 +11,7 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
 * **attention**: ``2·s·q_width`` FLOPs per token per layer forward with causal
   masking skipped (FlashAttention), ``4·s·q_width`` eager, and ``FA_BACKWARD_FLOPS``
   (2.5x) / ``EAGER_BACKWARD_FLOPS`` (2x) for backward, so time grows with sequence;
+* attention at ``FA_EFFICIENCY`` of the matmul rate (FlashAttention runs below cuBLAS);
 * both at the card's **achievable** matmul rate (``GpuSpec.matmul_tflops``, from
   published matmul benchmarks), with each pass's weight reads as a memory-bound floor
   (a roofline: small micro-batches are bound by bandwidth, not FLOPs);
@@ -46,6 +47,7 @@ from engine.constants import (
     EAGER_BACKWARD_FLOPS,
     ELEMENTWISE_PASSES,
     FA_BACKWARD_FLOPS,
+    FA_EFFICIENCY,
     GPUS_PER_NODE,
     HOST_LINK_GBPS,
     HOST_MEMORY_GBPS,
@@ -88,6 +90,8 @@ class Workload:
     """Linear-layer FLOPs of one micro-batch: forward, backward, recompute, adapters."""
     attention_flops: float
     """Score and value matmuls of one micro-batch, forward, backward and recompute."""
+    attention_efficiency: float
+    """Their rate relative to a large GEMM's (``FA_EFFICIENCY``; 1 for eager matmuls)."""
     weight_bytes: float
     """16-bit weight reads of one micro-batch (the GEMMs' memory floor)."""
     dequant_bytes: float
@@ -161,6 +165,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         tokens=tokens,
         matmul_flops=matmul,
         attention_flops=attention,
+        attention_efficiency=FA_EFFICIENCY if request.flash_attention else 1.0,
         weight_bytes=weight_bytes,
         dequant_bytes=dequant,
         elementwise_bytes=elementwise,
@@ -237,7 +242,7 @@ def step_time(
         work.dequant_bytes
         + tuning.elementwise_passes * work.elementwise_scale * work.elementwise_bytes
     ) / hbm
-    gpu_s = gemm + work.attention_flops / rate + memory_bound
+    gpu_s = gemm + work.attention_flops / (rate * work.attention_efficiency) + memory_bound
     launch = work.layers * tuning.launch_s_per_layer
     micro = max(gpu_s, launch)
 

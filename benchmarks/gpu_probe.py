@@ -1,0 +1,200 @@
+"""Measure real training steps on one GPU: peak memory and tokens/s for full, LoRA and QLoRA.
+
+Builds Llama-style models from their config with random weights (no download), trains a
+few steps of each method over a small grid of sequence x micro-batch, and records
+``torch.cuda.max_memory_allocated`` / ``max_memory_reserved`` and tokens/s per GPU. Each
+result is one JSON line, shaped so it can be added to benchmarks/measurements.yaml as this
+project's own measured row (with the card and the date).
+
+On the device machine (PyTorch, transformers, peft, accelerate installed; bitsandbytes
+carried as a wheel for QLoRA)::
+
+    pip install --no-deps bitsandbytes-*.whl   # optional: QLoRA rows
+    python benchmarks/gpu_probe.py --out "$OUT/probe.jsonl" --budget-s 420
+
+Everything is sized to finish in under 8 minutes on one H100/H200 (``--budget-s`` stops
+the grid early and says so). ``--smoke`` runs a tiny model on the CPU to check the script
+itself (no memory counters there). Not imported by the product or the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import platform
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from datetime import date
+from typing import Any
+
+MODELS: dict[str, dict[str, Any]] = {
+    # Llama 3.2 1B and Llama 3.1 8B shapes (their config.json), random weights.
+    "llama-3.2-1b": dict(
+        hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
+        num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=True,
+    ),
+    "llama-3.1-8b": dict(
+        hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+        num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=False,
+    ),
+    # --smoke only: a toy with the same structure.
+    "tiny": dict(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, vocab_size=512, tie_word_embeddings=False,
+    ),
+}
+GRID: list[tuple[str, str, int, int]] = [
+    # (model, method, seq_len, micro_batch): small micro-batches show the launch floor,
+    # long sequences the attention term, LoRA vs full the frozen-weight backward.
+    *[("llama-3.2-1b", m, s, b) for m in ("full", "lora", "qlora")
+      for s, b in ((512, 1), (512, 8), (2048, 1), (2048, 4), (8192, 1))],
+    *[("llama-3.1-8b", m, s, b) for m in ("lora", "qlora")
+      for s, b in ((512, 1), (2048, 1), (2048, 4), (8192, 1))],
+]
+SMOKE_GRID = [("tiny", m, s, b) for m in ("full", "lora") for s, b in ((32, 1), (64, 2))]
+WARMUP_STEPS = 2
+TIMED_STEPS = 4
+
+
+@dataclass
+class Result:
+    model: str
+    method: str
+    seq_len: int
+    micro_batch: int
+    gpu: str
+    peak_allocated_gb: float | None
+    peak_reserved_gb: float | None
+    tokens_per_sec: float | None
+    error: str | None = None
+    date: str = str(date.today())
+    framework: str = "hf"
+    notes: str = (
+        "benchmarks/gpu_probe.py: transformers + peft, random weights, bf16 params, torch "
+        "AdamW (pure BF16 states for full), gradient checkpointing on, SDPA attention, LoRA "
+        "r16 all-linear dropout 0, HF loss"
+    )
+
+
+def build(name: str, method: str, device: str) -> Any:
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(**MODELS[name], attn_implementation="sdpa", use_cache=False)
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = LlamaForCausalLM(config).to(torch.bfloat16)
+    if method == "qlora":
+        model = quantize_nf4(model)
+    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if method in ("lora", "qlora"):
+        from peft import LoraConfig, get_peft_model
+
+        model.enable_input_require_grads()
+        lora = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0, target_modules="all-linear")
+        model = get_peft_model(model, lora)
+    return model
+
+
+def quantize_nf4(model: Any) -> Any:
+    """Replace every decoder linear by a bitsandbytes NF4 layer (double quantization),
+    as ``BitsAndBytesConfig(load_in_4bit=True)`` loads a checkpoint."""
+    import bitsandbytes as bnb
+    import torch
+
+    for _name, parent in list(model.model.named_modules()):
+        for child_name, child in list(parent.named_children()):
+            if isinstance(child, torch.nn.Linear):
+                layer = bnb.nn.Linear4bit(
+                    child.in_features, child.out_features, bias=child.bias is not None,
+                    compute_dtype=torch.bfloat16, quant_type="nf4", compress_statistics=True,
+                )
+                layer.weight = bnb.nn.Params4bit(
+                    child.weight.data.cpu(), requires_grad=False, quant_type="nf4",
+                    compress_statistics=True,
+                )
+                setattr(parent, child_name, layer.to(child.weight.device))
+    return model
+
+
+def run_one(name: str, method: str, seq: int, batch: int, device: str) -> Result:
+    import torch
+
+    cuda = device == "cuda"
+    gpu = torch.cuda.get_device_name(0) if cuda else platform.processor() or "cpu"
+    model = optimizer = None
+    try:
+        model = build(name, method, device)
+        params = [p for p in model.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(params, lr=1e-5)
+        vocab = MODELS[name]["vocab_size"]
+        ids = torch.randint(0, vocab, (batch, seq), device=device)
+        if cuda:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        start = 0.0
+        for step in range(WARMUP_STEPS + TIMED_STEPS):
+            if step == WARMUP_STEPS:
+                if cuda:
+                    torch.cuda.synchronize()
+                start = time.perf_counter()
+            loss = model(input_ids=ids, labels=ids).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        if cuda:
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - start
+        return Result(
+            name, method, seq, batch, gpu,
+            torch.cuda.max_memory_allocated() / 1e9 if cuda else None,
+            torch.cuda.max_memory_reserved() / 1e9 if cuda else None,
+            TIMED_STEPS * seq * batch / seconds,
+        )
+    except Exception as exc:  # OOM or a missing bitsandbytes: record it, go on
+        return Result(name, method, seq, batch, gpu, None, None, None, f"{type(exc).__name__}: "
+                      f"{str(exc)[:200]}")
+    finally:
+        del model, optimizer
+        gc.collect()
+        if cuda:
+            torch.cuda.empty_cache()
+
+
+def grid(smoke: bool) -> Iterator[tuple[str, str, int, int]]:
+    yield from SMOKE_GRID if smoke else GRID
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default="-", help="JSON lines file (default: stdout)")
+    parser.add_argument("--smoke", action="store_true", help="tiny model on the CPU")
+    parser.add_argument("--budget-s", type=float, default=420.0, help="stop the grid after this")
+    args = parser.parse_args(argv)
+    import torch
+
+    device = "cpu" if args.smoke else "cuda"
+    if device == "cuda" and not torch.cuda.is_available():
+        print("gpu_probe: no CUDA device (use --smoke on a CPU)", file=sys.stderr)
+        return 2
+    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
+    began = time.monotonic()
+    try:
+        for name, method, seq, batch in grid(args.smoke):
+            if time.monotonic() - began > args.budget_s:
+                print(json.dumps({"stopped": "time budget", "at": [name, method, seq, batch]}),
+                      file=out, flush=True)
+                break
+            result = run_one(name, method, seq, batch, device)
+            print(json.dumps(asdict(result)), file=out, flush=True)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,105 @@
+"""Framework profiles: what a framework does that its users do not say."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import Request, estimate
+from engine.constants import LOGITS_BYTES, LOGITS_BYTES_HF
+from engine.memory import activation_bytes, footprint
+from engine.profiles import PROFILES, resolve
+from engine.request import Framework, Sharding, StatePrecision
+from engine.specs import Catalog
+
+
+def test_generic_is_the_default_and_changes_nothing() -> None:
+    request = Request(model="llama-3.1-8b", method="lora")
+    assert request.framework is Framework.GENERIC
+    assert resolve(request) is request
+    assert PROFILES[Framework.GENERIC].changes == ()
+
+
+def test_every_framework_has_a_profile() -> None:
+    assert set(PROFILES) == set(Framework)
+
+
+def test_hf_keeps_three_fp32_sized_copies_of_the_logits(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    generic = Request(model="llama-3.1-8b", method="lora", micro_batch=8)
+    hf = generic.model_copy(update={"framework": Framework.HF})
+    extra = activation_bytes(arch, resolve(hf)) - activation_bytes(arch, resolve(generic))
+    logits = 8 * 2048 * arch.vocab_size
+    dropout = activation_bytes(arch, resolve(hf).model_copy(update={"lora_dropout": 0.0}))
+    assert dropout - activation_bytes(arch, generic) == pytest.approx(
+        (LOGITS_BYTES_HF - LOGITS_BYTES) * logits
+    )
+    assert extra > (LOGITS_BYTES_HF - LOGITS_BYTES) * logits
+
+
+def test_hf_sets_lora_dropout_unless_the_user_says_otherwise() -> None:
+    assert resolve(Request(model="x", framework="hf")).lora_dropout == 0.05
+    assert resolve(Request(model="x", framework="hf", lora_dropout=0.0)).lora_dropout == 0.0
+
+
+def test_torchtune_and_litgpt_train_in_pure_bf16_unless_told() -> None:
+    for name in ("torchtune", "litgpt"):
+        assert resolve(Request(model="x", framework=name)).state_precision is (
+            StatePrecision.PURE_BF16
+        )
+    told = Request(model="x", framework="torchtune", state_precision="fp32")
+    assert resolve(told).state_precision is StatePrecision.FP32
+
+
+def test_a_fused_loss_the_user_names_wins_over_the_profile(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    fused = Request(model="llama-3.1-8b", method="lora", framework="hf", fused_ce=True,
+                    lora_dropout=0.0)
+    generic = Request(model="llama-3.1-8b", method="lora", fused_ce=True)
+    assert activation_bytes(arch, resolve(fused)) == activation_bytes(arch, generic)
+
+
+def test_unsloth_keeps_no_logits_and_offloads_checkpointed_activations(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    unsloth = resolve(Request(model="llama-3.1-8b", method="qlora", framework="unsloth",
+                              seq_len=16384))
+    generic = Request(model="llama-3.1-8b", method="qlora", seq_len=16384)
+    assert unsloth.activation_offload
+    assert activation_bytes(arch, unsloth) < 0.3 * activation_bytes(arch, generic)
+
+
+def test_only_litgpt_gives_frozen_weights_fsdp_gradients(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    for framework in Framework:
+        fp = footprint(arch, resolve(Request(model="llama-3.1-8b", method="lora",
+                                             framework=framework)))
+        assert (fp.frozen_grad > 0) is (framework is Framework.LITGPT), framework
+
+
+def test_every_reply_states_the_framework_and_what_it_changed(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="lora", framework="hf"), catalog)
+    [line] = [a for a in est.assumptions if a.startswith("Framework:")]
+    assert "12 B per logit" in line and "dropout 0.05" in line
+    doc = est.to_json()["framework"]
+    assert doc["name"] == "hf" and doc["lora_dropout"] == 0.05
+
+
+def test_generic_says_what_hf_would_add_when_the_logits_are_large(catalog: Catalog) -> None:
+    est = estimate(Request(model="qwen2.5-7b", method="lora", seq_len=8192, micro_batch=2),
+                   catalog)
+    assert any("`hf`" in w and "more" in w for w in est.warnings)
+
+
+def test_an_hf_run_at_batch_8_needs_more_than_generic(catalog: Catalog) -> None:
+    generic = estimate(Request(model="llama-3.1-8b", method="lora", micro_batch=8), catalog)
+    hf = estimate(Request(model="llama-3.1-8b", method="lora", micro_batch=8, framework="hf"),
+                  catalog)
+    assert hf.memory.total > generic.memory.total + 10
+
+
+def test_the_request_keeps_what_the_user_said_and_the_estimate_what_it_computed(
+    catalog: Catalog,
+) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="lora", framework="litgpt",
+                           sharding=Sharding.FSDP, gpu="a100-40gb-sxm", gpu_count=2), catalog)
+    assert est.request.state_precision is StatePrecision.FP32
+    assert est.effective.state_precision is StatePrecision.PURE_BF16

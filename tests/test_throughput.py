@@ -1,0 +1,127 @@
+"""The physical time model: what a micro-batch computes, moves and waits for."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import Request, estimate
+from engine.compute import compute, napkin_gpu_hours, timing
+from engine.constants import DEFAULT_MFU, INTERNODE_GBPS, NO_P2P_FACTOR
+from engine.profiles import resolve
+from engine.request import Mode, Sharding
+from engine.specs import Catalog
+from engine.throughput import link_bytes_per_s, nodes_for, step_time, workload
+from tests.helpers import catalog_with, gpu
+
+CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)
+
+
+def rate(catalog: Catalog, card=CARD, count: int = 1, stage=Sharding.NONE, **fields) -> float:
+    """Tokens/s per GPU of a request on ``card``."""
+    request = resolve(Request(**{"model": "llama-3.1-8b", "method": "lora", **fields}))
+    work = workload(catalog.model(request.model).architecture, request)
+    return step_time(work, card, count, stage, request.offload).tokens_per_second
+
+
+def test_lora_is_faster_per_token_than_full_because_frozen_weights_need_no_weight_gradient(
+    catalog: Catalog,
+) -> None:
+    lora = rate(catalog, method="lora", micro_batch=4)
+    full = rate(catalog, method="full", micro_batch=4)
+    assert 1.2 < lora / full < 1.6
+
+
+def test_qlora_is_slower_than_lora_by_its_dequantization(catalog: Catalog) -> None:
+    assert rate(catalog, method="qlora") < rate(catalog, method="lora")
+
+
+def test_long_sequences_are_slower_per_token_from_attention(catalog: Catalog) -> None:
+    short = rate(catalog, model="qwen2.5-0.5b", seq_len=2048, micro_batch=8)
+    long = rate(catalog, model="qwen2.5-0.5b", seq_len=16384, micro_batch=1)
+    assert long < 0.7 * short
+
+
+def test_small_micro_batches_are_slower_per_token(catalog: Catalog) -> None:
+    one = rate(catalog, model="qwen2.5-0.5b", seq_len=256, micro_batch=1)
+    many = rate(catalog, model="qwen2.5-0.5b", seq_len=256, micro_batch=32)
+    assert one < 0.5 * many
+
+
+def test_checkpointing_costs_a_second_forward(catalog: Catalog) -> None:
+    on = rate(catalog, method="full", micro_batch=4, grad_checkpointing=True)
+    off = rate(catalog, method="full", micro_batch=4, grad_checkpointing=False)
+    assert 0.7 < on / off < 0.85
+
+
+def test_a_faster_matmul_rate_is_faster(catalog: Catalog) -> None:
+    slow = CARD.model_copy(update={"matmul_tflops": 400.0})
+    assert rate(catalog, card=slow, micro_batch=8) < rate(catalog, micro_batch=8)
+
+
+def test_without_peer_to_peer_the_link_is_halved() -> None:
+    p2p = link_bytes_per_s(CARD, 2, 1)
+    no_p2p = link_bytes_per_s(CARD.model_copy(update={"p2p": False}), 2, 1)
+    assert no_p2p == pytest.approx(p2p * NO_P2P_FACTOR)
+
+
+def test_between_nodes_the_nic_is_the_link() -> None:
+    assert nodes_for(16) == 2 and nodes_for(8) == 1
+    assert link_bytes_per_s(CARD, 16, 2) == pytest.approx(INTERNODE_GBPS["nvlink"] * 1e9)
+
+
+def test_zero3_on_a_slow_link_is_bound_by_communication(catalog: Catalog) -> None:
+    slow = CARD.model_copy(update={"link_gbps": 10.0, "fabric": "pcie"})
+    fast = rate(catalog, method="full", card=CARD, count=4, stage=Sharding.ZERO3)
+    assert rate(catalog, method="full", card=slow, count=4, stage=Sharding.ZERO3) < 0.5 * fast
+
+
+def test_cpu_offload_adds_host_time_per_step(catalog: Catalog) -> None:
+    on = rate(catalog, method="full", offload=True, count=2, stage=Sharding.ZERO3, micro_batch=4)
+    off = rate(catalog, method="full", count=2, stage=Sharding.ZERO3, micro_batch=4)
+    assert on < off
+
+
+def test_gpu_hours_are_trained_tokens_over_the_modeled_rate(catalog: Catalog) -> None:
+    request = Request(model="llama-3.1-8b", method="lora", dataset_tokens=10**7, epochs=1)
+    work = compute(catalog.model(request.model).active_params, request,
+                   catalog.model(request.model).architecture)
+    t = timing(work, CARD, 1, 2.0, Mode.DETAILED)
+    assert t.tokens_per_second is not None and t.gpu_hours is not None
+    assert t.gpu_hours == pytest.approx(1e7 / t.tokens_per_second / 3600)
+    assert t.cost_usd == pytest.approx(t.gpu_hours * 2.0)
+
+
+def test_napkin_mode_keeps_six_p_t_at_35_percent(catalog: Catalog) -> None:
+    cat = catalog_with(CARD)
+    request = Request(model="llama-3.1-8b", method="qlora", dataset_tokens=10**8, epochs=1,
+                      mode="napkin")
+    option = estimate(request, cat).options[0]
+    params = catalog.model("llama-3.1-8b").active_params
+    expected = 6 * params * 1e8 / (1000e12 * DEFAULT_MFU) / 3600
+    assert option.timing.gpu_hours == pytest.approx(expected)
+
+
+def test_the_detailed_reply_carries_the_napkin_gpu_hours_beside_its_own(catalog: Catalog) -> None:
+    cat = catalog_with(CARD)
+    request = Request(model="llama-3.1-8b", method="qlora", dataset_tokens=10**8, epochs=1)
+    t = estimate(request, cat).options[0].timing
+    flops = 6 * catalog.model("llama-3.1-8b").active_params * 1e8
+    assert t.napkin_gpu_hours == pytest.approx(napkin_gpu_hours(flops, CARD))
+    assert t.gpu_hours != pytest.approx(t.napkin_gpu_hours)
+
+
+def test_a_stated_mfu_uses_the_flat_rule(catalog: Catalog) -> None:
+    cat = catalog_with(CARD)
+    request = Request(model="llama-3.1-8b", method="lora", dataset_tokens=10**8, epochs=1,
+                      mfu=0.5, grad_checkpointing=False)
+    option = estimate(request, cat).options[0]
+    expected = 6 * catalog.model("llama-3.1-8b").active_params * 1e8 / (1000e12 * 0.5) / 3600
+    assert option.timing.gpu_hours == pytest.approx(expected)
+
+
+def test_the_same_card_spans_a_wide_range_of_tokens_per_second(catalog: Catalog) -> None:
+    rates = [
+        rate(catalog, model="qwen2.5-0.5b", seq_len=s, micro_batch=b)
+        for s, b in ((256, 1), (2048, 8), (16384, 1))
+    ]
+    assert max(rates) / min(rates) > 3
