@@ -14,7 +14,7 @@ from datetime import datetime
 from engine import Estimate
 from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
-from engine.request import Method, Mode, Request
+from engine.request import Framework, Method, Mode, Request
 from engine.specs import ModelSpec
 
 COMPONENT_LABELS: dict[str, str] = {
@@ -48,6 +48,15 @@ COMPONENT_COLOURS: dict[str, str] = {
 chart, ``adapters/chart.py``). Okabe & Ito's colour-blind-safe palette ("Color Universal
 Design", 2008), neighbours in the stack told apart by lightness too."""
 METHOD_LABELS = {Method.FULL: "Full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
+FRAMEWORK_LABELS: dict[Framework, str] = {
+    Framework.GENERIC: "Generic (spec)",
+    Framework.HF: "HF / TRL / PEFT",
+    Framework.UNSLOTH: "Unsloth",
+    Framework.TORCHTUNE: "torchtune",
+    Framework.LITGPT: "LitGPT",
+    Framework.TORCHTITAN: "torchtitan",
+}
+"""How the platforms name a framework (Slack's framework menu, Discord's embed line)."""
 NO_FIT = "no fit"
 
 

@@ -2,7 +2,7 @@
 
     ftcost-bot [--config FILE] [run]      start every configured platform (default)
     ftcost-bot [--config FILE] check-config   validate the configuration, show what would run
-    ftcost-bot manifest                   print the Slack app manifest (for "create from manifest")
+    ftcost-bot manifest                   print the Slack app manifest (see docs/slack.md)
     ftcost-bot sync-commands [--guild ID] register the Discord slash commands
     ftcost-bot backup DEST                copy the SQLite store to DEST while the bot runs
 
@@ -146,7 +146,7 @@ SUBCOMMANDS: list[Subcommand] = [
     Subcommand("run", "start every platform whose credentials are set (default)", _run),
     Subcommand("check-config", "validate the configuration and show what would run",
                _check_config),
-    Subcommand("manifest", "print the Slack app manifest", _manifest,
+    Subcommand("manifest", "print the Slack app manifest (setup: docs/slack.md)", _manifest,
                needs_credentials=False, needs_config=False),
     Subcommand("sync-commands", "register /ftcost with Discord (once, not on every start)",
                _sync_commands, _sync_arguments, needs_credentials=False),

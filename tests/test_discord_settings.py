@@ -21,10 +21,11 @@ async def _estimate_request(fake, store, options):
 
 async def test_the_framework_option_sets_the_estimates_framework(discord_fake, sqlite_store):
     async with running(discord_fake, sqlite_store):
-        request, _ = await _estimate_request(
+        request, cb = await _estimate_request(
             discord_fake, sqlite_store, {"query": "8b lora 10M tokens", "framework": "unsloth"})
 
     assert request.framework.value == "unsloth"
+    assert "*Framework:* Unsloth" in cb["data"]["embeds"][0]["description"]
 
 
 async def test_a_channel_default_set_with_the_query_applies_and_the_option_wins(

@@ -46,3 +46,24 @@ def test_display_name():
     assert m["display_information"]["name"] == "ftcost"
     assert m["features"]["bot_user"]["display_name"] == "ftcost"
     assert len(m["display_information"]["description"]) <= 140
+
+
+def test_the_manifest_points_at_the_slack_guide_which_exists():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    assert "docs/slack.md" in manifest_text()
+    guide = (root / "docs" / "slack.md").read_text("utf-8")
+    assert "## Scopes and events" in guide
+    for scope in manifest()["oauth_config"]["scopes"]["bot"]:
+        assert f"`{scope}`" in guide
+
+
+def test_relative_links_in_the_platform_guides_resolve():
+    import re
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    for page in ("slack.md", "discord.md"):
+        for target in re.findall(r"\]\((?!https?://|#)([^)#]+)", (docs / page).read_text()):
+            assert (docs / target).resolve().exists(), f"{page} links to a missing {target}"

@@ -40,7 +40,7 @@ from adapters.discord.limits import (
     cut,
 )
 from adapters.help import QUERY_HELP
-from adapters.report import NO_FIT, Report
+from adapters.report import FRAMEWORK_LABELS, NO_FIT, Report
 from bot.service import Reply, ReplyKind
 from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL
 
@@ -199,6 +199,7 @@ def _describe_estimate(report: Report, changes: list[str]) -> str:
         lines.append("**What if:** " + _md(", ".join(changes)))
     lines.append(f"*{_md(report.subtitle)}*")
     lines.append(f"**{_md(report.headline)}**")
+    lines.append(f"*Framework:* {_md(FRAMEWORK_LABELS[report.request.framework])}")
     if report.cost_line:
         lines.append(_md(report.cost_line))
     if report.price_line:

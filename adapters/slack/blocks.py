@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from adapters.report import METHOD_LABELS, Report
+from adapters.report import FRAMEWORK_LABELS, METHOD_LABELS, Report
 from adapters.slack.announce import prices_blocks, prices_text
 from bot.service import Reply, ReplyKind, request_to_compact_json
 from engine import Method, Request
@@ -44,15 +44,6 @@ ACTION_GPU = "ftcost_gpu"
 ACTION_CHART = "ftcost_chart"
 ACTION_FRAMEWORK = "ftcost_framework"
 FRAMEWORK_BLOCK_ID = "ftcost_framework"
-FRAMEWORK_LABELS: dict[Framework, str] = {
-    Framework.GENERIC: "Generic (spec)",
-    Framework.HF: "HF / TRL / PEFT",
-    Framework.UNSLOTH: "Unsloth",
-    Framework.TORCHTUNE: "torchtune",
-    Framework.LITGPT: "LitGPT",
-    Framework.TORCHTITAN: "torchtitan",
-}
-"""The framework select's option labels (values are :class:`Framework` values)."""
 """Upload the estimate's memory chart (``adapters.chart``) into its thread."""
 ACTIONS_BLOCK_ID = "ftcost_actions"
 ACTION_ID_RE = re.compile(r"^ftcost_(method_(full|lora|qlora)|seq_double|gpu|chart|framework)$")
