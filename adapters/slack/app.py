@@ -11,8 +11,10 @@ HTTP (or Socket Mode) acknowledgement never waits for the estimate, the store or
 * a reply in an estimate's thread: a what-if on that thread's last request,
   answered in the thread, becoming its new context.
 * ``@ftcost QUERY`` anywhere: a new estimate, in the mention's thread.
-* buttons (method, 2x sequence) and the "Other cards" select: the changed estimate
-  in the clicked estimate's thread; the original message is left as it is.
+* buttons (method, 2x sequence), the "Other cards" select and the framework menu: the
+  changed estimate in the clicked estimate's thread; the original message is left as it is.
+* ``set framework hf`` / ``set prices spot`` / ``unset NAME`` / ``settings``: the
+  channel's defaults for new questions (:mod:`bot.channel_settings`), answered privately.
 * "Show chart" (and the word ``chart`` in a query): the memory chart
   (``adapters.chart``), drawn on a worker thread and uploaded into the estimate's thread
   with ``files_upload_v2``.
