@@ -163,6 +163,56 @@ def test_configuration_is_by_environment_with_a_persistent_data_volume():
     assert "/data" in only("VOLUME")
 
 
+# -- packaging -------------------------------------------------------------------------------
+def pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_build_backend_understands_the_spdx_license_expression():
+    meta = pyproject()
+    assert isinstance(meta["project"]["license"], str)  # PEP 639: setuptools >= 77
+    setuptools = next(
+        Requirement(r) for r in meta["build-system"]["requires"] if r.startswith("setuptools")
+    )
+    assert not setuptools.specifier.contains("76.1.0")
+    assert setuptools.specifier.contains("77.0.3")
+
+
+def test_license_file_is_the_mit_licence_of_the_project():
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License")
+    assert "Copyright (c) 2026 the ftcost authors" in text
+    assert "LICENSE" in pyproject()["project"]["license-files"]
+
+
+def test_every_package_ships_py_typed():
+    meta = pyproject()
+    data = meta["tool"]["setuptools"]["package-data"]
+    for package in (
+        p.rstrip("*") for p in meta["tool"]["setuptools"]["packages"]["find"]["include"]
+    ):
+        assert (ROOT / package / "py.typed").is_file(), package
+        assert "py.typed" in data.get(package, []), package
+
+
+def test_lint_and_type_tools_live_in_the_dev_extra_not_in_test():
+    extras = pyproject()["project"]["optional-dependencies"]
+    dev = {canonicalize_name(Requirement(r).name) for r in extras["dev"]}
+    test = {canonicalize_name(Requirement(r).name) for r in extras["test"]}
+    assert {"ruff", "mypy"} <= dev
+    assert not {"ruff", "mypy"} & test
+
+
+def test_ci_installs_the_dev_extra_and_type_checks_before_the_tests():
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "'.[test,dev]'" in script
+    lines = [ln.strip() for ln in script.splitlines()]
+    mypy = lines.index('"$venv/bin/mypy"')
+    tests = lines.index('"$venv/bin/python" -m pytest')
+    assert mypy < tests
+    assert pyproject()["tool"]["mypy"]["files"] == ["engine", "adapters", "catalog", "bot"]
+
+
 # -- .dockerignore ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "path",
