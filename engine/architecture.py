@@ -267,9 +267,11 @@ class Architecture(BaseModel):
 
     def lora_active_params(self, rank: int, targets: str) -> int:
         """LoRA parameters one token passes through (adapters of its k routed experts)."""
-        return sum(
-            lin.active * rank * (lin.d_in + lin.d_out) for lin in self._targeted(targets)
-        )
+        return rank * self._lora_active_widths(targets)
+
+    @lru_cache(maxsize=8)  # noqa: B019 - a handful of target sets per (frozen) architecture
+    def _lora_active_widths(self, targets: str) -> int:
+        return sum(lin.active * (lin.d_in + lin.d_out) for lin in self._targeted(targets))
 
     def lora_params(self, rank: int, targets: str) -> int:
         return rank * self._lora_widths(targets)

@@ -18,7 +18,7 @@ are carried beside the detailed ones so replies can show both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.architecture import Architecture
 from engine.constants import (
@@ -44,6 +44,11 @@ class Compute:
     """The flat rule's MFU after the recompute penalty (a fraction, 0-1)."""
     work: Workload | None = None
     """The physical model's micro-batch (None: the flat rule applies)."""
+    rates: dict[tuple[str, int, Sharding, bool, int | None], tuple[float, float]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """Tokens/s and communication share already worked out per (card, count, sharding,
+    offload, nodes): ranking and the options shown ask for the same ones."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +135,13 @@ def tokens_per_second(
             else FLOPS_PER_PARAM_TOKEN
         )
         return rate * FLOPS_PER_PARAM_TOKEN / per_token / (1 + overhead), overhead
-    step = step_time(work.work, gpu, count, stage, offload, nodes_for(count, nodes))
-    waited = max(0.0, step.step_s - step.compute_s - step.optimizer_s - step.offload_s)
-    return step.tokens_per_second, min(1.0, waited / step.step_s)
+    key = (gpu.id, count, stage, offload, nodes)
+    hit = work.rates.get(key)
+    if hit is None:
+        step = step_time(work.work, gpu, count, stage, offload, nodes_for(count, nodes))
+        waited = max(0.0, step.step_s - step.compute_s - step.optimizer_s - step.offload_s)
+        hit = work.rates[key] = (step.tokens_per_second, min(1.0, waited / step.step_s))
+    return hit
 
 
 def timing(

@@ -140,14 +140,18 @@ class Solve(StrEnum):
 
 
 class ModelPick(StrEnum):
-    """How the query named the model when it did not name it exactly: a bare size
-    (``8b``), a family word alone (``mixtral``: the family's flagship), or a family and a
-    size (``qwen 72b``: the newest generation of that size). The reply says which model
-    that picked."""
+    """How the query named the model, where the reply's note depends on it. None (not
+    recorded, or a bare size such as ``8b``): the note says which model a bare size
+    means. ``exact``: named by id, name or alias (no note). ``family``: a family word
+    alone (``mixtral``: its flagship). ``family-size``: a family and a size (``qwen 72b``:
+    the newest generation of that size). ``none``: no model named, the question solves
+    for it (``largest model``; ``model`` holds the catalog's ``8b`` as a starting point
+    and does not restrict the answer)."""
 
-    SIZE = "size"
+    EXACT = "exact"
     FAMILY = "family"
     FAMILY_SIZE = "family-size"
+    NONE = "none"
 
 
 class Mode(StrEnum):
@@ -236,8 +240,7 @@ class Request(BaseModel):
     )
     """A card named by its memory (``24gb``), GB = 10^9 bytes, instead of by model."""
     model_pick: ModelPick | None = None
-    """How the query named the model when not exactly (bare size, family word); None
-    when it named it exactly."""
+    """How the query named the model (:class:`ModelPick`), for the reply's note."""
 
     @property
     def effective_method(self) -> Method:

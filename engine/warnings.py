@@ -280,8 +280,13 @@ def notes(ctx: Context, catalog: Catalog) -> list[str]:
     """Short facts the headline shows."""
     r, m, out = ctx.request, ctx.model, []
     sizes = [size for size, model_id in catalog.sizes.items() if model_id == m.id]
-    if sizes:
+    if sizes and r.model_pick is None:  # a bare size (or not recorded)
         out.append(f"`{sizes[0]}` means {m.name} here; name another model to change it.")
+    elif r.model_pick is ModelPick.FAMILY:
+        out.append(f"The family alone means its flagship, {m.name}; name a size to change it.")
+    elif r.model_pick is ModelPick.FAMILY_SIZE:
+        out.append(f"That means {m.name}, the newest generation of that size; name another "
+                   "version to change it.")
     if m.synthetic:
         out.append(
             f"{m.name} is synthetic: no catalog model has that size, so a Llama-style "
