@@ -27,7 +27,7 @@ from engine.constants import (
 from engine.fit import Option, not_recommended_reason
 from engine.memory import Footprint
 from engine.profiles import logits_bytes, profile
-from engine.request import Framework, Method, Mode, Request, Sharding, StatePrecision
+from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
 from engine.specs import Catalog, ModelSpec
 from engine.throughput import link_bytes_per_s, matmul_rate, nodes_for
 

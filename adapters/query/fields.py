@@ -57,6 +57,20 @@ FIELDS: Final = {
         "price per GPU-hour", "70b qlora 50M tokens h100 $2.50/hr", lambda v: f"${v:,g}"
     ),
     "mode": FieldInfo("mode", "70b qlora 50M tokens napkin"),
+    "framework": FieldInfo("framework", "8b lora trl 50M tokens"),
+    "nodes": FieldInfo("node count", "70b full 2 nodes of 8x h100 50M tokens"),
+    "spot": FieldInfo("spot pricing switch", "70b qlora 50M tokens h100 spot"),
+    "budget_usd": FieldInfo("budget", "8b lora 50M tokens under $500", lambda v: f"${v:,g}"),
+    "deadline_hours": FieldInfo("deadline", "8b lora 50M tokens within 2 days",
+                                lambda v: f"{v:,g} hours"),
+    "samples": FieldInfo("sample count", "8b lora 10k samples of 512 tokens"),
+    "sample_tokens": FieldInfo("average sample length", "8b lora 10k samples of 512 tokens"),
+    "packing": FieldInfo("packing switch", "8b lora 10k samples of 512 tokens packing"),
+    "max_len": FieldInfo("maximum sample length", "8b lora 10k samples of 512 tokens max-len 2048"),
+    "solve": FieldInfo("question", "max seq 8b qlora rtx-4090"),
+    "gpu_memory_gb": FieldInfo("card memory", "largest model qlora 24gb",
+                               lambda v: f"{v:,g} GB"),
+    "model_pick": FieldInfo("model", EXAMPLE),
 }
 
 

@@ -9,7 +9,7 @@ from typing import Final
 
 from adapters.query.errors import error, quoted
 from adapters.query.numbers import ALL_UNITS, HF_PREFIX, SYNTHETIC_RE
-from adapters.query.vocabulary import FLAGS, KEYWORDS
+from adapters.query.vocabulary import FLAGS, KEYWORDS, VARIANT_SUFFIXES
 from engine.specs import Catalog, normalize_name
 
 SYNTHETIC_MIN_B: Final = 0.1
@@ -117,6 +117,10 @@ def resolve_model(catalog: Catalog, text: str) -> str | None:
     found = catalog.find_model(text)
     if found:
         return found
+    for suffix in VARIANT_SUFFIXES:  # llama-3-70b-instruct: the same architecture
+        stem = text.removesuffix(suffix)
+        if stem != text and (found := catalog.find_model(stem)):
+            return found
     match = SYNTHETIC_RE.match(text)
     if match and SYNTHETIC_MIN_B <= float(match.group(1)) <= SYNTHETIC_MAX_B:
         return f"synthetic-{float(match.group(1)):g}b"

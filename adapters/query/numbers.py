@@ -105,6 +105,30 @@ def _to_seq(num: Num, word: str) -> int:
     return whole(num.scaled(binary=True), word, "seq_len")
 
 
+def _integer_binary(field: str) -> Callable[[Num, str], int]:
+    """A whole count where ``k`` is 1,024 (lengths in tokens: ``max-len 2k``)."""
+
+    def convert(num: Num, word: str) -> int:
+        _plain(num, word, field)
+        return whole(num.scaled(binary=True), word, field)
+
+    return convert
+
+
+def _memory(num: Num, word: str) -> float:
+    """A card's memory in GB (``24gb``)."""
+    _plain(num, word, "gpu_memory_gb")
+    return finite(num.scaled(), word, "gpu_memory_gb")
+
+
+def _budget(num: Num, word: str) -> float:
+    """A whole run's cost in USD (``budget $2k``); a rate per hour is a price instead."""
+    if num.hourly or num.percent:
+        raise error(f'"{quoted(word)}" is a rate; a budget is the whole run\'s cost.', word,
+                    example=FIELDS["budget_usd"].example)
+    return finite(num.scaled(), word, "budget_usd")
+
+
 def _integer(field: str) -> Callable[[Num, str], int]:
     def convert(num: Num, word: str) -> int:
         _plain(num, word, field)
@@ -148,7 +172,7 @@ UNITS: Final = (
     Unit(
         "seq_len",
         ("seq", "seqlen", "seq-len", "sequence", "sequence-length", "ctx", "ctx-len", "context",
-         "context-length", "max-len"),
+         "context-length", "max-seq", "max-seq-len", "max-seq-length", "max-length-seq"),
         _to_seq,
     ),
     Unit(
@@ -165,6 +189,12 @@ UNITS: Final = (
     Unit("lora_rank", ("r", "rank", "lora-r", "lora-rank"), _integer("lora_rank")),
     Unit("lora_dropout", ("dropout", "lora-dropout", "lora_dropout"), _fraction("lora_dropout")),
     Unit("mfu", ("mfu", "utilization"), _fraction("mfu")),
+    Unit("max_len", ("max-len", "max-length", "maxlen", "pad-to", "truncate"),
+         _integer_binary("max_len")),
+    Unit("gpu_memory_gb", ("gb",), _memory, prefix=False),
+    Unit("nodes", ("nodes", "node", "machines", "machine", "hosts", "servers"),
+         _integer("nodes")),
+    Unit("budget_usd", ("budget", "max-budget"), _budget),
     Unit("price_per_gpu_hour", ("price", "$"), to_price, postfix=False),
     Unit("price_per_gpu_hour", HOURLY, to_price, prefix=False),
 )

@@ -6,15 +6,22 @@ from pydantic import ValidationError
 
 from adapters.query.errors import EXAMPLE, QueryError, error, quoted
 from adapters.query.fields import FIELDS, out_of_range
+from adapters.query.phrases import check_samples
 from adapters.query.scanner import scan
 from catalog.loader import default_catalog
-from engine.request import Request
+from engine.request import ModelPick, Request, Solve
 from engine.specs import Catalog
 
 
 def parse_fields(text: str, catalog: Catalog | None = None) -> dict[str, object]:
     """The Request fields ``text`` names, each checked against its bounds."""
-    return dict(scan(text, catalog if catalog is not None else default_catalog()).fields)
+    return _fields(text, catalog)[0]
+
+
+def _fields(text: str, catalog: Catalog | None) -> tuple[dict[str, object], ModelPick | None]:
+    """The fields ``text`` names and how it named the model (bare size, family word)."""
+    state = scan(text, catalog if catalog is not None else default_catalog())
+    return dict(state.fields), state.model_pick
 
 
 def build(fields: dict[str, object]) -> Request:
@@ -41,9 +48,15 @@ def which_model(catalog: Catalog) -> QueryError:
 def parse_query(text: str, catalog: Catalog | None = None) -> Request:
     """Parse a one-line query; QueryError (with a message for the user) if it can't."""
     catalog = catalog if catalog is not None else default_catalog()
-    fields = parse_fields(text, catalog)
+    fields, pick = _fields(text, catalog)
+    if pick is not None:
+        fields["model_pick"] = pick
+    if "model" not in fields and fields.get("solve") is Solve.MODEL:
+        fields["model"] = catalog.model_for_size("8b") or next(iter(catalog.models))
+        fields["model_pick"] = ModelPick.NONE
     if "model" not in fields:
         raise which_model(catalog)
+    check_samples(fields, strict=True)
     return build(fields)
 
 
@@ -52,7 +65,7 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
 
     Naming a card without a count clears the count; naming a model switches model.
     """
-    changes = parse_fields(text, catalog)
+    changes, pick = _fields(text, catalog)
     if not changes:
         raise error(
             f'I didn\'t find anything to change in "{quoted(str(text).strip())}".',
@@ -61,4 +74,13 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
         )
     if "gpu" in changes and "gpu_count" not in changes:
         changes["gpu_count"] = None
-    return build({**previous.model_dump(), **changes})
+        changes.setdefault("nodes", None)
+    if "model" in changes:
+        changes["model_pick"] = pick
+    if "dataset_tokens" in changes and "samples" not in changes:
+        changes.update(samples=None, sample_tokens=None)
+    merged = {**previous.model_dump(), **changes}
+    if "samples" in changes or "sample_tokens" in changes:
+        merged.pop("dataset_tokens", None)
+        check_samples(merged, strict=True)
+    return build(merged)

@@ -6,8 +6,9 @@ import difflib
 from collections.abc import Callable
 from typing import Final
 
+from adapters.query import families, phrases
 from adapters.query.errors import MAX_SHOWN, QueryError, error, quoted
-from adapters.query.fields import FIELDS, check_field
+from adapters.query.fields import FIELDS
 from adapters.query.names import catalog_index, resolve_gpu, resolve_model, size_model
 from adapters.query.numbers import (
     ALL_UNITS,
@@ -17,67 +18,15 @@ from adapters.query.numbers import (
     PREFIX_UNITS,
     SIZE_RE,
     X_COUNT_RE,
-    Num,
-    Unit,
     read_number,
     to_price,
     whole,
 )
-from adapters.query.tokenizer import Word, tokenize
+from adapters.query.state import State, require
+from adapters.query.tokenizer import tokenize
 from adapters.query.vocabulary import CARD_WORDS, FILLER, FLAGS, HOURLY, KEYWORDS, NEGATIONS
+from engine.request import ModelPick
 from engine.specs import Catalog, normalize_name
-
-
-class State:
-    """Words being scanned and the fields found so far, with the words that set them."""
-
-    def __init__(self, words: list[Word], catalog: Catalog) -> None:
-        self.words = words
-        self.catalog = catalog
-        self.fields: dict[str, object] = {}
-        self.sources: dict[str, str] = {}
-
-    def low(self, i: int) -> str:
-        return self.words[i].low if 0 <= i < len(self.words) else ""
-
-    def raw(self, i: int, n: int = 1) -> str:
-        """The typed text of words ``i .. i+n`` (glued pieces shown once)."""
-        parts: list[str] = []
-        last = -1
-        for word in self.words[i : i + n]:
-            if word.origin != last:
-                parts.append(word.raw)
-                last = word.origin
-        return " ".join(parts)
-
-    def set(self, field: str, value: object, phrase: str, word: str | None = None) -> None:
-        """Record a field; QueryError if out of range or already set differently."""
-        check_field(field, value, phrase, word)
-        if field in self.fields and self.fields[field] != value:
-            label = FIELDS[field].label
-            raise error(
-                f'"{quoted(phrase)}" conflicts with "{quoted(self.sources[field])}": '
-                f"both set the {label}. Pick one.",
-                phrase,
-                example=FIELDS[field].example,
-            )
-        self.fields[field] = value
-        self.sources.setdefault(field, phrase)
-
-    def set_number(self, unit: Unit, num_at: int, phrase_at: int) -> int:
-        """Set ``unit``'s field from the number at ``num_at``; the phrase is 2 words."""
-        word = self.raw(num_at)
-        value = unit.convert(_require(read_number(self.low(num_at))), word)
-        self.set(unit.field, value, self.raw(phrase_at, 2), word)
-        return 2
-
-
-def _require(num: Num | None) -> Num:
-    """The number a handler has already matched (a QueryError, never a crash, if not)."""
-    if num is None:
-        raise error("I couldn't read a number in that query.")
-    return num
-
 
 Handler = Callable[[State, int], int]
 """Try to read a phrase at word ``i``; return the words consumed (0: no match)."""
@@ -169,7 +118,7 @@ def _match_span(
 
 
 def _count(s: State, text: str, phrase: str, word: str) -> None:
-    num = _require(read_number(text))
+    num = require(read_number(text))
     s.set("gpu_count", whole(num.value, word, "gpu_count"), phrase, word)
 
 
@@ -189,6 +138,7 @@ def _named(s: State, i: int) -> int:
     model = _match_span(s, i, resolve_model)
     if model:
         s.set("model", model[0], s.raw(i, model[1]))
+        s.model_pick = ModelPick.EXACT
         return model[1]
     gpu = _match_span(s, i, resolve_gpu)
     if gpu is None:
@@ -221,21 +171,30 @@ def _count_then_card(s: State, i: int) -> int:
 
 
 def _family_size(s: State, i: int) -> int:
-    family, size = normalize_name(s.low(i)), s.low(i + 1)
-    if not SIZE_RE.match(size) or family not in catalog_index(s.catalog).families:
+    """``qwen 72b``: the newest generation of that size in the family."""
+    family, size = s.low(i), s.low(i + 1)
+    if not SIZE_RE.match(size) or normalize_name(family) not in families.families(s.catalog):
         return 0
     canonical = f"{float(size[:-1]):g}b"
-    members = [m for m in s.catalog.models.values() if normalize_name(m.family) == family]
-    fits = [m.id for m in members if canonical in m.sizes or m.id.endswith(f"-{canonical}")]
-    if len(fits) > 1:
-        preferred = s.catalog.model_for_size(canonical)
-        fits = [preferred] if preferred in fits else fits
+    fits = families.newest_of_size(s.catalog, family, canonical)
     if len(fits) != 1:
-        names = fits or [m.id for m in members]
+        members = families.families(s.catalog)[normalize_name(family)]
+        names = fits or [m.model.id for m in members]
         raise error(f'Which model is "{quoted(s.raw(i, 2))}"?', s.raw(i, 2), names,
                      example=f"{names[0]} lora 50M tokens")
     s.set("model", fits[0], s.raw(i, 2))
+    s.model_pick = ModelPick.FAMILY_SIZE
     return 2
+
+
+def _family(s: State, i: int) -> int:
+    """``mixtral`` alone: the family's flagship."""
+    found = families.flagship(s.catalog, s.low(i))
+    if found is None:
+        return 0
+    s.set("model", found, s.raw(i))
+    s.model_pick = ModelPick.FAMILY
+    return 1
 
 
 def _bare_size(s: State, i: int) -> int:
@@ -263,15 +222,23 @@ def _dangling(s: State, i: int) -> int:
 
 
 _HANDLERS: Final[tuple[Handler, ...]] = (
+    phrases.limit,
+    phrases.solve,
+    phrases.samples,
+    phrases.sample_length,
+    phrases.nodes,
+    phrases.node_grid,
+    phrases.no_effect,
     _filler,
     _keyword,
     _flag,
     _price,
     _number_then_unit,
     _unit_then_number,
+    _family_size,
     _named,
     _count_then_card,
-    _family_size,
+    _family,
     _bare_size,
     _dangling,
 )
@@ -310,5 +277,6 @@ def scan(text: str, catalog: Catalog) -> State:
                 break
         else:
             raise _unknown(state, i)
+    phrases.check_nodes(state)
     return state
 

@@ -16,9 +16,18 @@ from adapters.query.numbers import (
     COUNT_X_RE,
     GLUE_PREFIXES,
     GLUE_SUFFIXES,
+    SIZE_RE,
     read_number,
 )
-from adapters.query.vocabulary import FILLER, FLAGS, HOUR_WORDS, KEYWORDS, SPELLED_SCALE
+from adapters.query.vocabulary import (
+    FILLER,
+    FLAGS,
+    HOUR_WORDS,
+    KEYWORDS,
+    NUMBER_WORDS,
+    SPELLED_SCALE,
+    VARIANT_SUFFIXES,
+)
 from engine.specs import Catalog
 
 
@@ -64,11 +73,17 @@ def _split(text: str) -> list[tuple[str, str]]:
 
 
 def _merge_spelled(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Join ``50 million`` into ``50m`` and ``per hour`` / ``an hour`` into ``/hr``."""
+    """Read number words (``two`` → ``2``), join ``50 million`` into ``50m`` and
+    ``a million`` into ``1m``, ``per hour`` / ``an hour`` into ``/hr``."""
     out: list[tuple[str, str]] = []
     for raw, low in words:
+        low = NUMBER_WORDS.get(low, low)
         prev = out[-1][1] if out else ""
-        if low in SPELLED_SCALE and COUNT_RE.match(prev):
+        if prev in ("a", "an") and low in SPELLED_SCALE:
+            prev = "1"
+        if low == "hundred" and re.fullmatch(r"[0-9]+", prev):
+            merged = prev + "00"
+        elif low in SPELLED_SCALE and low != "hundred" and COUNT_RE.match(prev):
             merged = prev + SPELLED_SCALE[low]
         elif (prev == "per" and low in HOUR_WORDS | {"h"}) or (
             prev in ("a", "an") and low in HOUR_WORDS
@@ -101,6 +116,10 @@ def _unglue(catalog: Catalog, low: str) -> list[str]:
     ``r64`` → ``r 64``, ``1ep`` → ``1 ep``. Unknown words come back whole."""
     if _is_known(catalog, low):
         return [low]
+    for suffix in VARIANT_SUFFIXES:
+        stem = low.removesuffix(suffix)
+        if stem != low and SIZE_RE.match(stem):
+            return [stem]  # 70b-instruct: the same architecture as 70b
     count_first = re.match(r"^(-?[0-9]+(?:\.[0-9]+)?)[x*](.+)$", low)
     if count_first and resolve_gpu(catalog, count_first.group(2)):
         return [count_first.group(1) + "x", count_first.group(2)]

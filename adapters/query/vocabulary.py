@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from engine.request import (
+    Framework,
     LoraTargets,
     Method,
     Mode,
@@ -49,6 +50,16 @@ KEYWORDS: Final = _table(
         ("sharding", Sharding.NONE): ("ddp", "no-sharding"),
         ("mode", Mode.NAPKIN): ("napkin",),
         ("mode", Mode.DETAILED): ("detailed",),
+        ("framework", Framework.HF): (
+            "hf", "huggingface", "hugging-face", "transformers", "trl", "peft", "axolotl",
+            "llama-factory", "llamafactory", "swift", "ms-swift",
+        ),
+        ("framework", Framework.UNSLOTH): ("unsloth",),
+        ("framework", Framework.TORCHTUNE): ("torchtune",),
+        ("framework", Framework.LITGPT): ("litgpt", "lit-gpt"),
+        ("framework", Framework.TORCHTITAN): ("torchtitan",),
+        ("framework", Framework.GENERIC): ("generic",),
+        ("spot", False): ("on-demand", "ondemand"),
     }
 )
 """Words that set one field to one value."""
@@ -66,6 +77,9 @@ FLAGS: Final = {
     **dict.fromkeys(("hf-loss", "hf-ce", "unfused-ce"), "hf_loss"),
     **dict.fromkeys(("double-quant", "double-quantization"), "double_quant"),
     **dict.fromkeys(("offload", "cpu-offload"), "offload"),
+    **dict.fromkeys(("spot", "spot-price", "spot-prices", "preemptible", "interruptible"),
+                    "spot"),
+    **dict.fromkeys(("packing", "packed", "pack", "sample-packing"), "packing"),
 }
 """Boolean switches: the word turns the field on; ``no-word`` turns it off."""
 
@@ -78,6 +92,14 @@ FILLER: Final = frozenset(
         "would", "will", "does", "cost", "costs", "much", "me", "please", "via", "over",
         "fine-tune", "finetune", "fine-tuning", "finetuning", "train", "training",
         "gpu", "gpus", "card", "cards", "nvidia", "amd", "steps", "+", "&", "-", "–", "—",
+        # plain English around a question (issue 15): never changes the estimate
+        "fine", "tune", "tuning", "tuned", "sft", "finetuned", "fine-tuned", "my", "our", "we",
+        "i", "you", "want", "need", "run", "running", "model", "models", "dataset", "data",
+        "corpus", "can", "could", "should", "do", "be", "take", "takes", "long", "estimate",
+        "tell", "give", "this", "that", "there", "are", "was", "am", "needed", "required",
+        "across", "each", "get", "job", "hi", "hey", "ok", "so", "like", "roughly",
+        "approximately", "around", "many", "which", "quote", "price-out",
+        "instruct", "instruction", "chat", "base", "pretrained", "weights", "checkpoint",
     }
 )
 """Words that carry no meaning for the estimate."""
@@ -88,7 +110,21 @@ HOURLY: Final = (
     "hourly", "per-hour", "per-gpu-hour",
 )
 HOUR_WORDS: Final = frozenset({"hour", "hr", "gpu-hour", "gpu-hr"})
+NUMBER_WORDS: Final = {
+    word: str(n)
+    for n, word in enumerate(
+        ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+         "eighteen", "nineteen", "twenty")
+    )
+} | {"thirty": "30", "forty": "40", "fifty": "50", "single": "1"}
+"""Number words read as digits (``two epochs``, ``eight h100s``)."""
+VARIANT_SUFFIXES: Final = (
+    "-instruct", "-chat", "-it", "-base", "-hf", "-sft", "-bnb-4bit", "-4bit",
+)
+"""Checkpoint variants that share their base model's architecture (``-instruct``)."""
 SPELLED_SCALE: Final = {
-    "thousand": "k", "million": "m", "mil": "m", "billion": "b", "bn": "b", "trillion": "t",
+    "hundred": "00", "thousand": "k", "million": "m", "mil": "m", "billion": "b", "bn": "b",
+    "trillion": "t",
 }
 

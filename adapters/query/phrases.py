@@ -1,0 +1,298 @@
+"""Phrases beyond "number unit": the limit a question solves for, budgets and deadlines,
+datasets counted in samples, node layouts, and settings that do not change the estimate.
+
+Each handler takes the scan state and the word index and returns the words it consumed
+(0: not its phrase), like the handlers in :mod:`adapters.query.scanner`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from adapters.query.errors import error, quoted
+from adapters.query.fields import FIELDS
+from adapters.query.numbers import COUNT_RE, COUNT_X_RE, SIZE_RE, Num, read_number, whole
+from adapters.query.state import State
+from engine.request import Solve
+
+# --- solve for a limit -------------------------------------------------------------
+
+_SOLVE_PHRASES: Final = {
+    **dict.fromkeys(
+        ("max seq", "max-seq", "max seq-len", "max sequence", "max context", "max ctx",
+         "longest context", "longest seq", "longest sequence", "longest ctx", "max-context",
+         "maximum seq", "maximum sequence", "maximum context"),
+        Solve.SEQ_LEN,
+    ),
+    **dict.fromkeys(
+        ("max batch", "max-batch", "max bs", "max micro-batch", "max batch-size",
+         "largest batch", "biggest batch", "maximum batch"),
+        Solve.MICRO_BATCH,
+    ),
+    **dict.fromkeys(
+        ("largest model", "biggest model", "largest-model", "biggest-model", "max model",
+         "largest models", "biggest models"),
+        Solve.MODEL,
+    ),
+    **dict.fromkeys(
+        ("fewest cards", "fewest gpus", "fewest-cards", "fewest-gpus", "min gpus", "min cards",
+         "minimum gpus", "minimum cards", "fewest gpu", "least gpus", "least cards"),
+        Solve.GPU_COUNT,
+    ),
+}
+"""Words that ask for the limit that fits instead of a cost."""
+
+
+def solve(s: State, i: int) -> int:
+    """``max seq``, ``longest context``, ``max batch``, ``largest model``, ``fewest cards``.
+
+    A number right after a sequence or batch phrase is a value (``max seq 8k`` is the
+    sequence length), not a question, and is left to the unit handlers."""
+    for n in (2, 1):
+        phrase = " ".join(s.low(i + k) for k in range(n))
+        goal = _SOLVE_PHRASES.get(phrase)
+        if goal is None:
+            continue
+        value_next = read_number(s.low(i + n)) and not SIZE_RE.match(s.low(i + n))
+        if goal in (Solve.SEQ_LEN, Solve.MICRO_BATCH) and value_next:
+            return 0 if n == 1 else 1  # the "max" is filler; "seq 8k" is read next
+        s.set("solve", goal, s.raw(i, n))
+        return n
+    return 0
+
+
+# --- budget and deadline -----------------------------------------------------------
+
+_LIMIT_WORDS: Final = frozenset(
+    {"under", "below", "within", "in", "by", "before", "deadline", "budget", "max-budget",
+     "less-than", "at-most", "cap", "<", "<=", "max", "maximum"}
+)
+_POSTFIX_LIMITS: Final = frozenset({"budget", "deadline", "max", "maximum", "cap", "or-less"})
+_DURATION_UNITS: Final = {
+    **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), 1 / 60),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), 1.0),
+    **dict.fromkeys(("d", "day", "days"), 24.0),
+    **dict.fromkeys(("w", "wk", "wks", "week", "weeks"), 24.0 * 7),
+}
+_GLUED_DURATION: Final = re.compile(r"^([0-9]+(?:\.[0-9]+)?|\.[0-9]+)([a-z]+)$")
+
+
+def _duration(s: State, i: int) -> tuple[float, int] | None:
+    """Hours for ``48h``, ``2 days``, ``12 hours`` at word ``i``, and the words used."""
+    glued = _GLUED_DURATION.match(s.low(i))
+    if glued and glued.group(2) in _DURATION_UNITS:
+        return float(glued.group(1)) * _DURATION_UNITS[glued.group(2)], 1
+    num = read_number(s.low(i))
+    if num is not None and not num.is_price and s.low(i + 1) in _DURATION_UNITS:
+        if s.low(i + 1) == "m" or num.percent:
+            return None  # "50 m" is not a duration
+        return num.scaled() * _DURATION_UNITS[s.low(i + 1)], 2
+    return None
+
+
+def _money(num: Num | None) -> bool:
+    return num is not None and num.dollar and not num.hourly and not num.percent
+
+
+def limit(s: State, i: int) -> int:
+    """``under $500``, ``budget $2k``, ``$500 budget``, ``within 2 days``, ``in 12 hours``,
+    ``by 48h``, ``48h deadline``."""
+    low = s.low(i)
+    if low in _LIMIT_WORDS:
+        num = read_number(s.low(i + 1))
+        if _money(num) and low not in ("in", "by", "within"):
+            return _set_budget(s, i + 1, i, 2)
+        found = _duration(s, i + 1)
+        if found is not None and low not in ("budget", "max-budget", "cap"):
+            return _set_deadline(s, found, i, 1 + found[1])
+        if low in ("under", "below", "within", "less-than", "at-most") and num is not None:
+            raise error(
+                f'"{quoted(s.raw(i, 2))}": say what the limit is in: a budget in dollars '
+                f"(under ${s.low(i + 1)}) or a deadline in hours or days "
+                f"({low} {s.low(i + 1)} hours).",
+                s.raw(i, 2), example="8b lora 50M tokens under $500 within 2 days",
+            )
+        return 0
+    if _money(read_number(low)) and s.low(i + 1) in _POSTFIX_LIMITS:
+        return _set_budget(s, i, i, 2)
+    found = _duration(s, i)
+    if found is not None and s.low(i + found[1]) in _POSTFIX_LIMITS:
+        return _set_deadline(s, found, i, found[1] + 1)
+    return 0
+
+
+def _set_budget(s: State, num_at: int, phrase_at: int, n: int) -> int:
+    num = read_number(s.low(num_at))
+    assert num is not None
+    s.set("budget_usd", num.scaled(), s.raw(phrase_at, n), s.raw(num_at))
+    return n
+
+
+def _set_deadline(s: State, found: tuple[float, int], phrase_at: int, n: int) -> int:
+    hours = round(found[0], 6)
+    s.set("deadline_hours", hours, s.raw(phrase_at, n))
+    return n
+
+
+# --- datasets counted in samples ---------------------------------------------------
+
+_SAMPLE_WORDS: Final = frozenset(
+    {"samples", "sample", "examples", "example", "rows", "row", "conversations",
+     "conversation", "records", "record", "documents", "docs", "pairs", "instances",
+     "sequences", "dialogues", "items", "prompts", "lines"}
+)
+_LENGTH_JOINS: Final = frozenset(
+    {"of", "x", "*", "avg", "average", "mean", "at", "@", "with", "each", "~", "approx",
+     "about", "around", "averaging", "avg-len", "avg-length", "typically"}
+)
+_LENGTH_TAILS: Final = frozenset({"each", "avg", "average", "on-average", "per-sample", "mean"})
+_TOKEN_WORDS: Final = frozenset({"tokens", "token", "tok", "toks"})
+_AVG_WORDS: Final = frozenset({"avg", "average", "mean", "avg-len", "avg-length", "averaging"})
+
+
+def samples(s: State, i: int) -> int:
+    """``10k samples of 512 tokens``, ``20k examples avg 800 tokens``,
+    ``50k rows x 1.2k tok``; the count alone (``10k samples``) sets only ``samples``."""
+    num = read_number(s.low(i))
+    if num is None or s.low(i + 1) not in _SAMPLE_WORDS:
+        return 0
+    word = s.raw(i)
+    s.set("samples", _count(num, word, "samples"), s.raw(i, 2), word)
+    j = i + 2
+    while s.low(j) in _LENGTH_JOINS:
+        j += 1
+    length = read_number(s.low(j))
+    if j > i + 2 and length is not None and s.low(j + 1) in _TOKEN_WORDS:
+        end = j + 2 + (s.low(j + 2) in _LENGTH_TAILS)
+        s.set("sample_tokens", _count(length, s.raw(j), "sample_tokens"), s.raw(j, 2),
+              s.raw(j))
+        return end - i
+    return 2
+
+
+def sample_length(s: State, i: int) -> int:
+    """``avg 800 tokens``, ``average length 800``, ``800 tokens each``."""
+    if s.low(i) in _AVG_WORDS:
+        j = i + 1 + (s.low(i + 1) in ("len", "length", "of"))
+        num = read_number(s.low(j))
+        if num is None:
+            return 0
+        end = j + 1 + (s.low(j + 1) in _TOKEN_WORDS)
+        s.set("sample_tokens", _count(num, s.raw(j), "sample_tokens"), s.raw(i, end - i),
+              s.raw(j))
+        return end - i
+    num = read_number(s.low(i))
+    if num is not None and s.low(i + 1) in _TOKEN_WORDS and (
+        s.low(i + 2) in ("each", "per-sample", "avg", "average")
+        or (s.low(i + 2) == "per" and s.low(i + 3) in _SAMPLE_WORDS)
+    ):
+        n = 4 if s.low(i + 2) == "per" else 3
+        s.set("sample_tokens", _count(num, s.raw(i), "sample_tokens"), s.raw(i, n), s.raw(i))
+        return n
+    return 0
+
+
+def _count(num: Num, word: str, field: str) -> int:
+    if num.is_price or num.percent:
+        raise error(f'"{quoted(word)}" must be a plain count for the {FIELDS[field].label}.',
+                    word, example=FIELDS[field].example)
+    return whole(round(num.scaled()), word, field)
+
+
+# --- nodes -------------------------------------------------------------------------
+
+_NODE_WORDS: Final = frozenset({"nodes", "node", "machines", "machine", "hosts", "servers"})
+_GRID_RE: Final = re.compile(r"^([0-9]+)[x*]([0-9]+)$")
+
+
+def nodes(s: State, i: int) -> int:
+    """``2 nodes of 8x h100`` (8 per node), ``16 h100s across 2 nodes`` (16 in all),
+    ``8 gpus per node``."""
+    if s.low(i) == "per" and s.low(i + 1) in _NODE_WORDS:
+        s.per_node = True
+        return 2
+    if s.low(i) in ("per-node", "a-node"):
+        s.per_node = True
+        return 1
+    num = read_number(s.low(i))
+    if num is None or s.low(i + 1) not in _NODE_WORDS:
+        return 0
+    word = s.raw(i)
+    if num.is_price or num.percent:
+        raise error(f'"{quoted(word)}" must be a plain count of nodes.', word,
+                    example=FIELDS["nodes"].example)
+    s.set("nodes", whole(num.scaled(), word, "nodes"), s.raw(i, 2), word)
+    nxt = 2 + (s.low(i + 2) in ("of", "with", "each", "x", "*"))
+    if nxt > 2 and (COUNT_X_RE.match(s.low(i + nxt)) or COUNT_RE.match(s.low(i + nxt))):
+        s.per_node = True
+        return nxt
+    return 2
+
+
+def node_grid(s: State, i: int) -> int:
+    """``2x8 h100``: 2 nodes of 8 cards (the card follows and is read next)."""
+    grid = _GRID_RE.match(s.low(i))
+    if grid is None:
+        return 0
+    word = s.raw(i)
+    node_count, per_node = int(grid.group(1)), int(grid.group(2))
+    s.set("nodes", node_count, word)
+    s.set("gpu_count", node_count * per_node, word)
+    return 1
+
+
+def check_nodes(s: State) -> None:
+    """Turn a per-node count into the total and check the two agree."""
+    count, node_count = s.fields.get("gpu_count"), s.fields.get("nodes")
+    if s.per_node:
+        if not isinstance(node_count, int):
+            raise error('"per node" needs a node count, e.g. "2 nodes of 8x h100".',
+                        "per node", example=FIELDS["nodes"].example)
+        if isinstance(count, int) and "gpu_count" in s.sources:
+            s.fields.pop("gpu_count")
+            s.set("gpu_count", count * node_count, s.sources.pop("gpu_count"))
+            count = s.fields["gpu_count"]
+    if isinstance(count, int) and isinstance(node_count, int) and count % node_count:
+        raise error(
+            f"{count} cards do not split evenly over {node_count} nodes: name the cards per "
+            f'node ("{node_count} nodes of 8x h100") or a total that divides.',
+            s.sources.get("nodes"), example=FIELDS["nodes"].example,
+        )
+
+
+# --- words that do not change the estimate -------------------------------------------
+
+_NO_EFFECT: Final = frozenset(
+    {"alpha", "lora-alpha", "lr", "learning-rate", "warmup", "warmup-steps", "seed",
+     "weight-decay", "wd"}
+)
+"""Settings people state that change neither memory nor time (LoRA alpha only scales)."""
+
+
+def no_effect(s: State, i: int) -> int:
+    """``alpha 32``, ``lr 2e-4``: read and set nothing (they do not change the cost)."""
+    if s.low(i) in _NO_EFFECT and read_number(s.low(i + 1)) is not None:
+        return 2
+    return 0
+
+
+def check_samples(fields: dict[str, object], strict: bool) -> None:
+    """Samples x average length gives the dataset tokens; a count needs a length."""
+    count, length = fields.get("samples"), fields.get("sample_tokens")
+    if isinstance(count, int) and isinstance(length, int):
+        if "dataset_tokens" in fields and fields["dataset_tokens"] != count * length:
+            raise error("Give the dataset either as tokens or as samples of a length, not "
+                        "both.", None, example=FIELDS["samples"].example)
+        fields["dataset_tokens"] = count * length
+    elif strict and count is not None:
+        raise error(
+            f"How long is a sample? {count:,} samples need an average length in tokens, "
+            f'e.g. "{count:,} samples of 512 tokens".', None,
+            example=FIELDS["samples"].example,
+        )
+    elif strict and length is not None:
+        raise error(
+            "An average sample length needs a sample count, e.g. \"10k samples of 512 "
+            'tokens".', None, example=FIELDS["samples"].example,
+        )

@@ -1,0 +1,66 @@
+"""The scan's state: the words, the fields found so far and the words that set them."""
+
+from __future__ import annotations
+
+from adapters.query.errors import error, quoted
+from adapters.query.fields import FIELDS, check_field
+from adapters.query.numbers import Num, Unit, read_number
+from adapters.query.tokenizer import Word
+from engine.request import ModelPick
+from engine.specs import Catalog
+
+
+class State:
+    """Words being scanned and the fields found so far, with the words that set them."""
+
+    def __init__(self, words: list[Word], catalog: Catalog) -> None:
+        self.words = words
+        self.catalog = catalog
+        self.fields: dict[str, object] = {}
+        self.sources: dict[str, str] = {}
+        self.per_node = False
+        """A card count was said per node (``2 nodes of 8x h100``)."""
+        self.model_pick: ModelPick | None = None
+        """How the model was named when not exactly (a bare size, a family word)."""
+        """A card count was said per node (``2 nodes of 8x h100``)."""
+
+    def low(self, i: int) -> str:
+        return self.words[i].low if 0 <= i < len(self.words) else ""
+
+    def raw(self, i: int, n: int = 1) -> str:
+        """The typed text of words ``i .. i+n`` (glued pieces shown once)."""
+        parts: list[str] = []
+        last = -1
+        for word in self.words[i : i + n]:
+            if word.origin != last:
+                parts.append(word.raw)
+                last = word.origin
+        return " ".join(parts)
+
+    def set(self, field: str, value: object, phrase: str, word: str | None = None) -> None:
+        """Record a field; QueryError if out of range or already set differently."""
+        check_field(field, value, phrase, word)
+        if field in self.fields and self.fields[field] != value:
+            label = FIELDS[field].label
+            raise error(
+                f'"{quoted(phrase)}" conflicts with "{quoted(self.sources[field])}": '
+                f"both set the {label}. Pick one.",
+                phrase,
+                example=FIELDS[field].example,
+            )
+        self.fields[field] = value
+        self.sources.setdefault(field, phrase)
+
+    def set_number(self, unit: Unit, num_at: int, phrase_at: int) -> int:
+        """Set ``unit``'s field from the number at ``num_at``; the phrase is 2 words."""
+        word = self.raw(num_at)
+        value = unit.convert(require(read_number(self.low(num_at))), word)
+        self.set(unit.field, value, self.raw(phrase_at, 2), word)
+        return 2
+
+
+def require(num: Num | None) -> Num:
+    """The number a handler has already matched (a QueryError, never a crash, if not)."""
+    if num is None:
+        raise error("I couldn't read a number in that query.")
+    return num
