@@ -211,3 +211,28 @@ def test_assumptions_show_accumulation_and_lora_dropout(catalog: Catalog) -> Non
     request = Request(model="llama-3.1-8b", method="lora", grad_accum=8, lora_dropout=0.05)
     [memory] = [a for a in estimate(request, catalog).assumptions if a.startswith("Memory:")]
     assert "x 8 accumulation steps" in memory and "dropout 0.05" in memory
+
+
+def test_every_what_if_row_uses_the_picks_card(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="lora", dataset_tokens=20_000_000),
+                   catalog)
+    pick = est.options[0].gpu.id
+    assert all(w.gpu is not None and w.gpu.id == pick for w in est.what_if if w.note is None)
+
+
+def test_a_what_if_no_count_of_the_pick_holds_names_the_smallest_card_that_does() -> None:
+    small = gpu("small", 24, price_per_gpu_hour=0.2)
+    big = gpu("big", 300, price_per_gpu_hour=9.0)
+    cat = catalog_with(small, big)
+    est = estimate(Request(model="llama-3.1-8b", method="qlora", gpu="small",
+                           sharding="none", dataset_tokens=10**7), cat)
+    full = next(w for w in est.what_if if w.label == "Full")
+    assert full.note is not None and "no count of small holds it" in full.note
+    assert full.gpu is not None and full.gpu.id == "big"
+
+
+def test_no_two_what_if_rows_say_the_same_thing(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-70b", method="qlora", dataset_tokens=10**7),
+                   catalog)
+    rows = [(w.per_gpu_gb, w.count, w.gpu and w.gpu.id, w.gpu_hours) for w in est.what_if]
+    assert len(set(rows)) == len(rows)

@@ -127,3 +127,56 @@ def test_napkin_lora_and_qlora_also_use_the_ceil_rule(method) -> None:
     per_param = {"lora": 2.5, "qlora": 0.75}[method]
     total = per_param * 70_553_706_496 / 1e9
     assert est.options[0].count == math.ceil(total / (0.85 * 24))
+
+
+# --- the tight band and the pick ---------------------------------------------------------
+
+
+def _tight_catalog():
+    """A card sized so the named run lands between 85% and 100% of its memory."""
+    request = Request(model="llama-3.1-8b", method="qlora", dataset_tokens=10**7)
+    need = estimate(request, catalog_with(gpu("big", 80))).memory.total
+    capacity_gb = need / 0.92  # 92% used
+    label = capacity_gb * 1e9 / 2**30
+    return request, catalog_with(gpu("card", label))
+
+
+def test_a_named_card_in_the_tight_band_still_gets_time_and_cost() -> None:
+    request, cat = _tight_catalog()
+    est = estimate(request.model_copy(update={"gpu": "card", "gpu_count": 1}), cat)
+    lead = est.options[0]
+    assert lead.band == "tight" and lead.runs and not lead.fits
+    assert lead.timing.gpu_hours is not None and lead.timing.cost_usd is not None
+    assert any(w.startswith("Tight:") for w in est.warnings)
+
+
+def test_an_unnamed_card_in_the_tight_band_is_not_picked_at_that_count() -> None:
+    request, cat = _tight_catalog()
+    assert all(o.fits for o in estimate(request, cat).options)
+
+
+def test_with_a_dataset_the_pick_is_the_cheapest_option_that_fits() -> None:
+    cheap_slow = gpu("cheap", 80, bf16_tflops=100.0, matmul_tflops=80.0, price_per_gpu_hour=0.5)
+    dear_fast = gpu("dear", 80, bf16_tflops=1000.0, matmul_tflops=800.0, price_per_gpu_hour=9.0)
+    cat = catalog_with(dear_fast, cheap_slow)
+    est = estimate(Request(model="llama-3.1-8b", method="qlora", dataset_tokens=10**7), cat)
+    costs = [o.timing.cost_usd for o in est.options]
+    assert costs == sorted(costs)
+
+
+def test_without_a_dataset_the_pick_follows_the_specification_order() -> None:
+    near = gpu("near", 24)  # 8B QLoRA uses ~60-85% of a 24 GB card
+    roomy = gpu("roomy", 80, price_per_gpu_hour=0.1)
+    est = estimate(Request(model="llama-3.1-8b", method="qlora", micro_batch=4),
+                   catalog_with(roomy, near))
+    assert est.options[0].gpu.id == "near"
+
+
+def test_cards_without_bf16_are_ranked_after_cards_fit_for_training() -> None:
+    t4 = gpu("t4", 16, bf16=False, bf16_tflops=None, fp16_tflops=65.0, flash_attention_2="no",
+             price_per_gpu_hour=0.01)
+    good = gpu("good", 24, price_per_gpu_hour=5.0)
+    est = estimate(Request(model="llama-3.1-8b", method="qlora", dataset_tokens=10**7),
+                   catalog_with(t4, good))
+    assert [o.gpu.id for o in est.options] == ["good", "t4"]
+    assert not est.options[1].recommended_for_training
