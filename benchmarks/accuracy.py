@@ -161,10 +161,8 @@ def score(errors: Iterable[float], factor: bool = False) -> Scores:
     errs = list(errors)
     if not errs:
         return Scores(math.nan, math.nan, 0)
-    if factor:  # worst as a factor: max(est/meas, meas/est)
-        worst = max(max(1 + e, 1 / (1 + e)) for e in errs)
-    else:
-        worst = max(abs(e) for e in errs)
+    # As a factor for time: max(est/meas, meas/est); as |error| for memory.
+    worst = max(max(1 + e, 1 / (1 + e)) if factor else abs(e) for e in errs)
     return Scores(statistics.median(abs(e) for e in errs), worst, len(errs))
 
 
@@ -189,7 +187,8 @@ def evaluate(runs: list[Run]) -> dict[str, Any]:
         fits[source] = fit(train)
         for r, t in timed:
             if r.source == source:
-                loso[r.run_id] = time_error(r.tokens_measured or 0, t.tokens_per_second(fits[source]))
+                rate = t.tokens_per_second(fits[source])
+                loso[r.run_id] = time_error(r.tokens_measured or 0, rate)
     return {
         "runs": runs,
         "scored": scored,
