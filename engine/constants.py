@@ -331,3 +331,16 @@ CUDA_CONTEXT_GB: Final = 0.5
 """The CUDA context nvidia-smi sees and torch's counters do not (0.5-1 GB in the
 published runs' notes). The estimate is what the card must hold (torch peak reserved
 plus this); ``torch_reserved_gb`` in the JSON takes it off."""
+
+# --- questions that solve for a limit (engine/solve.py) and budgets (engine/constraints.py)
+SOLVE_SEQ_STEP: Final = 256
+"""A solved sequence length rounds down to a multiple of this (issue 16): kernels and
+packing work in such blocks, and users quote contexts in them."""
+SOLVE_REFERENCE_GPU: Final = "h100-sxm"
+"""The card a limit is solved for when the question names none (the reply says so)."""
+BIGGER_CARD_FACTOR: Final = 1.5
+""""A bigger card" in a solve reply: the smallest catalog card with at least this many
+times the memory (else the largest bigger one), so the step is worth a change of card."""
+MAX_CLUSTER_NODES: Final = 64
+"""Nodes a budget or deadline option may use at most (64 x 8 = 512 cards): the largest
+on-demand clusters the catalog's clouds rent without a reservation."""

@@ -200,7 +200,15 @@ def _best_options(
         keep,
         request.offload,
         _nodes(request),
+        request.gpu_count if request.gpu is None else None,
     )
+    if not best and request.gpu is None and request.gpu_count is not None:
+        # No card holds the run at the count named: show the fewest that do (a warning
+        # says why the count could not be honoured).
+        best = rank_cards(
+            sizer, table, work, request.price_per_gpu_hour, request.mode, keep,
+            request.offload, _nodes(request),
+        )
     return [
         make_option(
             fp,

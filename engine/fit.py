@@ -164,6 +164,22 @@ class Sizer:
         """``(count, sharding, per-GPU GB)`` for the fewest cards that fit, or None."""
         return self.fewest_for(USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None))
 
+    def at_count(self, gpu: GpuSpec, count: int) -> tuple[int, Sharding, float] | None:
+        """``(count, sharding, per-GPU GB)`` when exactly ``count`` cards of ``gpu`` hold
+        the run within the planning line, else None."""
+        cap = USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None)
+        return self.at_count_for(cap, count)
+
+    def at_count_for(self, cap: float, count: int) -> tuple[int, Sharding, float] | None:
+        """As :meth:`at_count`, for a card offering ``cap`` usable GB."""
+        if self.napkin_total is not None:
+            per = self.napkin_total / count
+            return (count, resolve_stage(self.one_stage, count), per) if per <= cap else None
+        if count == 1:
+            return (1, self.one_stage, self.one) if self.one <= cap else None
+        per = self.fixed + self.sharded / count
+        return (count, self.multi, per) if per <= cap + 1e-9 else None
+
     def fewest_for(self, cap: float) -> tuple[int, Sharding, float] | None:
         """As :meth:`fewest`, for a card offering ``cap`` usable GB."""
         if self.napkin_total is not None:
@@ -236,11 +252,13 @@ def rank_cards(
     keep: int,
     offload: bool = False,
     nodes: int | None = None,
+    count: int | None = None,
 ) -> list[tuple[Card, int, Sharding]]:
     """The best ``keep`` cards for one footprint, as ``(card, count, sharding)``.
 
     With a dataset size: cheapest first, then fastest (wall-clock). Without: closest
-    to 85% use, then fewer cards, then hourly price (see the module docstring). This
+    to 85% use, then fewer cards, then hourly price (see the module docstring). A
+    ``count`` the user named keeps only the cards that hold the run at that count. This
     loop runs for every card on every estimate and what-if, so it is plain arithmetic
     plus one step-time evaluation per card.
     """
@@ -249,20 +267,21 @@ def rank_cards(
     ranked: list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]] = []
     for index, card in enumerate(table):
         capacity = card.napkin_capacity if napkin else card.capacity
-        found = sizer.fewest_for(USABLE_FRACTION * capacity)
+        cap = USABLE_FRACTION * capacity
+        found = sizer.fewest_for(cap) if count is None else sizer.at_count_for(cap, count)
         if found is None:
             continue
-        count, stage, per_gpu = found
+        n, stage, per_gpu = found
         price = price_override or card.price
         if timed:
-            seconds = run_seconds(work, card.gpu, count, stage, mode, offload, nodes)
+            seconds = run_seconds(work, card.gpu, n, stage, mode, offload, nodes)
             cost = math.inf if price is None else seconds / 3600 * price
-            key = (card.order[0], card.order[1], cost, seconds / count, float(count))
+            key = (card.order[0], card.order[1], cost, seconds / n, float(n))
         else:
             closeness = round(abs(USABLE_FRACTION - per_gpu / capacity) / 0.05)
-            hourly = math.inf if price is None else price * count
-            key = (card.order[0], card.order[1], float(closeness), float(count), hourly)
-        ranked.append((key, index, card, count, stage))
+            hourly = math.inf if price is None else price * n
+            key = (card.order[0], card.order[1], float(closeness), float(n), hourly)
+        ranked.append((key, index, card, n, stage))
     if keep == 1:
         return [min(ranked)[2:]] if ranked else []
     ranked.sort()

@@ -71,6 +71,12 @@ def warnings(ctx: Context) -> list[str]:
             "allocator fragmentation can push it over; "
             + (f"{lead.needed}x would leave room." if lead.needed else "checkpointing helps.")
         )
+    if r.gpu is None and r.gpu_count is not None and lead is not None and lead.count != r.gpu_count:
+        out.append(
+            f"No card holds this run on exactly {r.gpu_count} card(s) within "
+            f"{USABLE_FRACTION:.0%} of its memory; these are the fewest cards that do. Name a "
+            "card (`8x h100`) to see it at your count."
+        )
     if not r.grad_checkpointing and r.seq_len >= LONG_SEQ_WARNING and detailed:
         out.append(
             f"Gradient checkpointing is off at sequence {r.seq_len:,}: activations dominate; "

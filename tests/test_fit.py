@@ -180,3 +180,17 @@ def test_cards_without_bf16_are_ranked_after_cards_fit_for_training() -> None:
                    catalog_with(t4, good))
     assert [o.gpu.id for o in est.options] == ["good", "t4"]
     assert not est.options[1].recommended_for_training
+
+
+def test_a_count_named_without_a_card_is_honoured_on_the_best_card_for_it(catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="full", gpu_count=8,
+                           dataset_tokens=10**7), catalog)
+    assert all(o.count == 8 for o in est.options)
+    assert not any("exactly 8" in w for w in est.warnings)
+
+
+def test_a_count_no_card_can_hold_says_why_and_shows_the_fewest_that_do() -> None:
+    cat = catalog_with(gpu("g24", 24))
+    est = estimate(Request(model="llama-3.1-70b", method="full", gpu_count=2), cat)
+    assert est.options and est.options[0].count > 2
+    assert any("exactly 2 card" in w for w in est.warnings)
