@@ -77,10 +77,11 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
         changes.setdefault("nodes", None)
     if "model" in changes:
         changes["model_pick"] = pick
-    if "dataset_tokens" in changes and "samples" not in changes:
+    recount = "samples" in changes or "sample_tokens" in changes
+    if "dataset_tokens" in changes and not recount:
         changes.update(samples=None, sample_tokens=None)
     merged = {**previous.model_dump(), **changes}
-    if "samples" in changes or "sample_tokens" in changes:
+    if recount:
         merged.pop("dataset_tokens", None)
         check_samples(merged, strict=True)
     return build(merged)

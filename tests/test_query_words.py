@@ -1,0 +1,260 @@
+"""The words issues 13, 15 and 16 add to the query language, one behaviour per test,
+against the shipped catalog."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from adapters.parse import QueryError, apply_followup, parse_query
+from catalog.loader import default_catalog
+from engine.request import Framework, Method, ModelPick, Request, Solve
+
+CAT = default_catalog()
+
+
+def fields(text: str) -> dict[str, Any]:
+    return parse_query(text, CAT).model_dump(exclude_defaults=True)
+
+
+def refused(text: str) -> QueryError:
+    with pytest.raises(QueryError) as caught:
+        parse_query(text, CAT)
+    return caught.value
+
+
+# --- framework (issue 13) ---------------------------------------------------------
+
+FRAMEWORK_WORDS = [
+    ("hf", Framework.HF), ("transformers", Framework.HF), ("trl", Framework.HF),
+    ("peft", Framework.HF), ("axolotl", Framework.HF), ("llama-factory", Framework.HF),
+    ("swift", Framework.HF), ("unsloth", Framework.UNSLOTH),
+    ("torchtune", Framework.TORCHTUNE), ("litgpt", Framework.LITGPT),
+    ("torchtitan", Framework.TORCHTITAN), ("generic", Framework.GENERIC),
+]
+
+
+@pytest.mark.parametrize(("word", "framework"), FRAMEWORK_WORDS)
+def test_framework_word_sets_the_framework(word: str, framework: Framework) -> None:
+    assert parse_query(f"8b lora {word}", CAT).framework is framework
+
+
+def test_two_frameworks_conflict() -> None:
+    assert "Pick one" in refused("8b lora trl unsloth").message
+
+
+# --- spot ------------------------------------------------------------------------
+
+
+def test_spot_asks_for_spot_prices() -> None:
+    assert parse_query("70b qlora h100 spot", CAT).spot is True
+
+
+def test_on_demand_asks_for_on_demand_prices() -> None:
+    assert parse_query("70b qlora h100 on-demand", CAT).spot is False
+
+
+# --- budget and deadline (issue 16 item 2) ------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("8b lora 50M tokens under $500", {"budget_usd": 500.0}),
+    ("8b lora 50M tokens budget $2k", {"budget_usd": 2000.0}),
+    ("8b lora 50M tokens $500 budget", {"budget_usd": 500.0}),
+    ("8b lora 50M tokens within 2 days", {"deadline_hours": 48.0}),
+    ("8b lora 50M tokens in 12 hours", {"deadline_hours": 12.0}),
+    ("8b lora 50M tokens by 48h", {"deadline_hours": 48.0}),
+    ("8b lora 50M tokens under $500 within 1 week", {"budget_usd": 500.0,
+                                                      "deadline_hours": 168.0}),
+])
+def test_budget_and_deadline_words(text: str, expected: dict[str, float]) -> None:
+    assert expected.items() <= fields(text).items()
+
+
+def test_a_limit_without_a_unit_asks_for_dollars_or_hours() -> None:
+    err = refused("8b lora 50M tokens under 500")
+    assert "under $500" in err.message and "500 hours" in err.message
+
+
+def test_a_budget_out_of_bounds_is_refused_with_the_bound() -> None:
+    assert "between $1 and $1e+09" in refused("8b lora budget $0.5").message
+
+
+def test_a_deadline_out_of_bounds_is_refused() -> None:
+    assert "deadline" in refused("8b lora within 300 weeks").message
+
+
+# --- datasets counted in samples (issue 16 item 3) -----------------------------------
+
+@pytest.mark.parametrize(("text", "count", "length"), [
+    ("8b lora 10k samples of 512 tokens", 10_000, 512),
+    ("8b lora 20k examples avg 800 tokens", 20_000, 800),
+    ("8b lora 50k rows x 1.2k tok", 50_000, 1_200),
+    ("8b lora 10k samples avg 512 tokens", 10_000, 512),
+])
+def test_samples_times_average_length_is_the_dataset(text: str, count: int, length: int) -> None:
+    request = parse_query(text, CAT)
+    assert (request.samples, request.sample_tokens) == (count, length)
+    assert request.dataset_tokens == count * length
+
+
+def test_a_sample_count_without_a_length_asks_for_the_average_length() -> None:
+    err = refused("8b lora 10k samples")
+    assert "average length" in err.message and "samples of 512 tokens" in err.message
+
+
+def test_packing_and_max_len_are_read() -> None:
+    request = parse_query("8b lora 10k samples of 512 tokens packing max-len 2048", CAT)
+    assert request.packing is True and request.max_len == 2048
+
+
+def test_a_followup_changes_the_sample_count_and_keeps_the_length() -> None:
+    first = parse_query("8b lora 10k samples of 512 tokens", CAT)
+    second = apply_followup(first, "what if 20k samples", CAT)
+    assert (second.samples, second.dataset_tokens) == (20_000, 20_000 * 512)
+
+
+def test_a_followup_in_tokens_drops_the_sample_count() -> None:
+    first = parse_query("8b lora 10k samples of 512 tokens", CAT)
+    second = apply_followup(first, "what if 1B tokens", CAT)
+    assert (second.samples, second.dataset_tokens) == (None, 10**9)
+
+
+# --- nodes (issue 15 item 3) ---------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "70b full 2 nodes of 8x h100", "70b full 2x8 h100", "70b full 16 h100s across 2 nodes",
+    "70b full 8 h100 per node 2 nodes",
+])
+def test_node_layouts_give_the_total_count_and_the_nodes(text: str) -> None:
+    request = parse_query(text, CAT)
+    assert (request.gpu, request.gpu_count, request.nodes) == ("h100-sxm", 16, 2)
+
+
+def test_a_named_card_count_is_kept() -> None:
+    assert parse_query("8b full 8 gpus 10M tokens", CAT).gpu_count == 8
+
+
+def test_cards_that_do_not_split_over_the_nodes_are_refused() -> None:
+    assert "split evenly" in refused("70b full 10 h100 across 3 nodes").message
+
+
+# --- solve words (issue 16 item 1) ---------------------------------------------------
+
+@pytest.mark.parametrize(("text", "goal"), [
+    ("max seq 8b qlora rtx-4090", Solve.SEQ_LEN),
+    ("longest context 8b qlora rtx-4090", Solve.SEQ_LEN),
+    ("max batch 8b lora seq 4096 h100", Solve.MICRO_BATCH),
+    ("largest model qlora 24gb", Solve.MODEL),
+    ("biggest model qlora on a 4090", Solve.MODEL),
+    ("largest model full 8x h100", Solve.MODEL),
+    ("fewest cards 70b qlora h100", Solve.GPU_COUNT),
+])
+def test_solve_words(text: str, goal: Solve) -> None:
+    assert parse_query(text, CAT).solve is goal
+
+
+def test_max_seq_with_a_number_is_the_sequence_length() -> None:
+    request = parse_query("8b lora max seq 8k", CAT)
+    assert (request.seq_len, request.solve) == (8192, None)
+
+
+def test_a_memory_size_names_a_card_capacity() -> None:
+    request = parse_query("largest model qlora 24gb", CAT)
+    assert (request.gpu_memory_gb, request.gpu) == (24.0, None)
+
+
+def test_largest_model_without_a_model_marks_the_placeholder() -> None:
+    assert parse_query("largest model qlora 24gb", CAT).model_pick is ModelPick.NONE
+
+
+def test_largest_model_keeps_a_named_family() -> None:
+    request = parse_query("largest model llama qlora on a 4090", CAT)
+    assert request.model_pick is ModelPick.FAMILY and request.gpu == "rtx-4090"
+
+
+# --- plain English (issue 15 item 4) --------------------------------------------------
+
+def test_a_plain_english_question_parses() -> None:
+    request = parse_query(
+        "how much to fine tune llama 3 70b with qlora on 50 million tokens using h100s?", CAT
+    )
+    assert (request.model, request.method, request.dataset_tokens, request.gpu) == (
+        "llama-3.1-70b", Method.QLORA, 50_000_000, "h100-sxm")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("8b lora two epochs", {"epochs": 2.0}),
+    ("8b lora a million tokens", {"dataset_tokens": 1_000_000}),
+    ("8b lora five hundred thousand tokens", {"dataset_tokens": 500_000}),
+    ("8b full eight h100", {"gpu_count": 8}),
+])
+def test_number_words_are_read(text: str, expected: dict[str, Any]) -> None:
+    assert expected.items() <= fields(text).items()
+
+
+@pytest.mark.parametrize(("word", "wrong"), [
+    ("sft", "fft"), ("deepspeed", "deepseek"), ("alpha", "stablelm"), ("tow", "tok"),
+])
+def test_no_suggestion_changes_the_method_model_or_card(word: str, wrong: str) -> None:
+    try:
+        parse_query(f"8b lora {word}", CAT)
+    except QueryError as err:
+        assert not any(wrong in s for s in err.suggestions)
+
+
+def test_deepspeed_is_answered_with_the_zero_stages() -> None:
+    assert "zero3" in refused("70b full deepspeed").message
+
+
+def test_lora_alpha_with_a_value_is_read_and_changes_nothing() -> None:
+    assert parse_query("8b lora alpha 32 lr 2e-4", CAT) == parse_query("8b lora", CAT)
+
+
+def test_an_unknown_model_shaped_word_is_still_refused_with_models_only() -> None:
+    err = refused("llama-4-8b lora")
+    assert err.suggestions and all(s.startswith("llama") for s in err.suggestions)
+
+
+def test_a_typo_of_a_method_is_suggested() -> None:
+    assert refused("8b qlroa").suggestions == ["qlora"]
+
+
+# --- model names (issue 15 item 5) -----------------------------------------------------
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("llama-3-70b-instruct qlora", "llama-3.1-70b"),
+    ("meta-llama/Llama-3.1-70B-Instruct qlora", "llama-3.1-70b"),
+    ("70B-instruct qlora", "llama-3.1-70b"),
+    ("llama-2-7b-chat lora", "llama-2-7b"),
+    ("qwen 72b lora", "qwen2.5-72b"),
+    ("qwen 7b lora", "qwen2.5-7b"),
+    ("qwen-72b lora", "qwen-72b"),
+])
+def test_model_names_resolve(text: str, model: str) -> None:
+    assert parse_query(text, CAT).model == model
+
+
+@pytest.mark.parametrize(("word", "model"), [
+    ("mixtral", "mixtral-8x22b"), ("llama", "llama-3.3-70b"), ("qwen", "qwen3-235b-a22b"),
+])
+def test_a_family_alone_means_its_flagship(word: str, model: str) -> None:
+    request = parse_query(f"{word} lora", CAT)
+    assert (request.model, request.model_pick) == (model, ModelPick.FAMILY)
+
+
+def test_family_and_size_records_the_pick() -> None:
+    assert parse_query("qwen 72b lora", CAT).model_pick is ModelPick.FAMILY_SIZE
+
+
+def test_an_exact_name_records_no_bare_size() -> None:
+    assert parse_query("llama-3-8b lora", CAT).model_pick is ModelPick.EXACT
+
+
+def test_a_bare_size_equals_the_request_for_its_model() -> None:
+    assert parse_query("8b lora", CAT) == Request(model="llama-3.1-8b", method=Method.LORA)
+
+
+def test_a_followup_naming_a_size_clears_the_family_pick() -> None:
+    first = parse_query("mixtral lora", CAT)
+    assert apply_followup(first, "what about 8b", CAT).model_pick is None
