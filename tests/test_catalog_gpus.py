@@ -61,3 +61,120 @@ def test_amd_instinct_cards_have_vendor_amd(gpus: list[GpuSpec]) -> None:
     instinct = [g for g in gpus if g.id.startswith("mi") or "AMD" in g.name]
     assert instinct, "expected AMD Instinct cards in the catalog"
     assert {g.vendor for g in instinct} == {"AMD"}
+
+
+# --- Physical figures for the time model (issue 13) and prices (issue 15 item 6) ---
+
+# Live NVIDIA cards for which no public rental price was found (see docs/gpus.md).
+# A card leaves this set once it gains a sourced price.
+LIVE_NVIDIA_WITHOUT_PUBLIC_PRICE = {"b100", "h200-nvl"}
+
+# The headroom over the rated dense figure a measured matmul rate may show: short
+# benchmark bursts run above the rated boost clock on GeForce cards (RTX 3090/5090).
+RATED_HEADROOM = 1.05
+
+
+def _rated_dense(g: GpuSpec) -> float:
+    """The rated dense tensor rate the matmul figure is measured against (TFLOPs)."""
+    return g.bf16_tflops if g.bf16_tflops is not None else g.fp16_tflops
+
+
+def _is_hbm_data_center_card(g: GpuSpec) -> bool:
+    """An HBM accelerator (1.5 TB/s or more) that is not a GeForce card."""
+    return "GeForce" not in g.name and (g.hbm_gbps or 0.0) >= 1500
+
+
+def test_every_card_has_an_hbm_bandwidth(gpus: list[GpuSpec]) -> None:
+    assert [g.id for g in gpus if g.hbm_gbps is None] == []
+
+
+def test_every_card_has_an_achievable_matmul_rate(gpus: list[GpuSpec]) -> None:
+    assert [g.id for g in gpus if g.matmul_tflops is None] == []
+
+
+def test_every_matmul_rate_names_its_source(gpus: list[GpuSpec]) -> None:
+    unsourced = [g.id for g in gpus if g.matmul_tflops is not None and not g.matmul_source.strip()]
+    assert unsourced == []
+
+
+def test_matmul_source_says_measured_or_derived(gpus: list[GpuSpec]) -> None:
+    unclear = [g.id for g in gpus if not g.matmul_source.startswith(("measured", "derived"))]
+    assert unclear == []
+
+
+def test_matmul_rate_never_exceeds_the_rated_dense_figure_by_more_than_5_percent(
+    gpus: list[GpuSpec],
+) -> None:
+    over = [
+        (g.id, g.matmul_tflops, _rated_dense(g))
+        for g in gpus
+        if g.matmul_tflops is not None and g.matmul_tflops > _rated_dense(g) * RATED_HEADROOM
+    ]
+    assert over == []
+
+
+def test_data_center_cards_reach_less_than_their_rated_matmul_rate(gpus: list[GpuSpec]) -> None:
+    """HBM cards are power- or clock-bound below the datasheet (MAMF 51-97%)."""
+    hbm = [g for g in gpus if _is_hbm_data_center_card(g)]
+    assert hbm
+    at_or_over = [
+        g.id for g in hbm if g.matmul_tflops is not None and g.matmul_tflops >= _rated_dense(g)
+    ]
+    assert at_or_over == []
+
+
+def test_every_card_has_an_intra_node_link(gpus: list[GpuSpec]) -> None:
+    assert [g.id for g in gpus if g.link_gbps is None] == []
+
+
+def test_nvswitch_cards_link_faster_than_any_pcie_slot(gpus: list[GpuSpec]) -> None:
+    pcie5_x16_gbps = 63.0
+    slow = [
+        g.id
+        for g in gpus
+        if g.fabric == "nvlink" and g.link_gbps is not None and g.link_gbps <= pcie5_x16_gbps
+    ]
+    assert slow == []
+
+
+def test_pcie_cards_link_at_no_more_than_a_pcie5_x16_slot(gpus: list[GpuSpec]) -> None:
+    """PCIe-fabric cards are timed over the slot; NVLink bridges join only pairs or fours."""
+    fast = [g.id for g in gpus if g.fabric == "pcie" and (g.link_gbps or 0.0) > 63.0]
+    assert fast == []
+
+
+@pytest.mark.parametrize("card", ["rtx-4090", "rtx-5090"])
+def test_geforce_cards_from_the_4090_on_have_no_peer_to_peer(card: str) -> None:
+    spec = default_catalog().gpus[card]
+    assert spec.p2p is False
+
+
+def test_data_center_cards_keep_peer_to_peer(gpus: list[GpuSpec]) -> None:
+    assert [g.id for g in gpus if _is_hbm_data_center_card(g) and not g.p2p] == []
+
+
+def test_every_live_nvidia_card_has_a_price_except_those_documented_without_one(
+    gpus: list[GpuSpec],
+) -> None:
+    unpriced = {
+        g.id
+        for g in gpus
+        if g.vendor == "NVIDIA" and g.status == "live" and g.price_per_gpu_hour is None
+    }
+    assert unpriced == LIVE_NVIDIA_WITHOUT_PUBLIC_PRICE
+
+
+def test_a_card_without_a_price_says_how_to_give_it_one(gpus: list[GpuSpec]) -> None:
+    unexplained = [
+        g.id
+        for g in gpus
+        if g.id in LIVE_NVIDIA_WITHOUT_PUBLIC_PRICE and "$X/hr" not in g.price_source
+    ]
+    assert unexplained == []
+
+
+@pytest.mark.parametrize("card", ["mi300x", "gb200"])
+def test_cards_issue_15_found_unpriced_now_have_a_sourced_price(card: str) -> None:
+    spec = default_catalog().gpus[card]
+    assert spec.price_per_gpu_hour is not None
+    assert "http" in spec.price_source or ".com" in spec.price_source
