@@ -27,6 +27,7 @@ from engine.fit import (
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
 from engine.profiles import profile, resolve
 from engine.request import Method, Request, StatePrecision
+from engine.solve import Solution, solve
 from engine.specs import Catalog, GpuSpec, ModelSpec
 
 
@@ -72,6 +73,9 @@ class Estimate:
     (``engine.profiles.resolve``); None means the same as :attr:`request`."""
     uncertainty: Uncertainty | None = None
     """The band cross-validation measured for runs of this kind."""
+    solution: Solution | None = None
+    """The answer to a limit question (``max seq``...; ``engine.solve``); the estimate is
+    at the answer's setting."""
 
     @property
     def effective(self) -> Request:
@@ -135,6 +139,7 @@ class Estimate:
                 "mfu_effective": round(self.compute.mfu_effective, 6),
             },
             "warnings": list(self.warnings),
+            **({} if self.solution is None else {"solve": self.solution.to_json()}),
         }
 
 
@@ -395,6 +400,13 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         catalog = default_catalog()
     model = catalog.model(request.model)
     asked, request = request, resolve(request)
+    # -- issue 16: a limit question is answered first; the estimate is at the answer.
+    solution = solve(request, model, catalog) if request.solve is not None else None
+    if solution is not None and solution.update:
+        asked = asked.model_copy(update=solution.update)
+        request = request.model_copy(update=solution.update)
+        model = catalog.model(request.model)
+    # --
     fp, work, options = _plan(request, model, _card_table(catalog), catalog, keep=MAX_OPTIONS)
     shown = options[:MAX_OPTIONS]
     fits_anywhere = any(o.fits for o in options)
@@ -425,9 +437,10 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         warnings=caveats.warnings(context),
         assumptions=caveats.assumptions(context),
         fits_anywhere=fits_anywhere,
-        notes=caveats.notes(context, catalog),
+        notes=[*caveats.notes(context, catalog), *(solution.notes if solution else ())],
         resolved=request if request is not asked else None,
         uncertainty=uncertainty(request),
+        solution=solution,
     )
 
 

@@ -1,0 +1,226 @@
+"""Questions that solve for a limit (issue 16): the answer fits the card at the 85%
+planning line, the next step up does not, and each suggested change raises the limit."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+
+from adapters.cli import main
+from engine import Method, Request, estimate
+from engine.constants import SOLVE_REFERENCE_GPU, SOLVE_SEQ_STEP, USABLE_FRACTION
+from engine.estimate import Estimate
+from engine.request import ModelPick, Solve
+from engine.solve import largest, solve
+from engine.specs import Catalog
+
+
+def ask(catalog: Catalog, **fields: Any) -> Estimate:
+    return estimate(Request(**fields), catalog)
+
+
+def fits_named(catalog: Catalog, **fields: Any) -> bool:
+    """Whether the named card (options[0]) holds the run at the planning line, on one
+    card unless a count is given (a named card alone gets the fewest that hold it)."""
+    est = ask(catalog, **{"gpu_count": 1, **fields})
+    lead = est.options[0]
+    assert lead.named
+    return lead.fits
+
+
+def cli_json(*words: str) -> dict[str, Any]:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["--json", *words], out, err) == 0, err.getvalue()
+    doc: dict[str, Any] = json.loads(out.getvalue())
+    return doc
+
+
+# --- sequence length ------------------------------------------------------------------
+
+
+def test_max_seq_fits_the_named_card_and_the_next_step_does_not(catalog: Catalog) -> None:
+    base = {"model": "llama-3.1-8b", "method": Method.QLORA, "gpu": "rtx-4090"}
+    solved = ask(catalog, **base, solve=Solve.SEQ_LEN).solution
+    assert solved is not None and isinstance(solved.value, int)
+    assert fits_named(catalog, **base, seq_len=solved.value)
+    assert solved.next_value == solved.value + SOLVE_SEQ_STEP
+    assert not fits_named(catalog, **base, seq_len=solved.next_value)
+
+
+def test_max_seq_is_a_multiple_of_256(catalog: Catalog) -> None:
+    solved = ask(catalog, model="llama-3.1-8b", method=Method.LORA, gpu="l40s",
+                 solve=Solve.SEQ_LEN).solution
+    assert solved is not None and isinstance(solved.value, int)
+    assert solved.value % SOLVE_SEQ_STEP == 0
+
+
+def test_max_seq_through_the_terminal_fits_and_twice_it_does_not() -> None:
+    doc = cli_json("max", "seq", "8b", "qlora", "rtx-4090")
+    value = doc["solve"]["value"]
+    assert doc["solve"]["for"] == "seq_len"
+    assert doc["request"]["seq_len"] == value
+    assert doc["options"][0]["utilization"] <= USABLE_FRACTION
+    again = cli_json("8b", "qlora", "1x", "rtx-4090", "seq", str(value))
+    assert again["options"][0]["utilization"] <= USABLE_FRACTION
+    twice = cli_json("8b", "qlora", "1x", "rtx-4090", "seq", str(2 * value))
+    assert twice["options"][0]["utilization"] > USABLE_FRACTION
+
+
+def test_the_estimate_document_is_at_the_answers_setting(catalog: Catalog) -> None:
+    est = ask(catalog, model="llama-3.1-8b", method=Method.QLORA, gpu="rtx-4090",
+              solve=Solve.SEQ_LEN)
+    doc = est.to_json()
+    assert doc["request"]["seq_len"] == doc["solve"]["value"]
+    assert doc["memory"]["per_gpu_gb"] == doc["solve"]["per_gpu_gb"]
+
+
+# --- micro-batch ----------------------------------------------------------------------
+
+
+def test_max_batch_is_the_largest_whole_batch_that_fits(catalog: Catalog) -> None:
+    base = {"model": "llama-3.1-8b", "method": Method.LORA, "seq_len": 4096, "gpu": "h100-sxm"}
+    solved = ask(catalog, **base, solve=Solve.MICRO_BATCH).solution
+    assert solved is not None and isinstance(solved.value, int)
+    assert fits_named(catalog, **base, micro_batch=solved.value)
+    assert solved.next_value == solved.value + 1
+    assert not fits_named(catalog, **base, micro_batch=solved.value + 1)
+
+
+def test_a_named_count_spreads_the_run_before_solving(catalog: Catalog) -> None:
+    base = {"model": "llama-3.1-70b", "method": Method.FULL, "gpu": "h100-sxm"}
+    one = ask(catalog, **base, solve=Solve.MICRO_BATCH).solution
+    many = ask(catalog, **base, gpu_count=32, solve=Solve.MICRO_BATCH).solution
+    assert one is not None and one.value is None  # a 70B full fine-tune is not one card
+    assert many is not None and isinstance(many.value, int) and many.value >= 1
+    assert fits_named(catalog, **base, gpu_count=32, micro_batch=many.value)
+
+
+# --- model ----------------------------------------------------------------------------
+
+
+def test_largest_model_is_the_largest_catalog_model_that_fits(catalog: Catalog) -> None:
+    solved = ask(catalog, model="llama-3.1-8b", method=Method.QLORA, gpu="rtx-4090",
+                 model_pick=ModelPick.NONE, solve=Solve.MODEL).solution
+    assert solved is not None and isinstance(solved.value, str)
+    answer = catalog.model(solved.value)
+    assert fits_named(catalog, model=answer.id, method=Method.QLORA, gpu="rtx-4090")
+    for bigger in (m for m in catalog.models.values() if m.params > answer.params):
+        assert not fits_named(catalog, model=bigger.id, method=Method.QLORA, gpu="rtx-4090")
+
+
+def test_largest_model_keeps_to_a_named_family(catalog: Catalog) -> None:
+    solved = ask(catalog, model="qwen2.5-7b", method=Method.QLORA, gpu="rtx-4090",
+                 model_pick=ModelPick.FAMILY, solve=Solve.MODEL).solution
+    assert solved is not None and isinstance(solved.value, str)
+    assert catalog.model(solved.value).family == "qwen"
+    assert solved.next_value is None or catalog.model(str(solved.next_value)).family == "qwen"
+
+
+def test_largest_model_for_a_card_memory_reads_the_label_as_gib(catalog: Catalog) -> None:
+    by_memory = ask(catalog, model="llama-3.1-8b", method=Method.QLORA, gpu_memory_gb=24,
+                    model_pick=ModelPick.NONE, solve=Solve.MODEL)
+    by_card = ask(catalog, model="llama-3.1-8b", method=Method.QLORA, gpu="rtx-4090",
+                  model_pick=ModelPick.NONE, solve=Solve.MODEL)
+    assert by_memory.solution is not None and by_card.solution is not None
+    assert by_memory.solution.value == by_card.solution.value
+    assert by_memory.solution.target.capacity_gb == pytest.approx(24 * 2**30 / 1e9)
+    assert any("read as its label in GiB" in n for n in by_memory.notes)
+
+
+# --- count ----------------------------------------------------------------------------
+
+
+def test_fewest_cards_fits_and_one_fewer_does_not(catalog: Catalog) -> None:
+    base = {"model": "llama-3.1-70b", "method": Method.FULL, "gpu": "h100-sxm"}
+    solved = ask(catalog, **base, solve=Solve.GPU_COUNT).solution
+    assert solved is not None and isinstance(solved.value, int) and solved.value > 1
+    assert fits_named(catalog, **base, gpu_count=solved.value)
+    assert solved.next_value == solved.value - 1
+    assert not fits_named(catalog, **base, gpu_count=solved.value - 1)
+
+
+def test_fewest_cards_is_the_count_the_estimate_picks_on_that_card(catalog: Catalog) -> None:
+    base = {"model": "llama-3.1-70b", "method": Method.LORA, "gpu": "a100-40gb-sxm"}
+    solved = ask(catalog, **base, solve=Solve.GPU_COUNT)
+    plain = ask(catalog, **base)
+    assert plain.options[0].named and plain.options[0].fits
+    assert solved.solution is not None
+    assert solved.solution.value == plain.options[0].count == solved.options[0].count
+
+
+# --- what raises the limit ------------------------------------------------------------
+
+
+def test_each_suggested_change_raises_the_limit_and_fits(catalog: Catalog) -> None:
+    base = {"model": "llama-3.1-8b", "method": Method.LORA, "gpu": "rtx-4090"}
+    solved = ask(catalog, **base, solve=Solve.SEQ_LEN).solution
+    assert solved is not None and isinstance(solved.value, int) and solved.raises
+    changes = {r.change for r in solved.raises}
+    assert {"QLoRA", "fused cross-entropy (Liger)"} <= changes
+    for r in solved.raises:
+        assert isinstance(r.value, int) and r.value > solved.value
+        setting = {**base, **r.update, "gpu": r.gpu, "seq_len": r.value}
+        assert fits_named(catalog, **setting), r.change
+
+
+def test_a_bigger_card_is_offered_with_its_limit(catalog: Catalog) -> None:
+    solved = ask(catalog, model="llama-3.1-8b", method=Method.QLORA, gpu="rtx-4090",
+                 solve=Solve.SEQ_LEN).solution
+    assert solved is not None
+    cards = [r for r in solved.raises if not r.update]
+    assert cards and cards[0].gpu is not None
+    assert catalog.gpu(cards[0].gpu).memory_gb >= 1.5 * 24
+
+
+def test_checkpointing_is_suggested_when_it_is_off(catalog: Catalog) -> None:
+    solved = ask(catalog, model="llama-3.1-8b", method=Method.QLORA, gpu="rtx-4090",
+                 grad_checkpointing=False, solve=Solve.SEQ_LEN).solution
+    assert solved is not None
+    assert "gradient checkpointing" in {r.change for r in solved.raises}
+
+
+# --- edges ----------------------------------------------------------------------------
+
+
+def test_without_a_card_the_reference_card_is_used_and_named(catalog: Catalog) -> None:
+    est = ask(catalog, model="llama-3.1-70b", method=Method.QLORA, solve=Solve.SEQ_LEN)
+    assert est.solution is not None
+    assert est.solution.target.gpu is not None
+    assert est.solution.target.gpu.id == SOLVE_REFERENCE_GPU
+    assert est.options[0].gpu.id == SOLVE_REFERENCE_GPU
+    assert any("No card named" in n for n in est.notes)
+
+
+def test_when_nothing_fits_the_value_is_none_and_the_smallest_step_is_named(
+    catalog: Catalog,
+) -> None:
+    est = ask(catalog, model="llama-3.1-70b", method=Method.FULL, gpu="rtx-4090",
+              solve=Solve.SEQ_LEN)
+    assert est.solution is not None and est.solution.value is None
+    assert est.solution.next_value == SOLVE_SEQ_STEP
+    assert est.to_json()["solve"]["value"] is None
+
+
+def test_the_json_member_has_the_documented_keys(catalog: Catalog) -> None:
+    doc = ask(catalog, model="llama-3.1-8b", method=Method.QLORA, gpu="rtx-4090",
+              solve=Solve.MICRO_BATCH).to_json()
+    assert {"for", "value", "next_does_not_fit"} <= set(doc["solve"])
+    assert doc["solve"]["for"] == "micro_batch"
+
+
+def test_an_estimate_without_a_question_has_no_solve_member(catalog: Catalog) -> None:
+    assert "solve" not in ask(catalog, model="llama-3.1-8b").to_json()
+
+
+def test_solve_refuses_a_request_without_a_question(catalog: Catalog) -> None:
+    with pytest.raises(ValueError, match="asks for a limit"):
+        solve(Request(model="llama-3.1-8b"), catalog.model("llama-3.1-8b"), catalog)
+
+
+@pytest.mark.parametrize("threshold", [0, 1, 2, 7, 50, 99, 100])
+def test_bisection_finds_the_last_step_that_fits(threshold: int) -> None:
+    found = largest(1, 100, lambda k: k <= threshold)
+    assert found == (None if threshold < 1 else threshold)
