@@ -1,9 +1,12 @@
-"""The platform-neutral bot: text in, a :class:`Reply` out.
+"""The conversation: text in, a :class:`~bot.replies.Reply` out, the same for every
+front end (terminal, Slack, Discord).
 
-Every chat front end (Slack now, Discord next) does only platform work: receive,
-acknowledge, render a :class:`Reply`, post, and tell the service where the answer
-landed. The service parses (a new query or a follow-up on a thread's last request),
-runs the estimator, builds the shared report and keeps thread contexts in the store.
+A front end does only platform work: receive, acknowledge, call the :class:`Service`,
+render the :class:`~bot.replies.Reply`, post, and tell the service where the answer
+landed. The service answers its own words (:mod:`bot.words`: help, models, gpus, chart,
+new), parses (a new query or a follow-up on a thread's last request), resolves Hugging
+Face Hub models the query names, runs the estimator, builds the shared report, and keeps
+thread contexts in the store.
 
 >>> svc = Service()
 >>> svc.answer("8b qlora 10M tokens").kind
@@ -12,7 +15,9 @@ runs the estimator, builds the shared report and keeps thread contexts in the st
 <ReplyKind.HELP: 'help'>
 
 The estimator is synchronous and CPU-only (a few milliseconds), so :meth:`Service.answer`
-is a plain function; the async methods add the store around it.
+is a plain function; the async methods add the Hub and the store around it. Price
+sheets, price commands and the Hub client are built on first use, so a terminal query
+imports no HTTP client.
 """
 
 from __future__ import annotations
@@ -20,36 +25,69 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from adapters.help import EXAMPLES, QUERY_HELP
-from adapters.listings import gpu_listing, model_listing
 from adapters.parse import QueryError, apply_followup, parse_query
-from adapters.report import METHOD_LABELS, Report, build_report, fmt_tokens
+from adapters.report import build_report
 from bot.channel_settings import with_defaults
 from bot.metrics import record_store_unavailable
-from bot.price_service import PriceCommands, PriceContext, PriceReply
-from bot.prices import PriceBook
 from bot.ratelimit import RateLimiter, limited_message
+from bot.replies import (
+    Context,
+    Reply,
+    ReplyKind,
+    Trigger,
+    describe_changes,
+    request_from_json,
+    request_to_compact_json,
+)
 from bot.scheduler import Clock, SystemClock
 from bot.store import Store, StoreUnavailable, ThreadContext, ThreadKey
-from catalog.hub import HubError, hub_ref_for_word, needs_hub
-from catalog.hub.resolver import HubResolver
+from bot.words import (
+    CHART_NEEDS_QUERY,
+    CHART_WORD,
+    GPUS_WORDS,
+    HELP_WORDS,
+    MODELS_WORDS,
+    NEW_PREFIXES,
+    chart_only,
+    command_reply,
+    split_chart_word,
+    starts_over,
+    with_chart,
+    without_new,
+)
+from catalog.hub import HubError, HubErrorKind, hub_ref_for_word, needs_hub
 from catalog.hub.settings import HubSettings
 from catalog.loader import default_catalog
-from engine import Method, Request, estimate
+from engine import Request, estimate
 from engine.specs import Catalog, ModelSpec
 
+if TYPE_CHECKING:  # built on first use: these import the HTTP client (aiohttp)
+    from bot.price_service import PriceCommands
+    from bot.prices import PriceBook
+    from catalog.hub.resolver import HubResolver
+
+__all__ = [
+    "CHART_NEEDS_QUERY", "CHART_WORD", "CONTEXT_UNAVAILABLE_NOTE", "GPUS_WORDS",
+    "HELP_WORDS", "MODELS_WORDS", "NEW_PREFIXES", "Context", "Reply", "ReplyKind",
+    "RequestBuilder", "Service", "Trigger", "chart_only", "describe_changes",
+    "request_from_json", "request_to_compact_json", "split_chart_word", "with_chart",
+]
+
 T = TypeVar("T")
+RequestBuilder = Callable[[str, Request | None, Catalog], Request]
+"""Builds the request of a message instead of the query parser: ``(text, previous
+request or None, catalog)``; raises :class:`~adapters.parse.QueryError` (Discord's
+structured ``/ftcost`` options, :mod:`adapters.discord.options`)."""
 
 MAX_HUB_MODELS = 3
 """Hub models one answer may resolve (each is one more parse attempt)."""
+TRANSIENT_HUB_ERRORS = frozenset({HubErrorKind.TIMEOUT, HubErrorKind.UNAVAILABLE})
+"""Hub failures that may be over in seconds: the error reply says ``retry``."""
 
 log = logging.getLogger("ftcost.bot")
 
@@ -57,214 +95,6 @@ CONTEXT_UNAVAILABLE_NOTE = (
     "Context unavailable: I can't reach my store right now, so this is a fresh estimate "
     "from your message alone, not a change to the estimate above."
 )
-
-HELP_WORDS = frozenset({"", "help", "?", "-h", "--help", "usage"})
-MODELS_WORDS = frozenset({"models", "model", "list models", "models list"})
-GPUS_WORDS = frozenset({"gpus", "gpu", "cards", "list gpus", "gpus list"})
-NEW_PREFIXES = ("new ", "new:")
-"""In a thread, ``new 8b lora`` starts over instead of changing the last request."""
-
-
-class ReplyKind(StrEnum):
-    ESTIMATE = "estimate"
-    HELP = "help"
-    MODELS = "models"
-    GPUS = "gpus"
-    ERROR = "error"
-    PRICES = "prices"
-    """``prices`` / ``subscribe`` / ``unsubscribe``: see :attr:`Reply.prices`."""
-    LIMITED = "limited"
-    """The per-user rate limit refused this one (``text`` says when to retry)."""
-    CHART = "chart"
-    """Only the chart of ``request`` (``chart`` alone in an estimate's thread)."""
-    SETTINGS = "settings"
-    """A channel-settings command's answer (``bot.channel_settings``), for the asker."""
-
-
-class Trigger(StrEnum):
-    """What made the bot answer (for logs and for where the answer goes)."""
-
-    COMMAND = "command"
-    MENTION = "mention"
-    FOLLOWUP = "followup"
-    BUTTON = "button"
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """Where a message came from. ``thread`` is set for messages inside a thread; with
-    ``followup=True`` the text changes that thread's last request."""
-
-    platform: str
-    channel: str | None = None
-    thread: str | None = None
-    user: str | None = None
-    followup: bool = False
-    workspace: str | None = None
-    """``slack:<team id>`` / ``discord:<guild id>``: whose team price sheet applies."""
-    can_manage: bool | None = None
-    """Whether the user may change the channel's price announcements (None: unknown,
-    anyone may)."""
-
-    @property
-    def key(self) -> ThreadKey | None:
-        if self.channel is None or self.thread is None:
-            return None
-        return ThreadKey(self.platform, self.channel, self.thread)
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What to show. Renderers escape every string themselves: nothing here is
-    pre-formatted for a platform.
-
-    * ``estimate``: ``report`` and ``request`` (the new thread context); for a
-      follow-up or button also ``previous`` and ``changes`` (``"seq 2,048 → 8,192"``).
-    * ``help`` / ``models`` / ``gpus``: ``text`` (monospace-friendly plain text) and
-      ``title``; ``examples`` for help.
-    * ``error``: ``text`` is the user-facing message (names the bad word, the nearest
-      known ones and one example); ``word`` and ``suggestions`` as the parser gave them.
-    * ``chart``: ``request`` only; the platform posts its memory chart (``chart`` alone
-      in an estimate's thread). An ``estimate`` with ``chart`` set wants it too.
-    """
-
-    kind: ReplyKind
-    text: str = ""
-    title: str = ""
-    report: Report | None = None
-    request: Request | None = None
-    previous: Request | None = None
-    changes: list[str] = field(default_factory=list)
-    word: str | None = None
-    suggestions: list[str] = field(default_factory=list)
-    examples: list[str] = field(default_factory=list)
-    prices: PriceReply | None = None
-    """For ``prices`` replies: the price command's reply (view, subscription)."""
-    chart: bool = False
-    """The query said ``chart``: the platform also posts the memory chart of ``request``
-    (``adapters.chart``) where the estimate goes."""
-
-    @property
-    def is_public(self) -> bool:
-        """Estimates go to the channel; help, listings and errors to the asker only."""
-        return self.kind is ReplyKind.ESTIMATE
-
-
-# ------------------------------------------------------------------------------------------
-# the word "chart": a display wish, not part of the request
-
-CHART_WORD = "chart"
-CHART_NEEDS_QUERY = (
-    "A chart of what? Add `chart` to a query (`70b qlora 50M tokens chart`), or say "
-    "`chart` in an estimate's thread."
-)
-
-
-def split_chart_word(text: str) -> tuple[str, bool]:
-    """``text`` without the word ``chart`` (any case), and whether it was there."""
-    words = str(text).split()
-    kept = [w for w in words if w.lower().strip("?!.,") != CHART_WORD]
-    return " ".join(kept), len(kept) != len(words)
-
-
-def chart_only(previous: Request | None) -> Reply:
-    """``chart`` alone: the chart of the thread's estimate, or what to say instead."""
-    if previous is None:
-        return Reply(ReplyKind.ERROR, text=CHART_NEEDS_QUERY, word=CHART_WORD)
-    return Reply(ReplyKind.CHART, request=previous, title="Memory chart")
-
-
-def with_chart(reply: Reply) -> Reply:
-    """``reply`` with its chart wanted (estimates only: an error stays an error)."""
-    return dataclasses.replace(reply, chart=True) if reply.kind is ReplyKind.ESTIMATE else reply
-
-
-# ------------------------------------------------------------------------------------------
-# describing what a follow-up changed
-
-_FIELD_LABELS: dict[str, str] = {
-    "model": "model",
-    "method": "method",
-    "precision": "precision",
-    "lora_rank": "rank",
-    "lora_targets": "LoRA targets",
-    "optimizer": "optimizer",
-    "state_precision": "states",
-    "offload": "offload",
-    "seq_len": "seq",
-    "micro_batch": "batch",
-    "grad_checkpointing": "checkpointing",
-    "flash_attention": "flash attention",
-    "fused_ce": "fused CE",
-    "hf_loss": "HF loss",
-    "double_quant": "double quant",
-    "sharding": "sharding",
-    "gpu": "card",
-    "gpu_count": "cards",
-    "dataset_tokens": "tokens",
-    "epochs": "epochs",
-    "mfu": "MFU",
-    "price_per_gpu_hour": "price",
-    "mode": "mode",
-    "framework": "framework",
-    "activation_offload": "activation offload",
-    "nodes": "nodes",
-    "spot": "spot pricing",
-    "budget_usd": "budget",
-    "deadline_hours": "deadline",
-    "samples": "samples",
-    "sample_tokens": "sample length",
-    "packing": "packing",
-    "max_len": "max length",
-    "solve": "solve for",
-    "gpu_memory_gb": "card memory",
-    "grad_accum": "accumulation",
-    "lora_dropout": "LoRA dropout",
-}
-
-
-def _show_value(name: str, value: Any) -> str:
-    if value is None:
-        return {"method": "default (LoRA)", "gpu_count": "auto", "gpu": "any"}.get(name, "unset")
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if name == "method":
-        return METHOD_LABELS[Method(value)]
-    if name == "dataset_tokens":
-        return fmt_tokens(value)
-    if name == "mfu":
-        return f"{value:.0%}"
-    if name == "price_per_gpu_hour":
-        return f"${value:.2f}/hr"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(getattr(value, "value", value))
-
-
-def describe_changes(previous: Request, new: Request) -> list[str]:
-    """``["seq 2,048 → 8,192", "method LoRA → Full"]``: the fields that differ."""
-    out = []
-    for name, label in _FIELD_LABELS.items():
-        old, cur = getattr(previous, name), getattr(new, name)
-        if old != cur:
-            out.append(f"{label} {_show_value(name, old)} → {_show_value(name, cur)}")
-    return out
-
-
-# ------------------------------------------------------------------------------------------
-
-
-def request_to_compact_json(request: Request) -> str:
-    """The request's non-default fields as compact JSON (for button values)."""
-    return json.dumps(
-        request.model_dump(mode="json", exclude_defaults=True), separators=(",", ":")
-    )
-
-
-def request_from_json(text: str) -> Request:
-    return Request.model_validate_json(text)
 
 
 def _answer(service: Service, *args: Any) -> Reply:
@@ -300,20 +130,46 @@ class Service:
         if catalog is None:
             catalog = book.base if book is not None else default_catalog()
         self.catalog = catalog
-        self.book = book if book is not None else PriceBook(catalog)
+        self._book = book
         self.clock: Clock = clock if clock is not None else SystemClock()
-        self.prices = PriceCommands(store, self.book, self.clock)
+        self._prices: PriceCommands | None = None
         self._executor = (
             ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ftcost-estimate")
             if workers > 0
             else None
         )
-        self.hub = hub if isinstance(hub, HubResolver) else HubResolver(
-            hub, store, cache_errors=(StoreUnavailable,)
-        )
-        """Reads ``org/name`` models from the Hugging Face Hub, cached in the store."""
+        self._hub = hub
         self.hub_models: tuple[ModelSpec, ...] = ()
         """Hub models this service's catalogs hold too (set on views, :meth:`with_models`)."""
+
+    @property
+    def book(self) -> PriceBook:
+        """The prices in force (live sheets and team sheets), built on first use."""
+        if self._book is None:
+            from bot.prices import PriceBook
+
+            self._book = PriceBook(self.catalog)
+        return self._book
+
+    @property
+    def prices(self) -> PriceCommands:
+        """``prices`` / ``subscribe`` / ``unsubscribe``, built on first use."""
+        if self._prices is None:
+            from bot.price_service import PriceCommands
+
+            self._prices = PriceCommands(self.store, self.book, self.clock)
+        return self._prices
+
+    @property
+    def hub(self) -> HubResolver:
+        """Reads ``org/name`` models from the Hugging Face Hub, cached in the store (in
+        this process's memory without one); built on first use."""
+        if self._hub is None or isinstance(self._hub, HubSettings):
+            from catalog.hub.resolver import HubResolver, MemoryCache
+
+            cache = self.store if self.store is not None else MemoryCache()
+            self._hub = HubResolver(self._hub, cache, cache_errors=(StoreUnavailable,))
+        return self._hub
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a synchronous method (:meth:`answer`, :meth:`estimate`) for async callers:
@@ -331,7 +187,8 @@ class Service:
     # -- synchronous core -------------------------------------------------------------------
     def catalog_for(self, workspace: str | None = None) -> Catalog:
         """The catalog with the prices in force in ``workspace`` (plus :attr:`hub_models`)."""
-        return self.book.catalog_for(workspace).with_models(self.hub_models)
+        base = self.catalog if self._book is None else self._book.catalog_for(workspace)
+        return base.with_models(self.hub_models)
 
     def with_models(self, models: Iterable[ModelSpec]) -> Service:
         """A view of this service whose catalogs also hold ``models`` (read from the Hub):
@@ -342,33 +199,36 @@ class Service:
 
     def answer(
         self, text: str, previous: Request | None = None, workspace: str | None = None,
-        defaults: Mapping[str, object] | None = None,
+        defaults: Mapping[str, object] | None = None, build: RequestBuilder | None = None,
     ) -> Reply:
-        """Parse ``text`` (a follow-up of ``previous`` when given), estimate, report.
-        The word ``chart`` is taken out first and asks for the chart too. ``defaults``
-        (a channel's settings, :mod:`bot.channel_settings`) fill the fields a new
-        question does not name."""
+        """Answer ``text``: one of the conversation's own words (:mod:`bot.words`), or a
+        query (a follow-up of ``previous`` when given) estimated and reported. The word
+        ``chart`` is taken out first and asks for the chart too. ``defaults`` (a
+        channel's settings, :mod:`bot.channel_settings`) fill the fields a new question
+        does not name. ``build`` replaces the parser (structured options); with it, empty
+        text is a question too."""
         text, chart = split_chart_word(text)
         if chart:
-            return with_chart(self.answer(text, previous, workspace, defaults)) if text else (
-                chart_only(previous))
+            if not text and build is None:
+                return chart_only(previous)
+            return with_chart(self.answer(text, previous, workspace, defaults, build))
         catalog = self.catalog_for(workspace)
         words = " ".join(str(text).split())
-        low = words.lower().rstrip("?!. ")
-        if low in HELP_WORDS:
-            return Reply(ReplyKind.HELP, text=QUERY_HELP, title="ftcost help",
-                         examples=list(EXAMPLES))
-        if low in MODELS_WORDS:
-            return Reply(ReplyKind.MODELS, text=model_listing(self.catalog), title="Models")
-        if low in GPUS_WORDS:
-            return Reply(ReplyKind.GPUS, text=gpu_listing(catalog), title="GPUs")
-        if previous is not None and low.startswith(NEW_PREFIXES):
-            words, previous = words[4:].strip(), None
+        if words or build is None:
+            special = command_reply(words, self.catalog, catalog)
+            if special is not None:
+                return special
+        if previous is not None and starts_over(words):
+            words, previous = without_new(words), None
         try:
-            if previous is None:
-                request = with_defaults(parse_query(words, catalog), defaults)
+            if build is not None:
+                request = build(words, previous, catalog)
+            elif previous is None:
+                request = parse_query(words, catalog)
             else:
                 request = apply_followup(previous, words, catalog)
+            if previous is None:
+                request = with_defaults(request, defaults)
         except QueryError as err:
             return Reply(
                 ReplyKind.ERROR, text=str(err), word=err.word, suggestions=list(err.suggestions)
@@ -390,7 +250,7 @@ class Service:
         changes = describe_changes(previous, request) if previous is not None else []
         return Reply(
             ReplyKind.ESTIMATE, report=report, request=request, previous=previous,
-            changes=changes,
+            changes=changes, estimate=est,
         )
 
     def answer_without_context(self, text: str, workspace: str | None = None) -> Reply:
@@ -442,7 +302,8 @@ class Service:
                     return reply
                 specs[ref.id] = await self.hub.resolve(ref)
         except HubError as err:
-            return Reply(ReplyKind.ERROR, text=str(err), word=err.ref)
+            return Reply(ReplyKind.ERROR, text=str(err), word=err.ref,
+                         retry=err.kind in TRANSIENT_HUB_ERRORS)
         return await self.run(fn, self.with_models(specs.values()), *args)
 
     async def catalog_with(self, request: Request, workspace: str | None = None) -> Catalog:
@@ -456,11 +317,11 @@ class Service:
 
     async def answer_async(
         self, text: str, previous: Request | None = None, workspace: str | None = None,
-        defaults: Mapping[str, object] | None = None,
+        defaults: Mapping[str, object] | None = None, build: RequestBuilder | None = None,
     ) -> Reply:
         """:meth:`answer` for async callers, with Hub models resolved first."""
         return await self.run_resolved(
-            _answer, text, previous, workspace, defaults,
+            _answer, text, previous, workspace, defaults, build,
             models=[previous.model if previous is not None else None],
         )
 
@@ -547,6 +408,8 @@ class Service:
     async def price_reply(self, text: str, ctx: Context) -> Reply | None:
         """The reply to a price command (``prices``, ``subscribe ...``, ``unsubscribe``),
         or None when ``text`` is not one."""
+        from bot.price_service import PriceContext
+
         pctx = PriceContext(ctx.platform, ctx.channel, ctx.workspace, ctx.user, ctx.can_manage)
         try:
             reply = await self.prices.handle(text, pctx)

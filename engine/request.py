@@ -11,7 +11,9 @@ batch 1, sequence 2048, gradient checkpointing and FlashAttention on, 3 epochs,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Annotated, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,6 +44,56 @@ from engine.constants import (
     MIN_MFU,
     MIN_PRICE_PER_GPU_HOUR,
 )
+
+EXAMPLE_QUERY: Final = "70b qlora 50M tokens h100"
+"""A whole query (the stand-in example of a field without metadata)."""
+
+
+class Display(StrEnum):
+    """How a field's value reads to a person; :mod:`adapters.values` writes it."""
+
+    PLAIN = "plain"
+    """Enum values and catalog ids as they are; switches as on/off."""
+    METHOD = "method"
+    """A :class:`Method` by its label (``LoRA``)."""
+    COUNT = "count"
+    """A whole number with thousands separators (``2,048``)."""
+    NUMBER = "number"
+    """A decimal as short as it goes (``0.05``, ``2.5``)."""
+    TOKENS = "tokens"
+    """A token count with k/M/B/T (``50M``)."""
+    PERCENT = "percent"
+    """A fraction as a percentage (0.35 is ``35%``)."""
+    USD = "usd"
+    """US dollars (``$500``)."""
+    USD_PER_HOUR = "usd-per-hour"
+    """US dollars per GPU-hour (``$2.50/hr``)."""
+    HOURS = "hours"
+    """Wall-clock hours (``48 hours``)."""
+    GB = "gb"
+    """Gigabytes, GB = 10^9 bytes (``24 GB``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldMeta:
+    """What every front end needs to know about one :class:`Request` field, declared on
+    the field (``Annotated[int, FieldMeta(...)]``) so a new field is a one-place change.
+    Read it with :func:`field_meta`; the per-field tables of the front ends (change
+    lines, Discord custom-id keys, option merges, parser messages) are built from it."""
+
+    label: str | None
+    """Short name in a follow-up's change line (``seq 2,048 → 8,192``); None for an
+    internal field no change line names."""
+    noun: str
+    """The field in a sentence (``the sequence length must be ...``)."""
+    key: str
+    """One character naming the field in a Discord custom id; unique across fields."""
+    example: str
+    """A whole query that sets the field, shown when it was given wrongly."""
+    display: Display = Display.PLAIN
+    """How its value reads."""
+    unset: str = "unset"
+    """How its value reads when it is None (``auto``, ``any``)."""
 
 
 class Method(StrEnum):
@@ -172,74 +224,176 @@ class Request(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
 
-    model: str = Field(min_length=1)
-    method: Method | None = None
-    precision: Precision = Precision.BF16
-    lora_rank: int = Field(default=DEFAULT_LORA_RANK, ge=1, le=MAX_LORA_RANK)
-    lora_targets: LoraTargets = LoraTargets.ALL_LINEAR
-    lora_dropout: float = Field(default=0.0, ge=0, le=MAX_LORA_DROPOUT)
+    model: Annotated[str, FieldMeta(
+        label="model", noun="model", key="m", example=EXAMPLE_QUERY,
+    )] = Field(min_length=1)
+    method: Annotated[Method | None, FieldMeta(
+        label="method", noun="method", key="M", example=EXAMPLE_QUERY,
+        display=Display.METHOD, unset="default (LoRA)",
+    )] = None
+    precision: Annotated[Precision, FieldMeta(
+        label="precision", noun="precision", key="p", example="8b lora fp16 50M tokens",
+    )] = Precision.BF16
+    lora_rank: Annotated[int, FieldMeta(
+        label="rank", noun="LoRA rank", key="r", example="8b lora r64 50M tokens",
+        display=Display.COUNT,
+    )] = Field(default=DEFAULT_LORA_RANK, ge=1, le=MAX_LORA_RANK)
+    lora_targets: Annotated[LoraTargets, FieldMeta(
+        label="LoRA targets", noun="LoRA targets", key="t", example="8b lora attn 50M tokens",
+    )] = LoraTargets.ALL_LINEAR
+    lora_dropout: Annotated[float, FieldMeta(
+        label="LoRA dropout", noun="LoRA dropout", key="D",
+        example="8b lora dropout 0.05 50M tokens", display=Display.NUMBER,
+    )] = Field(default=0.0, ge=0, le=MAX_LORA_DROPOUT)
     """LoRA dropout probability (PEFT's default is 0). Above 0 every adapted linear keeps
     a dropout mask and a dropped-out copy of its input for backward."""
-    optimizer: Optimizer = Optimizer.ADAMW
-    state_precision: StatePrecision = StatePrecision.FP32
-    offload: bool = False
-    seq_len: int = Field(default=DEFAULT_SEQ_LEN, ge=1, le=MAX_SEQ_LEN)
-    micro_batch: int = Field(default=1, ge=1, le=MAX_MICRO_BATCH)
-    grad_accum: int = Field(default=1, ge=1, le=MAX_GRAD_ACCUM)
+    optimizer: Annotated[Optimizer, FieldMeta(
+        label="optimizer", noun="optimizer", key="o", example="8b full adamw-8bit 50M tokens",
+    )] = Optimizer.ADAMW
+    state_precision: Annotated[StatePrecision, FieldMeta(
+        label="states", noun="state precision", key="s", example="8b full pure-bf16 50M tokens",
+    )] = StatePrecision.FP32
+    offload: Annotated[bool, FieldMeta(
+        label="offload", noun="offload switch", key="O", example="70b full offload 50M tokens",
+    )] = False
+    seq_len: Annotated[int, FieldMeta(
+        label="seq", noun="sequence length", key="q", example="8b lora seq 8k 50M tokens",
+        display=Display.COUNT,
+    )] = Field(default=DEFAULT_SEQ_LEN, ge=1, le=MAX_SEQ_LEN)
+    micro_batch: Annotated[int, FieldMeta(
+        label="batch", noun="micro-batch", key="b", example="8b lora bs 4 50M tokens",
+        display=Display.COUNT,
+    )] = Field(default=1, ge=1, le=MAX_MICRO_BATCH)
+    grad_accum: Annotated[int, FieldMeta(
+        label="accumulation", noun="gradient accumulation", key="a",
+        example="8b full fsdp 4x a10g accum 8", display=Display.COUNT,
+    )] = Field(default=1, ge=1, le=MAX_GRAD_ACCUM)
     """Gradient-accumulation micro-steps per optimizer step on each GPU. Compute is
     unchanged (it is counted in tokens); memory changes only under ``fsdp``, whose
     accumulation (``no_sync``) keeps whole, unsharded gradients between syncs."""
-    grad_checkpointing: bool = True
-    activation_offload: bool = False
+    grad_checkpointing: Annotated[bool, FieldMeta(
+        label="checkpointing", noun="checkpointing switch", key="c",
+        example="8b lora no-ckpt 50M tokens",
+    )] = True
+    activation_offload: Annotated[bool, FieldMeta(
+        label="activation offload", noun="activation offload switch", key="A",
+        example=EXAMPLE_QUERY,
+    )] = False
     """Checkpointed layer inputs live in host memory, fetched back for backward
     (torchtune's ``enable_activation_offloading``, Unsloth's
     ``use_gradient_checkpointing="unsloth"``). Only with ``grad_checkpointing``."""
-    flash_attention: bool = True
-    fused_ce: bool = False
-    hf_loss: bool = False
+    flash_attention: Annotated[bool, FieldMeta(
+        label="flash attention", noun="FlashAttention switch", key="f",
+        example="8b lora no-flash 50M tokens",
+    )] = True
+    fused_ce: Annotated[bool, FieldMeta(
+        label="fused CE", noun="fused cross-entropy switch", key="F",
+        example="8b lora fused-ce 50M tokens",
+    )] = False
+    hf_loss: Annotated[bool, FieldMeta(
+        label="HF loss", noun="Hugging Face loss-path switch", key="h",
+        example="8b lora hf-loss 50M tokens",
+    )] = False
     """Hugging Face transformers' unfused loss path: 12 B per logit instead of one FP32
     copy (``engine.constants.LOGITS_BYTES_HF``). ``fused_ce`` wins when both are set."""
-    double_quant: bool = True
-    sharding: Sharding = Sharding.AUTO
-    gpu: str | None = None
-    gpu_count: int | None = Field(default=None, ge=1, le=MAX_GPU_COUNT)
-    dataset_tokens: int | None = Field(default=None, ge=1, le=MAX_DATASET_TOKENS)
-    epochs: float = Field(default=DEFAULT_EPOCHS, ge=MIN_EPOCHS, le=MAX_EPOCHS)
-    mfu: float = Field(default=DEFAULT_MFU, ge=MIN_MFU, le=MAX_MFU)
-    price_per_gpu_hour: float | None = Field(
+    double_quant: Annotated[bool, FieldMeta(
+        label="double quant", noun="double quantization switch", key="d",
+        example="70b qlora no-double-quant",
+    )] = True
+    sharding: Annotated[Sharding, FieldMeta(
+        label="sharding", noun="sharding", key="S", example="70b full zero3 8x h100",
+    )] = Sharding.AUTO
+    gpu: Annotated[str | None, FieldMeta(
+        label="card", noun="GPU", key="g", example=EXAMPLE_QUERY, unset="any",
+    )] = None
+    gpu_count: Annotated[int | None, FieldMeta(
+        label="cards", noun="GPU count", key="n", example="70b full 50M tokens 8x h100",
+        display=Display.COUNT, unset="auto",
+    )] = Field(default=None, ge=1, le=MAX_GPU_COUNT)
+    dataset_tokens: Annotated[int | None, FieldMeta(
+        label="tokens", noun="token count", key="T", example=EXAMPLE_QUERY,
+        display=Display.TOKENS,
+    )] = Field(default=None, ge=1, le=MAX_DATASET_TOKENS)
+    epochs: Annotated[float, FieldMeta(
+        label="epochs", noun="epoch count", key="e", example="8b lora 50M tokens 2 epochs",
+        display=Display.NUMBER,
+    )] = Field(default=DEFAULT_EPOCHS, ge=MIN_EPOCHS, le=MAX_EPOCHS)
+    mfu: Annotated[float, FieldMeta(
+        label="MFU", noun="MFU", key="u", example="8b lora 50M tokens mfu 40%",
+        display=Display.PERCENT,
+    )] = Field(default=DEFAULT_MFU, ge=MIN_MFU, le=MAX_MFU)
+    price_per_gpu_hour: Annotated[float | None, FieldMeta(
+        label="price", noun="price per GPU-hour", key="P",
+        example="70b qlora 50M tokens h100 $2.50/hr", display=Display.USD_PER_HOUR,
+    )] = Field(
         default=None, ge=MIN_PRICE_PER_GPU_HOUR, le=MAX_PRICE_PER_GPU_HOUR
     )
-    mode: Mode = Mode.DETAILED
-    framework: Framework = Framework.GENERIC
+    mode: Annotated[Mode, FieldMeta(
+        label="mode", noun="mode", key="N", example="70b qlora 50M tokens napkin",
+    )] = Mode.DETAILED
+    framework: Annotated[Framework, FieldMeta(
+        label="framework", noun="framework", key="k", example="8b lora trl 50M tokens",
+    )] = Framework.GENERIC
     """The training framework (``engine.profiles``): its loss path, default precision
     regime, LoRA dropout, FSDP wrapping and kernels, unless the request says otherwise."""
-    nodes: int | None = Field(default=None, ge=1, le=MAX_NODES)
+    nodes: Annotated[int | None, FieldMeta(
+        label="nodes", noun="node count", key="W",
+        example="70b full 2 nodes of 8x h100 50M tokens", display=Display.COUNT,
+    )] = Field(default=None, ge=1, le=MAX_NODES)
     """Machines the cards are spread over (``2 nodes of 8x h100``); None: as few as hold
     them. ``gpu_count`` is the total over all nodes."""
-    spot: bool = False
+    spot: Annotated[bool, FieldMeta(
+        label="spot pricing", noun="spot pricing switch", key="V",
+        example="70b qlora 50M tokens h100 spot",
+    )] = False
     """Price the cards at spot (interruptible) rates where the catalog has them."""
-    budget_usd: float | None = Field(default=None, ge=MIN_BUDGET_USD, le=MAX_BUDGET_USD)
+    budget_usd: Annotated[float | None, FieldMeta(
+        label="budget", noun="budget", key="B", example="8b lora 50M tokens under $500",
+        display=Display.USD,
+    )] = Field(default=None, ge=MIN_BUDGET_USD, le=MAX_BUDGET_USD)
     """The most the whole run may cost, USD (``under $500``)."""
-    deadline_hours: float | None = Field(
+    deadline_hours: Annotated[float | None, FieldMeta(
+        label="deadline", noun="deadline", key="H", example="8b lora 50M tokens within 2 days",
+        display=Display.HOURS,
+    )] = Field(
         default=None, ge=MIN_DEADLINE_HOURS, le=MAX_DEADLINE_HOURS
     )
     """The longest the whole run may take, wall-clock hours (``within 2 days``)."""
-    samples: int | None = Field(default=None, ge=1, le=MAX_SAMPLES)
+    samples: Annotated[int | None, FieldMeta(
+        label="samples", noun="sample count", key="R",
+        example="8b lora 10k samples of 512 tokens", display=Display.COUNT,
+    )] = Field(default=None, ge=1, le=MAX_SAMPLES)
     """Dataset size as the user counted it: samples (rows, examples). With
     ``sample_tokens`` it sets ``dataset_tokens`` = samples x average length."""
-    sample_tokens: int | None = Field(default=None, ge=1, le=MAX_SEQ_LEN)
+    sample_tokens: Annotated[int | None, FieldMeta(
+        label="sample length", noun="average sample length", key="L",
+        example="8b lora 10k samples of 512 tokens", display=Display.COUNT,
+    )] = Field(default=None, ge=1, le=MAX_SEQ_LEN)
     """Average tokens per sample, as the user gave it."""
-    packing: bool = False
+    packing: Annotated[bool, FieldMeta(
+        label="packing", noun="packing switch", key="K",
+        example="8b lora 10k samples of 512 tokens packing",
+    )] = False
     """Samples are packed into full sequences: the dataset counts as its tokens."""
-    max_len: int | None = Field(default=None, ge=1, le=MAX_SEQ_LEN)
+    max_len: Annotated[int | None, FieldMeta(
+        label="max length", noun="maximum sample length", key="X",
+        example="8b lora 10k samples of 512 tokens max-len 2048", display=Display.COUNT,
+    )] = Field(default=None, ge=1, le=MAX_SEQ_LEN)
     """Without packing, each sample is padded to the batch's longest, at most this."""
-    solve: Solve | None = None
+    solve: Annotated[Solve | None, FieldMeta(
+        label="solve for", noun="question", key="Q", example="max seq 8b qlora rtx-4090",
+    )] = None
     """The limit the question asks for (``max seq``); None: an estimate."""
-    gpu_memory_gb: float | None = Field(
+    gpu_memory_gb: Annotated[float | None, FieldMeta(
+        label="card memory", noun="card memory", key="G", example="largest model qlora 24gb",
+        display=Display.GB,
+    )] = Field(
         default=None, ge=MIN_GPU_MEMORY_GB, le=MAX_GPU_MEMORY_GB
     )
     """A card named by its memory (``24gb``), GB = 10^9 bytes, instead of by model."""
-    model_pick: ModelPick | None = None
+    model_pick: Annotated[ModelPick | None, FieldMeta(
+        label=None, noun="model", key="i", example=EXAMPLE_QUERY,
+    )] = None
     """How the query named the model (:class:`ModelPick`), for the reply's note."""
 
     @property
@@ -253,3 +407,28 @@ class Request(BaseModel):
         if self.dataset_tokens is None:
             return None
         return self.dataset_tokens * self.epochs
+
+
+def field_meta(name: str) -> FieldMeta:
+    """The :class:`FieldMeta` declared on the :class:`Request` field ``name``.
+
+    A field declared without one still works everywhere (a stand-in is derived from its
+    name, with no custom-id key, so its estimate buttons fall back to the store), and
+    ``tests/test_request_fields.py`` fails until it is declared. Raises KeyError for a
+    name that is not a field."""
+    info = Request.model_fields[name]
+    for item in info.metadata:
+        if isinstance(item, FieldMeta):
+            return item
+    words = name.replace("_", " ")
+    return FieldMeta(label=words, noun=words, key="", example=EXAMPLE_QUERY)
+
+
+def has_field_meta(name: str) -> bool:
+    """Whether the field ``name`` declares its :class:`FieldMeta` (tests require it)."""
+    return any(isinstance(item, FieldMeta) for item in Request.model_fields[name].metadata)
+
+
+def field_metas() -> dict[str, FieldMeta]:
+    """Every :class:`Request` field's metadata, in declaration order."""
+    return {name: field_meta(name) for name in Request.model_fields}

@@ -1,0 +1,136 @@
+"""What the conversation answers: a :class:`Reply`, and where a message came from
+(:class:`Context`). Every front end renders a :class:`Reply`; none of them builds one.
+
+A follow-up's :attr:`Reply.changes` are written from the request fields' metadata
+(:class:`engine.request.FieldMeta`), so a new field shows up in them without a table
+to update here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from adapters.report import Report
+from adapters.values import show_change
+from bot.store import ThreadKey
+from engine import Estimate, Request
+from engine.request import field_metas
+
+if TYPE_CHECKING:  # the price commands pull in the live price sources (aiohttp)
+    from bot.price_service import PriceReply
+
+
+class ReplyKind(StrEnum):
+    ESTIMATE = "estimate"
+    HELP = "help"
+    MODELS = "models"
+    GPUS = "gpus"
+    ERROR = "error"
+    PRICES = "prices"
+    """``prices`` / ``subscribe`` / ``unsubscribe``: see :attr:`Reply.prices`."""
+    LIMITED = "limited"
+    """The per-user rate limit refused this one (``text`` says when to retry)."""
+    CHART = "chart"
+    """Only the chart of ``request`` (``chart`` alone in an estimate's thread)."""
+    SETTINGS = "settings"
+    """A channel-settings command's answer (``bot.channel_settings``), for the asker."""
+
+
+class Trigger(StrEnum):
+    """What made the bot answer (for logs and for where the answer goes)."""
+
+    COMMAND = "command"
+    MENTION = "mention"
+    FOLLOWUP = "followup"
+    BUTTON = "button"
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where a message came from. ``thread`` is set for messages inside a thread; with
+    ``followup=True`` the text changes that thread's last request."""
+
+    platform: str
+    channel: str | None = None
+    thread: str | None = None
+    user: str | None = None
+    followup: bool = False
+    workspace: str | None = None
+    """``slack:<team id>`` / ``discord:<guild id>``: whose team price sheet applies."""
+    can_manage: bool | None = None
+    """Whether the user may change the channel's price announcements (None: unknown,
+    anyone may)."""
+
+    @property
+    def key(self) -> ThreadKey | None:
+        if self.channel is None or self.thread is None:
+            return None
+        return ThreadKey(self.platform, self.channel, self.thread)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What to show. Renderers escape every string themselves: nothing here is
+    pre-formatted for a platform.
+
+    * ``estimate``: ``report`` and ``request`` (the new thread context), ``estimate``
+      (the engine's result, for ``--json``); for a follow-up or button also ``previous``
+      and ``changes`` (``"seq 2,048 → 8,192"``).
+    * ``help`` / ``models`` / ``gpus``: ``text`` (monospace-friendly plain text) and
+      ``title``; ``examples`` for help.
+    * ``error``: ``text`` is the user-facing message (names the bad word, the nearest
+      known ones and one example); ``word`` and ``suggestions`` as the parser gave them;
+      ``retry`` when asking again later may work (the Hub timed out).
+    * ``chart``: ``request`` only; the platform posts its memory chart (``chart`` alone
+      in an estimate's thread). An ``estimate`` with ``chart`` set wants it too.
+    """
+
+    kind: ReplyKind
+    text: str = ""
+    title: str = ""
+    report: Report | None = None
+    request: Request | None = None
+    previous: Request | None = None
+    changes: list[str] = field(default_factory=list)
+    word: str | None = None
+    suggestions: list[str] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
+    prices: PriceReply | None = None
+    """For ``prices`` replies: the price command's reply (view, subscription)."""
+    chart: bool = False
+    """The query said ``chart``: the platform also posts the memory chart of ``request``
+    (``adapters.chart``) where the estimate goes."""
+    estimate: Estimate | None = None
+    """For ``estimate`` replies: what the engine computed (``report`` is its wording)."""
+    retry: bool = False
+    """For ``error`` replies: the cause is temporary (the Hub timed out or is down)."""
+
+    @property
+    def is_public(self) -> bool:
+        """Estimates go to the channel; help, listings and errors to the asker only."""
+        return self.kind is ReplyKind.ESTIMATE
+
+
+def describe_changes(previous: Request, new: Request) -> list[str]:
+    """``["seq 2,048 → 8,192", "method LoRA → Full"]``: the fields that differ, in the
+    request's field order, each labelled as its metadata says (internal fields whose
+    ``label`` is None are left out)."""
+    return [
+        show_change(name, getattr(previous, name), getattr(new, name))
+        for name, meta in field_metas().items()
+        if meta.label is not None and getattr(previous, name) != getattr(new, name)
+    ]
+
+
+def request_to_compact_json(request: Request) -> str:
+    """The request's non-default fields as compact JSON (for button values)."""
+    return json.dumps(
+        request.model_dump(mode="json", exclude_defaults=True), separators=(",", ":")
+    )
+
+
+def request_from_json(text: str) -> Request:
+    return Request.model_validate_json(text)

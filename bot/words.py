@@ -1,0 +1,90 @@
+"""The words the conversation answers itself, before any query is parsed: ``help``,
+``models``, ``gpus``, ``chart`` and ``new``. One copy, used by :class:`bot.service.Service`
+for every front end (terminal, Slack, Discord).
+
+* ``help`` (``?``, ``usage``, nothing at all): the query language, privately.
+* ``models`` / ``gpus`` (``cards``): the catalog listings.
+* ``chart`` anywhere in a query asks for the memory chart as well; alone in an
+  estimate's thread (or a terminal chat), the chart of the estimate above.
+* ``new ...`` in a thread starts over instead of changing the last request.
+
+>>> split_chart_word("70b qlora chart 50M tokens")
+('70b qlora 50M tokens', True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+from adapters.help import EXAMPLES, QUERY_HELP
+from adapters.listings import gpu_listing, model_listing
+from bot.replies import Reply, ReplyKind
+from engine import Request
+from engine.specs import Catalog
+
+HELP_WORDS: Final = frozenset({"", "help", "?", "-h", "--help", "usage"})
+MODELS_WORDS: Final = frozenset({"models", "model", "list models", "models list"})
+GPUS_WORDS: Final = frozenset({"gpus", "gpu", "cards", "list gpus", "gpus list"})
+NEW_PREFIXES: Final = ("new ", "new:")
+"""In a thread, ``new 8b lora`` starts over instead of changing the last request."""
+
+CHART_WORD: Final = "chart"
+CHART_NEEDS_QUERY: Final = (
+    "A chart of what? Add `chart` to a query (`70b qlora 50M tokens chart`), or say "
+    "`chart` in an estimate's thread."
+)
+
+
+def normalized(text: str) -> str:
+    """``text`` as the word tables compare it: one space between words, lower case, no
+    trailing ``?!.``."""
+    return " ".join(str(text).split()).lower().rstrip("?!. ")
+
+
+def is_command_word(text: str) -> bool:
+    """Whether ``text`` (not empty) is one of the words :func:`command_reply` answers."""
+    low = normalized(text)
+    return bool(low) and low in HELP_WORDS | MODELS_WORDS | GPUS_WORDS
+
+
+def command_reply(text: str, models: Catalog, gpus: Catalog) -> Reply | None:
+    """The reply to ``help`` / ``models`` / ``gpus`` (the model listing from ``models``,
+    the card listing with its prices from ``gpus``), or None for anything else."""
+    low = normalized(text)
+    if low in HELP_WORDS:
+        return Reply(ReplyKind.HELP, text=QUERY_HELP, title="ftcost help", examples=list(EXAMPLES))
+    if low in MODELS_WORDS:
+        return Reply(ReplyKind.MODELS, text=model_listing(models), title="Models")
+    if low in GPUS_WORDS:
+        return Reply(ReplyKind.GPUS, text=gpu_listing(gpus), title="GPUs")
+    return None
+
+
+def starts_over(text: str) -> bool:
+    """``new 8b lora``: a new question, not a change of the thread's last request."""
+    return " ".join(str(text).split()).lower().startswith(NEW_PREFIXES)
+
+
+def without_new(text: str) -> str:
+    """``text`` without its leading ``new`` / ``new:``."""
+    return " ".join(str(text).split())[4:].strip()
+
+
+def split_chart_word(text: str) -> tuple[str, bool]:
+    """``text`` without the word ``chart`` (any case), and whether it was there."""
+    words = str(text).split()
+    kept = [w for w in words if w.lower().strip("?!.,") != CHART_WORD]
+    return " ".join(kept), len(kept) != len(words)
+
+
+def chart_only(previous: Request | None) -> Reply:
+    """``chart`` alone: the chart of the thread's estimate, or what to say instead."""
+    if previous is None:
+        return Reply(ReplyKind.ERROR, text=CHART_NEEDS_QUERY, word=CHART_WORD)
+    return Reply(ReplyKind.CHART, request=previous, title="Memory chart")
+
+
+def with_chart(reply: Reply) -> Reply:
+    """``reply`` with its chart wanted (estimates only: an error stays an error)."""
+    return dataclasses.replace(reply, chart=True) if reply.kind is ReplyKind.ESTIMATE else reply
