@@ -14,7 +14,8 @@ from datetime import datetime
 from engine import Estimate
 from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
-from engine.request import Framework, Method, Mode, Request
+from engine.request import Framework, Method, Mode, Request, Solve
+from engine.solve import Solution
 from engine.specs import ModelSpec
 
 COMPONENT_LABELS: dict[str, str] = {
@@ -403,6 +404,9 @@ def build_report(est: Estimate, now: datetime | None = None) -> Report:
     refreshed prices ("refreshed 3 h ago"); without it the refresh time is shown."""
     title, subtitle = _title(est)
     headline, cost_line, band = _headline(est)
+    answer: list[str] = []
+    if est.solution is not None:  # issue 16: a limit question leads with its answer
+        headline, answer = solve_headline(est, est.solution), solve_raises(est, est.solution)
     return Report(
         title=title,
         subtitle=subtitle,
@@ -412,7 +416,7 @@ def build_report(est: Estimate, now: datetime | None = None) -> Report:
         segments=_segments(est),
         cards=_cards(est),
         what_if=_what_if(est),
-        notes=[*hub_notes(est.model), *est.notes],
+        notes=[*answer, *hub_notes(est.model), *est.notes],
         warnings=[*hub_warnings(est.model), *est.warnings],
         assumptions=list(est.assumptions),
         per_gpu_gb=est.memory.total,
@@ -424,3 +428,69 @@ def build_report(est: Estimate, now: datetime | None = None) -> Report:
 
 
 BANDS = (FIT_SWEET, FIT_ROOMY, FIT_OVERSIZED, FIT_TOO_SMALL, NO_FIT)
+
+
+# --------------------------------------------------------------------------- #
+# limit questions (issue 16: ``max seq``, ``max batch``, ``largest model``, ``fewest cards``)
+
+
+def _solved(goal: Solve, value: int | str, est: Estimate) -> str:
+    """A solved value as the reply words it: ``14,848 tokens``, ``14``, a model's name."""
+    if goal is Solve.SEQ_LEN:
+        return f"{int(value):,} tokens"
+    if goal is Solve.MODEL:
+        if est.model.id == value:
+            return f"{est.model.name} ({fmt_params(est.model.params)} params)"
+        return str(value)
+    if goal is Solve.GPU_COUNT:
+        return f"{int(value):,} card" + ("" if int(value) == 1 else "s")
+    return f"{int(value):,}"
+
+
+def solve_headline(est: Estimate, sol: Solution) -> str:
+    """The answer to a limit question in one sentence: the value, its memory against the
+    85% line, and the next step that does not fit."""
+    t = sol.target
+    card = f"{t.count}x {t.name}" if sol.goal is not Solve.GPU_COUNT else t.name
+    line = f"{fmt_gb(t.usable_gb)} usable at 85% of {t.capacity_gb:.1f} GB"
+    method = METHOD_LABELS[est.request.effective_method]
+    what = {
+        Solve.SEQ_LEN: f"Longest sequence for {method} on {card}",
+        Solve.MICRO_BATCH: f"Largest micro-batch at seq {est.request.seq_len:,} on {card}",
+        Solve.MODEL: f"Largest model for {method} on {card}",
+        Solve.GPU_COUNT: f"Fewest {card} for {method}",
+    }[sol.goal]
+    if sol.value is None or sol.memory is None:
+        if sol.next_value is None or sol.next_gb is None:
+            return f"{what}: nothing fits ({line})."
+        smallest = {
+            Solve.SEQ_LEN: f"a sequence of {sol.next_value:,} tokens",
+            Solve.MICRO_BATCH: f"a micro-batch of {sol.next_value}",
+            Solve.MODEL: f"the smallest model, {sol.next_value},",
+            Solve.GPU_COUNT: f"{sol.next_value} cards",
+        }[sol.goal]
+        return (
+            f"{what}: nothing fits; {smallest} already needs {fmt_gb(sol.next_gb)} per GPU "
+            f"({line})."
+        )
+    head = (
+        f"{what}: {_solved(sol.goal, sol.value, est)}, {fmt_gb(sol.memory.total)} per GPU "
+        f"({line})."
+    )
+    if sol.next_value is not None and sol.next_gb is not None:
+        step = (
+            f"{sol.next_value} does not fit" if isinstance(sol.next_value, str)
+            else f"{int(sol.next_value):,} "
+            + ("does not fit" if sol.goal is not Solve.GPU_COUNT else "do not fit")
+        )
+        head += f" {step} ({fmt_gb(sol.next_gb)})."
+    return head
+
+
+def solve_raises(est: Estimate, sol: Solution) -> list[str]:
+    """What would raise the limit, each change with its new limit (empty when none does)."""
+    if not sol.raises:
+        return []
+    parts = [f"{r.change} → {_solved(sol.goal, r.value, est)}" for r in sol.raises]
+    lead = "Fewer cards with" if sol.goal is Solve.GPU_COUNT else "To raise it"
+    return [f"{lead}: " + " · ".join(parts) + "."]

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from adapters.cli import main
+from adapters.report import build_report
 from engine import Method, Request, estimate
 from engine.constants import SOLVE_REFERENCE_GPU, SOLVE_SEQ_STEP, USABLE_FRACTION
 from engine.estimate import Estimate
@@ -224,3 +225,42 @@ def test_solve_refuses_a_request_without_a_question(catalog: Catalog) -> None:
 def test_bisection_finds_the_last_step_that_fits(threshold: int) -> None:
     found = largest(1, 100, lambda k: k <= threshold)
     assert found == (None if threshold < 1 else threshold)
+
+
+# --- the reply ------------------------------------------------------------------------
+
+
+def test_the_reply_leads_with_the_answer_and_the_step_that_does_not_fit(
+    catalog: Catalog,
+) -> None:
+    est = ask(catalog, model="llama-3.1-8b", method=Method.QLORA, gpu="rtx-4090",
+              solve=Solve.SEQ_LEN)
+    assert est.solution is not None and isinstance(est.solution.value, int)
+    report = build_report(est)
+    assert report.headline.startswith("Longest sequence for QLoRA on 1x")
+    assert f"{est.solution.value:,} tokens" in report.headline
+    assert f"{est.solution.value + SOLVE_SEQ_STEP:,} does not fit" in report.headline
+
+
+def test_the_reply_lists_each_change_with_its_new_limit(catalog: Catalog) -> None:
+    est = ask(catalog, model="llama-3.1-8b", method=Method.LORA, gpu="rtx-4090",
+              solve=Solve.SEQ_LEN)
+    assert est.solution is not None
+    [line] = [n for n in build_report(est).notes if n.startswith("To raise it:")]
+    for r in est.solution.raises:
+        assert f"{r.change} → {r.value:,} tokens" in line
+
+
+def test_the_reply_says_when_nothing_fits(catalog: Catalog) -> None:
+    est = ask(catalog, model="llama-3.1-70b", method=Method.FULL, gpu="rtx-4090",
+              solve=Solve.SEQ_LEN)
+    assert "nothing fits; a sequence of 256 tokens already needs" in build_report(est).headline
+
+
+def test_fewest_cards_reply_names_the_count(catalog: Catalog) -> None:
+    est = ask(catalog, model="llama-3.1-70b", method=Method.FULL, gpu="h100-sxm",
+              solve=Solve.GPU_COUNT)
+    assert est.solution is not None
+    head = build_report(est).headline
+    assert f": {est.solution.value} cards," in head
+    assert f"{est.solution.next_value} do not fit" in head
