@@ -1,15 +1,18 @@
 """The terminal front end: ``ftcost QUERY...``, ``ftcost --json``, ``ftcost chat``.
 
-Exit status: 0 on success, 2 on a bad query or usage (the message goes to
-stderr, never a traceback), 1 when a Hugging Face Hub model could not be fetched
-(timeout, Hub unreachable). This module imports neither Slack nor Discord code,
-so the command starts fast; aiohttp is imported only when a query names a Hub model.
+Like the Slack and Discord apps it is thin: it hands the words to the shared
+:class:`bot.service.Service` and renders the :class:`~bot.replies.Reply` (text that fits
+the terminal, :mod:`adapters.terminal`, or the engine's JSON). The service answers
+``help``, ``models``, ``gpus`` and ``chart`` (:mod:`bot.words`) and reads a model word
+shaped ``org/name[@revision]`` from the Hugging Face Hub (``HF_ENDPOINT``, ``HF_TOKEN``,
+``HF_HUB_OFFLINE``; ``FTCOST_HUB_TIMEOUT`` seconds per request, default 10). In ``ftcost
+chat`` a Hub model, once read, stays in the session's memory, so follow-ups make no
+request.
 
-A model word the catalog does not know but shaped ``org/name[@revision]`` is read
-from the Hugging Face Hub (``HF_ENDPOINT``, ``HF_TOKEN``; ``FTCOST_HUB_TIMEOUT``
-seconds per request, default 10) and the query parsed again with it. No cache
-between runs: in ``ftcost chat`` a Hub model, once read, stays in the session's
-catalog, so follow-ups make no request.
+Exit status: 0 on success, 2 on a bad query or usage (the message goes to stderr, never
+a traceback), 1 when the Hub could not answer now (timeout, unreachable: try again).
+This module imports neither Slack nor Discord code, so the command starts fast; the
+HTTP client is imported only when a query names a Hub model. docs/cli.md has the rest.
 """
 
 from __future__ import annotations
@@ -20,138 +23,224 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Final, TextIO
 
-from adapters.help import EXAMPLES, QUERY_HELP
-from adapters.listings import gpu_listing, model_listing
-from adapters.parse import QueryError, apply_followup, parse_query
-from adapters.report import build_report, hub_warnings
-from adapters.terminal import ChartPathError, render_text, save_chart, split_chart_option
-from catalog.hub import HubError, HubErrorKind, HubRef, hub_ref_for_word
-from catalog.loader import CatalogError, default_catalog
-from engine import Request, estimate
-from engine.specs import Catalog, ModelSpec
+from adapters.help import EXAMPLES
+from adapters.report import hub_warnings
+from adapters.terminal import (
+    ChartPathError,
+    check_chart_path,
+    render_text,
+    save_chart,
+    split_chart_option,
+    terminal_width,
+)
+from bot.replies import Reply, ReplyKind
+from bot.service import Service
+from bot.words import CHART_WORD, HELP_WORDS, normalized
+from catalog.hub.settings import HubSettings
+from catalog.loader import CatalogError
+from engine import Request
 
-USAGE = """\
+USAGE: Final = """\
 usage: ftcost [--json] QUERY...      estimate a fine-tune, e.g. ftcost 70b qlora 50M tokens h100
        ftcost QUERY... --chart F.png  also draw the memory chart into F.png
        ftcost chat                   interactive: each line after the first is a follow-up
        ftcost models | gpus          list the catalog
        ftcost --help                 this text and the query language
 """
+CHAT_HELP: Final = """\
+In ftcost chat: a full query first, then follow-ups that change only what they name
+  ('what if 8k seq', 'with full', 'on 4x a100'). Also:
+  chart FILE.png   draw the memory chart of the estimate above into FILE.png
+  new              start over (or 'new 70b qlora ...')
+  models, gpus     list the catalog
+  quit             leave (or Ctrl-D)
+"""
+CHART_IN_THE_TERMINAL: Final = (
+    '"chart" posts a PNG in Slack and Discord; in the terminal, write it to a file: '
+    "ftcost 70b qlora 50M tokens --chart chart.png"
+)
+CHART_IN_CHAT: Final = (
+    'The chart is a PNG file here: say "chart memory.png" (after an estimate, or with a '
+    "query: 70b qlora 50M tokens chart memory.png)."
+)
+HUB_TIMEOUT_ENV: Final = "FTCOST_HUB_TIMEOUT"
+QUIT_WORDS: Final = frozenset({"quit", "exit", ":q"})
+RESET_WORDS: Final = frozenset({"new", "reset"})
+PROMPT: Final = "ftcost> "
 
 
-MAX_HUB_MODELS = 3
-"""Hub models one query may name (each is one round of parse, fetch, parse again)."""
-HUB_TIMEOUT_ENV = "FTCOST_HUB_TIMEOUT"
-_TRANSIENT = frozenset({HubErrorKind.TIMEOUT, HubErrorKind.UNAVAILABLE})
-
-
-def resolve_hub_model(ref: HubRef) -> ModelSpec:
-    """Read ``ref`` from the Hub (HubError if it cannot be). Imports aiohttp on first use."""
-    from catalog.hub.resolver import HubResolver
-    from catalog.hub.settings import HubSettings
-
+def terminal_service() -> Service:
+    """The shared :class:`Service` as the terminal uses it: no store, no rate limit, the
+    Hub timeout from ``FTCOST_HUB_TIMEOUT`` (a bad value keeps the default)."""
     settings = HubSettings()
     timeout = os.environ.get(HUB_TIMEOUT_ENV, "").strip()
     if timeout:
-        with contextlib.suppress(ValueError):  # a bad value keeps the default
+        with contextlib.suppress(ValueError):
             settings = HubSettings(timeout_s=float(timeout))
-    return asyncio.run(HubResolver(settings).resolve(ref))
+    return Service(hub=settings)
 
 
-def parse_with_hub(
-    text: str,
-    previous: Request | None,
-    catalog: Catalog,
-    resolve: Callable[[HubRef], ModelSpec] = resolve_hub_model,
-) -> tuple[Request, Catalog]:
-    """Parse ``text`` (a follow-up of ``previous`` when given) against ``catalog``; a word
-    the parser does not know that names a Hub model is resolved, and the parse retried
-    on the catalog extended with it. Returns the request and the catalog it needs.
-    Raises QueryError or HubError."""
-    resolved = 0
-    while True:
-        try:
-            if previous is None:
-                return parse_query(text, catalog), catalog
-            return apply_followup(previous, text, catalog), catalog
-        except QueryError as exc:
-            ref = hub_ref_for_word(exc.word, catalog) if resolved < MAX_HUB_MODELS else None
-            if ref is None:
-                raise
-            catalog = catalog.with_models([resolve(ref)])
-            resolved += 1
+def ask(service: Service, text: str, previous: Request | None = None) -> Reply:
+    """The service's answer to ``text`` (a follow-up of ``previous`` when given), with
+    any Hub model resolved first."""
+    return asyncio.run(service.answer_async(text, previous))
 
 
-def _estimate_text(request: Request, as_json: bool, catalog: Catalog | None = None) -> str:
-    est = estimate(request, catalog)
-    if as_json:
-        doc = est.to_json()
-        doc["warnings"] = [*hub_warnings(est.model), *doc["warnings"]]
-        return json.dumps(doc, indent=2)
-    return render_text(build_report(est))
+def draw_chart(service: Service, request: Request, path: Path) -> str:
+    """Write the memory chart of ``request`` to ``path``; the line saying where."""
+    catalog = asyncio.run(service.catalog_with(request))
+    return save_chart(request, catalog, path)
+
+
+def estimate_json(reply: Reply) -> str:
+    """The engine's JSON document of an estimate reply, Hub provenance in its warnings."""
+    assert reply.estimate is not None
+    doc = reply.estimate.to_json()
+    doc["warnings"] = [*hub_warnings(reply.estimate.model), *doc["warnings"]]
+    return json.dumps(doc, indent=2)
+
+
+def report_text(reply: Reply, out: TextIO) -> str:
+    """An estimate reply's report as text that fits the terminal ``out`` writes to."""
+    assert reply.report is not None
+    return render_text(reply.report, terminal_width(out))
+
+
+def error_status(reply: Reply) -> int:
+    """1 when asking again later may work (the Hub timed out), else 2."""
+    return 1 if reply.retry else 2
 
 
 def run_query(
-    words: list[str], as_json: bool, out: TextIO, err: TextIO, chart: Path | None = None
+    words: list[str], as_json: bool, out: TextIO, err: TextIO, chart: Path | None = None,
+    service: Service | None = None,
 ) -> int:
-    if chart is None and any(w.lower().strip("?!.,") == "chart" for w in words):
-        print(
-            'ftcost: "chart" posts a PNG in Slack and Discord; in the terminal, write it to '
-            "a file: ftcost 70b qlora 50M tokens --chart chart.png",
-            file=err,
-        )
+    """``ftcost QUERY...``: print the answer; the exit status."""
+    service = service or terminal_service()
+    reply = ask(service, " ".join(words))
+    if chart is None and (reply.chart or reply.word == CHART_WORD):
+        print(f"ftcost: {CHART_IN_THE_TERMINAL}", file=err)
         return 2
-    words = [w for w in words if w.lower().strip("?!.,") != "chart"]
-    try:
-        request, catalog = parse_with_hub(" ".join(words), None, default_catalog())
-    except QueryError as exc:
-        print(f"ftcost: {exc}", file=err)
-        return 2
-    except HubError as exc:
-        print(f"ftcost: {exc}", file=err)
-        return 1 if exc.kind in _TRANSIENT else 2
-    print(_estimate_text(request, as_json, catalog), file=out)
+    if reply.kind is ReplyKind.ERROR:
+        print(f"ftcost: {reply.text}", file=err)
+        return error_status(reply)
+    if reply.kind is not ReplyKind.ESTIMATE or reply.request is None:
+        print(reply.text, file=out)  # models, gpus
+        return 0
+    print(estimate_json(reply) if as_json else report_text(reply, out), file=out)
     if chart is not None:
         try:
-            print(save_chart(request, catalog, chart), file=err if as_json else out)
+            print(draw_chart(service, reply.request, chart), file=err if as_json else out)
         except ChartPathError as exc:
             print(f"ftcost: {exc}", file=err)
             return 2
     return 0
 
 
+# ------------------------------------------------------------------------------------------
+# ftcost chat
+
+
+@dataclass
+class Chat:
+    """One terminal conversation: the service, and the estimate follow-ups change (the
+    terminal's "thread")."""
+
+    service: Service
+    out: TextIO
+    err: TextIO
+    previous: Request | None = None
+
+    def line(self, raw: str) -> bool:
+        """Answer one line; False when the user leaves."""
+        text = " ".join(raw.split())
+        low = normalized(text)
+        if low in QUIT_WORDS:
+            return False
+        if not text:
+            return True
+        if low in RESET_WORDS:
+            self.previous = None
+            print("Starting over: type a full query.", file=self.out)
+            return True
+        try:
+            text, path = chat_chart_file(text)
+        except ChartPathError as exc:
+            print(f"ftcost: {exc}", file=self.err)
+            return True
+        reply = ask(self.service, text, self.previous)
+        self.show(reply, path)
+        return True
+
+    def show(self, reply: Reply, path: Path | None) -> None:
+        if reply.kind is ReplyKind.ERROR:
+            message = CHART_IN_CHAT if reply.word == CHART_WORD and path is None else reply.text
+            print(f"ftcost: {message}", file=self.err)
+            return
+        if reply.kind is ReplyKind.HELP:
+            print(f"{CHAT_HELP}\n{reply.text}", file=self.out)
+            return
+        if reply.kind is ReplyKind.ESTIMATE:
+            self.previous = reply.request
+            print(report_text(reply, self.out), file=self.out)
+        elif reply.kind is not ReplyKind.CHART:
+            print(reply.text, file=self.out)  # models, gpus
+            return
+        if reply.request is None or not (reply.chart or reply.kind is ReplyKind.CHART):
+            return
+        if path is None:
+            print(f"ftcost: {CHART_IN_CHAT}", file=self.err)
+            return
+        try:
+            print(draw_chart(self.service, reply.request, path), file=self.out)
+        except ChartPathError as exc:
+            print(f"ftcost: {exc}", file=self.err)
+
+
+def chat_chart_file(text: str) -> tuple[str, Path | None]:
+    """``text`` without the ``.png`` file that follows the word ``chart``, and that file
+    (checked: :func:`adapters.terminal.check_chart_path`); None when there is none."""
+    words = text.split()
+    for i, word in enumerate(words[:-1]):
+        if word.lower() == CHART_WORD and words[i + 1].lower().endswith(".png"):
+            return " ".join(words[: i + 1] + words[i + 2 :]), check_chart_path(words[i + 1])
+    return text, None
+
+
 def chat(
-    lines: Iterable[str], out: TextIO, err: TextIO, prompt: Callable[[str], None] | None = None
+    lines: Iterable[str], out: TextIO, err: TextIO, prompt: Callable[[str], None] | None = None,
+    service: Service | None = None,
 ) -> int:
     """Read queries line by line; after the first estimate each line is a follow-up."""
-    last: Request | None = None
-    catalog = default_catalog()
-    ask = prompt or (lambda text: None)
-    ask("ftcost> ")
+    session = Chat(service or terminal_service(), out, err)
+    show_prompt = prompt or (lambda text: None)
+    show_prompt(PROMPT)
     for raw in lines:
-        line = raw.strip()
-        if line in ("quit", "exit", ":q"):
+        if not session.line(raw):
             break
-        if not line:
-            ask("ftcost> ")
-            continue
-        try:
-            if line in ("new", "reset"):
-                last = None
-                print("Starting over: type a full query.", file=out)
-            elif last is None or line.startswith("new "):
-                last, catalog = parse_with_hub(line.removeprefix("new "), None, catalog)
-                print(_estimate_text(last, False, catalog), file=out)
-            else:
-                last, catalog = parse_with_hub(line, last, catalog)
-                print(_estimate_text(last, False, catalog), file=out)
-        except (QueryError, HubError) as exc:
-            print(f"ftcost: {exc}", file=err)
-        ask("ftcost> ")
+        show_prompt(PROMPT)
     return 0
+
+
+def _interactive_chat(out: TextIO, err: TextIO) -> int:
+    interactive = sys.stdin.isatty()
+
+    def prompt(text: str) -> None:
+        if interactive:
+            print(text, end="", file=out, flush=True)
+
+    if interactive:
+        print("ftcost chat: a full query first, then follow-ups such as "
+              f"'{EXAMPLES[-1] if EXAMPLES else 'what if 8k seq'}'. "
+              "'help' lists the words, 'new' starts over, 'quit' leaves.", file=out)
+    return chat(sys.stdin, out, err, prompt)
+
+
+# ------------------------------------------------------------------------------------------
 
 
 def main(
@@ -161,31 +250,14 @@ def main(
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        if not args or args[0] in ("-h", "--help", "help"):
-            print(USAGE + "\n" + QUERY_HELP, file=out)
+        if not args or normalized(" ".join(args)) in HELP_WORDS:
+            reply = terminal_service().answer("help")
+            print(USAGE + "\n" + reply.text, file=out)
             return 0 if args else 2
-        if args == ["models"]:
-            print(model_listing(default_catalog()), file=out)
-            return 0
-        if args == ["gpus"]:
-            print(gpu_listing(default_catalog()), file=out)
-            return 0
         if args == ["chat"]:
-            interactive = sys.stdin.isatty()
-
-            def prompt(text: str) -> None:
-                if interactive:
-                    print(text, end="", file=out, flush=True)
-
-            if interactive:
-                print("ftcost chat: a full query first, then follow-ups such as "
-                      f"'{EXAMPLES[-1] if EXAMPLES else 'what if 8k seq'}'. "
-                      "'new' starts over, 'quit' leaves.", file=out)
-            return chat(sys.stdin, out, err, prompt)
-        as_json = False
-        if "--json" in args:
-            as_json = True
-            args = [a for a in args if a != "--json"]
+            return _interactive_chat(out, err)
+        as_json = "--json" in args
+        args = [a for a in args if a != "--json"]
         try:
             args, chart = split_chart_option(args)
         except ChartPathError as exc:

@@ -1,10 +1,21 @@
-"""The terminal's output: a :class:`adapters.report.Report` as plain text, and the memory
-chart written to a PNG file (``ftcost ... --chart out.png``)."""
+"""The terminal's output: a :class:`adapters.report.Report` as plain text that fits the
+terminal's width, and the memory chart written to a PNG file (``ftcost ... --chart
+out.png``, ``chart out.png`` in ``ftcost chat``).
+
+On a terminal (or with ``COLUMNS`` set) prose (notes, warnings, assumptions) wraps at
+its width with a hanging indent, the headline stays on one line where it fits, and the
+cost line breaks between its ``·``-separated parts; the tables keep their columns (about
+70 characters wide, so they fit 80 columns). Output to a pipe or a file is not wrapped.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import textwrap
 from pathlib import Path
+from typing import Final
 
 from adapters.report import Report
 from engine import Request
@@ -18,23 +29,91 @@ class ChartPathError(ValueError):
     """``--chart`` without a usable file name; the message says what to give instead."""
 
 
-def render_text(report: Report, width: int = 40) -> str:
-    """The full report: headline, breakdown, cards, what-ifs, warnings, assumptions."""
-    lines = [report.title, report.subtitle, ""]
-    lines.append(report.headline)
+DEFAULT_WIDTH: Final = 80
+"""Columns of a terminal that can't say how wide it is."""
+MIN_WIDTH: Final = 40
+MAX_WIDTH: Final = 160
+"""Beyond this, long lines read worse than wrapped ones."""
+UNWRAPPED: Final = 10_000
+"""The width of "no wrapping" (longer than any line of a report)."""
+BAR_WIDTH: Final = 40
+BAR_LABEL: Final = "Memory per GPU  "
+
+
+def terminal_width(stream: object = None) -> int | None:
+    """The columns to fit: ``COLUMNS`` when set, else the terminal's own width when
+    ``stream`` is a terminal (:func:`shutil.get_terminal_size`, :data:`DEFAULT_WIDTH`
+    when it can't say), kept within 40 to 160. None for a pipe or a file: lines stay
+    whole, so ``grep`` finds them."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if not columns.isdigit():
+        isatty = getattr(stream, "isatty", None)
+        if not (callable(isatty) and isatty()):
+            return None
+        columns = str(shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+    width = int(columns) if int(columns) > 0 else DEFAULT_WIDTH
+    return max(MIN_WIDTH, min(MAX_WIDTH, width))
+
+
+_NUMBER_AND_UNIT: Final = re.compile(r"(?<=\d) (?=[^\s\d=x·(])")
+"""The space between a number and its unit (``34.4 GB``, ``5.6 h``): never a line break."""
+_KEEP: Final = "\u00a0"
+
+
+def wrap(text: str, width: int, first: str = "", rest: str | None = None) -> list[str]:
+    """``text`` wrapped to ``width`` columns, ``first`` before the first line and
+    ``rest`` (default: as many spaces) before the others; long words are not split, and
+    a number stays on the line of its unit."""
+    rest = " " * len(first) if rest is None else rest
+    lines = textwrap.wrap(
+        _NUMBER_AND_UNIT.sub(_KEEP, text), width, initial_indent=first,
+        subsequent_indent=rest, break_long_words=False, break_on_hyphens=False,
+    )
+    return [line.replace(_KEEP, " ") for line in lines] or [first.rstrip()]
+
+
+def join_parts(text: str, width: int, separator: str = " · ", indent: str = "  ") -> list[str]:
+    """A ``·``-separated line on one line when it fits, else broken between its parts
+    (a part longer than the width is wrapped itself)."""
+    if len(text) <= width:
+        return [text]
+    lines: list[str] = []
+    line = ""
+    for part in text.split(separator):
+        candidate = f"{line}{separator}{part}" if line else part
+        if len(candidate) <= width or not line:
+            line = candidate
+            continue
+        lines.append(line)
+        line = indent + part
+    lines.append(line)
+    return [out for line in lines for out in wrap(line, width, rest=indent)]
+
+
+def render_text(report: Report, width: int | None = None) -> str:
+    """The full report: headline, breakdown, cards, what-ifs, warnings, assumptions,
+    fitted to ``width`` columns (None: lines as long as they are)."""
+    width = UNWRAPPED if width is None else max(MIN_WIDTH, width)
+    lines = [*wrap(report.title, width), *join_parts(report.subtitle, width), ""]
+    lines += wrap(report.headline, width, rest="  ")
     if report.cost_line:
-        lines.append(report.cost_line)
+        lines += join_parts(report.cost_line, width)
     if report.price_line:
-        lines.append(f"  prices: {report.price_line}")
+        lines += wrap(report.price_line, width, "  prices: ", "    ")
     for note in report.notes:
-        lines.append(f"  note: {note}")
-    lines += ["", f"Memory per GPU  [{report.bar(width)}]", *report.legend()]
+        lines += wrap(note, width, "  note: ", "    ")
+    bar = min(BAR_WIDTH, width - len(BAR_LABEL) - 2)
+    lines += ["", f"{BAR_LABEL}[{report.bar(bar)}]", *report.legend()]
     lines += ["", "Cards", report.cards.render()]
     lines += ["", "What if", report.what_if.render()]
     if report.warnings:
-        lines += ["", "Warnings", *(f"  ! {w}" for w in report.warnings)]
+        lines += ["", "Warnings"]
+        for warning in report.warnings:
+            lines += wrap(warning, width, "  ! ", "    ")
     if report.assumptions:
-        lines += ["", "Assumptions", *(f"  - {a}" for a in report.assumptions)]
+        lines += ["", "Assumptions"]
+        for assumption in report.assumptions:
+            lines += wrap(assumption, width, "  - ", "    ")
     return "\n".join(lines)
 
 
