@@ -30,15 +30,7 @@ from adapters.discord.views import DYNAMIC_ITEMS, estimate_view
 from bot.channel_settings import ChannelSettings
 from bot.logs import log_command
 from bot.price_service import price_command
-from bot.service import (
-    Context,
-    Reply,
-    ReplyKind,
-    Service,
-    chart_only,
-    split_chart_word,
-    with_chart,
-)
+from bot.service import Context, Reply, ReplyKind, Service
 from bot.store import StoreUnavailable, ThreadKey
 from catalog.hub.errors import HubError
 from engine import Request
@@ -114,17 +106,13 @@ class ClientCore:
         workspace: str | None = None,
         defaults: Mapping[str, object] | None = None,
     ) -> Reply:
-        """The shared service's answer, computed on its worker thread. The word ``chart``
-        asks for the memory chart too (alone in a thread: the chart only). ``defaults``:
-        the channel's settings, for a new question."""
-        text, chart = split_chart_word(text)
-        if chart and not text and not options.given:
-            return chart_only(previous)
-        reply = await self.service.run_resolved(
+        """The shared service's answer (:func:`adapters.discord.options.answer`), Hub
+        models resolved first; the service reads ``chart``, ``help`` and the other words
+        of the conversation. ``defaults``: the channel's settings, for a new question."""
+        return await self.service.run_resolved(
             answer, text, options, previous, workspace, defaults,
             models=[previous.model if previous is not None else None],
         )
-        return with_chart(reply) if chart else reply
 
     async def _send_chart(
         self, send: Any, request: Request, workspace: str | None, footer: str | None

@@ -31,49 +31,14 @@ from pydantic import ValidationError
 
 from adapters.discord.limits import MAX_CUSTOM_ID
 from engine import Method, Request
+from engine.request import field_metas
 
 PREFIX: Final = "ftc"
 
 _FIELD_KEYS: Final[dict[str, str]] = {
-    "model": "m",
-    "method": "M",
-    "precision": "p",
-    "lora_rank": "r",
-    "lora_targets": "t",
-    "lora_dropout": "D",
-    "optimizer": "o",
-    "state_precision": "s",
-    "offload": "O",
-    "seq_len": "q",
-    "micro_batch": "b",
-    "grad_accum": "a",
-    "grad_checkpointing": "c",
-    "flash_attention": "f",
-    "fused_ce": "F",
-    "hf_loss": "h",
-    "double_quant": "d",
-    "sharding": "S",
-    "gpu": "g",
-    "gpu_count": "n",
-    "dataset_tokens": "T",
-    "epochs": "e",
-    "mfu": "u",
-    "price_per_gpu_hour": "P",
-    "mode": "N",
-    "framework": "k",
-    "activation_offload": "A",
-    "nodes": "W",
-    "spot": "V",
-    "budget_usd": "B",
-    "deadline_hours": "H",
-    "samples": "R",
-    "sample_tokens": "L",
-    "packing": "K",
-    "max_len": "X",
-    "solve": "Q",
-    "gpu_memory_gb": "G",
-    "model_pick": "i",
+    name: meta.key for name, meta in field_metas().items() if meta.key
 }
+"""Each request field's one-character key, declared on the field (``FieldMeta.key``)."""
 _KEY_FIELDS: Final = {key: name for name, key in _FIELD_KEYS.items()}
 _ID_RE: Final = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
 """Catalog ids (and ``synthetic-20b``) that can be inlined as they are."""

@@ -20,19 +20,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from adapters.parse import QueryError, parse_fields, parse_query
-from adapters.report import METHOD_LABELS, fmt_tokens
-from bot.channel_settings import with_defaults
-from bot.service import (
-    GPUS_WORDS,
-    HELP_WORDS,
-    MODELS_WORDS,
-    NEW_PREFIXES,
-    Reply,
-    ReplyKind,
-    Service,
-)
-from engine import Method, Request
-from engine.request import Framework
+from adapters.values import show_value
+from bot.service import Reply, RequestBuilder, Service
+from engine import Request
+from engine.request import Framework, field_meta
 from engine.specs import Catalog
 
 
@@ -142,35 +133,13 @@ def option_fields(options: Options, catalog: Catalog) -> tuple[dict[str, object]
     return found, source
 
 
-def show_value(field: str, value: object) -> str:
-    """A field's value as a person would write it (for conflict messages)."""
-    if value is None:
-        return "none"
-    if field == "method":
-        return METHOD_LABELS[Method(str(value))]
-    if field == "dataset_tokens" and isinstance(value, int | float):
-        return fmt_tokens(value)
-    if isinstance(value, float):
-        return f"{value:g}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(getattr(value, "value", value))
-
-
-_LABELS = {
-    "model": "model", "gpu": "card", "gpu_count": "card count", "method": "method",
-    "dataset_tokens": "token count", "seq_len": "sequence length", "epochs": "epoch count",
-    "framework": "framework",
-}
-
-
 def merge_fields(
     text_fields: dict[str, object], option_values: dict[str, object], source: dict[str, str]
 ) -> dict[str, object]:
     """Text fields and option fields together; a field both set differently is an error."""
     for key, value in option_values.items():
         if key in text_fields and text_fields[key] != value:
-            label = _LABELS.get(key, key)
+            label = field_meta(key).noun
             raise QueryError(
                 f"The query says {label} {show_value(key, text_fields[key])} but the "
                 f"{source[key]} option says {show_value(key, value)}. Give it once.",
@@ -204,11 +173,6 @@ def build_request(
         raise QueryError(f"That request is not valid: {exc.errors()[0]['msg']}.") from exc
 
 
-def _special(text: str) -> bool:
-    low = " ".join(text.split()).lower().rstrip("?!. ")
-    return bool(low) and low in HELP_WORDS | MODELS_WORDS | GPUS_WORDS
-
-
 def answer(
     service: Service,
     text: str | None,
@@ -222,18 +186,10 @@ def answer(
     ``defaults`` (the channel's settings) fill what a new question does not name.
 
     ``previous`` is the thread's last request (``text`` and the options then change it);
-    ``new ...`` starts over as in a Slack thread."""
-    text = " ".join(str(text or "").split())
-    if not options.given or _special(text):
-        return service.answer(text, previous, workspace, defaults)
-    if previous is not None and text.lower().startswith(NEW_PREFIXES):
-        text, previous = text[4:].strip(), None
-    try:
-        request = build_request(text, options, previous, service.catalog_for(workspace))
-        if previous is None:
-            request = with_defaults(request, defaults)
-    except QueryError as err:
-        return Reply(
-            ReplyKind.ERROR, text=str(err), word=err.word, suggestions=list(err.suggestions)
-        )
-    return service.estimate(request, previous, workspace)
+    ``new ...`` starts over as in a Slack thread. The service answers its own words
+    (help, models, gpus, chart) first; the options only replace the parser."""
+    build: RequestBuilder | None = None
+    if options.given:
+        build = lambda words, base, catalog: build_request(words, options, base, catalog)  # noqa: E731
+    return service.answer(" ".join(str(text or "").split()), previous, workspace, defaults,
+                          build)
