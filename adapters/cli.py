@@ -37,6 +37,13 @@ from adapters.terminal import (
     split_chart_option,
     terminal_width,
 )
+from adapters.trainconfig import ConfigError, ConfigRead
+from adapters.trainconfig.ask import (
+    answer_config,
+    config_json,
+    read_config_file,
+    split_config_option,
+)
 from bot.replies import Reply, ReplyKind
 from bot.service import Service
 from bot.words import CHART_WORD, HELP_WORDS, normalized
@@ -47,6 +54,8 @@ from engine import Request
 USAGE: Final = """\
 usage: ftcost [--json] QUERY...      estimate a fine-tune, e.g. ftcost 70b qlora 50M tokens h100
        ftcost QUERY... --chart F.png  also draw the memory chart into F.png
+       ftcost --config FILE [WORDS]  estimate a training config (axolotl, TRL, torchtune,
+                                     LLaMA-Factory); the words override it
        ftcost chat                   interactive: each line after the first is a follow-up
        ftcost models | gpus          list the catalog
        ftcost --help                 this text and the query language
@@ -117,11 +126,15 @@ def error_status(reply: Reply) -> int:
 
 def run_query(
     words: list[str], as_json: bool, out: TextIO, err: TextIO, chart: Path | None = None,
-    service: Service | None = None,
+    service: Service | None = None, config: ConfigRead | None = None,
 ) -> int:
-    """``ftcost QUERY...``: print the answer; the exit status."""
+    """``ftcost QUERY...``: print the answer; the exit status. With ``config`` (``--config
+    FILE``) the words are read on top of the training config."""
     service = service or terminal_service()
-    reply = ask(service, " ".join(words))
+    if config is not None:
+        reply = asyncio.run(answer_config(service, config, " ".join(words)))
+    else:
+        reply = ask(service, " ".join(words))
     if chart is None and (reply.chart or reply.word == CHART_WORD):
         print(f"ftcost: {CHART_IN_THE_TERMINAL}", file=err)
         return 2
@@ -131,7 +144,10 @@ def run_query(
     if reply.kind is not ReplyKind.ESTIMATE or reply.request is None:
         print(reply.text, file=out)  # models, gpus
         return 0
-    print(estimate_json(reply) if as_json else report_text(reply, out), file=out)
+    text = estimate_json(reply) if as_json else report_text(reply, out)
+    if as_json and config is not None:
+        text = json.dumps(config_json(json.loads(text), config), indent=2)
+    print(text, file=out)
     if chart is not None:
         try:
             print(draw_chart(service, reply.request, chart), file=err if as_json else out)
@@ -263,11 +279,17 @@ def main(
         except ChartPathError as exc:
             print(f"ftcost: {exc}", file=err)
             return 2
+        try:
+            args, config_file = split_config_option(args)
+            config = read_config_file(config_file) if config_file is not None else None
+        except ConfigError as exc:
+            print(f"ftcost: {exc}", file=err)
+            return 2
         unknown = [a for a in args if a.startswith("--")]
         if unknown:
             print(f"ftcost: unknown option {unknown[0]}\n{USAGE}", file=err)
             return 2
-        return run_query(args, as_json, out, err, chart)
+        return run_query(args, as_json, out, err, chart, config=config)
     except CatalogError as exc:
         print(f"ftcost: the catalog is broken: {exc}", file=err)
         return 2

@@ -1,0 +1,57 @@
+"""Estimate from a training config: axolotl, TRL/Transformers (``TrainingArguments``,
+``SFTConfig``), torchtune recipes and LLaMA-Factory, as YAML or JSON.
+
+:func:`read_config` turns the text into a :class:`ConfigRead`: the request fields each
+key the estimate uses maps to, the model reference, the framework, and the keys read and
+ignored for the reply. Parsing is ``yaml.safe_load`` under a 64 KB cap with anchors and
+aliases refused (:mod:`adapters.trainconfig.load`); nothing in a config is executed or
+imported. :mod:`adapters.trainconfig.build` turns a read into a request with the user's
+words on top.
+"""
+
+from __future__ import annotations
+
+from adapters.trainconfig.build import apply_config, config_notes, config_query
+from adapters.trainconfig.formats import detect, read
+from adapters.trainconfig.load import (
+    FORMATS,
+    MAX_CONFIG_BYTES,
+    ConfigError,
+    load_document,
+    strip_code_fence,
+)
+from adapters.trainconfig.reader import ConfigFormat, ConfigRead, KeyRead
+
+
+def read_config(data: str | bytes, name: str = "the config") -> ConfigRead:
+    """Read a training config's text (YAML or JSON; a Markdown code block is unwrapped).
+
+    Raises :class:`ConfigError` (the message says what is read) for text over 64 KB,
+    text that does not parse, anchors/aliases, or a mapping in none of the four formats.
+    """
+    doc = load_document(data, name)
+    fmt = detect(doc)
+    if fmt is None:
+        raise ConfigError(
+            f"{name[0].upper()}{name[1:]} is not a training config ftcost knows: it reads "
+            f"{FORMATS}. Keys such as base_model (axolotl), model_name_or_path with "
+            "per_device_train_batch_size (TRL), model._component_ (torchtune) or "
+            "finetuning_type (LLaMA-Factory) tell them apart."
+        )
+    return read(doc, fmt)
+
+
+__all__ = [
+    "FORMATS",
+    "MAX_CONFIG_BYTES",
+    "ConfigError",
+    "ConfigFormat",
+    "ConfigRead",
+    "KeyRead",
+    "apply_config",
+    "config_notes",
+    "config_query",
+    "detect",
+    "read_config",
+    "strip_code_fence",
+]

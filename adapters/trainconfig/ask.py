@@ -1,0 +1,134 @@
+"""Asking the shared service about a training config (terminal, Slack, Discord).
+
+The config becomes the service's request builder (``bot.service.RequestBuilder``), so a
+config is answered like any question: the same Hugging Face Hub retry for its model id,
+the same channel defaults, the same report; the reply's notes then list the keys read
+and ignored, and ``--json`` gains a ``"config"`` member.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from adapters.parse import QueryError, parse_fields, parse_query
+from adapters.query.errors import error
+from adapters.query.names import resolve_model
+from adapters.trainconfig.build import apply_config, config_notes, config_query
+from adapters.trainconfig.load import ConfigError
+from adapters.trainconfig.reader import ConfigRead
+from bot.replies import Reply, ReplyKind
+from bot.service import Service
+from engine import Request
+from engine.specs import Catalog
+
+CONFIG_EXAMPLE = "ftcost --config qlora.yml 20M tokens h100"
+
+
+def _names_model(words: str, catalog: Catalog) -> bool:
+    try:
+        return "model" in parse_fields(words, catalog)
+    except QueryError:
+        return False  # the whole query's parse reports the word (or reads it from the Hub)
+
+
+def builder(config: ConfigRead) -> Callable[[str, Request | None, Catalog], Request]:
+    """A request builder for ``config``: its model and the user's words parsed as a query,
+    then every field the words left unnamed taken from the config. A config starts a new
+    question, so a previous request is not used."""
+
+    def build(words: str, previous: Request | None, catalog: Catalog) -> Request:
+        try:
+            query = config_query(
+                config,
+                words,
+                names_model=lambda text: _names_model(text, catalog),
+                resolves=lambda ref: resolve_model(catalog, ref) is not None,
+            )
+            request = parse_query(query, catalog)
+            return apply_config(config, request)
+        except ConfigError as exc:
+            raise error(str(exc), None, example=CONFIG_EXAMPLE) from exc
+
+    return build
+
+
+def with_config(reply: Reply, config: ConfigRead) -> Reply:
+    """An estimate reply with the config's lines (keys read, ignored, approximations)
+    first among its notes; other replies unchanged."""
+    if reply.kind is not ReplyKind.ESTIMATE or reply.report is None:
+        return reply
+    counted = reply.request is not None and reply.request.dataset_tokens is not None
+    report = dataclasses.replace(
+        reply.report, notes=[*config_notes(config, counted), *reply.report.notes]
+    )
+    return dataclasses.replace(reply, report=report)
+
+
+async def answer_config(
+    service: Service,
+    config: ConfigRead,
+    words: str = "",
+    workspace: str | None = None,
+    defaults: Mapping[str, object] | None = None,
+) -> Reply:
+    """The service's answer to ``config`` with the user's ``words`` on top."""
+    reply = await service.answer_async(
+        words, None, workspace, defaults, build=builder(config)
+    )
+    return with_config(reply, config)
+
+
+def config_json(doc: dict[str, Any], config: ConfigRead) -> dict[str, Any]:
+    """The estimate's JSON document with the ``"config"`` member added."""
+    return {**doc, "config": config.to_json()}
+
+
+# --------------------------------------------------------------------------------------- #
+# the terminal's ``--config FILE``
+
+CONFIG_OPTION = "--config"
+
+
+def split_config_option(args: list[str]) -> tuple[list[str], str | None]:
+    """``args`` without ``--config FILE`` (or ``--config=FILE``), and the file named.
+
+    Raises :class:`ConfigError` when the option has no file or is given twice."""
+    rest: list[str] = []
+    found: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == CONFIG_OPTION:
+            if i + 1 >= len(args) or args[i + 1].startswith("--"):
+                raise ConfigError(f"{CONFIG_OPTION} needs a file, e.g. {CONFIG_EXAMPLE}")
+            found.append(args[i + 1])
+            i += 2
+            continue
+        if arg.startswith(CONFIG_OPTION + "="):
+            found.append(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+        i += 1
+    if len(found) > 1:
+        raise ConfigError(f"{CONFIG_OPTION} is given {len(found)} times; give one config.")
+    if found and not found[0]:
+        raise ConfigError(f"{CONFIG_OPTION} needs a file, e.g. {CONFIG_EXAMPLE}")
+    return rest, (found[0] if found else None)
+
+
+def read_config_file(path: str) -> ConfigRead:
+    """Read the config file at ``path``: at most ``MAX_CONFIG_BYTES`` are read, so a huge
+    or endless file (``/dev/zero``) is refused without loading it."""
+    from adapters.trainconfig import read_config
+    from adapters.trainconfig.load import MAX_CONFIG_BYTES
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{path} is a folder; give the config file.") from exc
+    except OSError as exc:
+        raise ConfigError(f"can't read {path}: {exc.strerror or exc}.") from exc
+    return read_config(data, path)

@@ -1,0 +1,108 @@
+"""From a config read to a request, with the user's words on top.
+
+A front end asks in three steps, so that its own model lookup (catalog, then the
+Hugging Face Hub) stays the one it uses for typed queries:
+
+1. :func:`config_query` gives the query text to parse: the config's model followed by
+   the user's words (the words alone when they name a model);
+2. the front end parses it as any query (Hub ids resolve as usual);
+3. :func:`apply_config` fills every field the words did not name from the config.
+
+So words override the config (``ftcost --config qlora.yml seq 8k`` trains at 8k).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from adapters.trainconfig.formats import DATASET_NOTE
+from adapters.trainconfig.load import FORMATS, ConfigError
+from adapters.trainconfig.reader import ConfigRead
+from engine.request import Request
+
+MAX_LISTED_KEYS = 24
+"""Keys named in a reply's "read"/"ignored" lines before "and N more"."""
+
+
+def config_query(
+    config: ConfigRead,
+    words: str,
+    names_model: Callable[[str], bool],
+    resolves: Callable[[str], bool],
+) -> str:
+    """The query text for ``config`` plus the user's ``words``.
+
+    ``names_model(words)`` says whether the words name a model themselves (then they
+    win); ``resolves(ref)`` whether the catalog knows a model reference (the first of the
+    config's references it knows is used, else the first, which may be a Hub id).
+    Raises :class:`ConfigError` when neither the config nor the words name a model.
+    """
+    words = words.strip()
+    if words and names_model(words):
+        return words
+    if not config.model:
+        raise ConfigError(
+            f"The {config.format.label} config names no model "
+            f"({_model_keys(config)}); add it, or name one after the config "
+            f"(e.g. `llama-3.1-8b`). ftcost reads {FORMATS}."
+        )
+    model = next((ref for ref in config.model if resolves(ref)), config.model[0])
+    if any(c.isspace() for c in model):
+        raise ConfigError(
+            f"The config's model {model!r} is not a model name or Hugging Face id; name one "
+            "after the config (e.g. `llama-3.1-8b`)."
+        )
+    return f"{model} {words}".strip()
+
+
+def _model_keys(config: ConfigRead) -> str:
+    return {
+        "axolotl": "base_model",
+        "trl": "model_name_or_path",
+        "torchtune": "model._component_",
+        "llama-factory": "model_name_or_path",
+    }[config.format.value]
+
+
+def apply_config(config: ConfigRead, request: Request) -> Request:
+    """``request`` (parsed from :func:`config_query`'s text) with the config's fields for
+    every field the words did not name, and the config's framework unless they named one.
+
+    Every value is checked against the request's bounds; :class:`ConfigError` names the
+    config key of the first that is out of range.
+    """
+    said = request.model_dump(exclude_unset=True)
+    fields: dict[str, Any] = {"framework": config.framework, **config.fields}
+    merged = {**fields, **said}
+    try:
+        return Request.model_validate(merged)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = str(err["loc"][0]) if err["loc"] else ""
+        key = config.sources.get(name, name)
+        raise ConfigError(
+            f"{config.format.label} config: {key} = {merged.get(name)!r} is out of range "
+            f"({err['msg']})."
+        ) from exc
+
+
+def _listing(items: list[str]) -> str:
+    shown = items[:MAX_LISTED_KEYS]
+    more = len(items) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def config_notes(config: ConfigRead, counted: bool = False) -> list[str]:
+    """The reply's lines about the config: the keys read (with what each set), the keys
+    ignored, and how any key was approximated. ``counted``: the question gave a dataset
+    size, so the note asking for one is left out."""
+    read = [f"{k.key}: {k.value} → {k.meaning}" for k in config.read]
+    lines = [f"Read from the {config.format.label} config: " + _listing(read) + "."]
+    if config.ignored:
+        lines.append("Ignored (no effect on the estimate): " + _listing(list(config.ignored))
+                     + ".")
+    lines += [n for n in config.notes if not (counted and n == DATASET_NOTE)]
+    return lines

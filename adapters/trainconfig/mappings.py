@@ -1,0 +1,232 @@
+"""Keys several formats share, mapped to request fields: optimizers, LoRA targets,
+precision, attention kernels, DeepSpeed and FSDP, and the Transformers
+``TrainingArguments`` that TRL, LLaMA-Factory and (in part) axolotl accept.
+
+Optimizer names are those of ``transformers.training_args.OptimizerNames`` (``optim``),
+axolotl's ``optimizer`` (the same names) and torchtune's ``optimizer._component_``
+classes. DeepSpeed is read from an inline JSON object (``zero_optimization.stage``,
+``offload_optimizer``/``offload_param``); a path is not opened, and its file name's
+usual words (``zero3``, ``z3``, ``offload``) are read with a note saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Final
+
+from adapters.trainconfig.reader import Reader
+from engine.request import LoraTargets, Optimizer, Precision, Sharding
+
+_OPTIMIZERS: Final[dict[str, tuple[Optimizer, str | None]]] = {
+    **dict.fromkeys(
+        ("adamw_torch", "adamw_torch_fused", "adamw_hf", "adamw_apex_fused", "adamw",
+         "adamw_torch_xla", "adamw_torch_npu_fused", "adamw_anyprecision", "adam",
+         "torch.optim.adamw", "torch.optim.adam"),
+        (Optimizer.ADAMW, None),
+    ),
+    **dict.fromkeys(
+        ("adamw_bnb_8bit", "adamw_8bit", "bnb_adamw_8bit", "adam_8bit",
+         "bitsandbytes.optim.adamw8bit", "torchao.optim.adamw8bit",
+         "torchao.prototype.low_bit_optim.adamw8bit"),
+        (Optimizer.ADAMW_8BIT, None),
+    ),
+    **dict.fromkeys(
+        ("paged_adamw_8bit", "bitsandbytes.optim.pagedadamw8bit"),
+        (Optimizer.ADAMW_8BIT, "paged: 8-bit AdamW states that page to host memory only "
+                               "under memory pressure, counted on the GPU"),
+    ),
+    **dict.fromkeys(
+        ("paged_adamw_32bit", "paged_adamw", "bitsandbytes.optim.pagedadamw",
+         "bitsandbytes.optim.pagedadamw32bit"),
+        (Optimizer.ADAMW, "paged: AdamW states that page to host memory only under memory "
+                          "pressure, counted on the GPU"),
+    ),
+    **dict.fromkeys(
+        ("adafactor", "transformers.optimization.adafactor"), (Optimizer.ADAFACTOR, None)
+    ),
+    **dict.fromkeys(("sgd", "torch.optim.sgd"), (Optimizer.SGD, None)),
+    **dict.fromkeys(
+        ("lion_32bit", "paged_lion_32bit", "lion", "bitsandbytes.optim.lion"),
+        (Optimizer.LION, None),
+    ),
+    **dict.fromkeys(
+        ("lion_8bit", "paged_lion_8bit", "bitsandbytes.optim.lion8bit",
+         "bitsandbytes.optim.pagedlion8bit"),
+        (Optimizer.LION, "8-bit Lion counted at Lion's 32-bit state (an upper bound)"),
+    ),
+}
+"""Optimizer name (lower case) -> the optimizer modelled and a note when approximated."""
+
+_ATTENTION_MODULES: Final = frozenset(
+    {"q_proj", "k_proj", "v_proj", "o_proj", "out_proj", "output_proj", "qkv_proj", "wqkv",
+     "query_key_value", "c_attn", "c_proj", "query", "key", "value", "dense", "q", "k", "v",
+     "o", "self_attn"}
+)
+_QV_MODULES: Final = frozenset({"q_proj", "v_proj", "q", "v", "query", "value"})
+_LINEAR_WORDS: Final = frozenset({"all-linear", "all_linear", "all"})
+
+
+def optimizer(r: Reader, path: str, name: object) -> None:
+    """``optim``/``optimizer`` by name, or torchtune's ``optimizer._component_``."""
+    key = str(name).strip().lower()
+    found = _OPTIMIZERS.get(key)
+    if found is None:
+        r.used(path)
+        r.note(f"{path}: {name} is not modelled; the estimate keeps AdamW with FP32 states.")
+        return
+    choice, note = found
+    r.take(path, name, f"optimizer {choice.value}", optimizer=choice)
+    if note:
+        r.note(f"{path}: {note}.")
+
+
+def lora_targets(r: Reader, path: str, modules: object) -> None:
+    """LoRA target modules: a list, a comma-separated string, or ``all``/``all-linear``."""
+    if isinstance(modules, str):
+        names = [m.strip() for m in modules.split(",") if m.strip()]
+    elif isinstance(modules, list):
+        names = [str(m).strip() for m in modules]
+    else:
+        raise r.bad(path, modules, "a list of module names or all-linear")
+    low = {n.lower() for n in names}
+    if not low or low & _LINEAR_WORDS or not low <= _ATTENTION_MODULES:
+        target = LoraTargets.ALL_LINEAR
+    elif low <= _QV_MODULES:
+        target = LoraTargets.QV
+    else:
+        target = LoraTargets.ATTENTION
+    r.take(path, modules, f"LoRA on {target.value}", lora_targets=target)
+    if target is LoraTargets.ALL_LINEAR and low and not low & _LINEAR_WORDS and len(low) < 7:
+        r.note(f"{path}: adapters on some MLP layers are counted as on every linear layer.")
+
+
+def precision(r: Reader, bf16: tuple[str, Any] | None, fp16: tuple[str, Any] | None) -> None:
+    """``bf16``/``fp16`` switches (``auto`` counts as on)."""
+    if bf16 is not None and r.flag(*bf16):
+        r.take(bf16[0], bf16[1], "BF16", precision=Precision.BF16)
+    elif fp16 is not None and r.flag(*fp16):
+        r.take(fp16[0], fp16[1], "FP16", precision=Precision.FP16)
+    elif bf16 is not None:
+        r.used(bf16[0])
+
+
+def attention(r: Reader, path: str, value: object) -> None:
+    """``attn_implementation`` (``flash_attention_2``, ``sdpa``, ``eager``) or
+    LLaMA-Factory's ``flash_attn`` (``fa2``, ``sdpa``, ``auto``, ``disabled``)."""
+    low = str(value).strip().lower()
+    if low in ("eager", "disabled", "false", "none"):
+        r.take(path, value, "no FlashAttention (eager attention keeps the scores)",
+               flash_attention=False)
+    elif low in ("flash_attention_2", "flash_attention_3", "fa2", "fa3", "sdpa", "auto",
+                 "true", "kernels-community/vllm-flash-attn3", "flex_attention"):
+        r.take(path, value, "FlashAttention-style attention (no score matrix)",
+               flash_attention=True)
+    else:
+        r.used(path)
+        r.note(f"{path}: {value} is not a known attention kernel; FlashAttention assumed.")
+
+
+def deepspeed(r: Reader, path: str, value: object) -> None:
+    """A DeepSpeed config: inline (a mapping, or JSON text) or a file path (not opened)."""
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise r.bad(path, value, "a DeepSpeed JSON object or a file path") from exc
+    if isinstance(value, dict):
+        zero = value.get("zero_optimization")
+        zero = zero if isinstance(zero, dict) else {}
+        stage = zero.get("stage", 0)
+        offload = any(
+            isinstance(zero.get(k), dict) and str(zero[k].get("device", "none")) in ("cpu", "nvme")
+            for k in ("offload_optimizer", "offload_param")
+        )
+        _zero(r, path, r.integer(f"{path}.zero_optimization.stage", stage), offload, value)
+        return
+    text = str(value)
+    name = text.rsplit("/", 1)[-1].lower()
+    match = re.search(r"(?:zero|z|ds_z|stage)[_-]?([0-3])", name)
+    if match is None:
+        r.used(path)
+        r.note(f"{path}: {text} is a file ftcost does not open; paste its JSON inline "
+               "(deepspeed: {{...}}) or say zero2/zero3 to include it.")
+        return
+    _zero(r, path, int(match.group(1)), "offload" in name, text)
+    r.note(f"{path}: the ZeRO stage is read from the file name; the file is not opened.")
+
+
+def _zero(r: Reader, path: str, stage: int, offload: bool, value: object) -> None:
+    sharding = {0: Sharding.NONE, 1: Sharding.ZERO1, 2: Sharding.ZERO2, 3: Sharding.ZERO3}.get(
+        stage
+    )
+    if sharding is None:
+        raise r.bad(f"{path}.zero_optimization.stage", stage, "0, 1, 2 or 3")
+    fields: dict[str, Any] = {"sharding": sharding}
+    meaning = f"DeepSpeed ZeRO-{stage}" if stage else "DeepSpeed without ZeRO"
+    if offload:
+        fields["offload"] = True
+        meaning += " with CPU offload"
+    r.take(path, value, meaning, **fields)
+
+
+def fsdp(r: Reader, path: str, value: object, config: dict[str, Any], config_path: str) -> None:
+    """Transformers/axolotl ``fsdp`` (``full_shard auto_wrap``, a list, or true) with
+    ``fsdp_config`` (``fsdp_version``, ``offload_params``/``fsdp_offload_params``,
+    ``sharding_strategy``)."""
+    words = value if isinstance(value, list) else str(value).replace(",", " ").split()
+    low = {str(w).strip().lower() for w in words}
+    if not low or low <= {"false", "", "none", "no"}:
+        r.used(path)
+        return
+    version = config.get("fsdp_version", config.get("version", 1))
+    strategy = str(
+        config.get("fsdp_sharding_strategy", config.get("sharding_strategy", ""))
+    ).upper()
+    offload_value = config.get("fsdp_offload_params", config.get("offload_params", False))
+    offload = "offload" in low or (isinstance(offload_value, bool) and offload_value)
+    if "shard_grad_op" in low or strategy in ("SHARD_GRAD_OP", "2"):
+        sharding, meaning = Sharding.ZERO2, "FSDP SHARD_GRAD_OP (as ZeRO-2)"
+    elif str(version) == "2":
+        sharding, meaning = Sharding.ZERO3, "FSDP2 full shard (per-parameter, as ZeRO-3)"
+    else:
+        sharding, meaning = Sharding.FSDP, "FSDP full shard"
+    fields: dict[str, Any] = {"sharding": sharding}
+    if offload:
+        fields["offload"] = True
+        meaning += " with CPU offload"
+    r.take(path, value, meaning, **fields)
+    if config:
+        r.used(config_path)
+
+
+def training_arguments(r: Reader) -> None:
+    """The Transformers ``TrainingArguments`` keys the estimate uses."""
+    if found := r.first("per_device_train_batch_size"):
+        batch = r.integer(*found)
+        r.take(*found, f"micro-batch {batch}", micro_batch=batch)
+    if found := r.first("gradient_accumulation_steps"):
+        accum = r.integer(*found)
+        r.take(*found, f"accumulation {accum}", grad_accum=accum)
+    if found := r.first("num_train_epochs"):
+        epochs = r.number(*found)
+        r.take(*found, f"{epochs:g} epoch" + ("" if epochs == 1 else "s"), epochs=epochs)
+    if found := r.first("max_steps"):
+        r.used(found[0])
+        if r.integer(*found) > 0:
+            r.note("max_steps: a step budget needs the dataset's size to become tokens; give "
+                   "`N tokens` (or samples of a length) for time and cost.")
+    if found := r.first("optim"):
+        optimizer(r, *found)
+    precision(r, r.first("bf16"), r.first("fp16"))
+    if found := r.first("gradient_checkpointing"):
+        on = r.flag(*found)
+        r.take(*found, "gradient checkpointing " + ("on" if on else "off"),
+               grad_checkpointing=on)
+    if found := r.first("use_liger_kernel"):
+        on = r.flag(*found)
+        r.take(*found, "Liger fused cross-entropy" if on else "no Liger kernels", fused_ce=on)
+    if found := r.first("deepspeed"):
+        deepspeed(r, *found)
+    if found := r.first("fsdp"):
+        fsdp(r, *found, r.section("fsdp_config"), "fsdp_config")
