@@ -1,6 +1,6 @@
 """Request-field metadata (engine.request.FieldMeta) declared on every field, and every
 per-field table of the front ends built from it: change lines, value display, Discord
-custom-id keys."""
+custom-id keys, option conflicts, the parser's field names and examples."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 
 from adapters.discord import ids
 from adapters.discord.embeds import embeds_for
-from adapters.parse import parse_query
+from adapters.discord.options import merge_fields
+from adapters.parse import QueryError, parse_query
+from adapters.query.fields import FIELDS as PARSER_FIELDS
 from adapters.slack.blocks import message_for
 from adapters.values import show_value
 from bot.replies import describe_changes
@@ -68,6 +70,19 @@ def test_a_followup_that_changes_a_field_has_its_change_line(name):
 @pytest.mark.parametrize("name", FIELDS)
 def test_every_field_has_a_custom_id_key(name):
     assert ids._FIELD_KEYS[name] == field_meta(name).key
+
+
+@pytest.mark.parametrize("name", FIELDS)
+def test_the_parser_names_every_field_as_its_metadata_says(name):
+    meta = field_meta(name)
+
+    assert (PARSER_FIELDS[name].label, PARSER_FIELDS[name].example) == (meta.noun, meta.example)
+
+
+def test_option_conflicts_name_the_field_by_its_noun():
+    with pytest.raises(QueryError, match="The query says sequence length 8,192 but the seq "
+                                         "option says 4,096"):
+        merge_fields({"seq_len": 8192}, {"seq_len": 4096}, {"seq_len": "seq"})
 
 
 def test_metadata_is_read_from_the_field_and_unknown_names_raise():
