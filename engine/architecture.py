@@ -273,6 +273,11 @@ class Architecture(BaseModel):
     def _lora_active_widths(self, targets: str) -> int:
         return sum(lin.active * (lin.d_in + lin.d_out) for lin in self._targeted(targets))
 
+    @lru_cache(maxsize=8)  # noqa: B019 - a handful of target sets per (frozen) architecture
+    def adapted_linears(self, targets: str) -> int:
+        """Adapted linears a token passes through, over all layers (k routed experts)."""
+        return sum(lin.active for lin in self._targeted(targets))
+
     def lora_params(self, rank: int, targets: str) -> int:
         return rank * self._lora_widths(targets)
 
@@ -341,18 +346,18 @@ class Architecture(BaseModel):
 
     @cached_property
     def mlp_width_groups(self) -> tuple[tuple[int, int], ...]:
-        """``(width, layers)`` pairs: the MLP width per token and how many layers have it."""
-        groups: dict[int, int] = {}
-        for width in self.layer_mlp_widths():
-            groups[width] = groups.get(width, 0) + 1
-        return tuple(groups.items())
-
-    def layer_mlp_widths(self) -> list[int]:
-        """Per layer, the total MLP width a token passes through (for activations)."""
+        """``(width, layers)`` pairs: the MLP width a token passes through and how many
+        layers have it (the dense layers, then the MoE layers: k routed experts plus the
+        shared ones). Two groups at most, whatever the depth: no per-layer list."""
         if self.moe is None:
-            return [self.intermediate_size] * self.num_layers
+            return ((self.intermediate_size, self.num_layers),)
         e = self.moe
         moe_width = e.experts_per_token * e.expert_intermediate_size + e.num_shared_experts * (
             e.shared_intermediate_size or e.expert_intermediate_size
         )
-        return [self.intermediate_size] * self.dense_layers + [moe_width] * self.moe_layers
+        groups: dict[int, int] = {}
+        for width, layers in ((self.intermediate_size, self.dense_layers),
+                              (moe_width, self.moe_layers)):
+            if layers:
+                groups[width] = groups.get(width, 0) + layers
+        return tuple(groups.items())

@@ -316,16 +316,36 @@ torch's fused CPU AdamW) is bound by it: ``OPTIMIZER_STEP_BYTES`` per parameter.
 MATMUL_FALLBACK_FRACTION: Final = 0.8
 """Achievable share of the rated dense figure for a card with no measured matmul rate."""
 
+KERNELS_PER_LAYER: Final = 20
+"""Kernels one decoder layer launches in eager PyTorch per forward: two norms, the
+q/k/v/o projections, RoPE on q and k, attention, the three MLP projections, the
+activation and its product, two residual adds and a few casts and views."""
+KERNELS_PER_ADAPTER: Final = 4
+"""Kernels a PEFT LoRA adapter adds to its linear per forward: dropout (or identity),
+the A and B matmuls, the scaled add."""
+FORWARD_SHARE: Final = 1.0 / 3.0
+"""The forward's share of a step's elementwise traffic and kernels (a backward does about
+twice the forward's): what checkpointing's recomputed forward adds."""
+BACKWARD_KERNELS: Final = 2.0
+"""A backward launches about twice the forward's kernels (input and weight gradients,
+elementwise backward)."""
+COMPILE_FUSION: Final = 0.5
+"""``torch.compile`` fuses the elementwise chains: about half the kernels and half the
+elementwise traffic (torchtune's flags table: compile alone took Llama 3.2 3B from 7,075
+to 8,998 tokens/s on an A100, a 1.27x step speed-up, and 60.0 to 51.0 GiB)."""
+
 # Fitted on benchmarks/measurements.yaml (runs from ../shared/reference) by
 # benchmarks/accuracy.py --fit; leave-one-source-out results are printed there.
-LAUNCH_S_PER_LAYER: Final = 0.6e-3
-"""Seconds of host-side kernel launches per decoder layer per micro-batch (forward and
-backward): eager PyTorch issues dozens of kernels per layer at ~10 us each, a floor
-under the GPU time that dominates small micro-batches. Fitted."""
-ELEMENTWISE_PASSES: Final = 4.0
+LAUNCH_S_PER_KERNEL: Final = 27.5e-6
+"""Host-side seconds per kernel launch, Python dispatch and hooks included: the GPU
+cannot run a micro-batch faster than the host issues its kernels, a floor that
+dominates small micro-batches. Fitted."""
+ELEMENTWISE_PASSES: Final = 16.5
 """HBM bytes moved by the non-matmul kernels (norms, activations, RoPE, residuals,
-dropout, the loss) per byte of activation the forward stores: each tensor is written,
-read forward and read and written again backward. Fitted."""
+dropout, the loss) per byte of activation the forward stores. Each stored tensor is
+written, read forward and read and written again backward, and eager PyTorch adds
+temporaries no one stores (RMSNorm upcasts to FP32 and runs five kernels), so the
+fitted figure is well above 4. Fitted."""
 
 CUDA_CONTEXT_GB: Final = 0.5
 """The CUDA context nvidia-smi sees and torch's counters do not (0.5-1 GB in the

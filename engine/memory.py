@@ -269,13 +269,23 @@ def layer_activation_bytes(arch: Architecture, request: Request) -> float:
     scores = (
         4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
     )
-    mlp_factor = 8 if arch.mlp == "gated" else 4
+    mlp_factor = _mlp_factor(arch, request)
     post_norms = ACTIVATION_BYTES * h * max(arch.norms_per_layer - 2, 0)
     per_layer = sum(
         (attn + scores + post_norms + 4 * h + mlp_factor * width) * count
         for width, count in arch.mlp_width_groups
     )
     return per_layer + _dropout_bytes_per_token(arch, request) * arch.num_layers
+
+
+def _mlp_factor(arch: Architecture, request: Request) -> int:
+    """Bytes per MLP width one token stores: a gated MLP keeps gate, SiLU, up and the
+    down projection's input (4 x 2 B); ``torch.compile`` fuses SiLU and the product, so
+    only gate and up remain (2 x 2 B). A plain MLP keeps its two (one compiled)."""
+    tensors = 4 if arch.mlp == "gated" else 2
+    if request.compile:
+        tensors //= 2
+    return int(ACTIVATION_BYTES) * tensors
 
 
 def _dropout_bytes_per_token(arch: Architecture, request: Request) -> float:
@@ -301,7 +311,7 @@ def activation_bytes(arch: Architecture, request: Request) -> float:
         scores = (
             4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
         )
-        mlp_factor = 8 if arch.mlp == "gated" else 4
+        mlp_factor = _mlp_factor(arch, request)
         post_norms = ACTIVATION_BYTES * h * max(arch.norms_per_layer - 2, 0)
         widest = max(width for width, _ in arch.mlp_width_groups)
         one_layer = attn + scores + post_norms + 4 * h + mlp_factor * widest
@@ -331,6 +341,9 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         master = 0.0 if pure or precision == "fp32" else MASTER_WEIGHT_BYTES * params
         grad_bytes = PRECISION_BYTES["bf16"] if pure else PRECISION_BYTES[precision]
         gradients = grad_bytes * params
+        if request.optimizer_in_backward:
+            # Stepped and freed as soon as ready: about one layer's gradients at a time.
+            gradients = grad_bytes * arch.largest_layer_params
         optimizer = opt_per_param * params
         adapter = 0.0
         gathered_bytes = PRECISION_BYTES[precision]

@@ -282,6 +282,21 @@ class Request(BaseModel):
     """Checkpointed layer inputs live in host memory, fetched back for backward
     (torchtune's ``enable_activation_offloading``, Unsloth's
     ``use_gradient_checkpointing="unsloth"``). Only with ``grad_checkpointing``."""
+    optimizer_in_backward: Annotated[bool, FieldMeta(
+        label="optimizer in backward", noun="optimizer-in-backward switch", key="E",
+        example="8b full optimizer-in-backward 50M tokens",
+    )] = False
+    """Each parameter's optimizer step runs as soon as its gradient is ready and the
+    gradient is freed (torchtune's ``optimizer_in_bwd``): a full fine-tune holds one
+    layer's gradients instead of all. One card or DDP only (not with ZeRO/FSDP
+    sharding)."""
+    compile: Annotated[bool, FieldMeta(
+        label="compile", noun="torch.compile switch", key="C",
+        example="8b lora compile 50M tokens",
+    )] = False
+    """``torch.compile`` on (torchtune's ``compile=True``, the HF Trainer's
+    ``torch_compile``): fused elementwise kernels, so fewer launches, less traffic and
+    a gated MLP that keeps two of its four intermediate tensors."""
     flash_attention: Annotated[bool, FieldMeta(
         label="flash attention", noun="FlashAttention switch", key="f",
         example="8b lora no-flash 50M tokens",

@@ -19,8 +19,10 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
   quantized weight per pass (QLoRA), the elementwise kernels
   (``ELEMENTWISE_PASSES`` bytes per stored activation byte, scaled by the framework's
   fusion) and the optimizer step once per accumulation window;
-* a **launch floor** of ``LAUNCH_S_PER_LAYER`` per decoder layer: the GPU cannot run
-  faster than the host issues kernels;
+* a **launch floor**: ``LAUNCH_S_PER_KERNEL`` per kernel, counted per layer
+  (``KERNELS_PER_LAYER``, plus ``KERNELS_PER_ADAPTER`` per LoRA adapter) for forward,
+  backward and recompute; the GPU cannot run faster than the host issues kernels;
+  ``torch.compile`` and fused kernels (Unsloth) halve the count and the traffic;
 * **communication** over the actual link: the card's NVLink / Infinity Fabric / PCIe
   bandwidth inside a node (halved without peer-to-peer), the node's NICs between
   nodes; ZeRO-3/FSDP gathers weights every micro-batch and reduce-scatters
@@ -31,7 +33,7 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
   the host's CPU-Adam, bound by host memory bandwidth (``HOST_MEMORY_GBPS``), once
   per step.
 
-Two free parameters (``LAUNCH_S_PER_LAYER``, ``ELEMENTWISE_PASSES``) are fitted on
+Two free parameters (``LAUNCH_S_PER_KERNEL``, ``ELEMENTWISE_PASSES``) are fitted on
 published runs by ``benchmarks/accuracy.py``; everything else is a sourced constant
 or a catalog figure. Units: seconds, bytes, FLOPs; bandwidths in the catalog are GB/s
 (10^9 bytes/s), matmul rates TFLOPs.
@@ -44,15 +46,20 @@ from dataclasses import dataclass
 
 from engine.architecture import Architecture
 from engine.constants import (
+    BACKWARD_KERNELS,
+    COMPILE_FUSION,
     EAGER_BACKWARD_FLOPS,
     ELEMENTWISE_PASSES,
     FA_BACKWARD_FLOPS,
     FA_EFFICIENCY,
+    FORWARD_SHARE,
     GPUS_PER_NODE,
     HOST_LINK_GBPS,
     HOST_MEMORY_GBPS,
     INTERNODE_GBPS,
-    LAUNCH_S_PER_LAYER,
+    KERNELS_PER_ADAPTER,
+    KERNELS_PER_LAYER,
+    LAUNCH_S_PER_KERNEL,
     LINK_GBPS_BY_FABRIC,
     MATMUL_FALLBACK_FRACTION,
     NF4_BITS,
@@ -73,7 +80,7 @@ from engine.specs import GpuSpec
 class Tuning:
     """The time model's two fitted parameters (see the module docstring)."""
 
-    launch_s_per_layer: float = LAUNCH_S_PER_LAYER
+    launch_s_per_kernel: float = LAUNCH_S_PER_KERNEL
     elementwise_passes: float = ELEMENTWISE_PASSES
 
 
@@ -99,7 +106,8 @@ class Workload:
     elementwise_bytes: float
     """Activation bytes the forward stores (x passes is the elementwise traffic)."""
     elementwise_scale: float
-    layers: int
+    kernels: float
+    """Kernel launches of one micro-batch (forward, backward, recompute), after fusion."""
     grad_accum: int
     trainable_params: float
     optimizer_bytes: float
@@ -142,7 +150,17 @@ def workload(arch: Architecture, request: Request) -> Workload:
     if method is Method.QLORA:
         dequant = passes * NF4_DEQUANT_BYTES * arch.linear_params
     per_token = layer_activation_bytes(arch, request) + logits_bytes_per_token(arch, request)
-    elementwise = tokens * per_token * (2.0 if ckpt else 1.0)
+    # The recomputed forward repeats the forward's share of the elementwise traffic.
+    elementwise = tokens * per_token * (1.0 + (FORWARD_SHARE if ckpt else 0.0))
+    fusion = profile(request.framework).elementwise_scale
+    if request.compile:
+        fusion *= COMPILE_FUSION
+    adapters_per_layer = 0.0
+    if not trained:
+        adapters_per_layer = arch.adapted_linears(request.lora_targets.value) / arch.num_layers
+    per_pass = KERNELS_PER_LAYER + KERNELS_PER_ADAPTER * adapters_per_layer
+    kernel_passes = 1.0 + BACKWARD_KERNELS + (1.0 if ckpt else 0.0)
+    kernels = arch.num_layers * per_pass * kernel_passes * fusion
     if trained:
         trainable = float(arch.total_params)
     else:
@@ -169,8 +187,8 @@ def workload(arch: Architecture, request: Request) -> Workload:
         weight_bytes=weight_bytes,
         dequant_bytes=dequant,
         elementwise_bytes=elementwise,
-        elementwise_scale=profile(request.framework).elementwise_scale,
-        layers=arch.num_layers,
+        elementwise_scale=fusion,
+        kernels=kernels,
         grad_accum=request.grad_accum,
         trainable_params=trainable,
         optimizer_bytes=optimizer,
@@ -243,7 +261,7 @@ def step_time(
         + tuning.elementwise_passes * work.elementwise_scale * work.elementwise_bytes
     ) / hbm
     gpu_s = gemm + work.attention_flops / (rate * work.attention_efficiency) + memory_bound
-    launch = work.layers * tuning.launch_s_per_layer
+    launch = work.kernels * tuning.launch_s_per_kernel
     micro = max(gpu_s, launch)
 
     comm_micro = comm_step = 0.0

@@ -77,6 +77,15 @@ FLAGS: Final = {
     **dict.fromkeys(("hf-loss", "hf-ce", "unfused-ce"), "hf_loss"),
     **dict.fromkeys(("double-quant", "double-quantization"), "double_quant"),
     **dict.fromkeys(("offload", "cpu-offload"), "offload"),
+    **dict.fromkeys(("compile", "torch-compile", "torch.compile", "compiled"), "compile"),
+    **dict.fromkeys(
+        ("optimizer-in-backward", "optimizer-in-bwd", "opt-in-bwd", "optim-in-bwd"),
+        "optimizer_in_backward",
+    ),
+    **dict.fromkeys(
+        ("activation-offload", "activation-offloading", "offload-activations"),
+        "activation_offload",
+    ),
     **dict.fromkeys(("spot", "spot-price", "spot-prices", "preemptible", "interruptible"),
                     "spot"),
     **dict.fromkeys(("packing", "packed", "pack", "sample-packing"), "packing"),

@@ -1,0 +1,208 @@
+"""Budgets and deadlines (issue 16: ``under $500``, ``within 2 days``): which card
+options meet them, in what order, and what to do when none does.
+
+An option here is any count of a catalog card from the fewest that hold the run up to
+``MAX_CLUSTER_NODES`` nodes of ``GPUS_PER_NODE`` (or the nodes the request names): every
+count up to one node, then whole nodes. More cards shorten the wall-clock and, through
+communication, usually cost a little more, so for each card the options worth showing
+are the cheapest count that meets a deadline and the fastest count that stays within a
+budget; every count is evaluated with the estimate's own time model
+(:func:`engine.fit.make_option`), none is extrapolated.
+
+Ranking: by cost when a deadline is given (the cheapest way to be done in time), by
+wall-clock under a budget alone (the fastest run the money buys). When no option meets
+them, the closest are kept instead (the cheapest over budget, the fastest past the
+deadline) and each other method is tried for the cheapest option that does meet them
+("QLoRA on 4x L40S: $410, 1.6 d").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.compute import Compute, compute
+from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
+from engine.fit import Option, Sizer, make_option, not_recommended_reason, resolve_stage
+from engine.memory import Footprint, footprint
+from engine.request import Method, Request
+from engine.specs import Catalog, GpuSpec, ModelSpec
+
+TOLERANCE = 1e-9
+"""Relative slack when comparing a cost or a time with its limit (float rounding)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """Another method whose cheapest option meets the limits."""
+
+    method: Method
+    option: Option
+
+
+@dataclass(frozen=True, slots=True)
+class Constrained:
+    """The card options under a budget and/or a deadline."""
+
+    budget_usd: float | None
+    deadline_hours: float | None
+    met: bool
+    """True when at least one option meets every limit given."""
+    options: list[Option]
+    """Options meeting the limits, ranked; when none does, the closest ones."""
+    suggestions: tuple[Suggestion, ...] = ()
+    """When none meets them: other methods that do, each with its cheapest option."""
+    timed: bool = True
+    """False when the question gave no dataset size, so nothing can be timed or costed."""
+
+    @property
+    def by_cost(self) -> bool:
+        """Ranked by cost (a deadline is given), else by wall-clock."""
+        return self.deadline_hours is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``"constraints"`` member of the estimate document (docs/questions.md)."""
+        return {
+            "budget_usd": self.budget_usd,
+            "deadline_hours": self.deadline_hours,
+            "met": self.met,
+            "timed": self.timed,
+            "ranked_by": "cost" if self.by_cost else "wall_hours",
+            "suggestions": [
+                {
+                    "method": s.method.value,
+                    "gpu": s.option.gpu.id,
+                    "count": s.option.count,
+                    "cost_usd": _r(s.option.timing.cost_usd, 2),
+                    "wall_hours": _r(s.option.timing.wall_hours, 3),
+                }
+                for s in self.suggestions
+            ],
+        }
+
+
+def _r(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def meets(option: Option, budget: float | None, deadline: float | None) -> bool:
+    """Whether ``option`` fits its cards and stays within the budget and the deadline."""
+    t = option.timing
+    if not option.fits or t.wall_hours is None:
+        return False
+    if budget is not None and (t.cost_usd is None or t.cost_usd > budget * (1 + TOLERANCE)):
+        return False
+    return deadline is None or t.wall_hours <= deadline * (1 + TOLERANCE)
+
+
+def counts(fewest: int, most: int) -> list[int]:
+    """Card counts to try: every count up to one node, then whole nodes, up to ``most``."""
+    out = [n for n in range(fewest, min(GPUS_PER_NODE, most) + 1)]
+    start = max(2, -(-fewest // GPUS_PER_NODE))  # whole nodes above the first
+    out += [k * GPUS_PER_NODE for k in range(start, most // GPUS_PER_NODE + 1)]
+    if fewest > GPUS_PER_NODE and fewest % GPUS_PER_NODE and fewest <= most:
+        out.append(fewest)
+    return sorted(set(out))
+
+
+def _most_cards(request: Request) -> int:
+    nodes = request.nodes or MAX_CLUSTER_NODES
+    return nodes * GPUS_PER_NODE
+
+
+def _card_options(
+    fp: Footprint, work: Compute, request: Request, gpu: GpuSpec
+) -> Iterable[Option]:
+    """Every count of ``gpu`` worth trying, each built with the estimate's time model."""
+    found = Sizer(fp, request.sharding, request.offload).fewest(gpu)
+    if found is None:
+        return
+    price = request.price_per_gpu_hour or gpu.price_per_gpu_hour
+    for n in counts(found[0], _most_cards(request)):
+        yield make_option(
+            fp, gpu, n, resolve_stage(request.sharding, n), work, price, request.mode,
+            request.offload, nodes=request.nodes,
+        )
+
+
+def _rank_key(option: Option, by_cost: bool) -> tuple[bool, float, float]:
+    t = option.timing
+    cost = t.cost_usd if t.cost_usd is not None else float("inf")
+    wall = t.wall_hours if t.wall_hours is not None else float("inf")
+    unfit = not_recommended_reason(option.gpu) is not None or option.gpu.status != "live"
+    return (unfit, cost, wall) if by_cost else (unfit, wall, cost)
+
+
+def _best_per_card(
+    fp: Footprint, work: Compute, request: Request, gpus: Iterable[GpuSpec], by_cost: bool
+) -> tuple[list[Option], list[Option]]:
+    """(the best option meeting the limits on each card, every option tried)."""
+    budget, deadline = request.budget_usd, request.deadline_hours
+    best: list[Option] = []
+    tried: list[Option] = []
+    for gpu in gpus:
+        options = list(_card_options(fp, work, request, gpu))
+        tried += options
+        good = [o for o in options if meets(o, budget, deadline)]
+        if good:
+            best.append(min(good, key=lambda o: _rank_key(o, by_cost)))
+    best.sort(key=lambda o: _rank_key(o, by_cost))
+    return best, tried
+
+
+def _closest(tried: list[Option], request: Request, keep: int) -> list[Option]:
+    """When nothing meets the limits: the cheapest options (over budget) and the fastest
+    (past the deadline), alternating, without repeats."""
+    timed = [o for o in tried if o.fits and o.timing.wall_hours is not None]
+    cheapest = sorted(timed, key=lambda o: _rank_key(o, True))
+    fastest = sorted(timed, key=lambda o: _rank_key(o, False))
+    lists = [cheapest]
+    if request.deadline_hours is not None:
+        lists = [cheapest, fastest] if request.budget_usd is not None else [fastest, cheapest]
+    out: list[Option] = []
+    for i in range(keep):
+        for ranked in lists:
+            if i < len(ranked) and all(ranked[i] is not o for o in out):
+                out.append(ranked[i])
+    return out[:keep]
+
+
+def _gpus(request: Request, catalog: Catalog) -> list[GpuSpec]:
+    if request.gpu is not None:
+        return [catalog.gpu(request.gpu)]
+    return list(catalog.gpus.values())
+
+
+def constrain(
+    request: Request, model: ModelSpec, catalog: Catalog, fp: Footprint, work: Compute,
+    keep: int,
+) -> Constrained:
+    """The options of ``request`` (framework defaults applied) that meet its budget and
+    deadline, best ``keep`` first; the closest ones and the methods that would make it
+    when none does. Without a dataset size nothing is timed: the options are left to the
+    estimate (``timed`` False)."""
+    budget, deadline = request.budget_usd, request.deadline_hours
+    by_cost = deadline is not None
+    if work.flops is None:
+        return Constrained(budget, deadline, False, [], timed=False)
+    gpus = _gpus(request, catalog)
+    best, tried = _best_per_card(fp, work, request, gpus, by_cost)
+    if best:
+        return Constrained(budget, deadline, True, best[:keep])
+    suggestions: list[Suggestion] = []
+    for method in (Method.QLORA, Method.LORA, Method.FULL):
+        if method is request.effective_method:
+            continue
+        variant = request.model_copy(update={"method": method})
+        vfp = footprint(model.architecture, variant)
+        vwork = compute(model.active_params, variant, model.architecture)
+        found, _ = _best_per_card(vfp, vwork, variant, gpus, True)
+        if found:
+            suggestions.append(Suggestion(method, found[0]))
+    return Constrained(
+        budget, deadline, False, _closest(tried, request, keep), tuple(suggestions)
+    )
+
+
+__all__ = ["Constrained", "Suggestion", "constrain", "counts", "meets"]

@@ -1,0 +1,39 @@
+"""The uncertainty band every reply states is the one cross-validation measures now."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from engine.accuracy import BANDS
+from engine.constants import ELEMENTWISE_PASSES, LAUNCH_S_PER_KERNEL
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _benchmark():
+    spec = importlib.util.spec_from_file_location("accuracy_benchmark", ROOT / "benchmarks" /
+                                                  "accuracy.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bands_in_the_engine_are_the_benchmarks_current_output() -> None:
+    bench = _benchmark()
+    lines = bench.bands(bench.evaluate(bench.load_runs()))
+    for method, line in zip(("full", "lora", "qlora"), lines, strict=True):
+        band = BANDS[method]
+        assert f"memory={band.memory:.2f}" in line
+        assert f"time={band.time:.2f}" in line
+        assert f"memory_runs={band.memory_runs}" in line
+
+
+def test_the_fitted_time_constants_are_the_benchmarks_fit() -> None:
+    bench = _benchmark()
+    tuning = bench.evaluate(bench.load_runs())["tuning"]
+    assert tuning.launch_s_per_kernel == LAUNCH_S_PER_KERNEL
+    assert tuning.elementwise_passes == ELEMENTWISE_PASSES
