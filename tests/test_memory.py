@@ -381,3 +381,9 @@ def test_accumulation_on_one_gpu_changes_no_memory(catalog: Catalog) -> None:
     once = fp(catalog, model="llama-3.1-8b", method="full")
     accum = fp(catalog, model="llama-3.1-8b", method="full", grad_accum=8)
     assert accum.per_gpu(Sharding.NONE, 1) == once.per_gpu(Sharding.NONE, 1)
+
+
+def test_napkin_70b_full_needs_16_to_17_eighty_gb_cards(catalog: Catalog) -> None:
+    request = Request(model="llama-3.1-70b", method="full", mode="napkin", gpu="h100-sxm")
+    lead = estimate(request, catalog).options[0]
+    assert lead.count in (16, 17) and lead.fits
