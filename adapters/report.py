@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from engine import Estimate
+from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
 from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
 from engine.request import Framework, Method, Mode, Request, Solve
@@ -407,6 +408,7 @@ def build_report(est: Estimate, now: datetime | None = None) -> Report:
     answer: list[str] = []
     if est.solution is not None:  # issue 16: a limit question leads with its answer
         headline, answer = solve_headline(est, est.solution), solve_raises(est, est.solution)
+    limits_note, limits_warnings = limit_lines(est)  # issue 16: budget and deadline
     return Report(
         title=title,
         subtitle=subtitle,
@@ -416,8 +418,8 @@ def build_report(est: Estimate, now: datetime | None = None) -> Report:
         segments=_segments(est),
         cards=_cards(est),
         what_if=_what_if(est),
-        notes=[*answer, *hub_notes(est.model), *est.notes],
-        warnings=[*hub_warnings(est.model), *est.warnings],
+        notes=[*answer, *limits_note, *hub_notes(est.model), *est.notes],
+        warnings=[*limits_warnings, *hub_warnings(est.model), *est.warnings],
         assumptions=list(est.assumptions),
         per_gpu_gb=est.memory.total,
         total_gb=est.total_gb,
@@ -494,3 +496,53 @@ def solve_raises(est: Estimate, sol: Solution) -> list[str]:
     parts = [f"{r.change} → {_solved(sol.goal, r.value, est)}" for r in sol.raises]
     lead = "Fewer cards with" if sol.goal is Solve.GPU_COUNT else "To raise it"
     return [f"{lead}: " + " · ".join(parts) + "."]
+
+
+# --------------------------------------------------------------------------- #
+# budgets and deadlines (issue 16: ``under $500``, ``within 2 days``)
+
+
+def _limits(budget: float | None, deadline: float | None) -> str:
+    parts = []
+    if budget is not None:
+        parts.append(f"under {fmt_money(budget)}")
+    if deadline is not None:
+        parts.append(f"within {fmt_hours(deadline)}")
+    return " and ".join(parts)
+
+
+def _option_phrase(o: Option) -> str:
+    return (
+        f"{o.count}x {o.gpu.id}: {fmt_money(o.timing.cost_usd)}, "
+        f"{fmt_hours(o.timing.wall_hours)}"
+    )
+
+
+def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
+    """``(notes, warnings)`` for a budget or deadline: which options were kept and how
+    they are ranked; or that none meets them, the closest, and the methods that would."""
+    c = est.constraints
+    if c is None:
+        return [], []
+    limits = _limits(c.budget_usd, c.deadline_hours)
+    if not c.timed:
+        return [], [
+            f"A limit ({limits}) needs a dataset size to time and cost the run: add "
+            "`N tokens` or `N samples of L tokens`."
+        ]
+    if c.met:
+        order = "cheapest first" if c.by_cost else "fastest first"
+        nodes = est.request.nodes or MAX_CLUSTER_NODES
+        return [
+            f"Only options {limits} are listed ({len(c.options)}, {order}); any count of a "
+            f"card up to {nodes} node{'s' if nodes > 1 else ''} of {GPUS_PER_NODE} was tried."
+        ], []
+    closest = "; ".join(_option_phrase(o) for o in c.options[:2])
+    line = f"No option stays {limits}. Closest: {closest}."
+    if c.suggestions:
+        line += " It would with " + "; ".join(
+            f"{METHOD_LABELS[s.method]} on {_option_phrase(s.option)}" for s in c.suggestions
+        ) + "."
+    else:
+        line += " No other method does either: raise the limit or train on fewer tokens."
+    return [], [line]

@@ -31,6 +31,9 @@ from engine.specs import Catalog, GpuSpec, ModelSpec
 
 TOLERANCE = 1e-9
 """Relative slack when comparing a cost or a time with its limit (float rounding)."""
+DIMINISHING_RETURNS = 1.10
+"""Under a budget alone, a card's option is its smallest count within 10% of the fastest
+wall-clock the budget buys on it: past that, more cards buy little time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,18 +148,32 @@ def _best_per_card(
         options = list(_card_options(fp, work, request, gpu))
         tried += options
         good = [o for o in options if meets(o, budget, deadline)]
-        if good:
-            best.append(min(good, key=lambda o: _rank_key(o, by_cost)))
+        if good and by_cost:
+            best.append(min(good, key=lambda o: _rank_key(o, True)))
+        elif good:
+            fastest = min(o.timing.wall_hours or 0.0 for o in good) * DIMINISHING_RETURNS
+            near = [o for o in good if (o.timing.wall_hours or 0.0) <= fastest]
+            best.append(min(near, key=lambda o: o.count))
     best.sort(key=lambda o: _rank_key(o, by_cost))
     return best, tried
 
 
+def _per_card(options: list[Option], by_cost: bool) -> list[Option]:
+    """Each card's best option by cost (or wall-clock), ranked."""
+    best: dict[str, Option] = {}
+    for o in options:
+        held = best.get(o.gpu.id)
+        if held is None or _rank_key(o, by_cost)[1:] < _rank_key(held, by_cost)[1:]:
+            best[o.gpu.id] = o
+    return sorted(best.values(), key=lambda o: _rank_key(o, by_cost))
+
+
 def _closest(tried: list[Option], request: Request, keep: int) -> list[Option]:
-    """When nothing meets the limits: the cheapest options (over budget) and the fastest
-    (past the deadline), alternating, without repeats."""
+    """When nothing meets the limits: each card's cheapest option (over budget) and each
+    card's fastest (past the deadline), alternating, without repeats."""
     timed = [o for o in tried if o.fits and o.timing.wall_hours is not None]
-    cheapest = sorted(timed, key=lambda o: _rank_key(o, True))
-    fastest = sorted(timed, key=lambda o: _rank_key(o, False))
+    cheapest = _per_card(timed, True)
+    fastest = _per_card(timed, False)
     lists = [cheapest]
     if request.deadline_hours is not None:
         lists = [cheapest, fastest] if request.budget_usd is not None else [fastest, cheapest]
@@ -200,6 +217,7 @@ def constrain(
         found, _ = _best_per_card(vfp, vwork, variant, gpus, True)
         if found:
             suggestions.append(Suggestion(method, found[0]))
+    suggestions.sort(key=lambda s: _rank_key(s.option, by_cost))
     return Constrained(
         budget, deadline, False, _closest(tried, request, keep), tuple(suggestions)
     )

@@ -14,6 +14,7 @@ from engine import warnings as caveats
 from engine.accuracy import Uncertainty, uncertainty
 from engine.compute import Compute, compute, effective_mfu
 from engine.constants import CUDA_CONTEXT_GB, MAX_OPTIONS, MAX_SEQ_LEN
+from engine.constraints import Constrained, constrain
 from engine.fit import (
     Card,
     Option,
@@ -76,6 +77,8 @@ class Estimate:
     solution: Solution | None = None
     """The answer to a limit question (``max seq``...; ``engine.solve``); the estimate is
     at the answer's setting."""
+    constraints: Constrained | None = None
+    """A budget or deadline (``engine.constraints``): the options are those meeting it."""
 
     @property
     def effective(self) -> Request:
@@ -140,6 +143,7 @@ class Estimate:
             },
             "warnings": list(self.warnings),
             **({} if self.solution is None else {"solve": self.solution.to_json()}),
+            **({} if self.constraints is None else {"constraints": self.constraints.to_json()}),
         }
 
 
@@ -408,8 +412,14 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         model = catalog.model(request.model)
     # --
     fp, work, options = _plan(request, model, _card_table(catalog), catalog, keep=MAX_OPTIONS)
-    shown = options[:MAX_OPTIONS]
     fits_anywhere = any(o.fits for o in options)
+    # -- issue 16: a budget or deadline keeps only the options that meet it.
+    limits = None
+    if request.budget_usd is not None or request.deadline_hours is not None:
+        limits = constrain(request, model, catalog, fp, work, MAX_OPTIONS)
+        options = limits.options or options
+    # --
+    shown = options[:MAX_OPTIONS]
     if shown and (shown[0].fits or shown[0].named):
         memory, count = shown[0].memory, shown[0].count
     else:
@@ -441,6 +451,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         resolved=request if request is not asked else None,
         uncertainty=uncertainty(request),
         solution=solution,
+        constraints=limits,
     )
 
 

@@ -1,0 +1,125 @@
+"""Budgets and deadlines (issue 16): every listed option meets them, ranked by cost under
+a deadline and by wall-clock under a budget; when none does, the reply says so, shows the
+closest and the method that would make it."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from adapters.cli import main
+from adapters.report import METHOD_LABELS, build_report
+from engine import Method, Request, estimate
+from engine.constants import GPUS_PER_NODE
+from engine.constraints import counts
+from engine.estimate import Estimate
+from engine.fit import not_recommended_reason
+from engine.specs import Catalog
+
+EIGHT_B_FULL = {"model": "llama-3.1-8b", "method": Method.FULL, "dataset_tokens": 20_000_000}
+
+
+def ask(catalog: Catalog, **fields: Any) -> Estimate:
+    return estimate(Request(**fields), catalog)
+
+
+def cli_json(*words: str) -> dict[str, Any]:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["--json", *words], out, err) == 0, err.getvalue()
+    doc: dict[str, Any] = json.loads(out.getvalue())
+    return doc
+
+
+def test_every_listed_option_stays_within_the_budget_through_the_terminal() -> None:
+    doc = cli_json("70b", "qlora", "50M", "tokens", "under", "$500")
+    assert doc["constraints"]["met"] is True
+    assert doc["options"]
+    for o in doc["options"]:
+        assert o["cost_usd"] is not None and o["cost_usd"] <= 500
+        assert o["fit"] != "does not fit"
+
+
+def test_every_listed_option_meets_the_deadline_through_the_terminal() -> None:
+    doc = cli_json("70b", "qlora", "50M", "tokens", "within", "2", "days")
+    assert doc["constraints"]["met"] is True
+    for o in doc["options"]:
+        assert o["wall_hours"] is not None and o["wall_hours"] <= 48
+
+
+def test_both_limits_hold_together(catalog: Catalog) -> None:
+    est = ask(catalog, **EIGHT_B_FULL, budget_usd=20, deadline_hours=12)
+    assert est.constraints is not None and est.constraints.met
+    for o in est.options:
+        assert (o.timing.cost_usd or 1e9) <= 20 and (o.timing.wall_hours or 1e9) <= 12
+
+
+def test_under_a_deadline_the_options_are_cheapest_first(catalog: Catalog) -> None:
+    est = ask(catalog, **EIGHT_B_FULL, deadline_hours=24)
+    costs = [o.timing.cost_usd for o in est.options if not_recommended_reason(o.gpu) is None]
+    assert len(costs) > 1 and costs == sorted(costs)
+
+
+def test_under_a_budget_alone_the_options_are_fastest_first(catalog: Catalog) -> None:
+    est = ask(catalog, **EIGHT_B_FULL, budget_usd=50)
+    walls = [o.timing.wall_hours for o in est.options if not_recommended_reason(o.gpu) is None]
+    assert len(walls) > 1 and walls == sorted(walls)
+
+
+def test_more_cards_are_used_to_meet_a_tight_deadline(catalog: Catalog) -> None:
+    plain = ask(catalog, **EIGHT_B_FULL)
+    rushed = ask(catalog, **EIGHT_B_FULL, deadline_hours=0.5)
+    assert rushed.constraints is not None and rushed.constraints.met
+    assert rushed.options[0].count > plain.options[0].count
+
+
+def test_nodes_cap_the_cards_tried(catalog: Catalog) -> None:
+    est = ask(catalog, **EIGHT_B_FULL, budget_usd=50, nodes=1)
+    assert all(o.count <= GPUS_PER_NODE for o in est.options)
+
+
+def test_a_named_card_keeps_the_options_on_that_card(catalog: Catalog) -> None:
+    est = ask(catalog, **EIGHT_B_FULL, gpu="h100-sxm", deadline_hours=2)
+    assert {o.gpu.id for o in est.options} == {"h100-sxm"}
+    assert (est.options[0].timing.wall_hours or 1e9) <= 2
+
+
+def test_when_nothing_meets_the_closest_are_shown_and_the_reply_says_so(
+    catalog: Catalog,
+) -> None:
+    est = ask(catalog, **EIGHT_B_FULL, budget_usd=1)
+    assert est.constraints is not None and not est.constraints.met
+    assert est.options and all((o.timing.cost_usd or 0) > 1 for o in est.options)
+    warning = build_report(est).warnings[0]
+    assert warning.startswith("No option stays under $1.00. Closest:")
+
+
+def test_when_nothing_meets_a_method_that_would_is_named(catalog: Catalog) -> None:
+    est = ask(catalog, **EIGHT_B_FULL, budget_usd=2)
+    assert est.constraints is not None and not est.constraints.met
+    suggestions = est.constraints.suggestions
+    assert suggestions and {s.method for s in suggestions} <= {Method.LORA, Method.QLORA}
+    for s in suggestions:
+        assert (s.option.timing.cost_usd or 1e9) <= 2
+    warning = build_report(est).warnings[0]
+    first = suggestions[0]
+    label = METHOD_LABELS[first.method]
+    assert f"It would with {label} on {first.option.count}x {first.option.gpu.id}" in warning
+
+
+def test_without_a_dataset_size_the_limit_asks_for_one(catalog: Catalog) -> None:
+    est = ask(catalog, model="llama-3.1-8b", budget_usd=500)
+    assert est.constraints is not None and not est.constraints.timed
+    assert "needs a dataset size" in build_report(est).warnings[0]
+
+
+def test_the_json_member_states_the_limits_and_the_ranking(catalog: Catalog) -> None:
+    doc = ask(catalog, **EIGHT_B_FULL, budget_usd=50, deadline_hours=24).to_json()
+    c = doc["constraints"]
+    assert (c["budget_usd"], c["deadline_hours"], c["ranked_by"]) == (50, 24, "cost")
+
+
+def test_counts_cover_one_node_then_whole_nodes() -> None:
+    assert counts(3, 32) == [3, 4, 5, 6, 7, 8, 16, 24, 32]
+    assert counts(13, 40) == [13, 16, 24, 32, 40]
+    assert counts(1, 4) == [1, 2, 3, 4]
