@@ -15,6 +15,7 @@ from engine.accuracy import Uncertainty, uncertainty
 from engine.compute import Compute, compute, effective_mfu
 from engine.constants import CUDA_CONTEXT_GB, MAX_OPTIONS, MAX_SEQ_LEN
 from engine.constraints import Constrained, constrain
+from engine.datasets import dataset_assumptions
 from engine.fit import (
     Card,
     Option,
@@ -445,7 +446,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         what_if=what_if,
         compute=work,
         warnings=caveats.warnings(context),
-        assumptions=caveats.assumptions(context),
+        assumptions=[*caveats.assumptions(context), *dataset_assumptions(request)],
         fits_anywhere=fits_anywhere,
         notes=[*caveats.notes(context, catalog), *(solution.notes if solution else ())],
         resolved=request if request is not asked else None,

@@ -1,0 +1,57 @@
+"""Datasets as people count them (issue 16: ``10k samples of 512 tokens``): what the
+sample count means for the tokens trained and, without packing, for padding.
+
+The parser sets ``dataset_tokens`` = samples x average tokens; this module words the
+assumptions behind that number. Without packing each sample is its own sequence, padded
+to the longest sample in its micro-batch (Hugging Face's ``DataCollatorWithPadding`` /
+``padding="longest"``, the default of TRL's SFT collator without packing) and cut at the
+maximum length; padded positions cost compute (attention and MLPs run on them) though
+they add no loss. The estimate counts the real tokens, so this says how far padding can
+push compute above it.
+"""
+
+from __future__ import annotations
+
+from engine.request import Request
+
+
+def _tokens(n: float) -> str:
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= scale:
+            return f"{n / scale:,.3g}{suffix}"
+    return f"{n:,.0f}"
+
+
+def dataset_assumptions(request: Request) -> list[str]:
+    """Assumption lines for a dataset given as samples x average length (empty otherwise)."""
+    count, length = request.samples, request.sample_tokens
+    if count is None or length is None:
+        return []
+    cap = min(request.max_len or request.seq_len, request.seq_len)
+    head = (
+        f"Dataset: {count:,} samples x {length:,} tokens on average = "
+        f"{_tokens(count * length)} tokens"
+    )
+    if request.packing:
+        return [
+            f"{head}, packed into sequences of {request.seq_len:,}: compute counts those "
+            "tokens and no padding."
+        ]
+    lines = [f"{head}, not packed: each sample is its own sequence, cut at {cap:,} tokens."]
+    if length > cap:
+        lines.append(
+            f"The average sample ({length:,} tokens) is longer than the {cap:,}-token limit: "
+            "samples are truncated, so fewer tokens are trained than counted."
+        )
+    elif request.micro_batch > 1:
+        worst = cap / length
+        lines.append(
+            f"Each sample is padded to the longest in its micro-batch of "
+            f"{request.micro_batch} (at most {cap:,} tokens): padded positions cost compute "
+            f"without adding loss. The time counts the real tokens; with widely varying "
+            f"lengths padding can add up to {worst:,.1f}x that compute. `packing` (or "
+            "length-grouped batches) avoids it."
+        )
+    else:
+        lines.append("Micro-batch 1: no padding, each sample costs its own length.")
+    return lines

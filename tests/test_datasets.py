@@ -1,0 +1,55 @@
+"""Datasets counted in samples (issue 16): the tokens multiply out and, without packing,
+the assumptions say how padding to the batch's longest sample affects compute."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from adapters.cli import main
+from engine import Request, estimate
+from engine.datasets import dataset_assumptions
+from engine.specs import Catalog
+
+
+def samples_request(**fields: object) -> Request:
+    base: dict[str, object] = {"model": "llama-3.1-8b", "samples": 10_000, "sample_tokens": 512,
+                               "dataset_tokens": 5_120_000}
+    return Request.model_validate({**base, **fields})
+
+
+def test_sample_counts_multiply_out_through_the_terminal() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["--json", "8b", "lora", "20k", "examples", "avg", "800", "tokens"], out, err) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["request"]["dataset_tokens"] == 20_000 * 800
+    assert doc["compute"]["trained_tokens"] == 20_000 * 800 * doc["request"]["epochs"]
+
+
+def test_without_packing_the_assumptions_say_samples_are_padded_to_the_batchs_longest() -> None:
+    lines = dataset_assumptions(samples_request(micro_batch=4, max_len=1024))
+    assert "not packed" in lines[0] and "cut at 1,024 tokens" in lines[0]
+    assert "padded to the longest in its micro-batch of 4 (at most 1,024 tokens)" in lines[1]
+    assert "up to 2.0x that compute" in lines[1]
+
+
+def test_packing_says_there_is_no_padding() -> None:
+    [line] = dataset_assumptions(samples_request(packing=True))
+    assert "packed into sequences of 2,048" in line and "no padding" in line
+
+
+def test_samples_longer_than_the_limit_are_said_to_be_truncated() -> None:
+    lines = dataset_assumptions(samples_request(sample_tokens=4096, dataset_tokens=40_960_000,
+                                                max_len=2048))
+    assert "truncated" in lines[1]
+
+
+def test_micro_batch_one_has_no_padding() -> None:
+    assert "no padding" in dataset_assumptions(samples_request())[1]
+
+
+def test_a_token_count_adds_no_dataset_assumption(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", dataset_tokens=5_000_000), catalog)
+    assert not any(a.startswith("Dataset:") for a in est.assumptions)
+    with_samples = estimate(samples_request(micro_batch=2), catalog)
+    assert any(a.startswith("Dataset: 10,000 samples") for a in with_samples.assumptions)
