@@ -189,7 +189,7 @@ def fmt_params(n: float) -> str:
 
 
 def _price(o: Option) -> str:
-    return "n/a" if o.price_per_gpu_hour is None else f"${o.price_per_gpu_hour:.2f}"
+    return "no price" if o.price_per_gpu_hour is None else f"${o.price_per_gpu_hour:.2f}"
 
 
 def _card_label(o: Option) -> str:
@@ -246,12 +246,15 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
     cost = None
     if priced is not None and priced.timing.gpu_hours is not None:
         t = priced.timing
+        money = fmt_money(t.cost_usd) if t.cost_usd is not None else "no public price"
         cost = (
-            f"{fmt_money(t.cost_usd)} · {t.gpu_hours:,.1f} GPU-hours · "
+            f"{money} · {t.gpu_hours:,.1f} GPU-hours · "
             f"{fmt_hours(t.wall_hours)} wall-clock on {priced.count}x {priced.gpu.id}"
         )
         if priced.price_per_gpu_hour is not None:
             cost += f" at ${priced.price_per_gpu_hour:.2f}/GPU-hr"
+        else:
+            cost += f" (no public price for {priced.gpu.id}: add yours, e.g. `$4/hr`)"
         if t.napkin_gpu_hours is not None and est.request.mode is Mode.DETAILED:
             cost += f" (napkin rule: {t.napkin_gpu_hours:,.1f} GPU-hours)"
         fastest = _fastest(est, priced)
