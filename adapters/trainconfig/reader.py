@@ -121,7 +121,7 @@ class Reader:
     def used(self, path: str) -> None:
         self._used.add(path.split(".")[0])
 
-    def take(self, path: str, value: Any, meaning: str, **fields: Any) -> None:
+    def take(self, path: str, value: Any, meaning: str, /, **fields: Any) -> None:
         """Record that ``path`` (holding ``value``) set ``fields``, worded as ``meaning``."""
         self.used(path)
         self.read.append(KeyRead(path, shown(value), meaning))
