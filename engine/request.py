@@ -277,7 +277,7 @@ class Request(BaseModel):
     )] = True
     activation_offload: Annotated[bool, FieldMeta(
         label="activation offload", noun="activation offload switch", key="A",
-        example=EXAMPLE_QUERY,
+        example="8b lora activation-offload 50M tokens",
     )] = False
     """Checkpointed layer inputs live in host memory, fetched back for backward
     (torchtune's ``enable_activation_offloading``, Unsloth's

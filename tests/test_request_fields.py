@@ -22,9 +22,9 @@ from engine import Request
 from engine.request import Display, FieldMeta, field_meta, field_metas, has_field_meta
 
 FIELDS = list(Request.model_fields)
-NOT_TYPED = {"model", "model_pick", "activation_offload"}
+NOT_TYPED = {"model", "model_pick"}
 """Fields no query word sets on its own (every query names a model; ``model_pick`` is
-recorded by the parser; activation offload comes with a framework profile)."""
+recorded by the parser)."""
 
 
 @pytest.mark.parametrize("name", FIELDS)
