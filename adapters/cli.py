@@ -38,12 +38,8 @@ from adapters.terminal import (
     terminal_width,
 )
 from adapters.trainconfig import ConfigError, ConfigRead
-from adapters.trainconfig.ask import (
-    answer_config,
-    config_json,
-    read_config_file,
-    split_config_option,
-)
+from adapters.trainconfig.ask import config_json, read_config_file, split_config_option
+from bot.config_questions import answer_config
 from bot.replies import Reply, ReplyKind
 from bot.service import Service
 from bot.words import CHART_WORD, HELP_WORDS, normalized

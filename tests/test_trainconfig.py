@@ -20,8 +20,8 @@ from adapters.trainconfig import (
     config_notes,
     read_config,
 )
-from adapters.trainconfig.ask import answer_config
 from adapters.trainconfig.formats import tune_model_name
+from bot.config_questions import answer_config
 from bot.replies import ReplyKind
 from bot.service import Service
 from engine.request import (

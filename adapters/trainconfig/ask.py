@@ -1,25 +1,22 @@
-"""Asking the shared service about a training config (terminal, Slack, Discord).
+"""A training config as a question: the request builder the shared service runs
+(``bot.service.RequestBuilder``; ``bot.config_questions`` asks it), the ``"config"``
+member of the JSON, and the terminal's ``--config FILE``.
 
-The config becomes the service's request builder (``bot.service.RequestBuilder``), so a
-config is answered like any question: the same Hugging Face Hub retry for its model id,
-the same channel defaults, the same report; the reply's notes then list the keys read
-and ignored, and ``--json`` gains a ``"config"`` member.
+Built this way a config is answered like any question: the same Hugging Face Hub retry
+for its model id, the same channel defaults, the same report.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from adapters.parse import QueryError, parse_fields, parse_query
 from adapters.query.errors import error
 from adapters.query.names import resolve_model
-from adapters.trainconfig.build import apply_config, config_notes, config_query
+from adapters.trainconfig.build import apply_config, config_query
 from adapters.trainconfig.load import ConfigError
 from adapters.trainconfig.reader import ConfigRead
-from bot.replies import Reply, ReplyKind
-from bot.service import Service
 from engine import Request
 from engine.specs import Catalog
 
@@ -52,32 +49,6 @@ def builder(config: ConfigRead) -> Callable[[str, Request | None, Catalog], Requ
             raise error(str(exc), None, example=CONFIG_EXAMPLE) from exc
 
     return build
-
-
-def with_config(reply: Reply, config: ConfigRead) -> Reply:
-    """An estimate reply with the config's lines (keys read, ignored, approximations)
-    first among its notes; other replies unchanged."""
-    if reply.kind is not ReplyKind.ESTIMATE or reply.report is None:
-        return reply
-    counted = reply.request is not None and reply.request.dataset_tokens is not None
-    report = dataclasses.replace(
-        reply.report, notes=[*config_notes(config, counted), *reply.report.notes]
-    )
-    return dataclasses.replace(reply, report=report)
-
-
-async def answer_config(
-    service: Service,
-    config: ConfigRead,
-    words: str = "",
-    workspace: str | None = None,
-    defaults: Mapping[str, object] | None = None,
-) -> Reply:
-    """The service's answer to ``config`` with the user's ``words`` on top."""
-    reply = await service.answer_async(
-        words, None, workspace, defaults, build=builder(config)
-    )
-    return with_config(reply, config)
 
 
 def config_json(doc: dict[str, Any], config: ConfigRead) -> dict[str, Any]:
