@@ -39,6 +39,7 @@ from adapters.terminal import (
 )
 from adapters.trainconfig import ConfigError, ConfigRead
 from adapters.trainconfig.ask import config_json, read_config_file, split_config_option
+from bot.channel_settings import SETTINGS, defaults_from, read_value
 from bot.config_questions import answer_config
 from bot.replies import Reply, ReplyKind
 from bot.service import Service
@@ -52,6 +53,9 @@ usage: ftcost [--json] QUERY...      estimate a fine-tune, e.g. ftcost 70b qlora
        ftcost QUERY... --chart F.png  also draw the memory chart into F.png
        ftcost --config FILE [WORDS]  estimate a training config (axolotl, TRL, torchtune,
                                      LLaMA-Factory); the words override it
+       ftcost --framework NAME QUERY  the framework when the query names none (hf, trl,
+                                     unsloth, torchtune, litgpt, torchtitan, generic;
+                                     default: $FTCOST_FRAMEWORK, else generic)
        ftcost chat                   interactive: each line after the first is a follow-up
        ftcost models | gpus          list the catalog
        ftcost --help                 this text and the query language
@@ -73,6 +77,8 @@ CHART_IN_CHAT: Final = (
     "query: 70b qlora 50M tokens chart memory.png)."
 )
 HUB_TIMEOUT_ENV: Final = "FTCOST_HUB_TIMEOUT"
+FRAMEWORK_ENV: Final = "FTCOST_FRAMEWORK"
+FRAMEWORK_OPTION: Final = "--framework"
 QUIT_WORDS: Final = frozenset({"quit", "exit", ":q"})
 RESET_WORDS: Final = frozenset({"new", "reset"})
 PROMPT: Final = "ftcost> "
@@ -89,10 +95,55 @@ def terminal_service() -> Service:
     return Service(hub=settings)
 
 
-def ask(service: Service, text: str, previous: Request | None = None) -> Reply:
+class FrameworkError(ValueError):
+    """``--framework`` or ``FTCOST_FRAMEWORK`` names no framework."""
+
+
+def framework_defaults(value: str | None) -> dict[str, object]:
+    """The request defaults ``--framework NAME`` (or ``FTCOST_FRAMEWORK``) sets, read the
+    way a channel's ``set framework NAME`` is (``trl`` is ``hf``); {} for none."""
+    if value is None or not value.strip():
+        return {}
+    setting = SETTINGS["framework"]
+    name = read_value(setting, value)
+    if name is None:
+        shown = value if len(value) <= 40 else value[:39] + "…"
+        raise FrameworkError(
+            f'"{shown}" is not a framework: say one of {", ".join(setting.values)} '
+            "(or trl, peft, axolotl, llama-factory, transformers for hf)"
+        )
+    return defaults_from({"framework": name})
+
+
+def split_framework_option(args: list[str]) -> tuple[list[str], str | None]:
+    """``args`` without ``--framework NAME`` / ``--framework=NAME``, and NAME."""
+    out: list[str] = []
+    value: str | None = None
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == FRAMEWORK_OPTION:
+            if i + 1 >= len(args):
+                raise FrameworkError("--framework needs a name, e.g. --framework hf")
+            value, i = args[i + 1], i + 2
+            continue
+        if arg.startswith(FRAMEWORK_OPTION + "="):
+            value = arg.split("=", 1)[1]
+        else:
+            out.append(arg)
+        i += 1
+    return out, value
+
+
+def ask(
+    service: Service,
+    text: str,
+    previous: Request | None = None,
+    defaults: dict[str, object] | None = None,
+) -> Reply:
     """The service's answer to ``text`` (a follow-up of ``previous`` when given), with
-    any Hub model resolved first."""
-    return asyncio.run(service.answer_async(text, previous))
+    any Hub model resolved first; ``defaults`` fill fields the words leave unsaid."""
+    return asyncio.run(service.answer_async(text, previous, defaults=defaults))
 
 
 def draw_chart(service: Service, request: Request, path: Path) -> str:
@@ -123,14 +174,16 @@ def error_status(reply: Reply) -> int:
 def run_query(
     words: list[str], as_json: bool, out: TextIO, err: TextIO, chart: Path | None = None,
     service: Service | None = None, config: ConfigRead | None = None,
+    defaults: dict[str, object] | None = None,
 ) -> int:
     """``ftcost QUERY...``: print the answer; the exit status. With ``config`` (``--config
-    FILE``) the words are read on top of the training config."""
+    FILE``) the words are read on top of the training config; ``defaults`` (from
+    ``--framework``) fill what the words leave unsaid."""
     service = service or terminal_service()
     if config is not None:
         reply = asyncio.run(answer_config(service, config, " ".join(words)))
     else:
-        reply = ask(service, " ".join(words))
+        reply = ask(service, " ".join(words), defaults=defaults)
     if chart is None and (reply.chart or reply.word == CHART_WORD):
         print(f"ftcost: {CHART_IN_THE_TERMINAL}", file=err)
         return 2
@@ -281,11 +334,19 @@ def main(
         except ConfigError as exc:
             print(f"ftcost: {exc}", file=err)
             return 2
+        try:
+            args, framework = split_framework_option(args)
+            defaults = framework_defaults(
+                framework if framework is not None else os.environ.get(FRAMEWORK_ENV)
+            )
+        except FrameworkError as exc:
+            print(f"ftcost: {exc}", file=err)
+            return 2
         unknown = [a for a in args if a.startswith("--")]
         if unknown:
             print(f"ftcost: unknown option {unknown[0]}\n{USAGE}", file=err)
             return 2
-        return run_query(args, as_json, out, err, chart, config=config)
+        return run_query(args, as_json, out, err, chart, config=config, defaults=defaults)
     except CatalogError as exc:
         print(f"ftcost: the catalog is broken: {exc}", file=err)
         return 2

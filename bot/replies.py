@@ -128,7 +128,13 @@ def describe_changes(previous: Request, new: Request) -> list[str]:
 def request_to_compact_json(request: Request) -> str:
     """The request's non-default fields as compact JSON (for button values)."""
     return json.dumps(
-        request.model_dump(mode="json", exclude_defaults=True), separators=(",", ":")
+        # What the user said (even a default, which a framework profile must not then
+        # override) plus anything else not at its default.
+        {
+            **request.model_dump(mode="json", exclude_defaults=True),
+            **request.model_dump(mode="json", exclude_unset=True, exclude_none=True),
+        },
+        separators=(",", ":"),
     )
 
 

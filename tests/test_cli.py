@@ -79,3 +79,25 @@ def test_console_script_runs_without_a_traceback_on_garbage() -> None:
         check=False,
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_framework_option_sets_the_framework_when_the_query_names_none(capsys) -> None:
+    assert main(["--json", "--framework", "trl", "8b lora batch 8"]) == 0
+    assert json.loads(capsys.readouterr().out)["framework"]["name"] == "hf"
+
+
+def test_framework_environment_variable_is_the_default_framework(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("FTCOST_FRAMEWORK", "torchtune")
+    assert main(["--json", "8b lora"]) == 0
+    assert json.loads(capsys.readouterr().out)["framework"]["name"] == "torchtune"
+
+
+def test_a_framework_word_in_the_query_wins_over_the_option(capsys) -> None:
+    assert main(["--json", "--framework=torchtune", "8b lora unsloth"]) == 0
+    assert json.loads(capsys.readouterr().out)["framework"]["name"] == "unsloth"
+
+
+def test_an_unknown_framework_is_refused_with_the_names_to_use(capsys) -> None:
+    assert main(["--framework", "bogus", "8b lora"]) == 2
+    err = capsys.readouterr().err
+    assert '"bogus" is not a framework' in err and "torchtune" in err

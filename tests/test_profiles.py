@@ -103,3 +103,23 @@ def test_the_request_keeps_what_the_user_said_and_the_estimate_what_it_computed(
                            sharding=Sharding.FSDP, gpu="a100-40gb-sxm", gpu_count=2), catalog)
     assert est.request.state_precision is StatePrecision.FP32
     assert est.effective.state_precision is StatePrecision.PURE_BF16
+
+
+def test_a_follow_up_keeps_the_framework_defaults_for_what_was_never_said() -> None:
+    from adapters.parse import apply_followup, parse_query
+
+    first = parse_query("8b lora trl 50M tokens")
+    changed = apply_followup(first, "what if 8k seq")
+    assert "lora_dropout" not in changed.model_fields_set
+    assert resolve(changed).lora_dropout == 0.05
+
+
+def test_a_said_default_survives_a_button_round_trip() -> None:
+    from adapters.discord.ids import decode_request, encode_request
+    from bot.replies import request_from_json, request_to_compact_json
+
+    said = Request(model="llama-3.1-8b", framework="hf", lora_dropout=0.0)
+    code = encode_request(said)
+    assert code is not None
+    for back in (decode_request(code), request_from_json(request_to_compact_json(said))):
+        assert back is not None and resolve(back).lora_dropout == 0.0

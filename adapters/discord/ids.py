@@ -94,12 +94,15 @@ _FLOATS: Final = frozenset(
 
 
 def encode_request(request: Request) -> str | None:
-    """The compact code of ``request`` (its non-default fields), or None when a value
-    cannot be written in the code's alphabet."""
+    """The compact code of ``request`` (its non-default fields, and the ones the user
+    said even at their default, so a framework profile does not override them after a
+    click), or None when a value cannot be written in the code's alphabet."""
     parts: list[str] = []
+    said = request.model_fields_set
     for name, key in _FIELD_KEYS.items():
         value = getattr(request, name)
-        if name != "model" and value == _DEFAULTS[name]:
+        default = value == _DEFAULTS[name]
+        if name != "model" and default and (name not in said or value is None):
             continue
         if name in _ENUMS:
             text = str(_ENUMS[name].index(value))

@@ -80,7 +80,9 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
     recount = "samples" in changes or "sample_tokens" in changes
     if "dataset_tokens" in changes and not recount:
         changes.update(samples=None, sample_tokens=None)
-    merged = {**previous.model_dump(), **changes}
+    # Only what was said before (model_fields_set) carries over as said: a framework
+    # profile still fills the rest (engine.profiles.resolve).
+    merged = {**previous.model_dump(exclude_unset=True), **changes}
     if recount:
         merged.pop("dataset_tokens", None)
         check_samples(merged, strict=True)
