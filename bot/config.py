@@ -50,7 +50,8 @@ from pydantic import (
 )
 
 from bot.prices import PricesConfig
-from bot.store import StoreError, open_store_from, redact_url
+from bot.store import StoreError, redact_url
+from bot.store_factory import open_store_from
 from catalog.hub.settings import HubSettings
 
 DEFAULT_SLACK_API_BASE_URL = "https://slack.com/api/"

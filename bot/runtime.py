@@ -34,7 +34,8 @@ from bot.prices import Fetch, PriceBook, PriceJob
 from bot.ratelimit import RateLimiter
 from bot.scheduler import Clock, Scheduler, SystemClock
 from bot.service import Service
-from bot.store import Store, open_store_from
+from bot.store import Store
+from bot.store_factory import open_store_from
 from catalog.loader import default_catalog
 from catalog.price_sources import refresh_prices
 

@@ -17,9 +17,9 @@ What is kept:
 * the price records of :class:`bot.price_store.PriceStore`.
 
 Backends: :class:`SQLiteStore` (below, the default) and ``bot.store_redis.RedisStore``;
-:func:`open_store_from` picks one from a location (``STORE_URL``). A backend that cannot
-be reached raises :class:`StoreUnavailable` (a :class:`StoreError`), which callers catch
-to degrade gracefully.
+:func:`bot.store_factory.open_store_from` picks one from a location (``STORE_URL``). A
+backend that cannot be reached raises :class:`StoreUnavailable` (a :class:`StoreError`),
+which callers catch to degrade gracefully.
 
 The interface is backend-neutral (keys are strings, values JSON, times are epoch
 seconds): the Redis backend maps threads to hashes, ``first_seen`` to ``SET NX PX``
@@ -521,19 +521,3 @@ def redact_url(location: str) -> str:
     # Built by hand: urlunsplit drops the "//" of unix:///path.
     return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
             + (f"#{parts.fragment}" if parts.fragment else ""))  # fmt: skip
-
-
-def open_store_from(location: str, *, thread_ttl_s: float | None = None) -> Store:
-    """The (unopened) store for a configured location (``STORE_URL`` / ``store.path``):
-    ``redis://``, ``rediss://`` or ``unix://`` -> ``RedisStore``; ``sqlite:///path``, a
-    plain path or ``:memory:`` -> :class:`SQLiteStore`. ``thread_ttl_s`` also expires
-    Redis thread contexts natively (SQLite relies on :meth:`Store.purge_expired`)."""
-    if store_kind(location) == "redis":
-        from bot.store_redis import RedisStore  # imports redis only when it is used
-
-        return RedisStore(location, thread_ttl_s=thread_ttl_s)
-    for prefix in ("sqlite:///", "sqlite://"):
-        if location.startswith(prefix):
-            location = location[len(prefix) :] or ":memory:"
-            break
-    return SQLiteStore(location)

@@ -20,10 +20,10 @@ from bot.store import (
     Store,
     StoreError,
     ThreadKey,
-    open_store_from,
     redact_url,
     store_kind,
 )
+from bot.store_factory import open_store_from
 from bot.store_redis import RedisStore
 from engine import Method, Request
 from engine.specs import Catalog
