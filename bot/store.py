@@ -44,6 +44,7 @@ by disk I/O. WAL journal mode keeps commits cheap.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import sqlite3
@@ -231,10 +232,21 @@ def _request_json(request: Request) -> str:
     return json.dumps(request.model_dump(mode="json"), separators=(",", ":"))
 
 
+SQLITE_BUSY_TIMEOUT_MS = 1000
+"""How long a statement waits for another writer's lock before the store counts as
+unavailable: a locked database costs a reply at most about this long (Redis: 1 s)."""
+SQLITE_FAILURE_MEMORY_S = 30.0
+"""``ping`` (``/healthz``) reports the store unhealthy for this long after a statement
+failed with a SQLite operational error (locked, busy, full disk, I/O)."""
+
+
 class SQLiteStore(SQLitePriceTables, SQLiteSettingsTables, Store):
     """The default store: one SQLite file, created on first start.
 
-    ``clock`` (epoch seconds) is injectable for expiry tests.
+    ``clock`` (epoch seconds) is injectable for expiry tests. A SQLite operational error
+    (the database locked by another writer past ``SQLITE_BUSY_TIMEOUT_MS``, a full disk,
+    an I/O error) raises :class:`StoreUnavailable`, as a Redis outage does, so callers
+    answer without the store and ``/healthz`` says degraded.
     """
 
     def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
@@ -242,19 +254,30 @@ class SQLiteStore(SQLitePriceTables, SQLiteSettingsTables, Store):
         self._clock = clock
         self._conn: sqlite3.Connection | None = None
         self._executor: ThreadPoolExecutor | None = None
+        self._failed_at: float | None = None
+        """``time.monotonic()`` of the last operational error (for :meth:`ping`)."""
 
     # -- plumbing ---------------------------------------------------------------------------
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._executor is None or self._conn is None:
             raise StoreError("the store is not open")
         conn = self._conn
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, conn)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, fn, conn)
+        except sqlite3.OperationalError as exc:
+            self._failed_at = time.monotonic()
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    await asyncio.get_running_loop().run_in_executor(
+                        self._executor, conn.rollback
+                    )
+            raise StoreUnavailable(f"the SQLite store cannot be used right now ({exc})") from exc
 
     def _connect(self) -> sqlite3.Connection:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
         if self.path != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -325,10 +348,23 @@ class SQLiteStore(SQLitePriceTables, SQLiteSettingsTables, Store):
         return await self._run(q)
 
     async def ping(self) -> bool:
+        """True when a write could start now (the write lock is free) and no statement
+        failed in the last ``SQLITE_FAILURE_MEMORY_S``: a read alone succeeds on a database
+        another writer has locked or on a full disk."""
+        recent = self._failed_at is not None and (
+            time.monotonic() - self._failed_at < SQLITE_FAILURE_MEMORY_S
+        )
+
+        def probe(conn: sqlite3.Connection) -> bool:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+            return True
+
         try:
-            return await self._run(lambda conn: conn.execute("SELECT 1").fetchone() == (1,))
+            ok = await self._run(probe)
         except (StoreError, sqlite3.Error):
             return False
+        return ok and not recent
 
     # -- threads ----------------------------------------------------------------------------
     async def get_thread(self, key: ThreadKey) -> ThreadContext | None:
