@@ -248,14 +248,14 @@ def test_check_config_refuses_an_unsupported_store(monkeypatch, capsys):
     assert "unsupported store scheme mongodb://" in capsys.readouterr().err
 
 
-def test_readme_configuration_block_is_a_valid_configuration():
+def test_deploy_guide_configuration_block_is_a_valid_configuration():
     from pathlib import Path
 
     import yaml
 
     from bot.config import Config
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "deploy.md").read_text()
     block = readme.split("# bot.yml: every key, with its default\n", 1)[1].split("```", 1)[0]
     data = yaml.safe_load(block)
     assert Config.model_validate(data) == Config()
