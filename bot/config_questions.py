@@ -2,6 +2,9 @@
 
 The config's reader and request builder are neutral (:mod:`adapters.trainconfig`); this
 runs them through :class:`bot.service.Service` and adds the config's lines to the reply.
+A chat front end only fetches the config's bytes (a Slack file, a Discord attachment, a
+code block) and calls :func:`answer_shared_config`; every problem with the config comes
+back as an error reply that says what was wrong and which formats are read.
 """
 
 from __future__ import annotations
@@ -9,10 +12,22 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from adapters.trainconfig import ConfigRead, config_notes
-from adapters.trainconfig.ask import builder
+from adapters.trainconfig import (
+    FORMATS,
+    MAX_CONFIG_BYTES,
+    ConfigError,
+    ConfigRead,
+    config_notes,
+    read_config,
+)
+from adapters.trainconfig.ask import CONFIG_EXAMPLE, builder
 from bot.replies import Reply, ReplyKind
-from bot.service import Service
+from bot.service import RequestBuilder, Service
+
+CONFIG_TITLE = "Training config"
+
+BINARY_SNIFF_BYTES = 8192
+"""Bytes looked at for a NUL byte, the mark of a binary file (as ``git`` and ``file`` do)."""
 
 
 def with_config(reply: Reply, config: ConfigRead) -> Reply:
@@ -33,9 +48,62 @@ async def answer_config(
     words: str = "",
     workspace: str | None = None,
     defaults: Mapping[str, object] | None = None,
+    build: RequestBuilder | None = None,
+    example: str = CONFIG_EXAMPLE,
 ) -> Reply:
-    """The service's answer to ``config`` with the user's ``words`` on top."""
+    """The service's answer to ``config`` with the user's ``words`` on top. ``build``
+    replaces the config's own request builder (:func:`adapters.trainconfig.ask.builder`),
+    e.g. one that also applies a front end's structured options; ``example`` is how the
+    front end asks with a config, for error messages."""
     reply = await service.answer_async(
-        words, None, workspace, defaults, build=builder(config)
+        words, None, workspace, defaults, build=build or builder(config, example)
     )
     return with_config(reply, config)
+
+
+def too_large(name: str, size: int | None = None) -> ConfigError:
+    """The error for a config of ``size`` bytes (None: more than was read) over
+    :data:`MAX_CONFIG_BYTES`, worded as the reader words it, for a front end that refuses
+    before or while downloading."""
+    how_big = f"{size / 1024:,.0f} KB" if size is not None else (
+        f"over {MAX_CONFIG_BYTES // 1024} KB"
+    )
+    return ConfigError(
+        f"{name} is {how_big}; ftcost reads configs up to "
+        f"{MAX_CONFIG_BYTES // 1024} KB ({FORMATS}). Share the training config itself, "
+        "without datasets inlined."
+    )
+
+
+def read_shared_config(data: bytes | str, name: str) -> ConfigRead:
+    """Read a config someone shared (a file, an attachment, a code block).
+
+    Raises :class:`ConfigError` for a binary file (a NUL byte in its first 8 KB) and for
+    everything :func:`adapters.trainconfig.read_config` refuses (over 64 KB, not UTF-8,
+    not YAML/JSON, none of the formats). Nothing in it is executed or imported."""
+    if isinstance(data, bytes) and b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        raise ConfigError(f"{name} is a binary file, not text; ftcost reads {FORMATS}.")
+    return read_config(data, name)
+
+
+def config_error(exc: ConfigError) -> Reply:
+    """The error reply (shown to the asker only) for a config that cannot be read."""
+    return Reply(ReplyKind.ERROR, text=str(exc), title=CONFIG_TITLE)
+
+
+async def answer_shared_config(
+    service: Service,
+    data: bytes | str,
+    name: str,
+    words: str = "",
+    workspace: str | None = None,
+    defaults: Mapping[str, object] | None = None,
+    example: str = CONFIG_EXAMPLE,
+) -> Reply:
+    """Read the shared config ``data`` (called ``name`` in messages) and answer it with
+    ``words`` on top; an error reply when it cannot be read."""
+    try:
+        config = read_shared_config(data, name)
+    except ConfigError as exc:
+        return config_error(exc)
+    return await answer_config(service, config, words, workspace, defaults, example=example)

@@ -25,7 +25,7 @@ def test_bot_scopes_are_exactly_the_ones_needed():
 
     assert sorted(scopes["bot"]) == sorted(
         ["commands", "chat:write", "app_mentions:read", "channels:history", "groups:history",
-         "users:read", "files:write"]
+         "users:read", "files:write", "files:read"]
     )  # fmt: skip
     assert "user" not in scopes
 

@@ -11,6 +11,9 @@ HTTP (or Socket Mode) acknowledgement never waits for the estimate, the store or
 * a reply in an estimate's thread: a what-if on that thread's last request,
   answered in the thread, becoming its new context.
 * ``@ftcost QUERY`` anywhere: a new estimate, in the mention's thread.
+* a training config (issue 16): a YAML/JSON file or snippet shared with a mention or in
+  an estimate's thread, or pasted in a code block after ``/ftcost``; the other words
+  override it (:mod:`adapters.slack.files`).
 * buttons (method, 2x sequence), the "Other cards" select and the framework menu: the
   changed estimate in the clicked estimate's thread; the original message is left as it is.
 * ``set framework hf`` / ``set prices spot`` / ``unset NAME`` / ``settings``: the
@@ -64,6 +67,7 @@ from adapters.slack.blocks import (
     slack_to_plain,
 )
 from adapters.slack.delivery import SlackDelivery
+from adapters.slack.files import ConfigAsk, SlackConfigs
 from bot.channel_settings import ChannelSettings
 from bot.config import Config, SlackMode
 from bot.logs import log_command
@@ -73,9 +77,10 @@ from bot.store import StoreUnavailable, ThreadKey
 from engine import Request
 
 PLATFORM = "slack"
-ALLOWED_MESSAGE_SUBTYPES = frozenset({None, "thread_broadcast"})
-"""A reply "also sent to the channel" is still a person's thread reply; every other
-subtype (edits, deletions, joins, bot messages, ...) is ignored."""
+ALLOWED_MESSAGE_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
+"""A reply "also sent to the channel" is still a person's thread reply, and so is one
+with files (a config); every other subtype (edits, deletions, joins, bot messages, ...)
+is ignored."""
 
 SORRY = "Sorry, something went wrong while answering that. Please try again."
 log = logging.getLogger("ftcost.slack")
@@ -139,6 +144,8 @@ class SlackBot:
             service.store, lambda: service.catalog, command=config.slack.command
         )
         """``/ftcost set framework hf``: the channel's defaults for new questions."""
+        self.configs = SlackConfigs(self.client, service)
+        """Training configs: a shared file or a pasted code block."""
         self.mode = mode or config.slack_mode or SlackMode.HTTP
         self.command = config.slack.command
         self.bot_user_id: str | None = None
@@ -176,6 +183,10 @@ class SlackBot:
         async def on_message(body, event, context):
             if self.is_followup_candidate(event, context.bot_user_id):
                 self.spawn(self.answer_followup(body, event, context.bot_user_id))
+
+        @app.event("file_shared")
+        async def on_file_shared(body, event):
+            """No thread or text here: the ``file_share`` message answers the file."""
 
         @app.action(ACTION_ID_RE)
         async def on_action(ack, body, action, respond, context):
@@ -257,6 +268,22 @@ class SlackBot:
         )
         return await self.service.price_reply(text, ctx)
 
+    async def _config(
+        self,
+        text: str,
+        files: list[dict[str, Any]] | None,
+        channel: str | None,
+        workspace: str | None,
+        bot_user_id: str | None,
+        explicit: bool = True,
+    ) -> ConfigAsk | None:
+        """A config in ``text`` (a code block) or ``files``, answered; None without one."""
+        return await self.configs.answer(
+            text, files, bot_user_id=self._bot_id(bot_user_id), workspace=workspace,
+            defaults=lambda: self.channel_settings.defaults(PLATFORM, channel),
+            explicit=explicit,
+        )
+
     async def _settings_reply(self, text: str, channel: str | None) -> Reply | None:
         """``set NAME VALUE`` / ``unset NAME`` / ``settings`` for the channel (anyone in
         it may); None for anything else."""
@@ -301,8 +328,14 @@ class SlackBot:
         async def work() -> tuple[str, str]:
             text = slack_to_plain(command.get("text") or "", self._bot_id(bot_user_id))
             workspace = _workspace(command.get("team_id"))
+            reply = await self.service.admit(PLATFORM, command.get("user_id"))
+            asked = None if reply else await self._config(
+                command.get("text") or "", None, command.get("channel_id"), workspace,
+                bot_user_id)
+            if asked is not None:
+                reply, text = asked.reply, asked.query
             reply = (
-                await self.service.admit(PLATFORM, command.get("user_id"))
+                reply
                 or await self._price_reply(
                     text, command.get("channel_id"), command.get("user_id"), workspace
                 )
@@ -337,8 +370,14 @@ class SlackBot:
                 return None
             text = slack_to_plain(event.get("text") or "", self._bot_id(bot_user_id))
             workspace = _workspace(body.get("team_id"))
+            reply = await self.service.admit(PLATFORM, event.get("user"))
+            asked = None if reply else await self._config(
+                event.get("text") or "", event.get("files"), event.get("channel"), workspace,
+                bot_user_id)
+            if asked is not None:
+                reply, text = asked.reply, asked.query
             reply = (
-                await self.service.admit(PLATFORM, event.get("user"))
+                reply
                 or await self._price_reply(
                     text, event.get("channel"), event.get("user"), workspace
                 )
@@ -396,14 +435,23 @@ class SlackBot:
                 base = context.request
             if not await self._first_delivery(body):
                 return None
-            reply = await self.service.admit(PLATFORM, event.get("user")) or (
+            reply = await self.service.admit(PLATFORM, event.get("user"))
+            asked = None if reply else await self._config(
+                event.get("text") or "", event.get("files"), channel, workspace, bot_user_id,
+                explicit=False)
+            if asked is not None:
+                reply, text = asked.reply, asked.query
+            elif event.get("subtype") == "file_share" and not text:
+                return None  # only a file that is no config (a screenshot): not a question
+            reply = reply or (
                 await self._price_reply(text, channel, event.get("user"), workspace)
             ) or await self._settings_reply(text, channel)
             if reply is None and base is None:
                 reply = await self.service.answer_without_context_async(text, workspace)
             elif reply is None:
                 reply = await self.service.answer_async(text, base, workspace)
-            if reply.kind is ReplyKind.ERROR and self.config.slack.followup_errors == "ignore":
+            if (reply.kind is ReplyKind.ERROR and asked is None
+                    and self.config.slack.followup_errors == "ignore"):
                 return reply.kind.value, "ignored"
             outcome = await self.out.deliver(
                 reply,

@@ -30,10 +30,13 @@ def _names_model(words: str, catalog: Catalog) -> bool:
         return False  # the whole query's parse reports the word (or reads it from the Hub)
 
 
-def builder(config: ConfigRead) -> Callable[[str, Request | None, Catalog], Request]:
+def builder(
+    config: ConfigRead, example: str = CONFIG_EXAMPLE
+) -> Callable[[str, Request | None, Catalog], Request]:
     """A request builder for ``config``: its model and the user's words parsed as a query,
     then every field the words left unnamed taken from the config. A config starts a new
-    question, so a previous request is not used."""
+    question, so a previous request is not used. ``example``: how the front end's users
+    ask with a config, shown in error messages."""
 
     def build(words: str, previous: Request | None, catalog: Catalog) -> Request:
         try:
@@ -46,7 +49,7 @@ def builder(config: ConfigRead) -> Callable[[str, Request | None, Catalog], Requ
             request = parse_query(query, catalog)
             return apply_config(config, request)
         except ConfigError as exc:
-            raise error(str(exc), None, example=CONFIG_EXAMPLE) from exc
+            raise error(str(exc), None, example=example) from exc
 
     return build
 

@@ -19,6 +19,11 @@ How slack_sdk 3.x talks to it (worth knowing when reading ``slack.calls``):
   ``files.completeUploadExternal`` shares them (``slack.files``, a message with ``files``
   in the channel/thread). ``FakeSlack(scopes=[...])`` makes them answer ``missing_scope``
   without ``files:write``.
+* Files people share: ``slack.share_file(name, data)`` hosts the bytes and returns the file
+  object a ``message`` (subtype ``file_share``) or ``app_mention`` event carries; its
+  ``url_private_download`` answers a bot token with the bytes and, as Slack does, anything
+  else (no token, a token without ``files:read``) with an HTML login page. ``files.info``
+  returns the object (``missing_scope`` without ``files:read``).
 """
 
 from __future__ import annotations
@@ -99,7 +104,12 @@ _JSON_STRING_FIELDS = (
 SCOPE_NEEDED = {
     "files.getUploadURLExternal": "files:write",
     "files.completeUploadExternal": "files:write",
+    "files.info": "files:read",
 }
+# https://docs.slack.dev/messaging/working-with-files — "url_private ... requires an
+# Authorization header with your token"; a request without one (or whose token lacks
+# files:read) gets the workspace's sign-in page, an HTML 200, not an error status.
+LOGIN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>"
 
 
 def _text_of(obj: Any) -> str | None:
@@ -294,6 +304,17 @@ class SharedFile:
 
 
 @dataclass
+class HostedFile:
+    """A file a person shared (``FakeSlack.share_file``): its event object and bytes."""
+
+    info: dict[str, Any]
+    data: bytes
+    chunked: bool = False
+    """Served without a Content-Length (chunked transfer encoding)."""
+    downloads: int = 0
+
+
+@dataclass
 class _PendingUpload:
     id: str
     filename: str
@@ -363,6 +384,8 @@ class FakeSlack:
         # files shared with files.completeUploadExternal, in order; uploads not yet shared
         self.files: list[SharedFile] = []
         self._uploads: dict[str, _PendingUpload] = {}
+        # files people shared (share_file), by id
+        self.hosted: dict[str, HostedFile] = {}
 
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
@@ -398,6 +421,7 @@ class FakeSlack:
         app.router.add_route("*", "/api/{method}", self._handle_api)
         app.router.add_post("/response/{rid}", self._handle_response_url)
         app.router.add_post("/upload/{fid}", self._handle_upload)
+        app.router.add_get("/files-pri/{key}/download/{name}", self._handle_download)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -482,6 +506,92 @@ class FakeSlack:
             ts = self._next_ts()
             self.messages[(channel, ts)] = self._message(ts, text, blocks, thread_ts)
         return ts
+
+    def share_file(
+        self,
+        name: str,
+        data: bytes,
+        *,
+        filetype: str = "text",
+        mimetype: str = "text/plain",
+        mode: str = "hosted",
+        size: int | None = None,
+        chunked: bool = False,
+        user: str = "U1",
+    ) -> dict[str, Any]:
+        """Host ``data`` as a file ``user`` shared; return the file object an event carries
+        (``size``: the size Slack reports, default the real one; ``mode="snippet"`` for a
+        snippet)."""
+        with self._lock:
+            fid = f"F{next(self._id_counter):09d}"
+        base = f"{self.url}/files-pri/{self.team_id}-{fid}"
+        info: dict[str, Any] = {
+            "id": fid,
+            "created": 1_700_000_000,
+            "timestamp": 1_700_000_000,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": filetype,
+            "pretty_type": filetype.upper(),
+            "user": user,
+            "user_team": self.team_id,
+            "editable": mode == "snippet",
+            "size": len(data) if size is None else size,
+            "mode": mode,
+            "is_external": False,
+            "external_type": "",
+            "is_public": True,
+            "public_url_shared": False,
+            "display_as_bot": False,
+            "username": "",
+            "url_private": f"{base}/download/{name}",
+            "url_private_download": f"{base}/download/{name}",
+            "permalink": f"https://{TEAM_DOMAIN}.slack.com/files/{user}/{fid}/{name}",
+            "has_rich_preview": False,
+            "file_access": "visible",
+        }
+        with self._lock:
+            self.hosted[fid] = HostedFile(info, bytes(data), chunked)
+        return dict(info)
+
+    async def _handle_download(self, request: web.Request) -> web.StreamResponse:
+        key = request.match_info["key"]
+        fid = key.split("-", 1)[-1]
+        auth = request.headers.get("Authorization", "")
+        token = auth[len("Bearer ") :] if auth.startswith("Bearer ") else ""
+        with self._lock:
+            hosted = self.hosted.get(fid)
+            allowed = token.startswith("xox") and (
+                self.scopes is None or "files:read" in self.scopes
+            )
+            if hosted is not None and allowed:
+                hosted.downloads += 1
+        if hosted is None:
+            return web.Response(status=404, text="file_not_found")
+        if not allowed:
+            return web.Response(status=200, text=LOGIN_PAGE, content_type="text/html")
+        content_type = str(hosted.info.get("mimetype") or "application/octet-stream")
+        if not hosted.chunked:
+            return web.Response(body=hosted.data, content_type=content_type)
+        resp = web.StreamResponse(headers={"Content-Type": content_type})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        with contextlib.suppress(ConnectionError):  # the client stopped reading: fine
+            for start in range(0, len(hosted.data), 16 * 1024):
+                await resp.write(hosted.data[start : start + 16 * 1024])
+            await resp.write_eof()
+        return resp
+
+    def _api_files_info(self, args: dict[str, Any]) -> dict[str, Any]:
+        denied = self._missing_scope("files.info")
+        if denied:
+            return denied
+        with self._lock:
+            hosted = self.hosted.get(str(args.get("file") or ""))
+        if hosted is None:
+            return {"ok": False, "error": "file_not_found"}
+        return {"ok": True, "file": dict(hosted.info), "comments": [], "response_metadata": {}}
 
     # -- queries ------------------------------------------------------------------------------
     def calls_to(self, method: str, *, ok: bool | None = None) -> list[Call]:
