@@ -19,11 +19,12 @@ tied model is compared with what it really trains.
 from __future__ import annotations
 
 import json
-import math
 import struct
 from dataclasses import dataclass
 from typing import Any, Final
 
+from catalog.hub.bounds import MAX_PARAMS
+from catalog.hub.errors import shown
 from engine.architecture import Architecture
 
 DTYPE_BYTES: Final[dict[str, float]] = {
@@ -38,6 +39,9 @@ DTYPE_BYTES: Final[dict[str, float]] = {
 }
 """Bytes per value of the dtypes ``config.json`` names in ``torch_dtype``."""
 
+_MAX_DIGITS: Final = 30
+"""A ``total_size`` string longer than this is no byte count (and int() of 4,300+
+digits raises)."""
 HEADER_PREFIX_BYTES: Final = 8
 MAX_HEADER_BYTES: Final = 16 * 1024 * 1024
 """Headers larger than this are not fetched (a few hundred KB is typical)."""
@@ -68,16 +72,23 @@ def count_from_index(index: Any, dtype: str | None, arch: Architecture) -> Count
     if not isinstance(index, dict) or not isinstance(index.get("metadata"), dict):
         raise CheckpointFormatError("model.safetensors.index.json has no metadata object")
     total = index["metadata"].get("total_size")
-    if isinstance(total, str) and total.isdigit():
+    if isinstance(total, str) and total.isdigit() and len(total) <= _MAX_DIGITS:
         total = int(total)
-    if isinstance(total, bool) or not isinstance(total, int | float) or total <= 0:
-        raise CheckpointFormatError("model.safetensors.index.json has no total_size")
+    if isinstance(total, bool) or not isinstance(total, int | float) or not total > 0:
+        raise CheckpointFormatError(
+            f"model.safetensors.index.json has no total_size (found {shown(total)})"
+        )
     if dtype is None or dtype not in DTYPE_BYTES:
         raise CheckpointFormatError(
-            f"config.json names no dtype ftcost knows ({dtype or 'none'}) to turn "
+            f"config.json names no dtype ftcost knows ({shown(dtype or 'none')}) to turn "
             "total_size into a parameter count"
         )
     per = DTYPE_BYTES[dtype]
+    if not total <= MAX_PARAMS * per:  # also refuses inf; checked before any division
+        raise CheckpointFormatError(
+            f"model.safetensors.index.json: total_size {shown(total)} B is more than any "
+            f"real checkpoint holds (ftcost accepts up to {MAX_PARAMS * per:,.0f} B)"
+        )
     params = round(total / per)
     weight_map = index.get("weight_map")
     dup = _tied_duplicate(weight_map if isinstance(weight_map, dict) else {}, arch)
@@ -105,12 +116,27 @@ def header_length(prefix: bytes) -> int:
     return int(length)
 
 
+def _bounded_product(shape: list[int]) -> int:
+    """The elements of a tensor of ``shape``, or ``MAX_PARAMS + 1`` as soon as the running
+    product passes :data:`~catalog.hub.bounds.MAX_PARAMS` (no huge integers built)."""
+    out = 1
+    for d in shape:
+        if d == 0:
+            return 0
+        out *= d
+        if out > MAX_PARAMS:
+            return MAX_PARAMS + 1
+    return out
+
+
 def count_from_header(header: bytes, arch: Architecture) -> Count:
     """Parameters from a ``model.safetensors`` JSON header (exact: shapes summed)."""
     try:
         doc = json.loads(header.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointFormatError(f"model.safetensors header is not JSON ({exc})") from exc
+    except ValueError as exc:  # not UTF-8, not JSON, or an int over 4,300 digits
+        raise CheckpointFormatError(
+            f"model.safetensors header is not JSON ({shown(str(exc))})"
+        ) from exc
     if not isinstance(doc, dict):
         raise CheckpointFormatError("model.safetensors header is not a JSON object")
     total = 0
@@ -122,8 +148,15 @@ def count_from_header(header: bytes, arch: Architecture) -> Count:
         if not isinstance(shape, list) or not all(
             isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
         ):
-            raise CheckpointFormatError(f"model.safetensors tensor {name!r} has no valid shape")
-        total += math.prod(shape)
+            raise CheckpointFormatError(
+                f"model.safetensors tensor {shown(name)!r} has no valid shape"
+            )
+        total += _bounded_product(shape)
+        if total > MAX_PARAMS:
+            raise CheckpointFormatError(
+                f"model.safetensors header: tensor {shown(name)!r} takes the total past "
+                f"{MAX_PARAMS:,} parameters, more than any real model has"
+            )
         tensors += 1
     if not tensors:
         raise CheckpointFormatError("model.safetensors header lists no tensors")

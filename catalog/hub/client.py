@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import aiohttp
 
-from catalog.hub.errors import HubError, HubErrorKind
+from catalog.hub.errors import HubError, HubErrorKind, shown
 from catalog.hub.ref import HubRef
 
 CONFIG_FILE: Final = "config.json"
@@ -67,6 +67,10 @@ class HubClient:
             problem = "it is not UTF-8 text"
         except json.JSONDecodeError as exc:
             problem = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        except ValueError:  # json's int() refuses numbers over 4,300 digits
+            problem = "a number in it has more than 4,300 digits"
+        except RecursionError:
+            problem = "it nests arrays or objects thousands of levels deep"
         raise HubError(
             HubErrorKind.MALFORMED,
             f"config.json of {ref.id} is not valid JSON ({problem}). The repository's "
@@ -81,7 +85,10 @@ class HubClient:
             body, _ = await self._get(ref, filename, revision, None, MAX_JSON_BYTES)
         except _Absent:
             return None
-        return json.loads(body.decode("utf-8"))
+        try:
+            return json.loads(body.decode("utf-8"))
+        except RecursionError:
+            raise ValueError(f"{filename} nests thousands of levels deep") from None
 
     async def optional_range(
         self, ref: HubRef, filename: str, revision: str, start: int, end: int
@@ -168,8 +175,8 @@ class HubClient:
         if code == "RevisionNotFound":
             raise HubError(
                 HubErrorKind.REVISION_NOT_FOUND,
-                f"{ref.repo} has no revision '{revision}': name a branch, tag or commit that "
-                f"exists ({ref.repo}@main), or leave out @... to use main.",
+                f"{ref.repo} has no revision '{shown(revision)}': name a branch, tag or "
+                f"commit that exists ({ref.repo}@main), or leave out @... to use main.",
                 ref.id,
             )
         if code == "GatedRepo":

@@ -10,6 +10,7 @@ minutes, a timeout or a Hub outage might be over in seconds.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Final
 
 
 class HubErrorKind(StrEnum):
@@ -29,6 +30,8 @@ class HubErrorKind(StrEnum):
     MISSING_FIELDS = "missing-fields"
     MALFORMED = "malformed"
     """``config.json`` is not JSON, not an object, or a field has the wrong type."""
+    TOO_LARGE = "too-large"
+    """A size beyond any real model's (:mod:`catalog.hub.bounds`): refused before use."""
     TIMEOUT = "timeout"
     UNAVAILABLE = "unavailable"
     """The Hub could not be reached or answered 429/5xx."""
@@ -44,8 +47,22 @@ _CACHEABLE = frozenset(
         HubErrorKind.UNSUPPORTED,
         HubErrorKind.MISSING_FIELDS,
         HubErrorKind.MALFORMED,
+        HubErrorKind.TOO_LARGE,
     }
 )
+
+ECHO_CHARS: Final = 80
+"""The most characters of a user's or the Hub's text an error message repeats."""
+
+
+def shown(value: object, limit: int = ECHO_CHARS) -> str:
+    """``value`` as text for an error message: at most ``limit`` characters, the cut
+    marked with an ellipsis, so a 5,000-character ``model_type`` cannot flood a reply."""
+    try:
+        text = value if isinstance(value, str) else repr(value)
+    except ValueError:  # an int over Python's 4,300-digit str() limit
+        text = "a number of over 4,300 digits"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class HubError(Exception):

@@ -50,7 +50,8 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from catalog.hub.errors import HubError, HubErrorKind
+from catalog.hub.bounds import MAX_LIST_ITEMS, MAX_PARAMS, bound_for
+from catalog.hub.errors import HubError, HubErrorKind, shown
 from catalog.hub.ref import HubRef
 from engine.architecture import MLA, Architecture, MoE
 
@@ -130,24 +131,38 @@ class _Fields:
             )
 
     def _bad(self, name: str, value: Any, wanted: str) -> HubError:
-        shown = repr(value)
-        shown = shown if len(shown) <= 40 else shown[:39] + "…"
         return HubError(
             HubErrorKind.MALFORMED,
-            f"{self.where} of {self.ref.id}: {name} must be {wanted}, not {shown}. The "
-            "config looks broken; try another revision (org/name@rev) or the original "
+            f"{self.where} of {self.ref.id}: {name} must be {wanted}, not "
+            f"{shown(repr(value) if isinstance(value, str) else value)}. "
+            "The config looks broken; try another revision (org/name@rev) or the original "
             "repository.",
             self.ref.id,
         )
 
+    def _too_large(self, name: str, value: Any, bound: builtins.int) -> HubError:
+        return HubError(
+            HubErrorKind.TOO_LARGE,
+            f"{self.where} of {self.ref.id}: {name} is {shown(value)}, more than any real "
+            f"model has (ftcost accepts up to {bound:,}). The config is broken or not a "
+            "real model; try another revision (org/name@rev) or the original repository.",
+            self.ref.id,
+        )
+
     def int(self, name: str, default: int | None = None, minimum: int = 1) -> int | None:
+        """A whole number between ``minimum`` and the field's bound
+        (:func:`~catalog.hub.bounds.bound_for`), checked before anything uses it."""
         value = self.get(name)
         if value is None:
             return default
         if isinstance(value, float) and value.is_integer():
+            if value > bound_for(name):
+                raise self._too_large(name, value, bound_for(name))
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise self._bad(name, value, f"a whole number of at least {minimum}")
+        if value > bound_for(name):
+            raise self._too_large(name, value, bound_for(name))
         return value
 
     # After `def int` the class body's `int` is that method: annotations say builtins.int.
@@ -173,6 +188,8 @@ class _Fields:
             isinstance(v, int) and not isinstance(v, bool) for v in value
         ):
             raise self._bad(name, value, "a list of layer numbers")
+        if len(value) > MAX_LIST_ITEMS:
+            raise self._too_large(f"the length of {name}", len(value), MAX_LIST_ITEMS)
         return list(value)
 
     def text(self, name: str) -> str | None:
@@ -212,10 +229,13 @@ def _attention_bias(f: _Fields) -> dict[str, bool]:
     return {"qkv_bias": bias, "o_bias": bias}
 
 
-def _dense_layers(layers: int, is_moe: Callable[[int], bool]) -> tuple[int, bool]:
-    """How many layers keep a dense MLP, and whether they are the leading ones."""
-    dense = [i for i in range(layers) if not is_moe(i)]
-    return len(dense), dense == list(range(len(dense)))
+def layer_split(layers: int, moe_count: int, first_moe: int | None) -> tuple[int, bool]:
+    """How many of ``layers`` keep a dense MLP, and whether they are the leading ones,
+    from the number of MoE layers and the index of the first: the MoE layers fill
+    ``first_moe..layers-1`` exactly when the dense ones lead. Arithmetic, no per-layer
+    list, so its cost does not grow with the depth a config claims."""
+    leading = first_moe is None or layers - first_moe == moe_count
+    return layers - moe_count, leading
 
 
 def _layout_note(dense: int, leading: bool, layers: int) -> tuple[str, ...]:
@@ -227,15 +247,32 @@ def _layout_note(dense: int, leading: bool, layers: int) -> tuple[str, ...]:
     )
 
 
-def _qwen_moe_layers(f: _Fields, layers: int, experts: int) -> tuple[int, bool]:
+def qwen_moe_layers(layers: int, step: int, mlp_only: set[int]) -> tuple[int, bool]:
     """Qwen-MoE: layer i is MoE unless listed in ``mlp_only_layers`` or off the
-    ``decoder_sparse_step`` grid (transformers' Qwen2MoeDecoderLayer rule)."""
+    ``decoder_sparse_step`` grid, ``(i + 1) % step == 0`` (transformers'
+    Qwen2MoeDecoderLayer rule). Returns :func:`layer_split`'s pair."""
+    on_grid = [i for i in mlp_only if 0 <= i < layers and (i + 1) % step == 0]
+    moe_count = layers // step - len(on_grid)
+    first = step - 1
+    while first < layers and first in mlp_only:  # at most len(mlp_only) steps
+        first += step
+    return layer_split(layers, moe_count, first if first < layers else None)
+
+
+def deepseek_moe_layers(layers: int, first_dense: int, freq: int) -> tuple[int, bool]:
+    """DeepSeek-V3: layer i is MoE when ``i >= first_k_dense_replace`` and
+    ``i % moe_layer_freq == 0`` (transformers' DeepseekV3DecoderLayer rule). Returns
+    :func:`layer_split`'s pair."""
+    first = -(-first_dense // freq) * freq  # the first multiple of freq at or after it
+    if first >= layers:
+        return layer_split(layers, 0, None)
+    return layer_split(layers, (layers - 1 - first) // freq + 1, first)
+
+
+def _qwen_moe_layers(f: _Fields, layers: int) -> tuple[int, bool]:
     step = f.int("decoder_sparse_step", default=1)
     assert step is not None
-    only = set(f.int_list("mlp_only_layers"))
-    return _dense_layers(
-        layers, lambda i: i not in only and experts > 0 and (i + 1) % step == 0
-    )
+    return qwen_moe_layers(layers, step, set(f.int_list("mlp_only_layers")))
 
 
 def _moe_arch(
@@ -308,7 +345,7 @@ def _qwen2_moe(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
         shared_intermediate_size=shared or None,
         shared_expert_gate=bool(shared),
     )
-    return _moe_arch(base, moe, *_qwen_moe_layers(f, base["num_layers"], experts))
+    return _moe_arch(base, moe, *_qwen_moe_layers(f, base["num_layers"]))
 
 
 def _qwen3_moe(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
@@ -327,7 +364,7 @@ def _qwen3_moe(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
         experts_per_token=f.need("num_experts_per_tok"),
         expert_intermediate_size=f.need("moe_intermediate_size"),
     )
-    return _moe_arch(base, moe, *_qwen_moe_layers(f, base["num_layers"], experts))
+    return _moe_arch(base, moe, *_qwen_moe_layers(f, base["num_layers"]))
 
 
 def _gemma2(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
@@ -369,7 +406,7 @@ def _deepseek_v3(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
         num_shared_experts=f.int("n_shared_experts", minimum=0) or 0,
         router_correction_bias=(f.text("topk_method") or "noaux_tc") == "noaux_tc",
     )
-    dense, leading = _dense_layers(base["num_layers"], lambda i: i >= first and i % freq == 0)
+    dense, leading = deepseek_moe_layers(base["num_layers"], first, freq)
     arch, notes = _moe_arch(base, moe, dense, leading)
     mtp = f.int("num_nextn_predict_layers", default=0, minimum=0) or 0
     if mtp:
@@ -464,7 +501,7 @@ def map_config(config: Any, ref: HubRef) -> Mapped:
     if reader is None:
         raise HubError(
             HubErrorKind.UNSUPPORTED,
-            f"model_type '{model_type}' ({ref.id}) is not supported yet; supported: "
+            f"model_type '{shown(model_type)}' ({ref.id}) is not supported yet; supported: "
             f"{_supported_text()}. For now, pick a catalog model of similar size "
             "(`models` lists them) or a bare size such as 8b.",
             ref.id,
@@ -489,10 +526,10 @@ def map_config(config: Any, ref: HubRef) -> Mapped:
         fields = _Fields(config, ref, defaults=GEMMA3_TEXT_DEFAULTS)
     values, family_notes = reader(fields)
     if fields.defaulted:
-        shown = ", ".join(f"{n} {GEMMA3_TEXT_DEFAULTS[n]:,}" for n in fields.defaulted
-                          if not isinstance(GEMMA3_TEXT_DEFAULTS[n], bool))
-        if shown:
-            notes += (f"{fields.where} leaves {shown} to transformers' Gemma 3 defaults.",)
+        listed = ", ".join(f"{n} {GEMMA3_TEXT_DEFAULTS[n]:,}" for n in fields.defaulted
+                           if not isinstance(GEMMA3_TEXT_DEFAULTS[n], bool))
+        if listed:
+            notes += (f"{fields.where} leaves {listed} to transformers' Gemma 3 defaults.",)
     if multimodal:
         notes += (
             "Multimodal checkpoint: the language model is modelled; the vision encoder "
@@ -510,13 +547,22 @@ def map_config(config: Any, ref: HubRef) -> Mapped:
             f"{err['msg']}). Try another revision or the original repository.",
             ref.id,
         ) from exc
+    if architecture.total_params > MAX_PARAMS:
+        raise HubError(
+            HubErrorKind.TOO_LARGE,
+            f"config.json of {ref.id} describes {architecture.total_params / 1e12:,.0f} T "
+            f"parameters, more than any real model has (ftcost accepts up to "
+            f"{MAX_PARAMS / 1e12:,.0f} T). The config is broken or not a real model; try "
+            "another revision (org/name@rev) or the original repository.",
+            ref.id,
+        )
     quant = config.get("quantization_config")
     method = quant.get("quant_method") if isinstance(quant, dict) else None
     return Mapped(
         model_type=model_type,
         architecture=architecture,
         dtype=_dtype(config, text),
-        quantization=str(method) if method else ("quantized" if quant else None),
+        quantization=shown(str(method)) if method else ("quantized" if quant else None),
         multimodal=multimodal,
         notes=notes,
     )

@@ -36,7 +36,7 @@ from catalog.hub.checkpoint import (
     header_length,
 )
 from catalog.hub.client import HubClient
-from catalog.hub.errors import HubError, HubErrorKind
+from catalog.hub.errors import HubError, HubErrorKind, shown
 from catalog.hub.families import Mapped, map_config
 from catalog.hub.ref import HubRef
 from catalog.hub.settings import HubSettings
@@ -160,7 +160,7 @@ class HubResolver:
         async with aiohttp.ClientSession() as session:
             client = HubClient(session, endpoint, self.token, self.settings.timeout_s)
             config, commit = await client.config(ref)
-            mapped = map_config(config, ref)
+            mapped = _map(config, ref)
             origin = HubOrigin(
                 repo=ref.repo,
                 revision=ref.revision,
@@ -190,6 +190,22 @@ class HubResolver:
             await self.cache.cache_put(key, value, ttl_s)
         except self.cache_errors as exc:
             log.warning("hub cache unavailable (%s): answer not kept", type(exc).__name__)
+
+
+def _map(config: Any, ref: HubRef) -> Mapped:
+    """:func:`~catalog.hub.families.map_config`, with any arithmetic failure the bounds
+    did not foresee turned into a cacheable :class:`HubError` rather than a traceback."""
+    try:
+        return map_config(config, ref)
+    except (ArithmeticError, ValueError, RecursionError) as exc:
+        log.exception("hub %s: config.json could not be mapped", ref.id)
+        raise HubError(
+            HubErrorKind.MALFORMED,
+            f"config.json of {ref.id} holds a value ftcost cannot compute with "
+            f"({type(exc).__name__}). The config looks broken; try another revision "
+            "(org/name@rev) or the original repository.",
+            ref.id,
+        ) from exc
 
 
 def build_spec(ref: HubRef, mapped: Mapped, origin: HubOrigin, source: str) -> ModelSpec:
@@ -224,11 +240,15 @@ async def _crosscheck(
     except CheckpointFormatError as exc:
         return origin.model_copy(update={"check_skipped": str(exc)})
     except (ValueError, HubError) as exc:
-        reason = str(exc) if isinstance(exc, HubError) else f"unreadable metadata ({exc})"
+        reason = str(exc) if isinstance(exc, HubError) else (
+            f"unreadable metadata ({shown(str(exc))})")
         log.info("hub %s: cross-check skipped: %s", ref.id, reason)
         return origin.model_copy(update={"check_skipped": (
             "the Hub did not give its safetensors metadata" if isinstance(exc, HubError)
             else reason)})
+    except RecursionError:
+        return origin.model_copy(update={"check_skipped": (
+            "the safetensors metadata nests thousands of levels deep")})
     if count is None:
         return origin.model_copy(update={"check_skipped": (
             "the repository has no model.safetensors index or single file to compare with")})
