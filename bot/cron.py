@@ -1,11 +1,17 @@
-"""Five-field cron expressions (UTC), enough for a refresh schedule.
+"""Five-field cron expressions (UTC) for the price refresh, read by the cronsim library.
 
-``minute hour day-of-month month day-of-week``, each ``*``, a number, a range ``a-b``,
-a step ``*/n`` or ``a-b/n``, or a comma list of those; months and weekdays also by
-name (``jan``, ``mon``); weekday 0 and 7 are Sunday. As in Vixie cron, when both
-day-of-month and day-of-week are restricted a day matching **either** fires. The
-shortcuts ``@hourly``, ``@daily`` (``@midnight``), ``@weekly``, ``@monthly`` and
-``@yearly`` (``@annually``) are accepted.
+``minute hour day-of-month month day-of-week``, each ``*``, a number, a range ``a-b``, a
+step ``*/n`` or ``a-b/n``, or a comma list of those; months and weekdays also by name
+(``jan``, ``mon``); weekday 0 and 7 are Sunday. Matching is Vixie cron's, as cronsim
+implements it (it follows Debian's cron): when both day fields are restricted, a day
+matching **either** fires; a day field that starts with ``*`` (``*/2``) counts as
+unrestricted, so ``0 0 */2 * 1`` fires on Mondays that fall on odd days. The shortcuts
+``@hourly``, ``@daily`` (``@midnight``), ``@weekly``, ``@monthly`` and ``@yearly``
+(``@annually``) are accepted.
+
+cronsim reports an invalid expression as "Bad minute"; :class:`CronError` adds what is
+wrong with that field (a value out of range, a zero step, a backwards range), so a config
+error says how to fix it.
 
 >>> CronSchedule.parse("0 6 * * *").next_after(datetime(2026, 12, 1, 6, 0, tzinfo=UTC))
 datetime.datetime(2026, 12, 2, 6, 0, tzinfo=datetime.timezone.utc)
@@ -13,8 +19,11 @@ datetime.datetime(2026, 12, 2, 6, 0, tzinfo=datetime.timezone.utc)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
+
+from cronsim import CronSim, CronSimError
 
 DEFAULT_SCHEDULE = "0 6 * * *"
 """Daily at 06:00 UTC."""
@@ -28,115 +37,81 @@ _SHORTCUTS = {
     "@yearly": "0 0 1 1 *",
     "@annually": "0 0 1 1 *",
 }
-_MONTHS = {m: i for i, m in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-_DAYS = {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}
-_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
-    ("minute", 0, 59, {}),
-    ("hour", 0, 23, {}),
-    ("day of month", 1, 31, {}),
-    ("month", 1, 12, _MONTHS),
-    ("day of week", 0, 7, _DAYS),
+_FIELDS: tuple[tuple[str, int, int], ...] = (
+    ("minute", 0, 59),
+    ("hour", 0, 23),
+    ("day of month", 1, 31),
+    ("month", 1, 12),
+    ("day of week", 0, 7),
 )
-_MAX_SEARCH = timedelta(days=366 * 5)
+_CRONSIM_FIELDS = {
+    "minute": "minute",
+    "hour": "hour",
+    "day-of-month": "day of month",
+    "month": "month",
+    "day-of-week": "day of week",
+}
+_PROBE = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 class CronError(ValueError):
     """An expression that is not valid cron (the message names the field)."""
 
 
-def _value(text: str, name: str, low: int, high: int, names: dict[str, int]) -> int:
-    key = text.lower()
-    if key in names:
-        return names[key]
-    if not text.isdigit():
-        raise CronError(f"{name}: {text!r} is not a number")
-    value = int(text)
-    if not low <= value <= high:
-        raise CronError(f"{name}: {value} is outside {low}-{high}")
-    return value
-
-
-def _field(text: str, name: str, low: int, high: int, names: dict[str, int]) -> frozenset[int]:
-    values: set[int] = set()
+def _explain(name: str, text: str, low: int, high: int) -> str:
+    """What is wrong with one field cronsim refused (best effort, for the message)."""
     for part in text.split(","):
-        spec, _, step_text = part.partition("/")
-        step = 1
-        if step_text:
-            if not step_text.isdigit() or int(step_text) == 0:
-                raise CronError(f"{name}: bad step {step_text!r}")
-            step = int(step_text)
-        if spec == "*":
-            start, end = low, high
-        elif "-" in spec:
-            a, _, b = spec.partition("-")
-            start, end = _value(a, name, low, high, names), _value(b, name, low, high, names)
-            if start > end:
-                raise CronError(f"{name}: range {spec!r} runs backwards")
-        else:
-            start = _value(spec, name, low, high, names)
-            end = high if step_text else start
-        values.update(range(start, end + 1, step))
-    return frozenset(values)
+        spec, _, step = part.partition("/")
+        if step and (not step.isdigit() or int(step) == 0):
+            return f"{name}: bad step {step!r}"
+        bounds = spec.split("-") if spec != "*" else []
+        numbers = [int(b) for b in bounds if b.isdigit()]
+        for value in numbers:
+            if not low <= value <= high:
+                return f"{name}: {value} is outside {low}-{high}"
+        if len(numbers) == 2 and numbers[0] > numbers[1]:
+            return f"{name}: range {spec!r} runs backwards"
+        if any(b and not b.isdigit() and not re.fullmatch(r"[a-z]{3}", b, re.I) for b in bounds):
+            return f"{name}: {spec!r} is not a number"
+    if name == "day of month":
+        return f"{name}: {text!r} never fires in the months given"
+    return f"{name}: {text!r} is not valid"
 
 
 @dataclass(frozen=True, slots=True)
 class CronSchedule:
-    """A parsed expression; :meth:`next_after` gives the next firing time (UTC)."""
+    """A checked expression; :meth:`next_after` gives the next firing time (UTC)."""
 
     expression: str
-    minutes: frozenset[int]
-    hours: frozenset[int]
-    days: frozenset[int]
-    months: frozenset[int]
-    weekdays: frozenset[int]
-    """0 = Sunday ... 6 = Saturday."""
-    days_restricted: bool
-    weekdays_restricted: bool
+    """As given (``@daily`` or five fields)."""
+    fields: str
+    """The five fields cronsim reads (shortcuts expanded)."""
 
     @classmethod
     def parse(cls, expression: str) -> CronSchedule:
-        text = _SHORTCUTS.get(expression.strip().lower(), expression)
-        parts = text.split()
+        fields = _SHORTCUTS.get(expression.strip().lower(), expression.strip())
+        parts = fields.split()
         if len(parts) != 5:
             raise CronError(
                 f"{expression!r}: expected 5 fields (minute hour day month weekday), "
                 f"got {len(parts)}"
             )
-        sets = [_field(p, *spec) for p, spec in zip(parts, _FIELDS, strict=True)]
-        weekdays = frozenset(d % 7 for d in sets[4])
-        return cls(
-            expression=expression,
-            minutes=sets[0],
-            hours=sets[1],
-            days=sets[2],
-            months=sets[3],
-            weekdays=weekdays,
-            days_restricted=parts[2] != "*",
-            weekdays_restricted=parts[4] != "*",
-        )
-
-    def _day_matches(self, t: datetime) -> bool:
-        dom = t.day in self.days
-        dow = (t.isoweekday() % 7) in self.weekdays
-        if self.days_restricted and self.weekdays_restricted:
-            return dom or dow
-        return dom and dow
+        try:
+            CronSim(fields, _PROBE)
+        except CronSimError as exc:
+            field = str(exc).removeprefix("Bad ").strip()
+            name = _CRONSIM_FIELDS.get(field)
+            if name is None:
+                raise CronError(f"{expression!r}: {exc}") from exc
+            index = [n for n, _, _ in _FIELDS].index(name)
+            _, low, high = _FIELDS[index]
+            raise CronError(_explain(name, parts[index], low, high)) from exc
+        return cls(expression=expression, fields=fields)
 
     def next_after(self, after: datetime) -> datetime:
         """The first firing time strictly after ``after`` (an aware time), in UTC."""
-        t = after.astimezone(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
-        limit = t + _MAX_SEARCH
-        while t < limit:
-            if t.month not in self.months:
-                year, month = (t.year + 1, 1) if t.month == 12 else (t.year, t.month + 1)
-                t = t.replace(year=year, month=month, day=1, hour=0, minute=0)
-            elif not self._day_matches(t):
-                t = t.replace(hour=0, minute=0) + timedelta(days=1)
-            elif t.hour not in self.hours:
-                t = t.replace(minute=0) + timedelta(hours=1)
-            elif t.minute not in self.minutes:
-                t += timedelta(minutes=1)
-            else:
-                return t
-        raise CronError(f"{self.expression!r} never fires")
+        start = after.astimezone(UTC)
+        try:
+            return next(CronSim(self.fields, start))
+        except (CronSimError, StopIteration) as exc:
+            raise CronError(f"{self.expression!r} never fires") from exc

@@ -87,3 +87,15 @@ def test_a_time_in_another_zone_is_taken_in_utc() -> None:
 def test_bad_expressions_name_the_problem(expr: str, message: str) -> None:
     with pytest.raises(CronError, match=message):
         CronSchedule.parse(expr).next_after(at(2026, 1, 1))
+
+
+def test_a_day_field_starting_with_a_star_is_unrestricted_as_in_vixie_cron() -> None:
+    # "*/2" in day-of-month counts as "*" for the either-day rule: Mondays on odd days only.
+    fired = [at(2026, 12, 1)]
+    for _ in range(4):
+        fired.append(nxt("0 0 */2 * 1", fired[-1]))
+    assert [d.day for d in fired[1:]] == [7, 21, 11, 25]
+
+
+def test_both_day_fields_restricted_fire_on_either() -> None:
+    assert nxt("0 0 15 * 1", at(2026, 12, 1)) == at(2026, 12, 7)  # a Monday before the 15th
