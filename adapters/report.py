@@ -15,6 +15,7 @@ from engine import Estimate
 from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
 from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
+from engine.profiles import PROFILES
 from engine.request import Framework, Method, Mode, Request, Solve
 from engine.solve import Solution
 from engine.specs import ModelSpec
@@ -50,15 +51,9 @@ COMPONENT_COLOURS: dict[str, str] = {
 chart, ``adapters/chart.py``). Okabe & Ito's colour-blind-safe palette ("Color Universal
 Design", 2008), neighbours in the stack told apart by lightness too."""
 METHOD_LABELS = {Method.FULL: "Full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
-FRAMEWORK_LABELS: dict[Framework, str] = {
-    Framework.GENERIC: "Generic (spec)",
-    Framework.HF: "HF / TRL / PEFT",
-    Framework.UNSLOTH: "Unsloth",
-    Framework.TORCHTUNE: "torchtune",
-    Framework.LITGPT: "LitGPT",
-    Framework.TORCHTITAN: "torchtitan",
-}
-"""How the platforms name a framework (Slack's framework menu, Discord's embed line)."""
+FRAMEWORK_LABELS: dict[Framework, str] = {f: p.short for f, p in PROFILES.items()}
+"""How the platforms name a framework (Slack's framework menu, Discord's embed line): the
+profiles' own short names (``engine.profiles``)."""
 NO_FIT = "no fit"
 
 

@@ -33,7 +33,9 @@ class Profile:
 
     framework: Framework
     label: str
-    """How replies name it (``Hugging Face (transformers/TRL/PEFT)``)."""
+    """How replies name it in a sentence (``Hugging Face (transformers, TRL, PEFT...)``)."""
+    short: str
+    """A menu-sized name (``HF / TRL / PEFT``)."""
     logits_bytes: float
     """Bytes per logit its loss path keeps for backward (0: fused, never materialized)."""
     state_precision: StatePrecision
@@ -52,7 +54,7 @@ class Profile:
     """One line per fact that differs from ``generic``, for the reply."""
 
 
-def _profile(framework: Framework, label: str) -> Profile:
+def _profile(framework: Framework, label: str, short: str) -> Profile:
     key = framework.value
     pure = PROFILE_PURE_BF16[key]
     logits = PROFILE_LOGITS_BYTES[key]
@@ -79,6 +81,7 @@ def _profile(framework: Framework, label: str) -> Profile:
     return Profile(
         framework=framework,
         label=label,
+        short=short,
         logits_bytes=logits,
         state_precision=StatePrecision.PURE_BF16 if pure else StatePrecision.FP32,
         lora_dropout=dropout,
@@ -90,12 +93,16 @@ def _profile(framework: Framework, label: str) -> Profile:
 
 
 PROFILES: dict[Framework, Profile] = {
-    Framework.GENERIC: _profile(Framework.GENERIC, "generic (the specification's assumptions)"),
-    Framework.HF: _profile(Framework.HF, "Hugging Face (transformers, TRL, PEFT, axolotl...)"),
-    Framework.UNSLOTH: _profile(Framework.UNSLOTH, "Unsloth"),
-    Framework.TORCHTUNE: _profile(Framework.TORCHTUNE, "torchtune"),
-    Framework.LITGPT: _profile(Framework.LITGPT, "LitGPT"),
-    Framework.TORCHTITAN: _profile(Framework.TORCHTITAN, "torchtitan"),
+    Framework.GENERIC: _profile(
+        Framework.GENERIC, "generic (the specification's assumptions)", "Generic (spec)"
+    ),
+    Framework.HF: _profile(
+        Framework.HF, "Hugging Face (transformers, TRL, PEFT, axolotl...)", "HF / TRL / PEFT"
+    ),
+    Framework.UNSLOTH: _profile(Framework.UNSLOTH, "Unsloth", "Unsloth"),
+    Framework.TORCHTUNE: _profile(Framework.TORCHTUNE, "torchtune", "torchtune"),
+    Framework.LITGPT: _profile(Framework.LITGPT, "LitGPT", "LitGPT"),
+    Framework.TORCHTITAN: _profile(Framework.TORCHTITAN, "torchtitan", "torchtitan"),
 }
 
 
