@@ -75,7 +75,7 @@ ftcost-bot: no chat platform is configured. Set the variables for at least one:
   Discord:
       DISCORD_TOKEN=...             (Developer Portal > Bot > Token)
 
-The README's Slack section shows how to create the app from its manifest."""
+docs/slack.md and docs/discord.md show how to create the apps."""
 
 
 class ConfigError(Exception):
@@ -242,7 +242,7 @@ class Config(_Section):
     hub: HubSettings = HubSettings()
     """Hugging Face Hub models (``org/name``): ``timeout_s``, ``cache_ttl_days`` (7),
     ``negative_ttl_minutes`` (10), ``endpoint`` (else ``HF_ENDPOINT``)."""
-    """GPU price refresh and announcements (README, "GPU prices")."""
+    """GPU price refresh and announcements (docs/prices.md)."""
     secrets: Secrets = Field(default_factory=Secrets, exclude=True)
 
     @field_validator("slack_api_base_url")

@@ -95,7 +95,7 @@ class Estimate:
         return self.memory.total * self.count
 
     def to_json(self) -> dict[str, Any]:
-        """The stable JSON document (keys documented in README.md)."""
+        """The stable JSON document (keys documented in docs/cli.md)."""
         req = self.request.model_dump(mode="json")
         req["method"] = self.request.effective_method.value
         req["method_given"] = self.request.method is not None
