@@ -41,13 +41,8 @@ from bot.price_store import (
     Subscription,
 )
 from bot.scheduler import Clock
-from catalog.prices import (
-    PriceChoice,
-    PriceSnapshot,
-    effective_prices,
-    price_changes,
-    priced_catalog,
-)
+from catalog.price_snapshot import PriceChoice, PriceSnapshot
+from catalog.prices import effective_prices, price_changes, priced_catalog
 from engine import Request, estimate
 from engine.specs import Catalog
 

@@ -14,13 +14,8 @@ from datetime import datetime
 from adapters.report import Table, fmt_age
 from bot.announce import DEFAULT_MIN_CHANGE_PCT, default_cards
 from bot.price_store import Subscription
-from catalog.prices import (
-    CHOICE_LABELS,
-    PriceChoice,
-    PriceSnapshot,
-    SourceStatus,
-    effective_prices,
-)
+from catalog.price_snapshot import CHOICE_LABELS, PriceChoice, PriceSnapshot, SourceStatus
+from catalog.prices import effective_prices
 from engine.specs import Catalog
 
 MAX_MIN_CHANGE_PCT = 1000.0

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from catalog.prices import PriceSnapshot
+from catalog.price_snapshot import PriceSnapshot
 from engine import Request
 
 PRICE_REFRESH_LOCK = "price-refresh"

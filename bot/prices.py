@@ -32,8 +32,9 @@ from bot.cron import DEFAULT_SCHEDULE, CronSchedule
 from bot.metrics import record_announcement, record_refresh_run, record_refresh_source
 from bot.price_store import PRICE_REFRESH_LOCK, PriceStore, StoredSnapshot
 from bot.scheduler import Clock
+from catalog.price_snapshot import PriceSnapshot
 from catalog.price_sources import PriceSettings, refresh_prices
-from catalog.prices import PriceSnapshot, priced_catalog
+from catalog.prices import priced_catalog
 from engine.specs import Catalog
 
 log = logging.getLogger("ftcost.prices")

@@ -1,10 +1,11 @@
 """Fetching the price sources (SkyPilot's per-cloud ``vms.csv``, team price sheets) with
-aiohttp, and turning one round of fetches into a :class:`~catalog.prices.PriceSnapshot`.
+aiohttp, and turning one round of fetches into a
+:class:`~catalog.price_snapshot.PriceSnapshot`.
 
 Every source is fetched concurrently with its own timeout and size limit; a source that
 fails (HTTP error, timeout, too large, not UTF-8, malformed) becomes a failed
-:class:`~catalog.prices.CloudFetch` / :class:`~catalog.prices.TeamFetch` and never an
-exception, so one bad source cannot break a refresh: its previous prices are kept
+:class:`~catalog.price_build.CloudFetch` / :class:`~catalog.price_build.TeamFetch` and
+never an exception, so one bad source cannot break a refresh: its previous prices are kept
 (``build_snapshot``) and the failure is logged and counted in the snapshot's statuses.
 
 On HTTP 429 from the primary location (GitHub rate-limits raw downloads) a cloud's
@@ -23,18 +24,11 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from catalog.prices import (
-    CloudFetch,
-    Limits,
-    MalformedSheet,
-    PriceChoice,
-    PriceSnapshot,
-    TeamFetch,
-    build_snapshot,
-    floor_prices,
-    parse_team_sheet,
-)
+from catalog.price_build import CloudFetch, TeamFetch, build_snapshot
+from catalog.price_snapshot import Limits, PriceChoice, PriceSnapshot
+from catalog.prices import floor_prices
 from catalog.skypilot import MalformedCatalog, parse_vms_csv
+from catalog.team_sheets import MalformedSheet, parse_team_sheet
 from engine.specs import Catalog
 
 log = logging.getLogger("ftcost.prices")

@@ -18,16 +18,16 @@ from bot.announce import (
     plan_announcement,
 )
 from bot.price_store import AnnouncementState, Subscription
-from catalog.prices import (
+from catalog.price_snapshot import (
     CardPrices,
     CloudQuotes,
     PriceSnapshot,
     Quote,
     TeamPrice,
     TeamSheet,
-    priced_catalog,
     snapshot_id,
 )
+from catalog.prices import priced_catalog
 from engine.specs import Catalog
 from tests.fakes.clock import ManualClock
 from tests.fakes.poster import Crash, FakePoster

@@ -14,7 +14,8 @@ from bot.price_commands import (
     prices_view,
 )
 from bot.price_store import Subscription
-from catalog.prices import CloudFetch, PriceSnapshot, build_snapshot
+from catalog.price_build import CloudFetch, build_snapshot
+from catalog.price_snapshot import PriceSnapshot
 from catalog.skypilot import parse_vms_csv
 from engine.specs import Catalog
 

@@ -25,7 +25,7 @@ from bot.announce import (
 )
 from bot.price_commands import prices_view
 from bot.price_store import Subscription
-from catalog.prices import CardPrices, CloudQuotes, PriceSnapshot, Quote, snapshot_id
+from catalog.price_snapshot import CardPrices, CloudQuotes, PriceSnapshot, Quote, snapshot_id
 from engine.specs import Catalog
 from tests.fakes.clock import ManualClock
 from tests.fakes.discord_server import (

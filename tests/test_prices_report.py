@@ -10,8 +10,10 @@ import pytest
 from adapters.parse import parse_query
 from adapters.report import build_report, fmt_age
 from adapters.terminal import render_text
-from catalog.prices import CloudFetch, TeamFetch, build_snapshot, parse_team_sheet, priced_catalog
+from catalog.price_build import CloudFetch, TeamFetch, build_snapshot
+from catalog.prices import priced_catalog
 from catalog.skypilot import parse_vms_csv
+from catalog.team_sheets import parse_team_sheet
 from engine import estimate
 from engine.specs import Catalog
 

@@ -8,26 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from catalog.prices import (
+from catalog.price_build import CloudFetch, TeamFetch, build_snapshot, screen_offers
+from catalog.price_snapshot import (
     CardPrices,
-    CloudFetch,
     CloudQuotes,
     Limits,
-    MalformedSheet,
     PriceChoice,
     PriceSnapshot,
     Quote,
-    TeamFetch,
+)
+from catalog.prices import (
     apply_prices,
-    build_snapshot,
     effective_prices,
     floor_prices,
-    parse_team_sheet,
     price_changes,
     priced_catalog,
-    screen_offers,
 )
 from catalog.skypilot import Offer, ParsedCatalog, parse_vms_csv
+from catalog.team_sheets import MalformedSheet, parse_team_sheet
 from engine import estimate
 from engine.specs import Catalog
 from tests.helpers import catalog_with, gpu

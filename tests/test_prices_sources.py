@@ -17,13 +17,14 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from catalog.price_snapshot import Limits, PriceSnapshot
 from catalog.price_sources import (
     PriceSettings,
     TeamSheetSource,
     redact,
     refresh_prices,
 )
-from catalog.prices import Limits, PriceSnapshot, effective_prices, price_changes
+from catalog.prices import effective_prices, price_changes
 from engine.specs import Catalog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "skypilot"
