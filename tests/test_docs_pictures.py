@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from docs.render_messages import main
+from docs.tools import slack_picture as slack
+from docs.tools.canvas import MONO, Box, Line, Text
+from docs.tools.discord_picture import DiscordPainter, field_rows
 from docs.tools.markup import CodeBlock, Paragraph, Run, Style, discord_pieces, slack_inline
 from docs.tools.payloads import (
     IMG_DIR,
@@ -20,6 +23,7 @@ from docs.tools.payloads import (
     payload_sha256,
     read_record,
 )
+from docs.tools.slack_picture import SlackPainter
 
 MAX_PICTURE_BYTES = 250_000
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -100,3 +104,49 @@ def test_discord_markdown_honours_backslash_escapes_and_bold_before_italic() -> 
                     Run("Prices:", Style(italic=True)), Run(" ~0.5 GB")),)),
         CodeBlock("card  GB\nh100  48"),
     ]
+
+
+# -- drawing ------------------------------------------------------------------------------
+
+
+def test_slack_divider_is_a_rule_across_the_message() -> None:
+    painter = SlackPainter({})
+    painter.blocks([{"type": "divider"}])
+    (rule,) = [op for op in painter.canvas.ops if isinstance(op, Line)]
+    assert (rule.points[0][0], rule.points[-1][0]) == (slack.CONTENT_X,
+                                                        slack.CONTENT_X + slack.CONTENT_W)
+
+
+def test_slack_buttons_are_outlined_boxes_with_bold_labels() -> None:
+    painter = SlackPainter({})
+    painter.blocks([{"type": "actions", "elements": [
+        {"type": "button", "text": {"type": "plain_text", "text": label}} for label in
+        ("Full", "LoRA")]}])
+    boxes = [op for op in painter.canvas.ops if isinstance(op, Box)]
+    labels = [op for op in painter.canvas.ops if isinstance(op, Text)]
+    assert [t.text for t in labels] == ["Full", "LoRA"]
+    assert all(t.font.bold for t in labels)
+    assert len(boxes) == 2 and all(b.edge for b in boxes)
+    assert all(b.x < t.x < b.x + b.w for b, t in zip(boxes, labels, strict=True))
+
+
+def test_slack_code_block_is_monospace_on_grey() -> None:
+    painter = SlackPainter({})
+    painter.blocks([{"type": "section", "text": {"type": "mrkdwn", "text": "```a\nb```"}}])
+    (ground,) = [op for op in painter.canvas.ops if isinstance(op, Box)]
+    lines = [op for op in painter.canvas.ops if isinstance(op, Text)]
+    assert ground.fill == "#f8f8f8"
+    assert [(t.text, t.font.family) for t in lines] == [("a", MONO), ("b", MONO)]
+
+
+def test_discord_inline_fields_share_rows_of_at_most_three() -> None:
+    fields = [{"name": str(i), "value": "v", "inline": i != 4} for i in range(6)]
+    assert [[f["name"] for f in row] for row in field_rows(fields)] == [
+        ["0", "1", "2"], ["3"], ["4"], ["5"]]
+
+
+def test_discord_embed_bar_takes_the_embed_colour() -> None:
+    painter = DiscordPainter()
+    painter.embed({"title": "Llama 3.1 70B · QLoRA", "color": 0x2ECC71})
+    ground, bar = [op for op in painter.canvas.ops if isinstance(op, Box)][:2]
+    assert (bar.fill, bar.w, bar.h) == ("#2ecc71", 4, ground.h)

@@ -36,7 +36,7 @@ SCALE = 1.0
 _DPI = 72.0 * SCALE
 """At 72 dpi a point is a pixel: font sizes below are in layout pixels."""
 
-PALETTE = 96
+PALETTE = 256
 """Colours in a saved PNG."""
 
 SANS = "DejaVu Sans"

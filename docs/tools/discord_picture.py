@@ -58,6 +58,18 @@ def _hex(colour: int | None) -> str:
     return f"#{colour:06x}" if colour is not None else "#1e1f22"
 
 
+def field_rows(fields: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Fields in the rows Discord shows them in: consecutive inline fields share a row,
+    three at most; a field that is not inline has a row of its own."""
+    rows: list[list[dict[str, Any]]] = []
+    for field in fields:
+        if field.get("inline") and rows and rows[-1][-1].get("inline") and len(rows[-1]) < 3:
+            rows[-1].append(field)
+        else:
+            rows.append([field])
+    return rows
+
+
 class DiscordPainter:
     def __init__(self) -> None:
         self.canvas = Canvas(WIDTH, CHAT)
@@ -144,14 +156,7 @@ class DiscordPainter:
         self.y = top + height + 3
 
     def _fields(self, fields: list[dict[str, Any]], x: float, width: float) -> None:
-        """Fields in rows: an inline field shares its row with up to two more."""
-        rows: list[list[dict[str, Any]]] = []
-        for field in fields:
-            if field.get("inline") and rows and rows[-1][-1].get("inline") and len(rows[-1]) < 3:
-                rows[-1].append(field)
-            else:
-                rows.append([field])
-        for row in rows:
+        for row in field_rows(fields):
             top = self.y + 8
             column = (width - 8 * (len(row) - 1)) / len(row)
             bottom = top
