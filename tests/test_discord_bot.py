@@ -494,7 +494,8 @@ async def test_sync_commands_registers_globally_or_in_one_guild(fake: FakeDiscor
     ftcost = put.json[0]
     options = {o["name"]: o for o in ftcost["options"]}
     assert list(options) == ["query", "model", "gpu", "method", "tokens", "seq", "epochs",
-                             "framework"]
+                             "framework", "config"]
+    assert options["config"]["type"] == 11  # ATTACHMENT
     assert [c["value"] for c in options["framework"]["choices"]] == [f.value for f in Framework]
     assert options["model"]["autocomplete"] and options["gpu"]["autocomplete"]
     assert [c["value"] for c in options["method"]["choices"]] == ["full", "lora", "qlora"]

@@ -129,7 +129,7 @@ async def test_socket_mode_handler_is_built_over_the_same_app_and_listeners(tmp_
     assert handler.client.web_client is runner.bot.client
     assert handler.handle in handler.client.socket_mode_request_listeners
     names = {listener.ack_function.__name__ for listener in runner.bot.app._async_listeners}
-    assert names == {"on_command", "on_mention", "on_message", "on_action"}
+    assert names == {"on_command", "on_mention", "on_message", "on_file_shared", "on_action"}
 
 
 async def test_socket_mode_end_to_end(slack, socket, tmp_path):

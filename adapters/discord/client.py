@@ -17,6 +17,8 @@ Where conversations live (store keys, platform ``discord``):
 
 Triggers:
 
+* ``/ftcost config: FILE`` anywhere: the estimate of the attached training config
+  (:mod:`adapters.discord.configs`), a new question even in a thread.
 * ``/ftcost`` in a channel: a new estimate, posted publicly with buttons (help, listings
   and errors go to the asker only). In a thread with a context: a follow-up on it. An
   answer not ready within :data:`DEFER_AFTER_S` (a Hub model not cached yet) is deferred
@@ -50,12 +52,14 @@ import discord
 
 from adapters.discord import ids
 from adapters.discord.commands import build_commands
+from adapters.discord.configs import answer_attachment
 from adapters.discord.embeds import chart_failed_embed, notice_embed
 from adapters.discord.limits import cut
 from adapters.discord.messages import MessageHandlers
 from adapters.discord.options import NO_OPTIONS, Options
 from adapters.discord.places import (
     NO_MENTIONS,
+    PLATFORM,
     Where,
     message_key,
     strip_mention,
@@ -87,24 +91,34 @@ class FtcostMixin(MessageHandlers):
 
     # -- /ftcost ------------------------------------------------------------------------
     async def handle_ftcost(
-        self, interaction: discord.Interaction, query: str, options: Options
+        self,
+        interaction: discord.Interaction,
+        query: str,
+        options: Options,
+        config: discord.Attachment | None = None,
     ) -> None:
         if self._closing:
             return
         async with self._tracked():
-            await self._handle_ftcost(interaction, query, options)
+            await self._handle_ftcost(interaction, query, options, config)
 
     async def _handle_ftcost(
-        self, interaction: discord.Interaction, query: str, options: Options
+        self,
+        interaction: discord.Interaction,
+        query: str,
+        options: Options,
+        config: discord.Attachment | None = None,
     ) -> None:
         start = time.perf_counter()
         if await self._limited(interaction, start, "command"):
             return
         where = Where.of(interaction.channel, interaction.channel_id)
-        work = asyncio.ensure_future(self._ftcost_reply(interaction, query, options, where))
+        work = asyncio.ensure_future(
+            self._ftcost_reply(interaction, query, options, where, config))
         deferred = await self._defer_if_slow(interaction, work)
         previous, reply = await work
-        asked = " ".join(p for p in (query, options.describe()) if p)
+        attached = f"config:{config.filename}" if config is not None else ""
+        asked = " ".join(p for p in (query, options.describe(), attached) if p)
         footer = cut(f"{user_name(interaction.user)}: {self.settings.command} {asked}".strip(),
                      300)
         if reply.kind is ReplyKind.CHART and reply.request is not None:
@@ -145,12 +159,18 @@ class FtcostMixin(MessageHandlers):
             )
 
     async def _ftcost_reply(
-        self, interaction: discord.Interaction, query: str, options: Options, where: Where
+        self, interaction: discord.Interaction, query: str, options: Options, where: Where,
+        config: discord.Attachment | None = None,
     ) -> tuple[Request | None, Reply]:
         """The thread's previous request (None outside an estimate's thread) and the
-        answer to ``/ftcost``; may wait on the store and on the Hub."""
-        previous = await self._context(where.thread_key()) if where.thread else None
+        answer to ``/ftcost``; may wait on the store and on the Hub. A ``config``
+        attachment is a new question, in a thread too."""
         workspace = workspace_of(interaction.guild_id)
+        if config is not None:
+            defaults = await self.channel_settings.defaults(PLATFORM, where.channel)
+            return None, await answer_attachment(
+                self.service, config, query, options, workspace, defaults)
+        previous = await self._context(where.thread_key()) if where.thread else None
         if previous is not None:  # a follow-up; settings still work in a thread
             settings = None if options.given else await self._settings_reply(
                 query, where.channel)

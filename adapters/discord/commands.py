@@ -12,6 +12,8 @@ tokens    dataset size: ``50M``, ``1.2B``
 seq       sequence length: ``8k``, ``4096``
 epochs    a number: ``2``, ``0.5``
 framework a choice: generic, HF / TRL / PEFT, Unsloth, torchtune, LitGPT, torchtitan
+config    a training config file (axolotl, TRL/Transformers, torchtune, LLaMA-Factory;
+          YAML or JSON, up to 64 KB): estimated, the other options and words on top
 ========  =========================================================================
 
 Commands are only *defined* here; registering them with Discord is explicit
@@ -55,7 +57,11 @@ class CommandHandler(Protocol):
     def catalog(self) -> Catalog: ...
 
     async def handle_ftcost(
-        self, interaction: discord.Interaction, query: str, options: Options
+        self,
+        interaction: discord.Interaction,
+        query: str,
+        options: Options,
+        config: discord.Attachment | None = None,
     ) -> None: ...
 
     async def handle_help(self, interaction: discord.Interaction) -> None: ...
@@ -77,6 +83,7 @@ def build_commands(handler: CommandHandler) -> list[app_commands.Command]:  # ty
         seq="Sequence length: 8k, 4096",
         epochs="Epochs over the dataset: 2, 0.5",
         framework="Training framework (default: this channel's, else generic)",
+        config="Training config (axolotl, TRL, torchtune, LLaMA-Factory; YAML/JSON, max 64 KB)",
     )
     @app_commands.choices(method=METHOD_CHOICES, framework=FRAMEWORK_CHOICES)
     async def ftcost(
@@ -89,6 +96,7 @@ def build_commands(handler: CommandHandler) -> list[app_commands.Command]:  # ty
         seq: app_commands.Range[str, 1, 40] | None = None,
         epochs: float | None = None,
         framework: app_commands.Choice[str] | None = None,
+        config: discord.Attachment | None = None,
     ) -> None:
         options = Options(
             model=model,
@@ -99,7 +107,7 @@ def build_commands(handler: CommandHandler) -> list[app_commands.Command]:  # ty
             epochs=epochs,
             framework=framework.value if framework is not None else None,
         )
-        await handler.handle_ftcost(interaction, query or "", options)
+        await handler.handle_ftcost(interaction, query or "", options, config)
 
     @ftcost.autocomplete("model")
     async def model_autocomplete(

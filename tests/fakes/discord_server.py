@@ -43,6 +43,11 @@ Behaviours copied from Discord because discord.py (or a careless bot) depends on
   message's ``attachments``; ``validate_attachments`` checks the ``attachments`` ids and that
   an embed's ``attachment://NAME`` image names a file of the same message, and a file over
   10 MiB gets 413 (code 40005).
+* A file a user attaches to a slash command's attachment option: ``fake.attachment(name,
+  data)`` hosts the bytes on the fake's CDN path (``GET /attachments/...``, no token, as
+  Discord's CDN) and returns the attachment object; pass it as the option's value and in
+  ``resolved`` (``interaction_slash(..., resolved={"attachments": {id: obj}})``).
+  ``cdn_fetches`` lists the paths fetched.
 """
 
 from __future__ import annotations
@@ -626,6 +631,9 @@ class FakeDiscord:
         self.calls: list[Call] = []
         self.violations: list[str] = []
         self.internal_errors: list[str] = []  # bugs in the fake itself; should stay empty
+        # attachments users gave slash commands (``attachment``): CDN path -> bytes, type
+        self.cdn_files: dict[str, tuple[bytes, str | None]] = {}
+        self.cdn_fetches: list[str] = []
         self.identifies: list[dict[str, Any]] = []
         self.resumes: list[dict[str, Any]] = []
         self.gateway_received: list[dict[str, Any]] = []
@@ -1207,7 +1215,42 @@ class FakeDiscord:
         ]
         return [(meth, re.compile("^" + pat + "$"), fn) for meth, pat, fn in table]
 
+    def attachment(
+        self,
+        filename: str,
+        data: bytes,
+        *,
+        content_type: str | None = "text/plain; charset=utf-8",
+        size: int | None = None,
+        channel_id: int | None = None,
+    ) -> dict[str, Any]:
+        """An attachment a user gave a slash command: its bytes served from the fake's CDN
+        path, its object (``size``: the size Discord reports, default the real one)."""
+        aid = self._next_id()
+        path = f"/attachments/{channel_id or self.channel_id}/{aid}/{filename}"
+        self.cdn_files[path] = (bytes(data), content_type)
+        url = f"http://127.0.0.1:{self.port}{path}"
+        obj: dict[str, Any] = {
+            "id": str(aid),
+            "filename": filename,
+            "size": len(data) if size is None else size,
+            "url": url,
+            "proxy_url": url,
+            "ephemeral": True,
+            "flags": 0,
+        }
+        if content_type is not None:
+            obj["content_type"] = content_type
+        return obj
+
     async def _route(self, call: Call) -> web.StreamResponse:
+        if call.method == "GET" and call.path.startswith("/attachments/"):  # the CDN
+            self.cdn_fetches.append(call.path)
+            hosted = self.cdn_files.get(call.path)
+            if hosted is None:
+                return web.Response(status=404, text="404: Not Found")
+            return web.Response(body=hosted[0], content_type=(hosted[1] or
+                                "application/octet-stream").split(";")[0])
         needs_auth = not call.path.startswith(("/interactions/", "/webhooks/", "/gateway"))
         if needs_auth and self.token is not None:
             auth = call.headers.get("Authorization", "")
