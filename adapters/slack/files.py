@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -99,7 +99,7 @@ def looks_like_config(file: Mapping[str, Any]) -> bool:
     )
 
 
-def pick_file(files: list[Mapping[str, Any]], *, explicit: bool) -> Mapping[str, Any] | None:
+def pick_file(files: Sequence[Mapping[str, Any]], *, explicit: bool) -> Mapping[str, Any] | None:
     """The file to read among ``files``: the one that looks like a config. ``explicit``
     (a mention): else the first file, so that a wrong file gets an error; in a thread
     files that are no config (a screenshot) are left alone.
@@ -124,7 +124,7 @@ class SlackConfigs:
     async def answer(
         self,
         text: str,
-        files: list[Mapping[str, Any]] | None,
+        files: Sequence[Mapping[str, Any]] | None,
         *,
         bot_user_id: str | None,
         workspace: str | None,
@@ -212,7 +212,9 @@ class SlackConfigs:
         headers = {"Authorization": f"Bearer {self.client.token or ''}"}
         timeout = aiohttp.ClientTimeout(total=self.client.timeout)
         async with session.get(
-            url, headers=headers, timeout=timeout, ssl=self.client.ssl, proxy=self.client.proxy
+            url, headers=headers, timeout=timeout,
+            ssl=self.client.ssl if self.client.ssl is not None else True,
+            proxy=self.client.proxy,
         ) as resp:
             if resp.status != 200:
                 raise ConfigError(_cannot_read(f"HTTP {resp.status}"))
