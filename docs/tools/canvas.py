@@ -270,11 +270,12 @@ def wrap(runs: Sequence[Run], theme: Theme, width: float) -> list[list[_Token]]:
     lines: list[list[_Token]] = [[]]
     x = 0.0
     for token in _tokens(runs, theme, width):
-        if lines[-1] and x + token.width > width:
+        pads = 2 * CODE_PAD if token.style.code else 0.0  # counted per word: errs wide
+        if lines[-1] and x + token.width + pads > width:
             lines.append([])
             x = 0.0
         lines[-1].append(token)
-        x += token.width + token.space
+        x += token.width + token.space + pads
     return lines
 
 
