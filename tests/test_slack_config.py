@@ -267,6 +267,22 @@ async def test_a_config_shared_in_an_estimates_thread_is_answered_in_the_thread(
     assert context.request.seq_len == 2048  # the message's words override the config
 
 
+async def test_a_config_pasted_in_an_estimates_thread_is_answered_there(bot, slack):
+    ts = await slash(bot, slack, "70b qlora 50M tokens h100")
+    text = "```\nbase_model: meta-llama/Meta-Llama-3.1-8B\nadapter: lora\n``` on 2x a100"
+
+    await bot.post(event_body(message_event(text, ts="1700000300.000002", thread_ts=ts),
+                              event_id="EvCB"))
+    await bot.settle()
+
+    reply = slack.calls_to("chat.postMessage", ok=True)[-1]
+    assert reply.args["thread_ts"] == ts
+    assert "Read from the axolotl config" in all_text(reply.args["blocks"])
+    context = await bot.store.get_thread(ThreadKey("slack", "C1", ts))
+    assert (context.request.model, context.request.method.value) == ("llama-3.1-8b", "lora")
+    assert context.request.gpu_count == 2
+
+
 async def test_a_screenshot_in_an_estimates_thread_is_not_answered(bot, slack):
     ts = await slash(bot, slack)
     png = slack.share_file("chart.png", b"\x89PNG\x00\x00", filetype="png",
