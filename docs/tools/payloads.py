@@ -62,6 +62,9 @@ class FixedClock:
     async def sleep_until(self, when: datetime) -> None:
         raise RuntimeError("the docs clock never waits")
 
+    async def sleep(self, seconds: float) -> None:
+        raise RuntimeError("the docs clock never waits")
+
 
 def service() -> Service:
     """The conversation service over the built-in catalog, at :data:`NOW`."""

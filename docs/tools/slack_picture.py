@@ -29,7 +29,7 @@ from docs.tools.markup import CodeBlock, Paragraph, Run, slack_inline, slack_pie
 WIDTH = 860
 GUTTER = 20
 AVATAR = 36
-CONTENT_X = GUTTER + AVATAR + 8
+CONTENT_X = float(GUTTER + AVATAR + 8)
 CONTENT_W = WIDTH - CONTENT_X - 28
 
 INK = "#1d1c1d"
@@ -166,7 +166,8 @@ class SlackPainter:
             self.y = max(self.y, bottom)
 
     def _context(self, block: dict[str, Any]) -> None:
-        """Elements side by side; one that is long or spans lines starts its own row."""
+        """Elements side by side; one that does not fit the row, or spans lines, takes
+        rows of its own at full width."""
         x, row_top, row_bottom = CONTENT_X, self.y + 2, self.y + 2
         for element in block.get("elements", []):
             if element.get("type") == "image":
@@ -174,20 +175,15 @@ class SlackPainter:
             lines = [tuple(slack_inline(line, self.users)) for line in
                      _plain(element).split("\n")]
             natural = _runs_width(lines[0], CONTEXT) if len(lines) == 1 else None
-            fits = natural is not None and x + natural <= CONTENT_X + CONTENT_W
-            if not fits or x == CONTENT_X:
-                if x != CONTENT_X:
-                    row_top, x = row_bottom, CONTENT_X
-                if natural is None or not fits:
-                    row_bottom = draw_runs(self.canvas, CONTENT_X, row_top, CONTENT_W, lines,
-                                           CONTEXT)
-                    row_top, x = row_bottom, CONTENT_X
-                    continue
-            assert natural is not None
-            bottom = draw_runs(self.canvas, x, row_top, natural + 1, lines, CONTEXT)
-            row_bottom = max(row_bottom, bottom)
-            x += natural + 14
-        self.y = max(row_bottom, row_top) + 2
+            if natural is not None and x + natural <= CONTENT_X + CONTENT_W:
+                bottom = draw_runs(self.canvas, x, row_top, natural + 1, lines, CONTEXT)
+                row_bottom = max(row_bottom, bottom)
+                x += natural + 14
+                continue
+            row_top = row_bottom = draw_runs(self.canvas, CONTENT_X, row_bottom, CONTENT_W,
+                                             lines, CONTEXT)
+            x = CONTENT_X
+        self.y = row_bottom + 2
 
     def _actions(self, elements: list[dict[str, Any]]) -> None:
         x, top = CONTENT_X, self.y + 4
