@@ -105,6 +105,8 @@ def _source_line(s: SourceStatus, now: datetime) -> str:
             extra.append(f"{sum(s.unknown.values())} rows with unmapped names")
         if s.rejected:
             extra.append(f"{s.rejected} prices rejected")
+        if s.vanished:
+            extra.append(f"{s.vanished} cards no longer listed, last price kept")
         more = f" ({'; '.join(extra)})" if extra else ""
         return f"{s.name}: ok, {s.offers} offers{more}"
     since = (

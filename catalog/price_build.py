@@ -18,16 +18,19 @@ How a card's prices are derived (per refresh):
    back**: its previous prices stay, and the move is reported
    (:class:`~catalog.price_snapshot.HeldBack`).
 5. A source that failed keeps its previous quotes (marked stale in
-   :attr:`PriceSnapshot.sources`), so one bad download changes nothing.
+   :attr:`PriceSnapshot.sources`), so one bad download changes nothing. A source read
+   well that no longer lists a card keeps that card's previous quote, with its fetch
+   time, for ``Limits.keep_vanished_days`` (:func:`vanished_quotes`).
 
 A team's price sheet (:mod:`catalog.team_sheets`) overrides these for its workspace.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from catalog.price_snapshot import (
@@ -75,7 +78,10 @@ class TeamFetch:
         return f"team:{self.workspace}"
 
 
-def _bad_price(price: float, limits: Limits) -> str | None:
+def bad_price(price: float, limits: Limits) -> str | None:
+    """Why ``price`` ($/GPU-hour) cannot be used, or None when it can."""
+    if not math.isfinite(price):
+        return f"not a finite number ({price})"
     if price <= 0:
         return "not positive"
     if price > limits.max_price_per_gpu_hour:
@@ -96,7 +102,7 @@ def screen_offers(
         checks: tuple[tuple[Literal["on-demand", "spot"], float | None], ...] = (
             ("on-demand", price), ("spot", spot))
         for kind, value in checks:
-            reason = None if value is None else _bad_price(value, limits)
+            reason = None if value is None else bad_price(value, limits)
             if reason is None or value is None:
                 continue
             rejected.append(Rejection(source=o.cloud, card=o.card, kind=kind, price=value,
@@ -126,6 +132,27 @@ def cloud_quotes(offers: Iterable[Offer], as_of: datetime) -> dict[str, CloudQuo
     return {
         card: CloudQuotes(on_demand=on_demand.get(card), spot=spot.get(card), as_of=as_of)
         for card in sorted(on_demand.keys() | spot.keys())
+    }
+
+
+def vanished_quotes(
+    previous: PriceSnapshot | None,
+    cloud: str,
+    fresh: Mapping[str, CloudQuotes],
+    now: datetime,
+    limits: Limits,
+) -> dict[str, CloudQuotes]:
+    """Card -> ``cloud``'s previous quotes, for cards that cloud quoted before but not in
+    this (successful) fetch: they keep their last price and its fetch time, so the report
+    shows its age, instead of falling back to the built-in price and being announced as a
+    market move. Kept up to ``Limits.keep_vanished_days`` after that fetch."""
+    if previous is None:
+        return {}
+    oldest = now - timedelta(days=limits.keep_vanished_days)
+    return {
+        card: prices.clouds[cloud]
+        for card, prices in previous.cards.items()
+        if card not in fresh and cloud in prices.clouds and prices.clouds[cloud].as_of >= oldest
     }
 
 
@@ -203,16 +230,24 @@ def _team_sheet(
     now: datetime,
     before: TeamSheet | None,
     limits: Limits,
-) -> tuple[TeamSheet | None, list[Rejection], list[HeldBack]]:
+) -> tuple[TeamSheet, list[Rejection], list[HeldBack]]:
+    """The sheet in force after this refresh. A rate that is rejected (not a number, not
+    finite, not positive, above the bound) or moved more than the 5x rule allows keeps
+    the sheet's previous rate for that card, so a typo never drops a team to public
+    prices; a card the sheet no longer lists is dropped (the editor removed it)."""
     sheet = fetch.sheet
     assert sheet is not None
     prices: dict[str, TeamPrice] = {}
     rejected: list[Rejection] = []
     held: list[HeldBack] = []
+    for card, text in sheet.unreadable.items():
+        rejected.append(Rejection(source=fetch.name, card=card, kind="team", price=None,
+                                  reason=f"not a number ({text})"))
     for card, value in sheet.raw_prices.items():
-        reason = _bad_price(value, limits)
+        reason = bad_price(value, limits)
         if reason is not None:
-            rejected.append(Rejection(source=fetch.name, card=card, kind="team", price=value,
+            rejected.append(Rejection(source=fetch.name, card=card, kind="team",
+                                      price=value if math.isfinite(value) else None,
                                       reason=reason))
             continue
         entry = sheet.prices[card]
@@ -222,8 +257,12 @@ def _team_sheet(
                                  workspace=fetch.workspace))
             entry = old
         prices[card] = entry
+    if before is not None:
+        for r in rejected:
+            if r.card in before.prices:
+                prices[r.card] = before.prices[r.card]
     result = TeamSheet(workspace=fetch.workspace, location=fetch.location, name=sheet.name,
-                       prices=prices, as_of=now)
+                       prices=dict(sorted(prices.items())), as_of=now)
     return result, rejected, held
 
 
@@ -262,13 +301,16 @@ def build_snapshot(
         else:
             kept, bad = screen_offers(parsed.offers, limits)
             rejected += bad
-            carried = cloud_quotes(kept, taken_at)
+            fresh = cloud_quotes(kept, taken_at)
+            vanished = vanished_quotes(previous, fetch.cloud, fresh, taken_at, limits)
+            carried = {**vanished, **fresh}
             statuses.append(
                 _status(fetch.cloud, "skypilot", fetch.location, taken_at, None,
                         before.get(fetch.cloud), offers=len(parsed.offers),
                         unknown=dict(parsed.unknown), ignored=parsed.ignored,
                         bad_rows=parsed.bad_rows, rejected=len(bad),
-                        count_fixes=parsed.count_fixes, missing_host=parsed.missing_host)
+                        count_fixes=parsed.count_fixes, missing_host=parsed.missing_host,
+                        vanished=len(vanished))
             )
         for card, quotes in carried.items():
             per_card.setdefault(card, {})[fetch.cloud] = quotes
@@ -290,12 +332,11 @@ def build_snapshot(
         sheet, bad, moved = _team_sheet(team, taken_at, old_sheet, limits)
         rejected += bad
         held += moved
-        if sheet is not None:
-            sheets[team.workspace] = sheet
+        sheets[team.workspace] = sheet
         statuses.append(
             _status(team.name, "team", team.location, taken_at, None, before.get(team.name),
                     offers=len(team.sheet.raw_prices), unknown=dict(team.sheet.unknown),
-                    bad_rows=len(team.sheet.problems) - len(team.sheet.unknown),
+                    bad_rows=len(team.sheet.unreadable),
                     rejected=len(bad))
         )
     return PriceSnapshot(

@@ -20,6 +20,8 @@ DEFAULT_MAX_PRICE = 100.0
 about $15)."""
 DEFAULT_MAX_CHANGE = 5.0
 """A card whose price moves by more than this factor in one refresh is held back."""
+DEFAULT_KEEP_VANISHED_DAYS = 7.0
+"""Days a card a source no longer lists keeps its last price from that source."""
 MAX_REJECTIONS_KEPT = 50
 ANY_WORKSPACE = "*"
 """A team sheet for every workspace (single-team deployments)."""
@@ -51,6 +53,8 @@ class Limits(_Model):
     """A price (on-demand, spot or team) above this $/GPU-hour is rejected."""
     max_change_ratio: float = Field(default=DEFAULT_MAX_CHANGE, gt=1)
     """A card moving by more than this factor in one refresh is held back."""
+    keep_vanished_days: float = Field(default=DEFAULT_KEEP_VANISHED_DAYS, ge=0, le=365)
+    """A card a source stops listing keeps its last quote from it this many days."""
 
 
 class Quote(_Model):
@@ -131,8 +135,9 @@ class Rejection(_Model):
     source: str
     card: str
     kind: Literal["on-demand", "spot", "team"]
-    price: float
-    """The rejected $/GPU-hour."""
+    price: float | None
+    """The rejected $/GPU-hour; None when it was not a finite number (``reason`` quotes
+    what was written)."""
     reason: str
     where: str = ""
 
@@ -178,6 +183,8 @@ class SourceStatus(_Model):
     rejected: int = 0
     count_fixes: int = 0
     missing_host: int = 0
+    vanished: int = 0
+    """Cards this source quoted before but not now, whose previous quote was kept."""
 
     @property
     def stale(self) -> bool:

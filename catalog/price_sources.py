@@ -200,7 +200,8 @@ async def fetch_team(
     where = redact(source.location)
     try:
         text = await read_location(session, source.location, settings)
-        sheet = parse_team_sheet(text, resolve)
+        # YAML parsing is CPU work: off the event loop, like the CSV parse.
+        sheet = await asyncio.to_thread(parse_team_sheet, text, resolve)
     except (FetchError, MalformedSheet) as exc:
         return TeamFetch(source.workspace, where, error=str(exc))
     return TeamFetch(source.workspace, where, sheet)
@@ -274,6 +275,7 @@ def log_snapshot(snapshot: PriceSnapshot) -> None:
         )  # fmt: skip
     for r in snapshot.rejected:
         log.warning(
-            "price rejected source=%s card=%s kind=%s price=%.4f reason=%r where=%r",
-            r.source, r.card, r.kind, r.price, r.reason, r.where,
+            "price rejected source=%s card=%s kind=%s price=%s reason=%r where=%r",
+            r.source, r.card, r.kind, "-" if r.price is None else f"{r.price:.4f}", r.reason,
+            r.where,
         )  # fmt: skip

@@ -39,6 +39,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
+MAX_BAD_ROW_SHARE = 0.05
+"""A file with more than this share of unreadable GPU rows (and more than
+:data:`BAD_ROWS_TOLERATED`) fails as a whole: a half-broken download must not pass for
+a good refresh. SkyPilot's published files have none."""
+BAD_ROWS_TOLERATED = 1
+"""Unreadable GPU rows accepted whatever the share (one glitch in a small file)."""
 
 
 class MalformedCatalog(ValueError):
@@ -208,7 +214,8 @@ class ParsedCatalog:
     rows: int
     """Data rows in the file (every kind)."""
     gpu_rows: int
-    """Rows naming an accelerator (GCP host-VM and CPU rows excluded)."""
+    """Rows naming an accelerator (GCP host-VM and CPU rows excluded), and rows too
+    ragged to tell."""
     unknown: dict[str, int] = field(default_factory=dict)
     """Accelerator names (``"H100 @ gpu_1x_h100_nvl"`` when only the instance type was
     new) no rule maps -> rows. Logged; never guessed."""
@@ -315,7 +322,8 @@ def parse_vms_csv(text: str, cloud: str) -> ParsedCatalog:
     """Read one cloud's ``vms.csv`` into per-GPU offers for catalog cards.
 
     Raises :class:`MalformedCatalog` when the header lacks a required column, when the
-    file has no GPU rows, or when most GPU rows are unreadable.
+    file has no GPU rows, or when more than :data:`MAX_BAD_ROW_SHARE` of its GPU rows
+    (and more than :data:`BAD_ROWS_TOLERATED`) are unreadable.
     """
     try:
         rows = list(_reader(text))
@@ -327,8 +335,8 @@ def parse_vms_csv(text: str, cloud: str) -> ParsedCatalog:
     gpu_rows = ignored = bad = fixes = missing_host = 0
     for row in rows:
         if None in row or any(v is None for v in row.values()):
-            # A row with more or fewer cells than the header.
-            bad += 1
+            # A row with more or fewer cells than the header: it may have been a GPU row.
+            gpu_rows, bad = gpu_rows + 1, bad + 1
             continue
         name = row["AcceleratorName"].strip()
         if not name:
@@ -383,8 +391,11 @@ def parse_vms_csv(text: str, cloud: str) -> ParsedCatalog:
         )
     if gpu_rows == 0:
         raise MalformedCatalog("no GPU rows")
-    if bad > gpu_rows / 2:
-        raise MalformedCatalog(f"{bad} of {gpu_rows} GPU rows unreadable")
+    if bad > BAD_ROWS_TOLERATED and bad > MAX_BAD_ROW_SHARE * gpu_rows:
+        raise MalformedCatalog(
+            f"{bad} of {gpu_rows} GPU rows unreadable (more than {MAX_BAD_ROW_SHARE:.0%}): "
+            "the file looks damaged, so none of it is used"
+        )
     return ParsedCatalog(
         cloud=cloud,
         offers=tuple(offers),

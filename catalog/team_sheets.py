@@ -7,28 +7,72 @@ rejected entry's previous rate) is :func:`catalog.price_build.build_snapshot`'s 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 import yaml
 
+from catalog.echo import shown
 from catalog.price_snapshot import TeamPrice
+
+MAX_SHEET_BYTES: Final = 256 * 1024
+"""A team sheet longer than this (UTF-8) is refused unread: a sheet of every catalog
+card with notes is a few KB."""
+MAX_NAME_CHARS: Final = 80
+"""The sheet's ``name`` and each ``note`` are cut to this many characters."""
+MAX_NOTE_CHARS: Final = 200
 
 
 class MalformedSheet(ValueError):
-    """A team price sheet that is not a mapping with a ``prices:`` mapping."""
+    """A team price sheet that cannot be read as a whole (the message says why)."""
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses aliases (``*name``, and so ``<<: *name``): a
+    nine-line sheet of nested aliases expands to 10^8 items ("billion laughs"), and a
+    price sheet never needs one."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            line = event.start_mark.line + 1 if event.start_mark else "?"
+            raise MalformedSheet(
+                f"YAML aliases (*{shown(str(event.anchor))}, line {line}) are not allowed "
+                "in a price sheet: write each rate out"
+            )
+        return super().compose_node(parent, index)
 
 
 @dataclass(frozen=True, slots=True)
 class ParsedSheet:
     name: str
     prices: dict[str, TeamPrice]
-    """Catalog card id -> rate (unvalidated beyond "a number")."""
+    """Catalog card id -> rate, for entries that are a positive finite number."""
     raw_prices: dict[str, float]
+    """Catalog card id -> the number as written (may be 0, negative, inf or nan: judged
+    by :func:`catalog.price_build.build_snapshot`)."""
     unknown: dict[str, int]
     """Card names the catalog does not know -> 1."""
     problems: tuple[str, ...]
+    unreadable: dict[str, str] = field(default_factory=dict)
+    """Catalog card id -> the entry as written, when it is not a number (a string,
+    ``true``, ``1.0e9`` which YAML reads as a string): rejected, the previous rate kept."""
+
+
+def load_sheet(text: str) -> Any:
+    """The YAML or JSON document of a sheet, refused when too long, aliased, nested
+    beyond Python's recursion limit or not YAML. Raises :class:`MalformedSheet`."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_SHEET_BYTES:
+        raise MalformedSheet(f"{size:,} bytes, over the {MAX_SHEET_BYTES:,}-byte limit")
+    try:
+        return yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader without aliases
+    except yaml.YAMLError as exc:
+        raise MalformedSheet(f"not YAML or JSON: {shown(str(exc), 200)}") from exc
+    except RecursionError as exc:
+        raise MalformedSheet("nested too deeply to be a price sheet") from exc
 
 
 def parse_team_sheet(text: str, resolve: Callable[[str], str | None]) -> ParsedSheet:
@@ -40,39 +84,45 @@ def parse_team_sheet(text: str, resolve: Callable[[str], str | None]) -> ParsedS
           a100-80gb-sxm: {price: 1.40, note: "1-year reserved"}
 
     ``resolve`` maps a card name or alias to a catalog id (None when unknown). Unknown
-    cards and unreadable entries are listed in ``problems``; the rest are kept.
+    cards and unreadable entries are listed in ``problems``; the rest are kept. CPU
+    bound (YAML): the refresh calls it in a worker thread.
     """
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise MalformedSheet(f"not YAML or JSON: {exc}") from exc
+    doc = load_sheet(text)
     if not isinstance(doc, dict) or not isinstance(doc.get("prices"), dict):
         raise MalformedSheet("expected a mapping with a 'prices:' mapping of card -> $/GPU-hour")
-    name = str(doc.get("name") or "")
+    name = shown(str(doc.get("name") or ""), MAX_NAME_CHARS)
     raw: dict[str, float] = {}
     notes: dict[str, str] = {}
     unknown: dict[str, int] = {}
+    unreadable: dict[str, str] = {}
     problems: list[str] = []
     for key, value in doc["prices"].items():
         card = resolve(str(key))
         if card is None:
-            unknown[str(key)] = 1
-            problems.append(f"{key}: unknown card")
+            unknown[shown(str(key))] = 1
+            problems.append(f"{shown(str(key))}: unknown card")
             continue
         price, note = _sheet_entry(value)
         if price is None:
-            problems.append(f"{key}: expected a number or {{price: N, note: ...}}")
+            unreadable[card] = shown(value.get("price") if isinstance(value, dict) else value)
+            problems.append(f"{shown(str(key))}: expected a number or {{price: N, note: ...}}")
             continue
         raw[card], notes[card] = price, note
-    prices = {c: TeamPrice(price=p, note=notes[c]) for c, p in raw.items() if p > 0}
-    return ParsedSheet(name, prices, raw, unknown, tuple(problems))
+    prices = {
+        c: TeamPrice(price=p, note=notes[c]) for c, p in raw.items() if math.isfinite(p) and p > 0
+    }
+    return ParsedSheet(name, prices, raw, unknown, tuple(problems), unreadable)
 
 
 def _sheet_entry(value: Any) -> tuple[float | None, str]:
     note = ""
     if isinstance(value, dict):
-        note = str(value.get("note") or "")
+        note = shown(str(value.get("note") or ""), MAX_NOTE_CHARS)
         value = value.get("price")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None, note
-    return float(value), note
+    try:
+        return float(value), note
+    except OverflowError:  # an int beyond float range: infinite for the bounds check
+        return math.inf, note
+

@@ -10,7 +10,9 @@ minutes, a timeout or a Hub outage might be over in seconds.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final
+
+from catalog.echo import ECHO_CHARS as ECHO_CHARS
+from catalog.echo import shown as shown
 
 
 class HubErrorKind(StrEnum):
@@ -50,19 +52,6 @@ _CACHEABLE = frozenset(
         HubErrorKind.TOO_LARGE,
     }
 )
-
-ECHO_CHARS: Final = 80
-"""The most characters of a user's or the Hub's text an error message repeats."""
-
-
-def shown(value: object, limit: int = ECHO_CHARS) -> str:
-    """``value`` as text for an error message: at most ``limit`` characters, the cut
-    marked with an ellipsis, so a 5,000-character ``model_type`` cannot flood a reply."""
-    try:
-        text = value if isinstance(value, str) else repr(value)
-    except ValueError:  # an int over Python's 4,300-digit str() limit
-        text = "a number of over 4,300 digits"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class HubError(Exception):
