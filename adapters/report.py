@@ -321,15 +321,21 @@ def _price_line(est: Estimate, now: datetime | None) -> str | None:
         return f"${est.request.price_per_gpu_hour:.2f}/hr as given"
     g = lead.gpu
     head = f"{g.id} ${lead.price_per_gpu_hour:.2f}/hr"
-    if g.price_refreshed_at is None:
+    spot = est.request.spot and g.spot_price_per_gpu_hour is not None
+    if est.request.spot and not spot:
+        head += " on-demand (no spot price)"
+    if g.price_refreshed_at is None and not spot:
         when = f" as of {g.price_as_of.isoformat()}" if g.price_as_of else ""
         return f"{head}, built-in catalog price{when}"
+    source = f"at spot, {g.spot_price_source}" if spot else g.price_source
+    if g.price_refreshed_at is None:
+        return f"{head} {source}"
     if now is None:
         age = f"refreshed {g.price_refreshed_at:%Y-%m-%d %H:%M} UTC"
     else:
         seconds = max(0.0, (now - g.price_refreshed_at).total_seconds())
         age = "refreshed just now" if seconds < 60 else f"refreshed {fmt_age(seconds)} ago"
-    return f"{head}, {g.price_source}, {age}"
+    return f"{head}{' ' if spot else ', '}{source}, {age}"
 
 
 def _segments(est: Estimate) -> list[Segment]:

@@ -109,25 +109,47 @@ def effective_prices(
     return out
 
 
-def apply_prices(catalog: Catalog, prices: Mapping[str, EffectivePrice]) -> Catalog:
-    """A copy of ``catalog`` whose cards carry ``prices`` (source, as-of, refresh time)."""
+def spot_prices(snapshot: PriceSnapshot | None, catalog: Catalog) -> dict[str, EffectivePrice]:
+    """Card -> its lowest refreshed spot (interruptible) price across the clouds, for
+    cards some source lists at spot. A team sheet does not change these: it holds the
+    team's own (on-demand or reserved) rates, not the public clouds' spot market."""
+    out: dict[str, EffectivePrice] = {}
+    if snapshot is None:
+        return out
+    choice = PriceChoice.LOWEST_SPOT
+    for card, prices in snapshot.cards.items():
+        quote = prices.lowest_spot
+        if quote is None or card not in catalog.gpus:
+            continue
+        out[card] = EffectivePrice(card, quote.price, "refreshed", CHOICE_LABELS[choice],
+                                   prices.clouds[quote.cloud].as_of, cloud=quote.cloud,
+                                   across=prices.across(choice))
+    return out
+
+
+def apply_prices(
+    catalog: Catalog,
+    prices: Mapping[str, EffectivePrice],
+    spot: Mapping[str, EffectivePrice] | None = None,
+) -> Catalog:
+    """A copy of ``catalog`` whose cards carry ``prices`` (source, as-of, refresh time)
+    and, when given, their ``spot`` prices (:func:`spot_prices`)."""
     gpus: list[GpuSpec] = []
     for g in catalog.gpus.values():
+        update: dict[str, object] = {}
         p = prices.get(g.id)
-        if p is None or p.kind == "catalog":
-            gpus.append(g)
-            continue
-        assert p.as_of is not None
-        gpus.append(
-            g.model_copy(
-                update={
-                    "price_per_gpu_hour": p.price,
-                    "price_source": p.source,
-                    "price_as_of": p.as_of.date(),
-                    "price_refreshed_at": p.as_of,
-                }
-            )
-        )
+        if p is not None and p.kind != "catalog":
+            assert p.as_of is not None
+            update = {
+                "price_per_gpu_hour": p.price,
+                "price_source": p.source,
+                "price_as_of": p.as_of.date(),
+                "price_refreshed_at": p.as_of,
+            }
+        s = (spot or {}).get(g.id)
+        if s is not None:
+            update |= {"spot_price_per_gpu_hour": s.price, "spot_price_source": s.source}
+        gpus.append(g.model_copy(update=update) if update else g)
     return Catalog(list(catalog.models.values()), gpus)
 
 
@@ -137,10 +159,11 @@ def priced_catalog(
     choice: PriceChoice = PriceChoice.LOWEST_ON_DEMAND,
     workspace: str | None = None,
 ) -> Catalog:
-    """``catalog`` with the prices in force for ``workspace`` applied."""
+    """``catalog`` with the prices in force for ``workspace`` applied, spot prices too."""
     if snapshot is None:
         return catalog
-    return apply_prices(catalog, effective_prices(snapshot, catalog, choice, workspace))
+    return apply_prices(catalog, effective_prices(snapshot, catalog, choice, workspace),
+                        spot_prices(snapshot, catalog))
 
 
 @dataclass(frozen=True, slots=True)

@@ -175,7 +175,14 @@ def _option_json(o: Option) -> dict[str, Any]:
 
 
 def _price(request: Request, gpu: GpuSpec) -> float | None:
-    return request.price_per_gpu_hour or gpu.price_per_gpu_hour
+    """USD per GPU-hour: the price the user gave, else the card's spot price when the
+    request asks for spot and the card has one, else its on-demand price (the
+    assumptions say when spot fell back to on-demand)."""
+    if request.price_per_gpu_hour:
+        return request.price_per_gpu_hour
+    if request.spot and gpu.spot_price_per_gpu_hour is not None:
+        return gpu.spot_price_per_gpu_hour
+    return gpu.price_per_gpu_hour
 
 
 _CARD_TABLES: dict[int, tuple[Catalog, list[Card]]] = {}

@@ -143,6 +143,11 @@ class GpuSpec(BaseModel):
     price_refreshed_at: datetime | None = None
     """When a refreshed price (``catalog.prices.apply_prices``) was fetched; None for the
     built-in price. The report turns it into "refreshed 3 h ago"."""
+    spot_price_per_gpu_hour: float | None = Field(default=None, gt=0)
+    """USD per GPU-hour at spot (interruptible) rates: the lowest refreshed spot offer
+    (``catalog.prices.apply_prices``); None when no source lists one. A request with
+    ``spot`` uses it, else the on-demand ``price_per_gpu_hour``."""
+    spot_price_source: str = ""
     spec_source: str
     notes: str = ""
 

@@ -240,13 +240,24 @@ def assumptions(ctx: Context) -> list[str]:
     out.append(_compute_line(ctx))
     lead = _lead(ctx)
     if lead is not None and lead.price_per_gpu_hour is not None:
+        g = lead.gpu
         if r.price_per_gpu_hour is not None:
             out.append(f"Price: ${r.price_per_gpu_hour:.2f}/GPU-hr as given.")
+        elif r.spot and g.spot_price_per_gpu_hour is not None:
+            out.append(
+                f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr at spot "
+                f"({g.spot_price_source}); spot capacity can be reclaimed mid-run, so "
+                "checkpoint often."
+            )
         else:
-            g = lead.gpu
             when = f", as of {g.price_as_of.isoformat()}" if g.price_as_of else ""
+            fallback = (
+                f" No spot price for {g.id} (none in the refreshed prices): on-demand used."
+                if r.spot else ""
+            )
             out.append(
                 f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr ({g.price_source}{when})."
+                + fallback
             )
     return out
 
