@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from adapters.cli import chat, main
-from tests.fakes.hub_configs import LLAMA_3_1_8B, QWEN2_5_7B_INSTRUCT
+from tests.fakes.hub_configs import LLAMA_3_1_8B, QWEN1_5_MOE_A2_7B, QWEN2_5_7B_INSTRUCT
 from tests.fakes.hub_server import FakeHub, commit_for, hub_in_thread, index_json
 
 REPO = "acme/qwen2.5-7b-support-ft"
@@ -75,6 +75,29 @@ def test_a_missing_model_exits_2_with_the_message_and_no_traceback(hub):
 
     assert (code, out) == (2, "")
     assert err.startswith("ftcost: No model acme/nope on the Hugging Face Hub: check the spelling")
+
+
+@pytest.mark.parametrize(
+    ("repo", "config", "said"),
+    [
+        ("acme/deep", {**QWEN1_5_MOE_A2_7B.config, "num_hidden_layers": 10**8},
+         "ftcost: config.json of acme/deep: num_hidden_layers is 100000000, more than any "
+         "real model has (ftcost accepts up to 1,000)"),
+        ("acme/wide", {**LLAMA_3_1_8B.config, "hidden_size": 10**200},
+         "ftcost: config.json of acme/wide: hidden_size is 1000000000"),
+        ("acme/digits", '{"model_type": "llama", "vocab_size": 1' + "0" * 5000 + "}",
+         "ftcost: config.json of acme/digits is not valid JSON (a number in it has more than "
+         "4,300 digits)"),
+    ],
+    ids=["1e8-layers", "hidden-1e200", "5000-digits"],
+)
+def test_a_hostile_config_exits_2_with_the_field_named_and_no_traceback(hub, repo, config, said):
+    hub.add(repo, config)
+
+    code, out, err = run(repo, "qlora", "50M", "tokens")
+
+    assert (code, out) == (2, "")
+    assert err.startswith(said) and "Traceback" not in err
 
 
 def test_a_slow_hub_exits_1_saying_to_try_again(hub):
