@@ -8,9 +8,10 @@ Two rules, one per mode:
 * **detailed**: the physical time model of :mod:`engine.throughput` (matmuls by
   method, attention by sequence, memory-bound work, launch floor, communication over
   the actual link, offload), which gives tokens/s per GPU on each card; GPU-hours =
-  trained tokens / (tokens/s · 3600). A user who states an MFU (``mfu 40%``) gets the
-  flat rule at that MFU instead, lowered by 6/8 under checkpointing (the forward is
-  run twice) and with ``COMM_OVERHEAD`` by interconnect on several cards, as before.
+  trained tokens / (tokens/s · 3600) plus ``RUN_STARTUP_S`` per card. A user who states
+  an MFU (``mfu 40%``) gets the flat rule at that MFU instead, lowered by 6/8 under
+  checkpointing (the forward is run twice) and with ``COMM_OVERHEAD`` by interconnect on
+  several cards, as before.
 
 ``P`` is the active parameter count (routed-active for MoE). The napkin GPU-hours
 are carried beside the detailed ones so replies can show both.
@@ -26,6 +27,7 @@ from engine.constants import (
     DEFAULT_MFU,
     FLOPS_PER_PARAM_TOKEN,
     RECOMPUTE_MFU_FACTOR,
+    RUN_STARTUP_S,
 )
 from engine.request import Mode, Request, Sharding
 from engine.specs import GpuSpec
@@ -157,8 +159,8 @@ def timing(
     """GPU-hours, wall-clock hours and cost of ``work`` on ``count`` cards of ``gpu``.
 
     Napkin and stated-MFU requests: the flat rule (module docstring). Otherwise
-    GPU-hours = trained tokens / (tokens/s per GPU · 3600); wall-clock = GPU-hours /
-    count; cost = GPU-hours · $/GPU-hour.
+    GPU-hours = trained tokens / (tokens/s per GPU · 3600) + count · ``RUN_STARTUP_S``;
+    wall-clock = GPU-hours / count; cost = GPU-hours · $/GPU-hour.
     """
     if work.flops is None or work.trained_tokens is None:
         return Timing(None, None, None, comm_overhead(gpu, count, mode))
@@ -169,7 +171,7 @@ def timing(
         rate = work.trained_tokens / (hours * 3600) if hours > 0 else None
     else:
         rate, overhead = tokens_per_second(work, gpu, count, stage, offload, nodes)
-        hours = work.trained_tokens / (rate * 3600)
+        hours = work.trained_tokens / (rate * 3600) + count * RUN_STARTUP_S / 3600
     cost = None if price is None else hours * price
     mfu = None
     if rate is not None:

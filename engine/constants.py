@@ -313,6 +313,11 @@ HOST_MEMORY_GBPS: Final = 200.0
 """DRAM bandwidth of one node's CPUs, GB/s (a two-socket server with 8-12 DDR channels
 per socket reaches 200-400 GB/s). The offloaded optimizer step (DeepSpeed CPU-Adam,
 torch's fused CPU AdamW) is bound by it: ``OPTIMIZER_STEP_BYTES`` per parameter."""
+RUN_STARTUP_S: Final = 600.0
+"""Wall-clock seconds every run spends before its first step, on every card: reading the
+checkpoint, quantizing it for QLoRA, process-group and FSDP/DeepSpeed set-up, the first
+steps' compilation and allocator warm-up; about ten minutes in practice. Paid per card,
+it is why a few hundred cards on a small dataset finish no sooner and cost far more."""
 MATMUL_FALLBACK_FRACTION: Final = 0.8
 """Achievable share of the rated dense figure for a card with no measured matmul rate."""
 

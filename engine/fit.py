@@ -33,6 +33,7 @@ from engine.constants import (
     BAND_FULL,
     BAND_GOOD,
     BAND_LOOSE,
+    RUN_STARTUP_S,
     USABLE_FRACTION,
 )
 from engine.memory import Breakdown, Footprint
@@ -240,7 +241,7 @@ def run_seconds(
         overhead = comm_overhead(gpu, count, mode)
         return work.flops / (gpu.train_tflops * 1e12 * work.mfu_effective) * (1 + overhead)
     rate, _ = tokens_per_second(work, gpu, count, stage, offload, nodes)
-    return work.trained_tokens / rate
+    return work.trained_tokens / rate + count * RUN_STARTUP_S
 
 
 def rank_cards(

@@ -6,7 +6,7 @@ import pytest
 
 from engine import Request, estimate
 from engine.compute import compute, napkin_gpu_hours, timing
-from engine.constants import DEFAULT_MFU, INTERNODE_GBPS, NO_P2P_FACTOR
+from engine.constants import DEFAULT_MFU, INTERNODE_GBPS, NO_P2P_FACTOR, RUN_STARTUP_S
 from engine.profiles import resolve
 from engine.request import Mode, Sharding
 from engine.specs import Catalog
@@ -95,7 +95,7 @@ def test_gpu_hours_are_trained_tokens_over_the_modeled_rate(catalog: Catalog) ->
                    catalog.model(request.model).architecture)
     t = timing(work, CARD, 1, 2.0, Mode.DETAILED)
     assert t.tokens_per_second is not None and t.gpu_hours is not None
-    assert t.gpu_hours == pytest.approx(1e7 / t.tokens_per_second / 3600)
+    assert t.gpu_hours == pytest.approx(1e7 / t.tokens_per_second / 3600 + RUN_STARTUP_S / 3600)
     assert t.cost_usd == pytest.approx(t.gpu_hours * 2.0)
 
 
@@ -133,3 +133,14 @@ def test_the_same_card_spans_a_wide_range_of_tokens_per_second(catalog: Catalog)
         for s, b in ((256, 1), (2048, 8), (16384, 1))
     ]
     assert max(rates) / min(rates) > 3
+
+
+def test_every_card_pays_the_start_up_so_hundreds_of_cards_cost_more(catalog: Catalog) -> None:
+    request = Request(model="llama-3.1-8b", method="lora", dataset_tokens=10**7, epochs=1)
+    model = catalog.model(request.model)
+    work = compute(model.active_params, request, model.architecture)
+    one = timing(work, CARD, 1, 2.0, Mode.DETAILED)
+    many = timing(work, CARD, 256, 2.0, Mode.DETAILED, Sharding.ZERO3)
+    assert many.cost_usd is not None and one.cost_usd is not None
+    assert many.cost_usd > 10 * one.cost_usd
+    assert many.wall_hours is not None and many.wall_hours > RUN_STARTUP_S / 3600
