@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 from adapters.help import EXAMPLES
 from adapters.report import hub_warnings
@@ -37,16 +37,16 @@ from adapters.terminal import (
     split_chart_option,
     terminal_width,
 )
-from adapters.trainconfig import ConfigError, ConfigRead
-from adapters.trainconfig.ask import config_json, read_config_file, split_config_option
 from bot.channel_settings import SETTINGS, defaults_from, read_value
-from bot.config_questions import answer_config
 from bot.replies import Reply, ReplyKind
 from bot.service import Service
 from bot.words import CHART_WORD, HELP_WORDS, normalized
 from catalog.hub.settings import HubSettings
 from catalog.loader import CatalogError
 from engine import Request
+
+if TYPE_CHECKING:
+    from adapters.trainconfig import ConfigRead
 
 USAGE: Final = """\
 usage: ftcost [--json] QUERY...      estimate a fine-tune, e.g. ftcost 70b qlora 50M tokens h100
@@ -181,6 +181,8 @@ def run_query(
     ``--framework``) fill what the words leave unsaid."""
     service = service or terminal_service()
     if config is not None:
+        from bot.config_questions import answer_config  # only --config reads configs
+
         reply = asyncio.run(answer_config(service, config, " ".join(words)))
     else:
         reply = ask(service, " ".join(words), defaults=defaults)
@@ -195,6 +197,8 @@ def run_query(
         return 0
     text = estimate_json(reply) if as_json else report_text(reply, out)
     if as_json and config is not None:
+        from adapters.trainconfig.ask import config_json
+
         text = json.dumps(config_json(json.loads(text), config), indent=2)
     print(text, file=out)
     if chart is not None:
@@ -308,6 +312,17 @@ def _interactive_chat(out: TextIO, err: TextIO) -> int:
 # ------------------------------------------------------------------------------------------
 
 
+def _read_config_option(args: list[str]) -> tuple[list[str], ConfigRead | None]:
+    """``args`` without ``--config FILE``, and the config read from FILE. The config
+    reader is imported only when the option is there (a plain query starts faster)."""
+    if not any(a == "--config" or a.startswith("--config=") for a in args):
+        return args, None
+    from adapters.trainconfig.ask import read_config_file, split_config_option
+
+    args, config_file = split_config_option(args)
+    return args, read_config_file(config_file) if config_file is not None else None
+
+
 def main(
     argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
@@ -329,9 +344,8 @@ def main(
             print(f"ftcost: {exc}", file=err)
             return 2
         try:
-            args, config_file = split_config_option(args)
-            config = read_config_file(config_file) if config_file is not None else None
-        except ConfigError as exc:
+            args, config = _read_config_option(args)
+        except ValueError as exc:  # adapters.trainconfig.ConfigError
             print(f"ftcost: {exc}", file=err)
             return 2
         try:

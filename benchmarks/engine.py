@@ -6,7 +6,8 @@ Prints:
   full estimate under 1 ms on one core, i.e. >= 1,000/s);
 * whole-process time of `ftcost --json 70b qlora 50M tokens h100` as a ratio to
   `python -c "import pydantic, yaml"` measured in the same run (target: <= 3);
-* whether the CLI imported any Slack or Discord module (it must not).
+* whether the CLI imported any Slack or Discord module, or aiohttp, redis or matplotlib
+  (it must not: the terminal goes through the shared Service, which loads them lazily).
 
 Run: python benchmarks/engine.py [--seconds N]
 """
@@ -75,7 +76,8 @@ def cli_imports_platforms() -> list[str]:
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    main(['--json', '70b', 'qlora', '50M', 'tokens', 'h100'])\n"
         "print(','.join(m for m in sys.modules if m.split('.')[0] in "
-        "('slack_bolt', 'slack_sdk', 'discord', 'bot')))\n"
+        "('slack_bolt', 'slack_sdk', 'discord', 'aiohttp', 'redis', 'matplotlib')"
+        " or m.startswith(('adapters.slack', 'adapters.discord'))))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT
