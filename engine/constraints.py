@@ -24,7 +24,14 @@ from typing import Any
 
 from engine.compute import Compute, compute
 from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
-from engine.fit import Option, Sizer, make_option, not_recommended_reason, resolve_stage
+from engine.fit import (
+    Option,
+    Sizer,
+    hourly_price,
+    make_option,
+    not_recommended_reason,
+    resolve_stage,
+)
 from engine.memory import Footprint, footprint
 from engine.request import Method, Request
 from engine.specs import Catalog, GpuSpec, ModelSpec
@@ -121,7 +128,7 @@ def _card_options(
     found = Sizer(fp, request.sharding, request.offload).fewest(gpu)
     if found is None:
         return
-    price = request.price_per_gpu_hour or gpu.price_per_gpu_hour
+    price = hourly_price(gpu, request.price_per_gpu_hour, request.spot)
     for n in counts(found[0], _most_cards(request)):
         yield make_option(
             fp, gpu, n, resolve_stage(request.sharding, n), work, price, request.mode,

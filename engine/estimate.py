@@ -22,6 +22,7 @@ from engine.fit import (
     Sizer,
     cards,
     fewest_cards,
+    hourly_price,
     make_option,
     rank_cards,
     resolve_stage,
@@ -178,11 +179,7 @@ def _price(request: Request, gpu: GpuSpec) -> float | None:
     """USD per GPU-hour: the price the user gave, else the card's spot price when the
     request asks for spot and the card has one, else its on-demand price (the
     assumptions say when spot fell back to on-demand)."""
-    if request.price_per_gpu_hour:
-        return request.price_per_gpu_hour
-    if request.spot and gpu.spot_price_per_gpu_hour is not None:
-        return gpu.spot_price_per_gpu_hour
-    return gpu.price_per_gpu_hour
+    return hourly_price(gpu, request.price_per_gpu_hour, request.spot)
 
 
 _CARD_TABLES: dict[int, tuple[Catalog, list[Card]]] = {}
@@ -218,13 +215,14 @@ def _best_options(
         request.offload,
         _nodes(request),
         request.gpu_count if request.gpu is None else None,
+        request.spot,
     )
     if not best and request.gpu is None and request.gpu_count is not None:
         # No card holds the run at the count named: show the fewest that do (a warning
         # says why the count could not be honoured).
         best = rank_cards(
             sizer, table, work, request.price_per_gpu_hour, request.mode, keep,
-            request.offload, _nodes(request),
+            request.offload, _nodes(request), spot=request.spot,
         )
     return [
         make_option(

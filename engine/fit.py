@@ -225,6 +225,16 @@ def cards(gpus: list[GpuSpec]) -> list[Card]:
     ]
 
 
+def hourly_price(gpu: GpuSpec, override: float | None, spot: bool) -> float | None:
+    """USD per GPU-hour: the price the user gave, else the card's spot price when spot is
+    asked for and the card has one, else its on-demand price."""
+    if override:
+        return override
+    if spot and gpu.spot_price_per_gpu_hour is not None:
+        return gpu.spot_price_per_gpu_hour
+    return gpu.price_per_gpu_hour
+
+
 def run_seconds(
     work: Compute,
     gpu: GpuSpec,
@@ -254,6 +264,7 @@ def rank_cards(
     offload: bool = False,
     nodes: int | None = None,
     count: int | None = None,
+    spot: bool = False,
 ) -> list[tuple[Card, int, Sharding]]:
     """The best ``keep`` cards for one footprint, as ``(card, count, sharding)``.
 
@@ -273,7 +284,7 @@ def rank_cards(
         if found is None:
             continue
         n, stage, per_gpu = found
-        price = price_override or card.price
+        price = hourly_price(card.gpu, price_override, spot)
         if timed:
             seconds = run_seconds(work, card.gpu, n, stage, mode, offload, nodes)
             cost = math.inf if price is None else seconds / 3600 * price

@@ -112,3 +112,17 @@ def test_a_team_rate_leaves_the_public_spot_price(catalog: Catalog) -> None:
     h100 = priced_catalog(catalog, snap).gpu("h100-sxm")
 
     assert (h100.price_per_gpu_hour, h100.spot_price_per_gpu_hour) == (2.10, H100_SPOT)
+
+
+def test_spot_prices_choose_the_pick_not_only_its_cost() -> None:
+    from engine import Request, estimate
+    from tests.helpers import catalog_with, gpu
+
+    steady = gpu("steady", 80, price_per_gpu_hour=2.0)
+    spotty = gpu("spotty", 80, price_per_gpu_hour=3.0, spot_price_per_gpu_hour=0.5)
+    cat = catalog_with(steady, spotty)
+    request = Request(model="llama-3.1-8b", method="lora", dataset_tokens=10**7)
+    assert estimate(request, cat).options[0].gpu.id == "steady"
+    spot = estimate(request.model_copy(update={"spot": True}), cat)
+    assert spot.options[0].gpu.id == "spotty"
+    assert spot.options[0].price_per_gpu_hour == 0.5
