@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
+from adapters.argv import MissingValue, take_option
 from adapters.help import EXAMPLES
 from adapters.report import hub_warnings
 from adapters.terminal import (
@@ -116,23 +117,13 @@ def framework_defaults(value: str | None) -> dict[str, object]:
 
 
 def split_framework_option(args: list[str]) -> tuple[list[str], str | None]:
-    """``args`` without ``--framework NAME`` / ``--framework=NAME``, and NAME."""
-    out: list[str] = []
-    value: str | None = None
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == FRAMEWORK_OPTION:
-            if i + 1 >= len(args):
-                raise FrameworkError("--framework needs a name, e.g. --framework hf")
-            value, i = args[i + 1], i + 2
-            continue
-        if arg.startswith(FRAMEWORK_OPTION + "="):
-            value = arg.split("=", 1)[1]
-        else:
-            out.append(arg)
-        i += 1
-    return out, value
+    """``args`` without ``--framework NAME`` / ``--framework=NAME``, and NAME (the last
+    one given)."""
+    try:
+        rest, values = take_option(args, FRAMEWORK_OPTION)
+    except MissingValue:
+        raise FrameworkError("--framework needs a name, e.g. --framework hf") from None
+    return rest, values[-1] if values else None
 
 
 def ask(

@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 from typing import Final
 
+from adapters.argv import MissingValue, take_option
 from adapters.report import Report
 from engine import Request
 from engine.specs import Catalog
@@ -122,24 +123,12 @@ def split_chart_option(args: list[str]) -> tuple[list[str], Path | None]:
 
     Raises :class:`ChartPathError` when the option has no file, names it twice, or the
     file can't be written (see :func:`check_chart_path`)."""
-    rest: list[str] = []
-    found: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == CHART_OPTION:
-            if i + 1 >= len(args) or args[i + 1].startswith("--"):
-                raise ChartPathError(
-                    f"{CHART_OPTION} needs a file name ending in .png, e.g. {CHART_EXAMPLE}"
-                )
-            found.append(args[i + 1])
-            i += 2
-            continue
-        if arg.startswith(CHART_OPTION + "="):
-            found.append(arg.split("=", 1)[1])
-        else:
-            rest.append(arg)
-        i += 1
+    try:
+        rest, found = take_option(args, CHART_OPTION)
+    except MissingValue:
+        raise ChartPathError(
+            f"{CHART_OPTION} needs a file name ending in .png, e.g. {CHART_EXAMPLE}"
+        ) from None
     if len(found) > 1:
         raise ChartPathError(f"{CHART_OPTION} was given {len(found)} times; give it once.")
     return rest, check_chart_path(found[0]) if found else None

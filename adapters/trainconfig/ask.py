@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from adapters.argv import MissingValue, take_option
 from adapters.parse import QueryError, parse_fields, parse_query
 from adapters.query.errors import error
 from adapters.query.names import resolve_model
@@ -69,22 +70,10 @@ def split_config_option(args: list[str]) -> tuple[list[str], str | None]:
     """``args`` without ``--config FILE`` (or ``--config=FILE``), and the file named.
 
     Raises :class:`ConfigError` when the option has no file or is given twice."""
-    rest: list[str] = []
-    found: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == CONFIG_OPTION:
-            if i + 1 >= len(args) or args[i + 1].startswith("--"):
-                raise ConfigError(f"{CONFIG_OPTION} needs a file, e.g. {CONFIG_EXAMPLE}")
-            found.append(args[i + 1])
-            i += 2
-            continue
-        if arg.startswith(CONFIG_OPTION + "="):
-            found.append(arg.split("=", 1)[1])
-        else:
-            rest.append(arg)
-        i += 1
+    try:
+        rest, found = take_option(args, CONFIG_OPTION)
+    except MissingValue:
+        raise ConfigError(f"{CONFIG_OPTION} needs a file, e.g. {CONFIG_EXAMPLE}") from None
     if len(found) > 1:
         raise ConfigError(f"{CONFIG_OPTION} is given {len(found)} times; give one config.")
     if found and not found[0]:
