@@ -471,7 +471,9 @@ def test_help_fits_a_discord_message_and_covers_the_language() -> None:
     for word in ("qlora", "tokens", "epochs", "seq", "bs", "r64", "attn", "adamw-8bit", "fp8",
                  "pure-bf16", "no-ckpt", "no-flash", "fused-ce", "offload", "zero3", "fsdp",
                  "accum", "dropout",
-                 "ddp", "mfu", "$2.50/hr", "napkin", "no-double-quant", "2x h100", "what if"):
+                 "ddp", "mfu", "$2.50/hr", "napkin", "no-double-quant", "2x h100", "what if",
+                 "trl", "unsloth", "torchtune", "samples", "spot", "nodes", "under $500",
+                 "max seq", "largest model", "compile", "activation-offload"):
         assert word in QUERY_HELP, word
 
 
