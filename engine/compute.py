@@ -31,7 +31,7 @@ from engine.constants import (
 )
 from engine.request import Mode, Request, Sharding
 from engine.specs import GpuSpec
-from engine.throughput import Workload, nodes_for, step_time, workload
+from engine.throughput import Workload, step_time, workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +140,7 @@ def tokens_per_second(
     key = (gpu.id, count, stage, offload, nodes)
     hit = work.rates.get(key)
     if hit is None:
-        step = step_time(work.work, gpu, count, stage, offload, nodes_for(count, nodes))
+        step = step_time(work.work, gpu, count, stage, offload, nodes)
         waited = max(0.0, step.step_s - step.compute_s - step.optimizer_s - step.offload_s)
         hit = work.rates[key] = (step.tokens_per_second, min(1.0, waited / step.step_s))
     return hit

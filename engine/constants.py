@@ -318,6 +318,9 @@ RUN_STARTUP_S: Final = 600.0
 checkpoint, quantizing it for QLoRA, process-group and FSDP/DeepSpeed set-up, the first
 steps' compilation and allocator warm-up; about ten minutes in practice. Paid per card,
 it is why a few hundred cards on a small dataset finish no sooner and cost far more."""
+HBM_FALLBACK_GBPS: Final = 1000.0
+"""Memory bandwidth assumed for a card whose catalog entry gives none (every shipped card
+gives one: this guards a team's own catalog), GB/s: an A10-to-L40S-class GDDR card."""
 MATMUL_FALLBACK_FRACTION: Final = 0.8
 """Achievable share of the rated dense figure for a card with no measured matmul rate."""
 

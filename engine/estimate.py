@@ -213,7 +213,7 @@ def _best_options(
         request.mode,
         keep,
         request.offload,
-        _nodes(request),
+        request.nodes,
         request.gpu_count if request.gpu is None else None,
         request.spot,
     )
@@ -222,7 +222,7 @@ def _best_options(
         # says why the count could not be honoured).
         best = rank_cards(
             sizer, table, work, request.price_per_gpu_hour, request.mode, keep,
-            request.offload, _nodes(request), spot=request.spot,
+            request.offload, request.nodes, spot=request.spot,
         )
     return [
         make_option(
@@ -234,15 +234,11 @@ def _best_options(
             _price(request, card.gpu),
             request.mode,
             request.offload,
-            nodes=_nodes(request),
+            nodes=request.nodes,
         )
         for card, count, stage in best
     ]
 
-
-def _nodes(request: Request) -> int | None:
-    nodes = getattr(request, "nodes", None)
-    return nodes if isinstance(nodes, int) else None
 
 
 def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) -> Option:
@@ -267,7 +263,7 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
         request.offload,
         named=True,
         needed=needed,
-        nodes=_nodes(request),
+        nodes=request.nodes,
     )
 
 
@@ -294,7 +290,7 @@ def _plan(
                     price,
                     request.mode,
                     request.offload,
-                    nodes=_nodes(request),
+                    nodes=request.nodes,
                 )
             )
         options = [*lead, *(o for o in options if o.gpu.id != request.gpu)]
@@ -362,7 +358,7 @@ def _what_ifs(
                     _price(variant, pick),
                     variant.mode,
                     variant.offload,
-                    nodes=_nodes(variant),
+                    nodes=variant.nodes,
                 )
         if option is None:
             best = _best_options(fp, variant.model_copy(update={"gpu": None}), work, table, 1)

@@ -54,6 +54,7 @@ from engine.constants import (
     FA_EFFICIENCY,
     FORWARD_SHARE,
     GPUS_PER_NODE,
+    HBM_FALLBACK_GBPS,
     HOST_LINK_GBPS,
     HOST_MEMORY_GBPS,
     INTERNODE_GBPS,
@@ -253,7 +254,7 @@ def step_time(
 ) -> StepTime:
     """Seconds of one optimizer step (``grad_accum`` micro-batches) on each GPU."""
     n = max(count, 1)
-    hbm = (gpu.hbm_gbps or 1000.0) * 1e9
+    hbm = (gpu.hbm_gbps or HBM_FALLBACK_GBPS) * 1e9
     rate = matmul_rate(gpu)
     gemm = max(work.matmul_flops / rate, work.weight_bytes / hbm)
     memory_bound = (
