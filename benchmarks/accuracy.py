@@ -70,6 +70,9 @@ class Run:
     tokens_measured: float | None
     time_excluded: str | None
     """Why the run's tokens/s is not scored (a mechanism the engine does not model)."""
+    memory_excluded: str | None = None
+    """Why the run's memory is not scored (the figure contradicts its own stated
+    configuration); printed with the report, never silent."""
 
 
 def source_of(run_id: str) -> str:
@@ -98,6 +101,7 @@ def load_runs(path: Path = DATA) -> list[Run]:
                 sanity_only=bool(raw.get("sanity_only", False)),
                 tokens_measured=float(tps) if tps else None,
                 time_excluded=raw.get("time_excluded"),
+                memory_excluded=raw.get("memory_excluded"),
             )
         )
     return out
@@ -234,16 +238,19 @@ def report(result: dict[str, Any]) -> list[str]:
             est_tok = f"{(r.tokens_measured or 0) / (1 + t_in[r.run_id]):,.0f}"
             loso = f"{t_loso[r.run_id]:+.0%}"
         flag = " (sanity only)" if r.sanity_only else ""
+        if r.memory_excluded:
+            flag = " (memory not scored)"
         lines.append(
             f"{r.run_id:<16} {r.framework:<10} {r.counter:<12} {r.measured_gb:8.2f} "
             f"{est_gb:8.2f} {mem[r.run_id]:+7.1%}  {tok:>7} {est_tok:>7} {loso:>8}{flag}"
         )
     scored_ids = {r.run_id for r in result["scored"]}
+    unscored_memory = {r.run_id for r in runs if r.memory_excluded}
 
     def group(pred: Callable[[Run], bool]) -> tuple[Scores, Scores, Scores]:
         ids = [r.run_id for r in runs if r.run_id in scored_ids and pred(r)]
         return (
-            score(mem[i] for i in ids),
+            score(mem[i] for i in ids if i not in unscored_memory),
             score((t_in[i] for i in ids if i in t_in), factor=True),
             score((t_loso[i] for i in ids if i in t_loso), factor=True),
         )
@@ -269,6 +276,12 @@ def report(result: dict[str, Any]) -> list[str]:
         and tloso_all.median <= TARGET["time_median"]
         and tloso_all.worst <= TARGET["time_factor"]
     )
+    lines += ["", "Not scored (each with its reason):"]
+    for r in runs:
+        if r.memory_excluded and not r.sanity_only:
+            lines.append(f"  {r.run_id} memory: {r.memory_excluded}")
+        if r.time_excluded and not r.sanity_only:
+            lines.append(f"  {r.run_id} time: {r.time_excluded}")
     lines += [
         "",
         f"LOSO targets: memory median <= {TARGET['memory_median']:.0%}, worst <= "
@@ -283,7 +296,8 @@ def bands(result: dict[str, Any]) -> list[str]:
     runs = [r for r in result["scored"]]
     out = []
     for method in ("full", "lora", "qlora"):
-        mem = [abs(result["memory"][r.run_id]) for r in runs if r.method == method]
+        mem = [abs(result["memory"][r.run_id]) for r in runs
+               if r.method == method and not r.memory_excluded]
         tim = [abs(result["time_loso"][r.run_id]) for r in runs
                if r.method == method and r.run_id in result["time_loso"]]
         m = percentile(mem, 0.8) if mem else 0.4

@@ -246,6 +246,35 @@ FSDP_FROZEN_GRADS: Final = {
 docs: with use_orig_params=True and mixed frozen/trainable parameters in one unit, "the
 gradient memory usage will be higher than expected (namely, equivalent to not freezing
 those parameters)")."""
+PROFILE_SPEC_ACTIVATIONS: Final = {
+    "generic": True,  # [detailed]
+    "hf": False,  # [autograd]
+    "unsloth": False,  # [autograd]
+    "torchtune": False,  # [autograd]
+    "litgpt": False,  # [autograd]
+    "torchtitan": False,  # [autograd]
+}
+"""Count activations as the specification does ([detailed], after Korthikanti et al.):
+every linear's input kept, and under checkpointing the recomputed layer and the logits
+counted together. The real frameworks keep what PyTorch's autograd keeps: [autograd]
+a matmul operand is saved only when the derivative that reads it will run
+(``guard_for`` in ``tools/autograd/gen_variable_type.py``), so a frozen linear's input is
+not kept unless something else (a LoRA adapter without dropout, bitsandbytes) keeps it;
+and under checkpointing the logits are freed by the loss's backward before the first
+layer is recomputed, so the two peaks do not add."""
+PROFILE_QUANTIZED_SAVES_INPUTS: Final = {
+    "generic": True,
+    "hf": True,  # [bnb]
+    "unsloth": True,  # [bnb]; its fused LoRA kernels also keep each block's input
+    "torchtune": False,  # [torchao]
+    "litgpt": True,  # [bnb] through Lightning's BitsandbytesPrecision
+    "torchtitan": False,  # no QLoRA recipe
+}
+"""Whether QLoRA's 4-bit linears keep their input for backward. [bnb] bitsandbytes
+``MatMul4Bit.forward`` stores ``ctx.tensors = (A, B)`` whenever any operand needs a
+gradient, so every quantized linear keeps its 16-bit input. [torchao] torchao's
+``LinearNF4`` (torchtune's QLoRA) saves only the NF4 weight (``ctx.save_for_backward
+(weight)``)."""
 PROFILE_ACTIVATION_OFFLOAD: Final = {
     "generic": False,
     "hf": False,

@@ -112,7 +112,15 @@ from engine.constants import (
     ZERO3_GATHERED_UNITS,
 )
 from engine.profiles import logits_bytes, profile
-from engine.request import Method, Mode, Request, Sharding, StatePrecision
+from engine.request import (
+    LoraTargets,
+    Method,
+    Mode,
+    Precision,
+    Request,
+    Sharding,
+    StatePrecision,
+)
 
 COMPONENTS: tuple[str, ...] = (
     "base_weights",
@@ -261,31 +269,88 @@ def base_weight_bytes(arch: Architecture, request: Request) -> float:
     return arch.total_params * PRECISION_BYTES[request.precision.value]
 
 
-def layer_activation_bytes(arch: Architecture, request: Request) -> float:
-    """Bytes one token stores for backward across all decoder layers, without
-    checkpointing (see the module docstring); the logits are apart."""
+@dataclass(frozen=True, slots=True)
+class SavedInputs:
+    """Which linear-layer inputs a layer keeps for backward, beyond what attention,
+    the norms and the MLP's activation function keep anyway.
+
+    A linear needs its input in backward only for its weight's gradient. PyTorch's
+    autograd saves a matmul operand only when the derivative that uses it will be
+    computed (``guard_for`` in ``tools/autograd/gen_variable_type.py``), so a frozen
+    BF16 linear keeps nothing; a LoRA adapter without dropout keeps the same input for
+    its ``A`` matrix; bitsandbytes' ``MatMul4Bit`` keeps its input whenever any operand
+    needs a gradient (``ctx.tensors = (A, B)``), so QLoRA through bitsandbytes keeps
+    every quantized linear's input; torchao's ``LinearNF4`` keeps only the weight.
+    """
+
+    attention: bool
+    """The Q/K/V projections' input (the first norm's output), ``2h`` bytes a token."""
+    mlp: bool
+    """The gate/up projections' input (the second norm's output), ``2h``."""
+    down: bool
+    """The down projection's input (the activation times up), ``2I``."""
+
+
+ALL_SAVED = SavedInputs(True, True, True)
+
+
+def saved_inputs(request: Request) -> SavedInputs:
+    """The linear inputs ``request`` keeps (see :class:`SavedInputs`).
+
+    A full fine-tune keeps them all (every weight needs its gradient), and so does
+    ``generic``, which counts activations as Korthikanti et al. do. Otherwise a frozen
+    linear keeps its input only when its framework's quantized matmul does
+    (``PROFILE_QUANTIZED_SAVES_INPUTS``) or an adapter without dropout on it does.
+    """
+    method = request.effective_method
+    p = profile(request.framework)
+    if method is Method.FULL or p.spec_activations:
+        return ALL_SAVED
+    if method is Method.QLORA and p.quantized_inputs_saved:
+        return ALL_SAVED
+    if request.lora_dropout > 0:
+        # Each adapter keeps its own dropped-out copy (``LORA_DROPOUT_BYTES``) instead.
+        return SavedInputs(False, False, False)
+    mlp = request.lora_targets == LoraTargets.ALL_LINEAR
+    return SavedInputs(True, mlp, mlp)
+
+
+def _layer_bytes(arch: Architecture, request: Request, width: int, keep: SavedInputs) -> float:
+    """Bytes one token stores in one decoder layer of MLP width ``width``.
+
+    The attention block keeps the first norm's input (``2h``), Q (``2q``), K and V
+    (``2·2kv``), attention's output (``2q``) and, when kept, the Q/K/V input (``2h``);
+    the scores (``2·a·s``) without FlashAttention, else the FP32 log-sum-exp (``4a``).
+    The MLP keeps the second norm's input (``2h``), when kept its gate/up input
+    (``2h``), the gate, activation and up outputs (``3·2I``, gated) or the up output
+    (plain), and when kept the down projection's input (``2I``); ``torch.compile``
+    fuses the activation and product, keeping gate and up only (one tensor, plain).
+    Extra norms (Gemma 2/3) keep their input, ``2h`` each.
+    """
     s, h = request.seq_len, arch.hidden_size
-    attn = 4 * h + 4 * arch.q_width + 4 * arch.kv_width
-    scores = (
-        4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
-    )
-    mlp_factor = _mlp_factor(arch, request)
-    post_norms = ACTIVATION_BYTES * h * max(arch.norms_per_layer - 2, 0)
+    a = ACTIVATION_BYTES
+    attn = a * h * (1 + keep.attention) + 2 * a * arch.q_width + 2 * a * arch.kv_width
+    scores = 4 * arch.num_heads if request.flash_attention else a * arch.num_heads * s
+    gated = arch.mlp == "gated"
+    fused = 2 if gated else 1  # compiled: gate and up (plain: up)
+    tensors = fused if request.compile else (3 if gated else 1) + keep.down
+    mlp = a * h * (1 + keep.mlp) + a * tensors * width
+    post_norms = a * h * max(arch.norms_per_layer - 2, 0)
+    return attn + scores + mlp + post_norms
+
+
+def layer_activation_bytes(arch: Architecture, request: Request, produced: bool = False) -> float:
+    """Bytes one token stores for backward across all decoder layers, without
+    checkpointing (see the module docstring); the logits are apart.
+
+    ``produced``: count every tensor the forward writes (what the time model's
+    elementwise traffic scales with), kept for backward or not.
+    """
+    keep = ALL_SAVED if produced else saved_inputs(request)
     per_layer = sum(
-        (attn + scores + post_norms + 4 * h + mlp_factor * width) * count
-        for width, count in arch.mlp_width_groups
+        _layer_bytes(arch, request, width, keep) * count for width, count in arch.mlp_width_groups
     )
     return per_layer + _dropout_bytes_per_token(arch, request) * arch.num_layers
-
-
-def _mlp_factor(arch: Architecture, request: Request) -> int:
-    """Bytes per MLP width one token stores: a gated MLP keeps gate, SiLU, up and the
-    down projection's input (4 x 2 B); ``torch.compile`` fuses SiLU and the product, so
-    only gate and up remain (2 x 2 B). A plain MLP keeps its two (one compiled)."""
-    tensors = 4 if arch.mlp == "gated" else 2
-    if request.compile:
-        tensors //= 2
-    return int(ACTIVATION_BYTES) * tensors
 
 
 def _dropout_bytes_per_token(arch: Architecture, request: Request) -> float:
@@ -307,22 +372,43 @@ def activation_bytes(arch: Architecture, request: Request) -> float:
     s, b, h = request.seq_len, request.micro_batch, arch.hidden_size
     tokens = s * b
     if request.grad_checkpointing:
-        attn = 4 * h + 4 * arch.q_width + 4 * arch.kv_width
-        scores = (
-            4 * arch.num_heads if request.flash_attention else ACTIVATION_BYTES * arch.num_heads * s
-        )
-        mlp_factor = _mlp_factor(arch, request)
-        post_norms = ACTIVATION_BYTES * h * max(arch.norms_per_layer - 2, 0)
         widest = max(width for width, _ in arch.mlp_width_groups)
-        one_layer = attn + scores + post_norms + 4 * h + mlp_factor * widest
+        one_layer = _layer_bytes(arch, request, widest, saved_inputs(request))
         one_layer += _dropout_bytes_per_token(arch, request)
         kept = arch.num_layers
         if request.activation_offload:
             kept = min(kept, OFFLOADED_INPUTS_IN_FLIGHT)
-        layers = tokens * (ACTIVATION_BYTES * h * kept + one_layer)
-    else:
-        layers = tokens * layer_activation_bytes(arch, request)
+        inputs = ACTIVATION_BYTES * h * kept
+        logits = logits_bytes_per_token(arch, request)
+        if profile(request.framework).spec_activations:
+            return tokens * (inputs + one_layer + logits)
+        # The loss's backward frees the logits before the first layer is recomputed.
+        return tokens * (inputs + max(one_layer, logits))
+    layers = tokens * layer_activation_bytes(arch, request)
     return layers + tokens * logits_bytes_per_token(arch, request)
+
+
+def autocast_copy_bytes(arch: Architecture, request: Request) -> float:
+    """BF16 copies of FP32 weights that autocast keeps for backward, bytes.
+
+    With FP32 weights under BF16 autocast, every matmul runs on a BF16 cast of its
+    weight, and autograd keeps that cast for the input's gradient: 2 bytes per linear
+    parameter and the LM head, of every layer (one layer's under checkpointing, which
+    recomputes the cast). FSDP and ZeRO-3 gather BF16 parameters (their
+    mixed-precision policy), so nothing is cast there; ``generic`` counts activations
+    as the specification does and adds nothing (``PROFILE_SPEC_ACTIVATIONS``).
+    """
+    if (
+        request.precision is not Precision.FP32
+        or request.sharding.shards_weights
+        or profile(request.framework).spec_activations
+    ):
+        return 0.0
+    head = arch.vocab_size * arch.hidden_size
+    layers: float = arch.linear_params
+    if request.grad_checkpointing:
+        layers = arch.linear_params / arch.num_layers
+    return ACTIVATION_BYTES * (layers + head)
 
 
 def footprint(arch: Architecture, request: Request) -> Footprint:
@@ -362,7 +448,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         gradients=gradients / GB,
         optimizer=optimizer / GB,
         adapter=adapter / GB,
-        activations=activation_bytes(arch, request) / GB,
+        activations=(activation_bytes(arch, request) + autocast_copy_bytes(arch, request)) / GB,
         overhead=OVERHEAD_GB,
         gathered=arch.largest_layer_params * gathered_bytes / GB,
         gathered_grad=arch.largest_layer_params * grad_bytes / GB if method is Method.FULL else 0.0,

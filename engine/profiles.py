@@ -20,9 +20,11 @@ from engine.constants import (
     FSDP_FROZEN_GRADS,
     PROFILE_ACTIVATION_OFFLOAD,
     PROFILE_ELEMENTWISE_SCALE,
-    PROFILE_LOGITS_BYTES,
+        PROFILE_LOGITS_BYTES,
     PROFILE_LORA_DROPOUT,
     PROFILE_PURE_BF16,
+    PROFILE_QUANTIZED_SAVES_INPUTS,
+    PROFILE_SPEC_ACTIVATIONS,
 )
 from engine.request import Framework, Request, StatePrecision
 
@@ -50,6 +52,11 @@ class Profile:
     elementwise_scale: float
     """Memory-bound (non-matmul) traffic relative to unfused PyTorch eager: below 1
     for fused kernels or ``torch.compile``."""
+    spec_activations: bool
+    """Activations counted as the specification does (``generic``); otherwise as
+    autograd keeps them (``PROFILE_SPEC_ACTIVATIONS``)."""
+    quantized_inputs_saved: bool
+    """QLoRA's 4-bit linears keep their input for backward (bitsandbytes does)."""
     changes: tuple[str, ...] = field(default=())
     """One line per fact that differs from ``generic``, for the reply."""
 
@@ -78,6 +85,8 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         changes.append("checkpointed activations offloaded to CPU")
     if PROFILE_ELEMENTWISE_SCALE[key] != 1.0:
         changes.append("fused kernels")
+    if not PROFILE_SPEC_ACTIVATIONS[key]:
+        changes.append("activations as autograd keeps them (frozen layers keep no inputs)")
     return Profile(
         framework=framework,
         label=label,
@@ -88,6 +97,8 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         fsdp_frozen_grads=frozen,
         activation_offload=PROFILE_ACTIVATION_OFFLOAD[key],
         elementwise_scale=PROFILE_ELEMENTWISE_SCALE[key],
+        spec_activations=PROFILE_SPEC_ACTIVATIONS[key],
+        quantized_inputs_saved=PROFILE_QUANTIZED_SAVES_INPUTS[key],
         changes=tuple(changes),
     )
 

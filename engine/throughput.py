@@ -150,7 +150,9 @@ def workload(arch: Architecture, request: Request) -> Workload:
     dequant = 0.0
     if method is Method.QLORA:
         dequant = passes * NF4_DEQUANT_BYTES * arch.linear_params
-    per_token = layer_activation_bytes(arch, request) + logits_bytes_per_token(arch, request)
+    per_token = layer_activation_bytes(arch, request, produced=True) + logits_bytes_per_token(
+        arch, request
+    )
     # The recomputed forward repeats the forward's share of the elementwise traffic.
     elementwise = tokens * per_token * (1.0 + (FORWARD_SHARE if ckpt else 0.0))
     fusion = profile(request.framework).elementwise_scale

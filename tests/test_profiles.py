@@ -6,7 +6,14 @@ import pytest
 
 from engine import Request, estimate
 from engine.constants import LOGITS_BYTES, LOGITS_BYTES_HF
-from engine.memory import activation_bytes, footprint
+from engine.memory import (
+    ALL_SAVED,
+    SavedInputs,
+    activation_bytes,
+    footprint,
+    logits_bytes_per_token,
+    saved_inputs,
+)
 from engine.profiles import PROFILES, resolve
 from engine.request import Framework, Sharding, StatePrecision
 from engine.specs import Catalog
@@ -26,14 +33,40 @@ def test_every_framework_has_a_profile() -> None:
 def test_hf_keeps_three_fp32_sized_copies_of_the_logits(catalog: Catalog) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
     generic = Request(model="llama-3.1-8b", method="lora", micro_batch=8)
-    hf = generic.model_copy(update={"framework": Framework.HF})
-    extra = activation_bytes(arch, resolve(hf)) - activation_bytes(arch, resolve(generic))
-    logits = 8 * 2048 * arch.vocab_size
-    dropout = activation_bytes(arch, resolve(hf).model_copy(update={"lora_dropout": 0.0}))
-    assert dropout - activation_bytes(arch, generic) == pytest.approx(
-        (LOGITS_BYTES_HF - LOGITS_BYTES) * logits
-    )
-    assert extra > (LOGITS_BYTES_HF - LOGITS_BYTES) * logits
+    hf = resolve(generic.model_copy(update={"framework": Framework.HF}))
+    extra = logits_bytes_per_token(arch, hf) - logits_bytes_per_token(arch, generic)
+    assert extra == pytest.approx((LOGITS_BYTES_HF - LOGITS_BYTES) * arch.vocab_size)
+
+
+def test_a_frozen_linear_keeps_no_input_unless_its_adapter_does() -> None:
+    lora = Request(model="x", method="lora", framework="hf", lora_targets="qv")
+    assert saved_inputs(resolve(lora)) == SavedInputs(False, False, False)
+    no_dropout = lora.model_copy(update={"lora_dropout": 0.0})
+    assert saved_inputs(resolve(no_dropout)) == SavedInputs(True, False, False)
+    every = no_dropout.model_copy(update={"lora_targets": "all-linear"})
+    assert saved_inputs(resolve(every)) == ALL_SAVED
+
+
+def test_generic_counts_every_linear_input_as_the_specification_does() -> None:
+    assert saved_inputs(Request(model="x", method="lora", lora_targets="qv")) == ALL_SAVED
+
+
+def test_bitsandbytes_qlora_keeps_every_quantized_linears_input_and_torchao_does_not() -> None:
+    hf = Request(model="x", method="qlora", framework="hf", lora_targets="qv")
+    assert saved_inputs(resolve(hf)) == ALL_SAVED
+    torchtune = hf.model_copy(update={"framework": Framework.TORCHTUNE})
+    assert saved_inputs(resolve(torchtune)) == SavedInputs(True, False, False)
+
+
+def test_under_checkpointing_the_logits_and_the_recomputed_layer_peak_apart(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    hf = resolve(Request(model="llama-3.1-8b", method="lora", framework="hf", micro_batch=4))
+    logits = 4 * 2048 * logits_bytes_per_token(arch, hf)
+    without_logits = activation_bytes(arch, hf.model_copy(update={"fused_ce": True}))
+    assert activation_bytes(arch, hf) < without_logits + logits
+    assert activation_bytes(arch, hf) >= logits
 
 
 def test_hf_sets_lora_dropout_unless_the_user_says_otherwise() -> None:
