@@ -353,13 +353,17 @@ gives one: this guards a team's own catalog), GB/s: an A10-to-L40S-class GDDR ca
 MATMUL_FALLBACK_FRACTION: Final = 0.8
 """Achievable share of the rated dense figure for a card with no measured matmul rate."""
 
-KERNELS_PER_LAYER: Final = 20
-"""Kernels one decoder layer launches in eager PyTorch per forward: two norms, the
-q/k/v/o projections, RoPE on q and k, attention, the three MLP projections, the
-activation and its product, two residual adds and a few casts and views."""
-KERNELS_PER_ADAPTER: Final = 4
+KERNELS_PER_LAYER: Final = 44
+"""Kernels one decoder layer launches in eager PyTorch per forward, counted on
+transformers' ``LlamaDecoderLayer``: two RMSNorms of 8 each (upcast, square, mean, add
+eps, rsqrt, multiply, downcast, weight) = 16; the q/k/v/o projections, 4; RoPE on q
+and k (multiply by cos, rotate-half's negate and concatenate, multiply by sin, add),
+2 x 5 = 10; two layout copies around attention and attention itself, 3; the gate,
+up and down projections, the activation and its product, 5; two residual adds; four
+dtype casts."""
+KERNELS_PER_ADAPTER: Final = 5
 """Kernels a PEFT LoRA adapter adds to its linear per forward: dropout (or identity),
-the A and B matmuls, the scaled add."""
+the A and B matmuls, the scaling multiply and the add."""
 FORWARD_SHARE: Final = 1.0 / 3.0
 """The forward's share of a step's elementwise traffic and kernels (a backward does about
 twice the forward's): what checkpointing's recomputed forward adds."""
@@ -373,10 +377,14 @@ to 8,998 tokens/s on an A100, a 1.27x step speed-up, and 60.0 to 51.0 GiB)."""
 
 # Fitted on benchmarks/measurements.yaml (runs from ../shared/reference) by
 # benchmarks/accuracy.py --fit; leave-one-source-out results are printed there.
-LAUNCH_S_PER_KERNEL: Final = 27.5e-6
+LAUNCH_S_PER_KERNEL: Final = 16.0e-6
 """Host-side seconds per kernel launch, Python dispatch and hooks included: the GPU
 cannot run a micro-batch faster than the host issues its kernels, a floor that
-dominates small micro-batches. Fitted."""
+dominates small micro-batches. Fitted within the published range of eager PyTorch's
+CPU-side cost per op, about 5-25 us (Python, pybind11, autograd and ATen dispatch and
+``cudaLaunchKernel``; e.g. "From PyTorch op to kernel launch",
+jiahuanglin.xyz/all_lessons/gpu_kernel_serving/18_pytorch_to_kernel.html): the fit may
+not leave that range, so a source without small micro-batches cannot drive it to 0."""
 ELEMENTWISE_PASSES: Final = 16.5
 """HBM bytes moved by the non-matmul kernels (norms, activations, RoPE, residuals,
 dropout, the loss) per byte of activation the forward stores. Each stored tensor is
