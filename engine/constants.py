@@ -275,6 +275,20 @@ PROFILE_QUANTIZED_SAVES_INPUTS: Final = {
 gradient, so every quantized linear keeps its 16-bit input. [torchao] torchao's
 ``LinearNF4`` (torchtune's QLoRA) saves only the NF4 weight (``ctx.save_for_backward
 (weight)``)."""
+PROFILE_ZERO_FP32_GRADS: Final = {
+    "generic": False,  # [detailed]: one gradient per trainable parameter
+    "hf": True,  # [deepspeed]
+    "unsloth": False,  # single GPU
+    "torchtune": False,  # its zero3 is FSDP2's per-parameter sharding
+    "litgpt": False,  # Fabric's FSDP
+    "torchtitan": False,  # FSDP2
+}
+"""Whether the framework's ZeRO (stage 1-3) is DeepSpeed's, whose optimizer partition
+keeps an FP32 copy of its gradients beside the FP32 master weights and moments.
+[deepspeed] DeepSpeed's own estimators count 16 bytes per parameter over N GPUs
+(``estimate_zero2_model_states_mem_needs``: ``4 * total_params + 16 * total_params /
+total_gpus``; ZeRO-3: 18 per parameter over N): 4 master + 8 Adam + 4 gradient. Only
+with FP32 states (``pure-bf16`` has no FP32 partition)."""
 PROFILE_ACTIVATION_OFFLOAD: Final = {
     "generic": False,
     "hf": False,

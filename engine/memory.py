@@ -183,6 +183,9 @@ class Footprint(Breakdown):
     reduce-scattered."""
     accumulates: bool = False
     """Gradient accumulation is on: under ``fsdp`` the gradients stay unsharded."""
+    zero_fp32_grads: float = 0.0
+    """FP32 gradients DeepSpeed's ZeRO (stage 1-3) keeps in its optimizer partition,
+    sharded and offloaded with the optimizer state (``PROFILE_ZERO_FP32_GRADS``)."""
     napkin: bool = False
 
     @property
@@ -211,6 +214,8 @@ class Footprint(Breakdown):
         s1 = s3 or stage in (Sharding.ZERO1, Sharding.ZERO2)
         s2 = s3 or stage is Sharding.ZERO2
         optimizer = 0.0 if offload else (self.optimizer / n if s1 else self.optimizer)
+        if s1 and stage is not Sharding.FSDP and not offload:
+            optimizer += self.zero_fp32_grads / n
         master = 0.0 if offload else (self.master_weights / n if s1 else self.master_weights)
         gradients = self.gradients / n if s2 else self.gradients
         if s3 and (n > 1 or offload):
@@ -249,6 +254,8 @@ class Footprint(Breakdown):
     def offloaded_gb(self, stage: Sharding) -> float:
         """Host (CPU) memory the offloaded state needs, summed over all GPUs."""
         host = self.optimizer + self.master_weights
+        if stage in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3):
+            host += self.zero_fp32_grads
         if stage.shards_weights:
             host += self.base_weights + self.gradients
         if stage is Sharding.FSDP:
@@ -431,11 +438,13 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
             # Stepped and freed as soon as ready: about one layer's gradients at a time.
             gradients = grad_bytes * arch.largest_layer_params
         optimizer = opt_per_param * params
+        trainable = params
         adapter = 0.0
         gathered_bytes = PRECISION_BYTES[precision]
     else:
         grad_bytes = 0.0
         lora = arch.lora_params(request.lora_rank, request.lora_targets.value)
+        trainable = lora
         adapter_bytes = PRECISION_BYTES["bf16"] if pure else ADAPTER_BYTES
         master = 0.0
         gradients = adapter_bytes * lora
@@ -455,6 +464,11 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         frozen_grad=base / GB if frozen_grads else 0.0,
         frozen_grad_unit=arch.largest_layer_params * gathered_bytes / GB if frozen_grads else 0.0,
         accumulates=request.grad_accum > 1,
+        zero_fp32_grads=(
+            MASTER_WEIGHT_BYTES * trainable / GB
+            if profile(request.framework).zero_fp32_grads and not pure
+            else 0.0
+        ),
     )
 
 

@@ -25,6 +25,7 @@ from engine.constants import (
     PROFILE_PURE_BF16,
     PROFILE_QUANTIZED_SAVES_INPUTS,
     PROFILE_SPEC_ACTIVATIONS,
+    PROFILE_ZERO_FP32_GRADS,
 )
 from engine.request import Framework, Request, StatePrecision
 
@@ -57,6 +58,8 @@ class Profile:
     autograd keeps them (``PROFILE_SPEC_ACTIVATIONS``)."""
     quantized_inputs_saved: bool
     """QLoRA's 4-bit linears keep their input for backward (bitsandbytes does)."""
+    zero_fp32_grads: bool
+    """Its ZeRO is DeepSpeed's: the optimizer partition keeps FP32 gradients too."""
     changes: tuple[str, ...] = field(default=())
     """One line per fact that differs from ``generic``, for the reply."""
 
@@ -85,6 +88,8 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         changes.append("checkpointed activations offloaded to CPU")
     if PROFILE_ELEMENTWISE_SCALE[key] != 1.0:
         changes.append("fused kernels")
+    if PROFILE_ZERO_FP32_GRADS[key]:
+        changes.append("DeepSpeed ZeRO keeps FP32 gradients in its optimizer partition")
     if not PROFILE_SPEC_ACTIVATIONS[key]:
         changes.append("activations as autograd keeps them (frozen layers keep no inputs)")
     return Profile(
@@ -99,6 +104,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         elementwise_scale=PROFILE_ELEMENTWISE_SCALE[key],
         spec_activations=PROFILE_SPEC_ACTIVATIONS[key],
         quantized_inputs_saved=PROFILE_QUANTIZED_SAVES_INPUTS[key],
+        zero_fp32_grads=PROFILE_ZERO_FP32_GRADS[key],
         changes=tuple(changes),
     )
 

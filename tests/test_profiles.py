@@ -10,12 +10,13 @@ from engine.memory import (
     ALL_SAVED,
     SavedInputs,
     activation_bytes,
+    autocast_copy_bytes,
     footprint,
     logits_bytes_per_token,
     saved_inputs,
 )
 from engine.profiles import PROFILES, resolve
-from engine.request import Framework, Sharding, StatePrecision
+from engine.request import Framework, Precision, Sharding, StatePrecision
 from engine.specs import Catalog
 
 
@@ -156,3 +157,42 @@ def test_a_said_default_survives_a_button_round_trip() -> None:
     assert code is not None
     for back in (decode_request(code), request_from_json(request_to_compact_json(said))):
         assert back is not None and resolve(back).lora_dropout == 0.0
+
+
+def test_deepspeed_zero_keeps_fp32_gradients_in_the_optimizer_partition_under_hf(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    hf = resolve(Request(model="llama-3.1-8b", method="full", framework="hf", sharding="zero3"))
+    generic = Request(model="llama-3.1-8b", method="full", sharding="zero3")
+    extra = (
+        footprint(arch, hf).per_gpu(Sharding.ZERO3, 8).optimizer
+        - footprint(arch, generic).per_gpu(Sharding.ZERO3, 8).optimizer
+    )
+    assert extra == pytest.approx(4 * arch.total_params / 8 / 1e9)
+
+
+def test_fsdp_and_pure_bf16_keep_no_fp32_gradient_partition(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    hf = resolve(Request(model="llama-3.1-8b", method="full", framework="hf"))
+    generic = Request(model="llama-3.1-8b", method="full")
+    for stage in (Sharding.FSDP, Sharding.NONE):
+        assert footprint(arch, hf).per_gpu(stage, 8).optimizer == pytest.approx(
+            footprint(arch, generic).per_gpu(stage, 8).optimizer
+        )
+    pure = hf.model_copy(update={"state_precision": StatePrecision.PURE_BF16})
+    assert footprint(arch, pure).zero_fp32_grads == 0.0
+
+
+def test_fp32_weights_under_autocast_keep_a_bf16_copy_for_backward(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    bf16 = resolve(Request(model="llama-3.1-8b", method="lora", framework="hf",
+                           grad_checkpointing=False))
+    fp32 = bf16.model_copy(update={"precision": Precision.FP32})
+    extra = footprint(arch, fp32).activations - footprint(arch, bf16).activations
+    assert extra == pytest.approx(
+        2 * (arch.linear_params + arch.vocab_size * arch.hidden_size) / 1e9
+    )
+    generic = Request(model="llama-3.1-8b", method="lora", precision="fp32",
+                      grad_checkpointing=False)
+    assert autocast_copy_bytes(arch, generic) == 0.0
