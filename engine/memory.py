@@ -51,6 +51,12 @@ plus the scores term; for Llama 3.1 8B at batch 1 and sequence 2048 that is 11.0
 over 32 layers. For MoE layers ``I`` is the width a token passes through
 (k routed experts plus shared experts).
 
+That is the specification's count, which ``generic`` keeps. The real frameworks keep
+what PyTorch's autograd keeps (:func:`saved_inputs`, ``PROFILE_SPEC_ACTIVATIONS``): a
+frozen linear keeps no input unless a dropout-free adapter or bitsandbytes' 4-bit matmul
+does; under checkpointing the logits and the recomputed layer peak apart; FP32 weights
+under BF16 autocast keep a BF16 cast of each weight (:func:`autocast_copy_bytes`).
+
 Gradient checkpointing keeps each layer's input (``2·s·b·h`` per layer) plus one
 layer's full activations while that layer is recomputed. The logits,
 ``b·s·vocab`` upcast to FP32 for the loss, come on top unless a fused
