@@ -33,7 +33,7 @@ class Band:
 BANDS: dict[str, Band] = {
     "full": Band(memory=0.16, time=0.55, memory_runs=17, time_runs=12),
     "lora": Band(memory=0.11, time=0.34, memory_runs=60, time_runs=21),
-    "qlora": Band(memory=0.24, time=0.31, memory_runs=44, time_runs=6),
+    "qlora": Band(memory=0.20, time=0.31, memory_runs=44, time_runs=6),
 }
 # --- end of generated block -------------------------------------------------------------
 

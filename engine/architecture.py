@@ -247,6 +247,11 @@ class Architecture(BaseModel):
         return sum(lin.params for lin in self._linears)
 
     @cached_property
+    def largest_linear_params(self) -> int:
+        """Weights of the largest single decoder matrix (one copy, one expert)."""
+        return max((lin.d_in * lin.d_out for lin in self._linears), default=0)
+
+    @cached_property
     def total_params(self) -> int:
         return self.linear_params + self.embedding_params + self.norm_params + self.other_params
 

@@ -289,6 +289,31 @@ keeps an FP32 copy of its gradients beside the FP32 master weights and moments.
 (``estimate_zero2_model_states_mem_needs``: ``4 * total_params + 16 * total_params /
 total_gpus``; ZeRO-3: 18 per parameter over N): 4 master + 8 Adam + 4 gradient. Only
 with FP32 states (``pure-bf16`` has no FP32 partition)."""
+PROFILE_DEQUANT_BYTES: Final = {
+    "generic": 0.0,  # [detailed]: the specification counts no workspace
+    "hf": 2.0,  # [bnb-dequant]
+    "unsloth": 2.0,  # fast_dequantize writes one BF16 copy
+    "torchtune": 2.0,  # torchao LinearNF4: weight.to(input.dtype)
+    "litgpt": 4.0,  # [lightning-nf4]
+    "torchtitan": 0.0,  # no QLoRA recipe
+}
+"""Bytes per weight of the 16-bit copy QLoRA's matmul makes of a 4-bit matrix, forward
+and backward, alive beside every stored activation when the largest one runs.
+[bnb-dequant] bitsandbytes ``MatMul4Bit``: ``F.dequantize_4bit(B, quant_state).to(A.dtype)``
+dequantizes to the dtype the weight was quantized from; transformers quantizes the BF16
+checkpoint, so the cast is a no-op: one copy, 2 B. [lightning-nf4] Lightning's
+``BitsandbytesPrecision`` quantizes from ``weight.to(dtype=torch.half)``, so the FP16
+dequantized copy is cast again to BF16: two copies, 4 B."""
+PROFILE_QUANTIZED_HEAD: Final = {
+    "generic": False,
+    "hf": False,  # transformers keeps the output embedding unquantized
+    "unsloth": False,
+    "torchtune": False,  # its NF4 applies to the decoder's linears
+    "litgpt": True,  # [lightning-nf4] replaces every torch.nn.Linear, the LM head included
+    "torchtitan": False,
+}
+"""Whether the LM head is a 4-bit linear, so its dequantized copy (``vocab x hidden``,
+the largest matrix by far for 128K-256K vocabularies) is the QLoRA workspace."""
 PROFILE_ACTIVATION_OFFLOAD: Final = {
     "generic": False,
     "hf": False,

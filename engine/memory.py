@@ -424,6 +424,23 @@ def autocast_copy_bytes(arch: Architecture, request: Request) -> float:
     return ACTIVATION_BYTES * (layers + head)
 
 
+def dequant_workspace_bytes(arch: Architecture, request: Request) -> float:
+    """QLoRA's 16-bit copy of its largest 4-bit matrix, alive at the peak, bytes.
+
+    Every 4-bit matmul dequantizes its whole weight, forward and backward, beside all
+    the stored activations: the framework's bytes per weight (``PROFILE_DEQUANT_BYTES``)
+    times the largest quantized matrix (the LM head where the framework quantizes it,
+    ``PROFILE_QUANTIZED_HEAD``). 0 for LoRA, full fine-tunes and ``generic``.
+    """
+    if request.effective_method is not Method.QLORA:
+        return 0.0
+    p = profile(request.framework)
+    largest = arch.largest_linear_params
+    if p.quantized_head:
+        largest = max(largest, arch.vocab_size * arch.hidden_size)
+    return p.dequant_bytes * largest
+
+
 def footprint(arch: Architecture, request: Request) -> Footprint:
     """Whole-run memory of ``request`` on ``arch``, before sharding (GB)."""
     method = request.effective_method
@@ -463,7 +480,12 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         gradients=gradients / GB,
         optimizer=optimizer / GB,
         adapter=adapter / GB,
-        activations=(activation_bytes(arch, request) + autocast_copy_bytes(arch, request)) / GB,
+        activations=(
+            activation_bytes(arch, request)
+            + autocast_copy_bytes(arch, request)
+            + dequant_workspace_bytes(arch, request)
+        )
+        / GB,
         overhead=OVERHEAD_GB,
         gathered=arch.largest_layer_params * gathered_bytes / GB,
         gathered_grad=arch.largest_layer_params * grad_bytes / GB if method is Method.FULL else 0.0,

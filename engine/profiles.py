@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from engine.constants import (
     FSDP_FROZEN_GRADS,
     PROFILE_ACTIVATION_OFFLOAD,
+    PROFILE_DEQUANT_BYTES,
     PROFILE_ELEMENTWISE_SCALE,
         PROFILE_LOGITS_BYTES,
     PROFILE_LORA_DROPOUT,
     PROFILE_PURE_BF16,
+    PROFILE_QUANTIZED_HEAD,
     PROFILE_QUANTIZED_SAVES_INPUTS,
     PROFILE_SPEC_ACTIVATIONS,
     PROFILE_ZERO_FP32_GRADS,
@@ -60,6 +62,10 @@ class Profile:
     """QLoRA's 4-bit linears keep their input for backward (bitsandbytes does)."""
     zero_fp32_grads: bool
     """Its ZeRO is DeepSpeed's: the optimizer partition keeps FP32 gradients too."""
+    dequant_bytes: float
+    """Bytes per weight of the 16-bit copy its QLoRA matmul makes of a 4-bit matrix."""
+    quantized_head: bool
+    """Its QLoRA quantizes the LM head too (its dequantized copy is the workspace)."""
     changes: tuple[str, ...] = field(default=())
     """One line per fact that differs from ``generic``, for the reply."""
 
@@ -105,6 +111,8 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         spec_activations=PROFILE_SPEC_ACTIVATIONS[key],
         quantized_inputs_saved=PROFILE_QUANTIZED_SAVES_INPUTS[key],
         zero_fp32_grads=PROFILE_ZERO_FP32_GRADS[key],
+        dequant_bytes=PROFILE_DEQUANT_BYTES[key],
+        quantized_head=PROFILE_QUANTIZED_HEAD[key],
         changes=tuple(changes),
     )
 

@@ -11,6 +11,7 @@ from engine.memory import (
     SavedInputs,
     activation_bytes,
     autocast_copy_bytes,
+    dequant_workspace_bytes,
     footprint,
     logits_bytes_per_token,
     saved_inputs,
@@ -196,3 +197,20 @@ def test_fp32_weights_under_autocast_keep_a_bf16_copy_for_backward(catalog: Cata
     generic = Request(model="llama-3.1-8b", method="lora", precision="fp32",
                       grad_checkpointing=False)
     assert autocast_copy_bytes(arch, generic) == 0.0
+
+
+def test_qlora_holds_a_16_bit_copy_of_its_largest_4_bit_matrix(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    hf = resolve(Request(model="llama-3.1-8b", method="qlora", framework="hf"))
+    assert dequant_workspace_bytes(arch, hf) == 2 * arch.largest_linear_params
+    assert dequant_workspace_bytes(arch, Request(model="llama-3.1-8b", method="qlora")) == 0.0
+    lora = hf.model_copy(update={"method": "lora"})
+    assert dequant_workspace_bytes(arch, lora) == 0.0
+
+
+def test_litgpt_quantizes_the_lm_head_from_fp16_so_its_copy_is_the_workspace(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    litgpt = resolve(Request(model="llama-3.1-8b", method="qlora", framework="litgpt"))
+    assert dequant_workspace_bytes(arch, litgpt) == 4 * arch.vocab_size * arch.hidden_size
