@@ -97,7 +97,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
     if PROFILE_ZERO_FP32_GRADS[key]:
         changes.append("DeepSpeed ZeRO keeps FP32 gradients in its optimizer partition")
     if not PROFILE_SPEC_ACTIVATIONS[key]:
-        changes.append("activations as autograd keeps them (frozen layers keep no inputs)")
+        changes.append("activations as autograd keeps them, not the spec's formula")
     return Profile(
         framework=framework,
         label=label,
