@@ -54,6 +54,10 @@ DATA = Path(__file__).with_name("measurements.yaml")
 UNIT_BYTES = {"GB": 1e9, "GiB": 2**30, "bytes": 1.0, "MB": 1e6, "MiB": 2**20}
 TARGET = {"memory_median": 0.10, "memory_max": 0.35, "time_median": 0.20, "time_factor": 2.0}
 LAUNCH_GRID = [x * 1e-6 for x in range(5, 26)]  # 5 - 25 us: eager PyTorch's cost per op
+LAUNCH_PRIOR = math.sqrt(5e-6 * 25e-6)
+"""Where the launch time sits when the runs cannot tell (none is launch-bound, as when
+the only source with small micro-batches is left out): the log-midpoint of the published
+5-25 us per op, rather than whichever end the grid reaches first."""
 PASSES_GRID = [x * 0.5 for x in range(0, 41)]  # 0 - 20 bytes moved per stored byte
 
 
@@ -140,8 +144,10 @@ def time_error(measured: float, estimated: float) -> float:
 
 
 def fit(timed: list[tuple[Run, Timer]]) -> Tuning:
-    """The grid point minimizing the median |log(measured / estimated)|."""
-    best: tuple[float, float, Tuning] | None = None
+    """The grid point minimizing the median |log(measured / estimated)|, then the mean,
+    then the distance from ``LAUNCH_PRIOR`` (so an unidentified launch time sits at the
+    middle of its published range)."""
+    best: tuple[float, float, float, Tuning] | None = None
     for launch in LAUNCH_GRID:
         for passes in PASSES_GRID:
             tuning = Tuning(launch, passes)
@@ -150,11 +156,12 @@ def fit(timed: list[tuple[Run, Timer]]) -> Tuning:
                 for run, timer in timed
                 if run.tokens_measured
             ]
-            key = (statistics.median(logs), statistics.mean(logs))
-            if best is None or key < best[:2]:
+            prior = abs(math.log(launch / LAUNCH_PRIOR))
+            key = (statistics.median(logs), statistics.mean(logs), prior)
+            if best is None or key < best[:3]:
                 best = (*key, tuning)
     assert best is not None
-    return best[2]
+    return best[3]
 
 
 @dataclass(frozen=True)
