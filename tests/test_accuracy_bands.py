@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from typing import Any
 from pathlib import Path
 
 from engine.accuracy import BANDS
@@ -37,3 +38,26 @@ def test_the_fitted_time_constants_are_the_benchmarks_fit() -> None:
     tuning = bench.evaluate(bench.load_runs())["tuning"]
     assert tuning.launch_s_per_kernel == LAUNCH_S_PER_KERNEL
     assert tuning.elementwise_passes == ELEMENTWISE_PASSES
+
+
+class _FixedRun:
+    """A timed run whose speed the fit cannot tie to the launch time."""
+
+    tokens_measured = 1000.0
+
+
+class _LaunchBlindTimer:
+    def tokens_per_second(self, tuning: Any) -> float:
+        return 900.0 + tuning.elementwise_passes
+
+
+def test_a_launch_time_the_runs_cannot_tell_sits_at_its_published_midpoint() -> None:
+    bench = _benchmark()
+    tuning = bench.fit([(_FixedRun(), _LaunchBlindTimer())])
+    assert abs(tuning.launch_s_per_kernel - bench.LAUNCH_PRIOR) <= 1e-6
+
+
+def test_the_launch_time_is_fitted_only_inside_eager_pytorchs_cost_per_op() -> None:
+    bench = _benchmark()
+    assert min(bench.LAUNCH_GRID) >= 5e-6 - 1e-12
+    assert max(bench.LAUNCH_GRID) <= 25e-6 + 1e-12
