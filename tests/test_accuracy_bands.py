@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from engine.accuracy import BANDS
 from engine.constants import ELEMENTWISE_PASSES, LAUNCH_S_PER_KERNEL
