@@ -120,6 +120,8 @@ USABLE_FRACTION: Final = 0.85
 # --- activations ([Korthikanti]) ----------------------------------------------
 ACTIVATION_BYTES: Final = 2.0
 """Activations are stored in 16-bit."""
+FP32_BYTES: Final = 4.0
+"""Bytes of an FP32 element (an RMSNorm's upcast input kept for backward)."""
 LORA_DROPOUT_BYTES: Final = 3.0
 """Bytes per input element of each adapted linear when LoRA dropout is on: the bool
 mask ``native_dropout`` keeps for backward (1 B) and the dropped-out 16-bit input the

@@ -103,6 +103,7 @@ from engine.architecture import Architecture
 from engine.constants import (
     ACTIVATION_BYTES,
     ADAPTER_BYTES,
+    FP32_BYTES,
     GB,
     LOGITS_BYTES_HF,
     LORA_DROPOUT_BYTES,
@@ -302,9 +303,12 @@ class SavedInputs:
     """The gate/up projections' input (the second norm's output), ``2h``."""
     down: bool
     """The down projection's input (the activation times up), ``2I``."""
+    output: bool = True
+    """The output projection's input: attention's output made contiguous, ``2q``, a
+    tensor apart from the output FlashAttention keeps for its own backward."""
 
 
-ALL_SAVED = SavedInputs(True, True, True)
+ALL_SAVED = SavedInputs(True, True, True, True)
 
 
 def saved_inputs(request: Request) -> SavedInputs:
@@ -323,12 +327,14 @@ def saved_inputs(request: Request) -> SavedInputs:
         return ALL_SAVED
     if request.lora_dropout > 0:
         # Each adapter keeps its own dropped-out copy (``LORA_DROPOUT_BYTES``) instead.
-        return SavedInputs(False, False, False)
+        return SavedInputs(False, False, False, False)
     mlp = request.lora_targets == LoraTargets.ALL_LINEAR
-    return SavedInputs(True, mlp, mlp)
+    return SavedInputs(True, mlp, mlp, request.lora_targets != LoraTargets.QV)
 
 
-def _layer_bytes(arch: Architecture, request: Request, width: int, keep: SavedInputs) -> float:
+def _layer_bytes(
+    arch: Architecture, request: Request, width: int, keep: SavedInputs, tally: bool = False
+) -> float:
     """Bytes one token stores in one decoder layer of MLP width ``width``.
 
     The attention block keeps the first norm's input (``2h``), Q (``2q``), K and V
@@ -339,6 +345,14 @@ def _layer_bytes(arch: Architecture, request: Request, width: int, keep: SavedIn
     (plain), and when kept the down projection's input (``2I``); ``torch.compile``
     fuses the activation and product, keeping gate and up only (one tensor, plain).
     Extra norms (Gemma 2/3) keep their input, ``2h`` each.
+
+    ``tally`` (autograd's count, ``PROFILE_SPEC_ACTIVATIONS`` off) adds what eager
+    PyTorch keeps beyond that: each RMSNorm upcasts its input and keeps the FP32 copy
+    (``x.float()`` then ``x * rsqrt(mean(x^2))``, in transformers, torchtune and litgpt
+    alike), 4 bytes an element where 2 are counted, unless fused kernels or
+    ``torch.compile`` replace it; and a kept output-projection input is a contiguous copy
+    of attention's output (``transpose(1, 2).contiguous()``), apart from the output
+    FlashAttention keeps.
     """
     s, h = request.seq_len, arch.hidden_size
     a = ACTIVATION_BYTES
@@ -349,7 +363,12 @@ def _layer_bytes(arch: Architecture, request: Request, width: int, keep: SavedIn
     tensors = fused if request.compile else (3 if gated else 1) + keep.down
     mlp = a * h * (1 + keep.mlp) + a * tensors * width
     post_norms = a * h * max(arch.norms_per_layer - 2, 0)
-    return attn + scores + mlp + post_norms
+    extra = 0.0
+    if tally:
+        extra += a * arch.q_width * keep.output
+        if not request.compile and profile(request.framework).elementwise_scale == 1.0:
+            extra += (FP32_BYTES - a) * h * arch.norms_per_layer
+    return attn + scores + mlp + post_norms + extra
 
 
 def layer_activation_bytes(arch: Architecture, request: Request, produced: bool = False) -> float:
@@ -360,8 +379,10 @@ def layer_activation_bytes(arch: Architecture, request: Request, produced: bool 
     elementwise traffic scales with), kept for backward or not.
     """
     keep = ALL_SAVED if produced else saved_inputs(request)
+    tally = not produced and not profile(request.framework).spec_activations
     per_layer = sum(
-        _layer_bytes(arch, request, width, keep) * count for width, count in arch.mlp_width_groups
+        _layer_bytes(arch, request, width, keep, tally) * count
+        for width, count in arch.mlp_width_groups
     )
     return per_layer + _dropout_bytes_per_token(arch, request) * arch.num_layers
 
@@ -386,7 +407,8 @@ def activation_bytes(arch: Architecture, request: Request) -> float:
     tokens = s * b
     if request.grad_checkpointing:
         widest = max(width for width, _ in arch.mlp_width_groups)
-        one_layer = _layer_bytes(arch, request, widest, saved_inputs(request))
+        tally = not profile(request.framework).spec_activations
+        one_layer = _layer_bytes(arch, request, widest, saved_inputs(request), tally)
         one_layer += _dropout_bytes_per_token(arch, request)
         kept = arch.num_layers
         if request.activation_offload:
