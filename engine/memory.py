@@ -344,7 +344,9 @@ def _layer_bytes(
     (``2h``), the gate, activation and up outputs (``3·2I``, gated) or the up output
     (plain), and when kept the down projection's input (``2I``); ``torch.compile``
     fuses the activation and product, keeping gate and up only (one tensor, plain).
-    Extra norms (Gemma 2/3) keep their input, ``2h`` each.
+    Extra norms (Gemma 2/3) keep their input, ``2h`` each; a layer with one norm (Phi,
+    Falcon: attention and MLP in parallel from one norm) keeps one norm input, and its
+    output once for both blocks.
 
     ``tally`` (autograd's count, ``PROFILE_SPEC_ACTIVATIONS`` off) adds what eager
     PyTorch keeps beyond that: each RMSNorm upcasts its input and keeps the FP32 copy
@@ -361,7 +363,12 @@ def _layer_bytes(
     gated = arch.mlp == "gated"
     fused = 2 if gated else 1  # compiled: gate and up (plain: up)
     tensors = fused if request.compile else (3 if gated else 1) + keep.down
-    mlp = a * h * (1 + keep.mlp) + a * tensors * width
+    if arch.norms_per_layer < 2:
+        # One norm feeds attention and the MLP in parallel (Phi, Falcon): its input and
+        # output are the attention block's, counted above.
+        mlp = a * h * (keep.mlp and not keep.attention) + a * tensors * width
+    else:
+        mlp = a * h * (1 + keep.mlp) + a * tensors * width
     post_norms = a * h * max(arch.norms_per_layer - 2, 0)
     extra = 0.0
     if tally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Request, estimate
-from engine.memory import footprint
+from engine.memory import footprint, layer_activation_bytes
 from engine.request import Sharding
 from engine.specs import Catalog
 
@@ -389,3 +389,12 @@ def test_napkin_70b_full_needs_16_to_17_eighty_gb_cards(catalog: Catalog) -> Non
     request = Request(model="llama-3.1-70b", method="full", mode="napkin", gpu="h100-sxm")
     lead = estimate(request, catalog).options[0]
     assert lead.count in (16, 17) and lead.fits
+
+
+def test_a_one_norm_parallel_layer_counts_its_norm_once(catalog: Catalog) -> None:
+    phi = catalog.model("phi-2").architecture
+    assert phi.norms_per_layer == 1
+    two_norms = phi.model_copy(update={"norms_per_layer": 2})
+    request = Request(model="phi-2", method="full", grad_checkpointing=False)
+    difference = layer_activation_bytes(two_norms, request) - layer_activation_bytes(phi, request)
+    assert difference == pytest.approx(2 * 2 * phi.hidden_size * phi.num_layers)
