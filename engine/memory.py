@@ -352,7 +352,8 @@ def _layer_bytes(
     PyTorch keeps beyond that: each RMSNorm upcasts its input and keeps the FP32 copy
     (``x.float()`` then ``x * rsqrt(mean(x^2))``, in transformers, torchtune and litgpt
     alike), 4 bytes an element where 2 are counted, unless fused kernels or
-    ``torch.compile`` replace it; and a kept output-projection input is a contiguous copy
+    ``torch.compile`` replace it (LayerNorm's native kernel keeps its 16-bit input and
+    FP32 statistics only); and a kept output-projection input is a contiguous copy
     of attention's output (``transpose(1, 2).contiguous()``), apart from the output
     FlashAttention keeps.
     """
@@ -373,7 +374,8 @@ def _layer_bytes(
     extra = 0.0
     if tally:
         extra += a * arch.q_width * keep.output
-        if not request.compile and profile(request.framework).elementwise_scale == 1.0:
+        eager = not request.compile and profile(request.framework).elementwise_scale == 1.0
+        if eager and arch.norm == "rmsnorm":
             extra += (FP32_BYTES - a) * h * arch.norms_per_layer
     return attn + scores + mlp + post_norms + extra
 
