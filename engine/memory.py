@@ -21,48 +21,10 @@ calculator this product was specified from:
     LoRA/QLoRA only: rank·(d_in + d_out) per targeted linear (per expert for
     MoE), 4 bytes each (2 in ``pure-bf16``).
 ``activations``
-    See :func:`activation_bytes`.
+    What one micro-batch keeps for backward (:mod:`engine.activations`), plus the
+    autocast casts and QLoRA's dequantized copy that are alive beside it.
 ``overhead``
     1.5 GB flat per GPU for the CUDA context and framework buffers.
-
-Activations (re-derived from Korthikanti et al. 2022, §4.1)
-----------------------------------------------------------
-Korthikanti et al. count, for one GPT layer in 16-bit with dropout, multi-head
-attention and a 4h MLP, ``s·b·h·(34 + 5·a·s/h)`` bytes. Re-deriving the same
-bookkeeping for the catalog's architectures (no dropout, pre-norm, grouped-query
-attention with query width ``q = heads·head_dim`` and key/value width
-``kv = kv_heads·head_dim``, gated MLP of width ``I``) gives, per token per layer:
-
-* attention block: norm input ``2h``, Q/K/V projection input ``2h``, Q ``2q``,
-  K and V ``2·2kv``, output-projection input ``2q``: ``4h + 4q + 4kv`` bytes;
-* attention scores without FlashAttention: the softmax output, ``2·a·s`` bytes
-  per token (Korthikanti's ``5as`` minus the dropout mask and output); with
-  FlashAttention only the FP32 log-sum-exp per head remains (``4a``);
-* gated MLP: norm input ``2h``, gate/up input ``2h``, gate output, SiLU output,
-  up output and down-projection input, ``4·2I``: ``4h + 8I`` (plain MLP:
-  ``4h + 4I``);
-* norms beyond the two pre-norms (Gemma 2/3 also normalize each block's output):
-  their input, ``2h`` each;
-* LoRA dropout above 0: for each adapted linear, a bool mask and the dropped-out
-  16-bit input, ``3·d_in`` (``LORA_DROPOUT_BYTES``).
-
-So a dense gated layer with two norms stores ``s·b·(8h + 4q + 4kv + 8I)`` bytes
-plus the scores term; for Llama 3.1 8B at batch 1 and sequence 2048 that is 11.0 GB
-over 32 layers. For MoE layers ``I`` is the width a token passes through
-(k routed experts plus shared experts).
-
-That is the specification's count, which ``generic`` keeps. The real frameworks keep
-what PyTorch's autograd keeps (:func:`saved_inputs`, ``PROFILE_SPEC_ACTIVATIONS``): a
-frozen linear keeps no input unless a dropout-free adapter or bitsandbytes' 4-bit matmul
-does; under checkpointing the logits and the recomputed layer peak apart; FP32 weights
-under BF16 autocast keep a BF16 cast of each weight (:func:`autocast_copy_bytes`).
-
-Gradient checkpointing keeps each layer's input (``2·s·b·h`` per layer) plus one
-layer's full activations while that layer is recomputed. The logits,
-``b·s·vocab`` upcast to FP32 for the loss, come on top unless a fused
-cross-entropy kernel (Liger, Unsloth) avoids materializing them. Hugging Face
-transformers' unfused path keeps more copies at once (``hf-loss``: 12 B per logit,
-sourced at ``engine.constants.LOGITS_BYTES_HF``).
 
 ZeRO (Rajbhandari et al. 2020, arXiv:1910.02054): stage 1 shards optimizer
 state and master weights across N GPUs, stage 2 adds gradients, stage 3 adds the
@@ -99,35 +61,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from engine.activations import activation_bytes, autocast_copy_bytes, dequant_workspace_bytes
 from engine.architecture import Architecture
 from engine.constants import (
-    ACTIVATION_BYTES,
     ADAPTER_BYTES,
-    FP32_BYTES,
     GB,
-    LOGITS_BYTES_HF,
-    LORA_DROPOUT_BYTES,
     MASTER_WEIGHT_BYTES,
     NAPKIN_BYTES_PER_PARAM,
     NF4_BITS,
     NF4_BITS_DOUBLE_QUANT,
-    OFFLOADED_INPUTS_IN_FLIGHT,
     OPTIMIZER_BYTES,
     OPTIMIZER_BYTES_PURE_BF16,
     OVERHEAD_GB,
     PRECISION_BYTES,
     ZERO3_GATHERED_UNITS,
 )
-from engine.profiles import logits_bytes, profile
-from engine.request import (
-    LoraTargets,
-    Method,
-    Mode,
-    Precision,
-    Request,
-    Sharding,
-    StatePrecision,
-)
+from engine.profiles import profile
+from engine.request import Method, Mode, Request, Sharding, StatePrecision
 
 COMPONENTS: tuple[str, ...] = (
     "base_weights",
@@ -281,195 +231,6 @@ def base_weight_bytes(arch: Architecture, request: Request) -> float:
         rest = arch.total_params - arch.linear_params
         return arch.linear_params * bits / 8 + rest * PRECISION_BYTES["bf16"]
     return arch.total_params * PRECISION_BYTES[request.precision.value]
-
-
-@dataclass(frozen=True, slots=True)
-class SavedInputs:
-    """Which linear-layer inputs a layer keeps for backward, beyond what attention,
-    the norms and the MLP's activation function keep anyway.
-
-    A linear needs its input in backward only for its weight's gradient. PyTorch's
-    autograd saves a matmul operand only when the derivative that uses it will be
-    computed (``guard_for`` in ``tools/autograd/gen_variable_type.py``), so a frozen
-    BF16 linear keeps nothing; a LoRA adapter without dropout keeps the same input for
-    its ``A`` matrix; bitsandbytes' ``MatMul4Bit`` keeps its input whenever any operand
-    needs a gradient (``ctx.tensors = (A, B)``), so QLoRA through bitsandbytes keeps
-    every quantized linear's input; torchao's ``LinearNF4`` keeps only the weight.
-    """
-
-    attention: bool
-    """The Q/K/V projections' input (the first norm's output), ``2h`` bytes a token."""
-    mlp: bool
-    """The gate/up projections' input (the second norm's output), ``2h``."""
-    down: bool
-    """The down projection's input (the activation times up), ``2I``."""
-    output: bool = True
-    """The output projection's input: attention's output made contiguous, ``2q``, a
-    tensor apart from the output FlashAttention keeps for its own backward."""
-
-
-ALL_SAVED = SavedInputs(True, True, True, True)
-
-
-def saved_inputs(request: Request) -> SavedInputs:
-    """The linear inputs ``request`` keeps (see :class:`SavedInputs`).
-
-    A full fine-tune keeps them all (every weight needs its gradient), and so does
-    ``generic``, which counts activations as Korthikanti et al. do. Otherwise a frozen
-    linear keeps its input only when its framework's quantized matmul does
-    (``PROFILE_QUANTIZED_SAVES_INPUTS``) or an adapter without dropout on it does.
-    """
-    method = request.effective_method
-    p = profile(request.framework)
-    if method is Method.FULL or p.spec_activations:
-        return ALL_SAVED
-    if method is Method.QLORA and p.quantized_inputs_saved:
-        return ALL_SAVED
-    if request.lora_dropout > 0:
-        # Each adapter keeps its own dropped-out copy (``LORA_DROPOUT_BYTES``) instead.
-        return SavedInputs(False, False, False, False)
-    mlp = request.lora_targets == LoraTargets.ALL_LINEAR
-    return SavedInputs(True, mlp, mlp, request.lora_targets != LoraTargets.QV)
-
-
-def _layer_bytes(
-    arch: Architecture, request: Request, width: int, keep: SavedInputs, tally: bool = False
-) -> float:
-    """Bytes one token stores in one decoder layer of MLP width ``width``.
-
-    The attention block keeps the first norm's input (``2h``), Q (``2q``), K and V
-    (``2·2kv``), attention's output (``2q``) and, when kept, the Q/K/V input (``2h``);
-    the scores (``2·a·s``) without FlashAttention, else the FP32 log-sum-exp (``4a``).
-    The MLP keeps the second norm's input (``2h``), when kept its gate/up input
-    (``2h``), the gate, activation and up outputs (``3·2I``, gated) or the up output
-    (plain), and when kept the down projection's input (``2I``); ``torch.compile``
-    fuses the activation and product, keeping gate and up only (one tensor, plain).
-    Extra norms (Gemma 2/3) keep their input, ``2h`` each; a layer with one norm (Phi,
-    Falcon: attention and MLP in parallel from one norm) keeps one norm input, and its
-    output once for both blocks.
-
-    ``tally`` (autograd's count, ``PROFILE_SPEC_ACTIVATIONS`` off) adds what eager
-    PyTorch keeps beyond that: each RMSNorm upcasts its input and keeps the FP32 copy
-    (``x.float()`` then ``x * rsqrt(mean(x^2))``, in transformers, torchtune and litgpt
-    alike), 4 bytes an element where 2 are counted, unless fused kernels or
-    ``torch.compile`` replace it (LayerNorm's native kernel keeps its 16-bit input and
-    FP32 statistics only); and a kept output-projection input is a contiguous copy
-    of attention's output (``transpose(1, 2).contiguous()``), apart from the output
-    FlashAttention keeps.
-    """
-    s, h = request.seq_len, arch.hidden_size
-    a = ACTIVATION_BYTES
-    attn = a * h * (1 + keep.attention) + 2 * a * arch.q_width + 2 * a * arch.kv_width
-    scores = 4 * arch.num_heads if request.flash_attention else a * arch.num_heads * s
-    gated = arch.mlp == "gated"
-    fused = 2 if gated else 1  # compiled: gate and up (plain: up)
-    tensors = fused if request.compile else (3 if gated else 1) + keep.down
-    if arch.norms_per_layer < 2:
-        # One norm feeds attention and the MLP in parallel (Phi, Falcon): its input and
-        # output are the attention block's, counted above.
-        mlp = a * h * (keep.mlp and not keep.attention) + a * tensors * width
-    else:
-        mlp = a * h * (1 + keep.mlp) + a * tensors * width
-    post_norms = a * h * max(arch.norms_per_layer - 2, 0)
-    extra = 0.0
-    if tally:
-        extra += a * arch.q_width * keep.output
-        eager = not request.compile and profile(request.framework).elementwise_scale == 1.0
-        if eager and arch.norm == "rmsnorm":
-            extra += (FP32_BYTES - a) * h * arch.norms_per_layer
-    return attn + scores + mlp + post_norms + extra
-
-
-def layer_activation_bytes(arch: Architecture, request: Request, produced: bool = False) -> float:
-    """Bytes one token stores for backward across all decoder layers, without
-    checkpointing (see the module docstring); the logits are apart.
-
-    ``produced``: count every tensor the forward writes (what the time model's
-    elementwise traffic scales with), kept for backward or not.
-    """
-    keep = ALL_SAVED if produced else saved_inputs(request)
-    tally = not produced and not profile(request.framework).spec_activations
-    per_layer = sum(
-        _layer_bytes(arch, request, width, keep, tally) * count
-        for width, count in arch.mlp_width_groups
-    )
-    return per_layer + _dropout_bytes_per_token(arch, request) * arch.num_layers
-
-
-def _dropout_bytes_per_token(arch: Architecture, request: Request) -> float:
-    """LoRA dropout's mask and dropped-out input, per token per layer (0 without)."""
-    if request.lora_dropout <= 0 or request.effective_method is Method.FULL:
-        return 0.0
-    inputs = arch.lora_input_width(request.lora_targets.value)
-    return LORA_DROPOUT_BYTES * inputs / arch.num_layers
-
-
-def logits_bytes_per_token(arch: Architecture, request: Request) -> float:
-    """Bytes of logits one token keeps for the loss: the framework's loss path
-    (``engine.profiles.logits_bytes``) times the vocabulary."""
-    return logits_bytes(request, LOGITS_BYTES_HF) * arch.vocab_size
-
-
-def activation_bytes(arch: Architecture, request: Request) -> float:
-    """Activation memory of one micro-batch in bytes (see the module docstring)."""
-    s, b, h = request.seq_len, request.micro_batch, arch.hidden_size
-    tokens = s * b
-    if request.grad_checkpointing:
-        widest = max(width for width, _ in arch.mlp_width_groups)
-        tally = not profile(request.framework).spec_activations
-        one_layer = _layer_bytes(arch, request, widest, saved_inputs(request), tally)
-        one_layer += _dropout_bytes_per_token(arch, request)
-        kept = arch.num_layers
-        if request.activation_offload:
-            kept = min(kept, OFFLOADED_INPUTS_IN_FLIGHT)
-        inputs = ACTIVATION_BYTES * h * kept
-        logits = logits_bytes_per_token(arch, request)
-        if profile(request.framework).spec_activations:
-            return tokens * (inputs + one_layer + logits)
-        # The loss's backward frees the logits before the first layer is recomputed.
-        return tokens * (inputs + max(one_layer, logits))
-    layers = tokens * layer_activation_bytes(arch, request)
-    return layers + tokens * logits_bytes_per_token(arch, request)
-
-
-def autocast_copy_bytes(arch: Architecture, request: Request) -> float:
-    """BF16 copies of FP32 weights that autocast keeps for backward, bytes.
-
-    With FP32 weights under BF16 autocast, every matmul runs on a BF16 cast of its
-    weight, and autograd keeps that cast for the input's gradient: 2 bytes per linear
-    parameter and the LM head, of every layer (one layer's under checkpointing, which
-    recomputes the cast). FSDP and ZeRO-3 gather BF16 parameters (their
-    mixed-precision policy), so nothing is cast there; ``generic`` counts activations
-    as the specification does and adds nothing (``PROFILE_SPEC_ACTIVATIONS``).
-    """
-    if (
-        request.precision is not Precision.FP32
-        or request.sharding.shards_weights
-        or profile(request.framework).spec_activations
-    ):
-        return 0.0
-    head = arch.vocab_size * arch.hidden_size
-    layers: float = arch.linear_params
-    if request.grad_checkpointing:
-        layers = arch.linear_params / arch.num_layers
-    return ACTIVATION_BYTES * (layers + head)
-
-
-def dequant_workspace_bytes(arch: Architecture, request: Request) -> float:
-    """QLoRA's 16-bit copy of its largest 4-bit matrix, alive at the peak, bytes.
-
-    Every 4-bit matmul dequantizes its whole weight, forward and backward, beside all
-    the stored activations: the framework's bytes per weight (``PROFILE_DEQUANT_BYTES``)
-    times the largest quantized matrix (the LM head where the framework quantizes it,
-    ``PROFILE_QUANTIZED_HEAD``). 0 for LoRA, full fine-tunes and ``generic``.
-    """
-    if request.effective_method is not Method.QLORA:
-        return 0.0
-    p = profile(request.framework)
-    largest = arch.largest_linear_params
-    if p.quantized_head:
-        largest = max(largest, arch.vocab_size * arch.hidden_size)
-    return p.dequant_bytes * largest
 
 
 def footprint(arch: Architecture, request: Request) -> Footprint:

@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from engine.activations import layer_activation_bytes, logits_bytes_per_token
 from engine.architecture import Architecture
 from engine.constants import (
     BACKWARD_KERNELS,
@@ -71,7 +72,6 @@ from engine.constants import (
     PRECISION_BYTES,
     WEIGHT_READ_BYTES,
 )
-from engine.memory import layer_activation_bytes, logits_bytes_per_token
 from engine.profiles import profile
 from engine.request import Method, Request, Sharding, StatePrecision
 from engine.specs import GpuSpec

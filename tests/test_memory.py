@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine import Request, estimate
-from engine.memory import footprint, layer_activation_bytes
+from engine.activations import layer_activation_bytes
+from engine.memory import footprint
 from engine.request import Sharding
 from engine.specs import Catalog
 

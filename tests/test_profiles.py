@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 
 from engine import Request, estimate
-from engine.constants import LOGITS_BYTES, LOGITS_BYTES_HF
-from engine.memory import (
+from engine.activations import (
     ALL_SAVED,
     SavedInputs,
     activation_bytes,
     autocast_copy_bytes,
     dequant_workspace_bytes,
-    footprint,
     logits_bytes_per_token,
     saved_inputs,
 )
+from engine.constants import LOGITS_BYTES, LOGITS_BYTES_HF
+from engine.memory import footprint
 from engine.profiles import PROFILES, resolve
 from engine.request import Framework, Precision, Sharding, StatePrecision
 from engine.specs import Catalog
