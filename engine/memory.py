@@ -168,10 +168,10 @@ class Footprint(Breakdown):
                 0.0,
             )
         s3 = stage.shards_weights
-        s1 = s3 or stage in (Sharding.ZERO1, Sharding.ZERO2)
+        s1 = stage.is_zero or stage is Sharding.FSDP
         s2 = s3 or stage is Sharding.ZERO2
         optimizer = 0.0 if offload else (self.optimizer / n if s1 else self.optimizer)
-        if s1 and stage is not Sharding.FSDP and not offload:
+        if stage.is_zero and not offload:
             optimizer += self.zero_fp32_grads / n
         master = 0.0 if offload else (self.master_weights / n if s1 else self.master_weights)
         gradients = self.gradients / n if s2 else self.gradients
@@ -211,7 +211,7 @@ class Footprint(Breakdown):
     def offloaded_gb(self, stage: Sharding) -> float:
         """Host (CPU) memory the offloaded state needs, summed over all GPUs."""
         host = self.optimizer + self.master_weights
-        if stage in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3):
+        if stage.is_zero:
             host += self.zero_fp32_grads
         if stage.shards_weights:
             host += self.base_weights + self.gradients

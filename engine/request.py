@@ -165,6 +165,11 @@ class Sharding(StrEnum):
         """Stage 3: weights are sharded too (``zero3``, ``fsdp``)."""
         return self in (Sharding.ZERO3, Sharding.FSDP)
 
+    @property
+    def is_zero(self) -> bool:
+        """A DeepSpeed ZeRO stage (``zero1``-``zero3``): optimizer state is sharded."""
+        return self in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
+
 
 class Framework(StrEnum):
     """The training stack the run uses. ``generic`` keeps the specification's
