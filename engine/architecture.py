@@ -242,6 +242,20 @@ class Architecture(BaseModel):
         return extra
 
     @cached_property
+    def weight_matrices(self) -> int:
+        """Weight matrices (parameter tensors of the linears, every expert counted), plus
+        the embedding and an untied LM head: the tensors ZeRO-3 gathers one by one."""
+        return sum(lin.count for lin in self._linears) + (1 if self.tie_embeddings else 2)
+
+    @cached_property
+    def small_tensors(self) -> int:
+        """Norm weights and bias vectors: tensors small enough that ZeRO-3 keeps them
+        whole on every GPU (``stage3_param_persistence_threshold``)."""
+        norms = self.norms_per_layer * self.num_layers + 1
+        biases = sum(lin.count for lin in self._linears if lin.bias)
+        return norms + biases
+
+    @cached_property
     def linear_params(self) -> int:
         """Parameters in the decoder's linear layers (what NF4 quantizes)."""
         return sum(lin.params for lin in self._linears)

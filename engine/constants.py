@@ -277,7 +277,7 @@ PROFILE_QUANTIZED_SAVES_INPUTS: Final = {
 gradient, so every quantized linear keeps its 16-bit input. [torchao] torchao's
 ``LinearNF4`` (torchtune's QLoRA) saves only the NF4 weight (``ctx.save_for_backward
 (weight)``)."""
-PROFILE_ZERO_FP32_GRADS: Final = {
+PROFILE_DEEPSPEED_ZERO: Final = {
     "generic": False,  # [detailed]: one gradient per trainable parameter
     "hf": True,  # [deepspeed]
     "unsloth": False,  # single GPU
@@ -285,8 +285,9 @@ PROFILE_ZERO_FP32_GRADS: Final = {
     "litgpt": False,  # Fabric's FSDP
     "torchtitan": False,  # FSDP2
 }
-"""Whether the framework's ZeRO (stage 1-3) is DeepSpeed's, whose optimizer partition
-keeps an FP32 copy of its gradients beside the FP32 master weights and moments.
+"""Whether the framework's ZeRO (stage 1-3) is DeepSpeed's. Its optimizer partition
+keeps an FP32 copy of its gradients beside the FP32 master weights and moments, and its
+ZeRO-3 runs Python hooks per parameter (``ZERO3_HOST_OPS_PER_MATRIX``).
 [deepspeed] DeepSpeed's own estimators count 16 bytes per parameter over N GPUs
 (``estimate_zero2_model_states_mem_needs``: ``4 * total_params + 16 * total_params /
 total_gpus``; ZeRO-3: 18 per parameter over N): 4 master + 8 Adam + 4 gradient. Only
@@ -328,6 +329,20 @@ PROFILE_ACTIVATION_OFFLOAD: Final = {
 OFFLOADED_INPUTS_IN_FLIGHT: Final = 2
 """Layer inputs on the GPU under activation offload: the one being recomputed and the
 one being fetched back (torchtune's offloading uses a separate stream to prefetch)."""
+PROFILE_FOREACH_ADAMW: Final = {
+    "generic": False,  # one fused step, as the specification's time counts none
+    "hf": True,  # [hf-optim]
+    "unsloth": False,  # its notebooks set optim="adamw_8bit": one bitsandbytes kernel
+    "torchtune": False,  # its configs: AdamW(fused=True), or bitsandbytes' 8-bit AdamW
+    "litgpt": False,  # not established; counted as fused
+    "torchtitan": False,  # optimizer.implementation "fused" by default
+}
+"""Frameworks whose AdamW runs unfused, one ``torch._foreach_*`` kernel per operation
+(``FOREACH_ADAMW_STEP_BYTES``). [hf-optim] the HF Trainer's default ``optim`` was
+``adamw_torch`` (``torch.optim.AdamW()``, foreach on CUDA) from transformers 4.32
+(PR #25109) until PR #37358 made ``adamw_torch_fused`` the default with PyTorch >= 2.8
+(2025); PEFT's method-comparison loop builds ``torch.optim.AdamW`` itself. Under
+DeepSpeed ZeRO the step is DeepSpeed's FusedAdam whatever the framework."""
 PROFILE_ELEMENTWISE_SCALE: Final = {
     "generic": 1.0,
     "hf": 1.0,
@@ -356,9 +371,26 @@ write 2 B of BF16 (bitsandbytes dequantize_4bit before the BF16 GEMM)."""
 WEIGHT_READ_BYTES: Final = 2.0
 """A 16-bit weight read once per matmul pass (the memory-bound floor of a GEMM)."""
 OPTIMIZER_STEP_BYTES: Final = {"fp32": 28.0, "pure-bf16": 14.0}
-"""HBM traffic of one AdamW step per trainable parameter: FP32 master and moments read
-and written (3 x 8), the 16-bit gradient read and the 16-bit weight written (2 + 2);
-pure BF16: weight, two moments read and written (3 x 4) and the gradient read (2)."""
+"""HBM traffic of one fused AdamW step per trainable parameter (one kernel reads and
+writes every tensor once: DeepSpeed's FusedAdam, ``torch.optim.AdamW(fused=True)``):
+FP32 master and moments read and written (3 x 8), the 16-bit gradient read and the
+16-bit weight written (2 + 2); pure BF16: weight, two moments read and written (3 x 4)
+and the gradient read (2)."""
+FOREACH_ADAMW_ACCESSES: Final = 21
+"""Tensor-element reads and writes per parameter of one unfused ("foreach") AdamW step,
+counted on ``torch.optim.adam._multi_tensor_adam`` (the default ``torch.optim.AdamW`` on
+CUDA) and ``torch.nn.utils.clip_grad_norm_``: ``_foreach_lerp_`` of the first moment
+(3), ``_foreach_mul_`` and ``_foreach_addcmul_`` of the second (2 + 3, the gradient
+read once), ``_foreach_sqrt`` into a temporary (2), ``_foreach_div_`` and
+``_foreach_add_`` of eps on it (2 + 2), ``_foreach_addcdiv_`` into the weight (4); the
+gradient norm (1) and the clip's ``_foreach_mul_`` (2). Weight decay 0 (the Trainer's
+default; a decay adds 2). Every tensor has the weight's dtype: FP32 under AMP (the
+Trainer keeps FP32 weights, gradients and moments), BF16 in pure BF16."""
+FOREACH_ADAMW_STEP_BYTES: Final = {
+    "fp32": FOREACH_ADAMW_ACCESSES * 4.0,
+    "pure-bf16": FOREACH_ADAMW_ACCESSES * 2.0,
+}
+"""HBM traffic of one unfused AdamW step per trainable parameter, bytes."""
 GPUS_PER_NODE: Final = 8
 """Cards in one server (HGX/DGX boards and most cloud GPU VMs): beyond this a run
 spans nodes."""
@@ -394,6 +426,22 @@ gives one: this guards a team's own catalog), GB/s: an A10-to-L40S-class GDDR ca
 MATMUL_FALLBACK_FRACTION: Final = 0.8
 """Achievable share of the rated dense figure for a card with no measured matmul rate."""
 
+ZERO3_HOST_OPS_PER_MATRIX: Final = 60
+"""Host-issued PyTorch calls (dispatcher ops and CUDA stream/event calls) DeepSpeed
+ZeRO-3 makes per weight matrix per micro-batch, on top of the model's own kernels; each
+costs about one launch (``LAUNCH_S_PER_KERNEL``) of host time. Counted on DeepSpeed
+0.14 (``partitioned_param_coordinator.fetch_sub_module``, ``free_param``,
+``stage3.__add_grad_to_ipg_bucket``, ``reduce_scatter_coalesced``,
+``partition_grads``): a fetch (about 8: views, the stream context, event create, record
+and query), a release (about 7: aliases, ``record_stream``, ``torch.empty(0)``), the
+gradient hook (about 18: stream wait, bucket copy, flatten, reduce-scatter, partition
+add), and the per-module stream waits and autograd hook functions (8-10); models past
+``stage3_max_reuse_distance`` (1e9 elements) fetch and release again in backward and
+recompute. 40-65 without checkpointing, 45-80 with it: 60 is the middle. None of it is
+skipped on one GPU (the all-gather is, the gradient path is not)."""
+ZERO3_HOST_OPS_PER_SMALL_TENSOR: Final = 18
+"""The same for a norm weight or bias vector: ZeRO-3 keeps tensors under 1e5 elements
+whole (``stage3_param_persistence_threshold``), so only the gradient hook runs."""
 KERNELS_PER_LAYER: Final = 44
 """Kernels one decoder layer launches in eager PyTorch per forward, counted on
 transformers' ``LlamaDecoderLayer``: two RMSNorms of 8 each (upcast, square, mean, add

@@ -6,8 +6,9 @@ assumptions behind that number. Without packing each sample is its own sequence,
 to the longest sample in its micro-batch (Hugging Face's ``DataCollatorWithPadding`` /
 ``padding="longest"``, the default of TRL's SFT collator without packing) and cut at the
 maximum length; padded positions cost compute (attention and MLPs run on them) though
-they add no loss. The estimate counts the real tokens, so this says how far padding can
-push compute above it.
+they add no loss. The time model runs each micro-batch at the average sample length
+(``engine.throughput.timed_seq_len``) and the memory at the limit (the longest batch sets
+the peak), so this says how far padding can push compute above the estimate.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ def dataset_assumptions(request: Request) -> list[str]:
         lines.append(
             f"Each sample is padded to the longest in its micro-batch of "
             f"{request.micro_batch} (at most {cap:,} tokens): padded positions cost compute "
-            f"without adding loss. The time counts the real tokens; with widely varying "
-            f"lengths padding can add up to {worst:,.1f}x that compute. `packing` (or "
+            f"without adding loss. The time runs each micro-batch at the average length "
+            f"({length:,} tokens) and counts the real tokens; with widely varying lengths "
+            f"padding can add up to {worst:,.1f}x that compute. `packing` (or "
             "length-grouped batches) avoids it."
         )
     else:

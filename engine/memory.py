@@ -142,7 +142,7 @@ class Footprint(Breakdown):
     """Gradient accumulation is on: under ``fsdp`` the gradients stay unsharded."""
     zero_fp32_grads: float = 0.0
     """FP32 gradients DeepSpeed's ZeRO (stage 1-3) keeps in its optimizer partition,
-    sharded and offloaded with the optimizer state (``PROFILE_ZERO_FP32_GRADS``)."""
+    sharded and offloaded with the optimizer state (``PROFILE_DEEPSPEED_ZERO``)."""
     napkin: bool = False
 
     @property
@@ -286,7 +286,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         accumulates=request.grad_accum > 1,
         zero_fp32_grads=(
             MASTER_WEIGHT_BYTES * trainable / GB
-            if profile(request.framework).zero_fp32_grads and not pure
+            if profile(request.framework).deepspeed_zero and not pure
             else 0.0
         ),
     )

@@ -19,15 +19,16 @@ from dataclasses import dataclass, field
 from engine.constants import (
     FSDP_FROZEN_GRADS,
     PROFILE_ACTIVATION_OFFLOAD,
+    PROFILE_DEEPSPEED_ZERO,
     PROFILE_DEQUANT_BYTES,
     PROFILE_ELEMENTWISE_SCALE,
-        PROFILE_LOGITS_BYTES,
+    PROFILE_FOREACH_ADAMW,
+    PROFILE_LOGITS_BYTES,
     PROFILE_LORA_DROPOUT,
     PROFILE_PURE_BF16,
     PROFILE_QUANTIZED_HEAD,
     PROFILE_QUANTIZED_SAVES_INPUTS,
     PROFILE_SPEC_ACTIVATIONS,
-    PROFILE_ZERO_FP32_GRADS,
 )
 from engine.request import Framework, Request, StatePrecision
 
@@ -48,10 +49,10 @@ class Profile:
     lora_dropout: float
     """LoRA dropout of its default or example configs."""
     fsdp_frozen_grads: bool
-    activation_offload: bool
-    """Its usual setup keeps checkpointed activations in host memory."""
     """Its FSDP wraps a frozen base and its adapters in one flat parameter, so frozen
     weights get gradients (FSDP1 with ``use_orig_params=True``)."""
+    activation_offload: bool
+    """Its usual setup keeps checkpointed activations in host memory."""
     elementwise_scale: float
     """Memory-bound (non-matmul) traffic relative to unfused PyTorch eager: below 1
     for fused kernels or ``torch.compile``."""
@@ -60,12 +61,15 @@ class Profile:
     autograd keeps them (``PROFILE_SPEC_ACTIVATIONS``)."""
     quantized_inputs_saved: bool
     """QLoRA's 4-bit linears keep their input for backward (bitsandbytes does)."""
-    zero_fp32_grads: bool
-    """Its ZeRO is DeepSpeed's: the optimizer partition keeps FP32 gradients too."""
+    deepspeed_zero: bool
+    """Its ZeRO is DeepSpeed's: the optimizer partition keeps FP32 gradients too, and
+    ZeRO-3 runs Python hooks per parameter."""
     dequant_bytes: float
     """Bytes per weight of the 16-bit copy its QLoRA matmul makes of a 4-bit matrix."""
     quantized_head: bool
     """Its QLoRA quantizes the LM head too (its dequantized copy is the workspace)."""
+    foreach_adamw: bool
+    """Its AdamW runs unfused, one kernel per operation (outside DeepSpeed)."""
     changes: tuple[str, ...] = field(default=())
     """One line per fact that differs from ``generic``, for the reply."""
 
@@ -94,8 +98,12 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         changes.append("checkpointed activations offloaded to CPU")
     if PROFILE_ELEMENTWISE_SCALE[key] != 1.0:
         changes.append("fused kernels")
-    if PROFILE_ZERO_FP32_GRADS[key]:
-        changes.append("DeepSpeed ZeRO keeps FP32 gradients in its optimizer partition")
+    if PROFILE_DEEPSPEED_ZERO[key]:
+        changes.append(
+            "DeepSpeed ZeRO: FP32 gradients in its optimizer partition, per-parameter hooks"
+        )
+    if PROFILE_FOREACH_ADAMW[key]:
+        changes.append("unfused (foreach) AdamW step outside DeepSpeed")
     if not PROFILE_SPEC_ACTIVATIONS[key]:
         changes.append("activations as autograd keeps them, not the spec's formula")
     return Profile(
@@ -110,9 +118,10 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         elementwise_scale=PROFILE_ELEMENTWISE_SCALE[key],
         spec_activations=PROFILE_SPEC_ACTIVATIONS[key],
         quantized_inputs_saved=PROFILE_QUANTIZED_SAVES_INPUTS[key],
-        zero_fp32_grads=PROFILE_ZERO_FP32_GRADS[key],
+        deepspeed_zero=PROFILE_DEEPSPEED_ZERO[key],
         dequant_bytes=PROFILE_DEQUANT_BYTES[key],
         quantized_head=PROFILE_QUANTIZED_HEAD[key],
+        foreach_adamw=PROFILE_FOREACH_ADAMW[key],
         changes=tuple(changes),
     )
 

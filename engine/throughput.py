@@ -18,11 +18,14 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
 * **memory-bound work** at the card's HBM bandwidth: NF4 dequantization of every
   quantized weight per pass (QLoRA), the elementwise kernels
   (``ELEMENTWISE_PASSES`` bytes per stored activation byte, scaled by the framework's
-  fusion) and the optimizer step once per accumulation window;
+  fusion) and the optimizer step once per accumulation window (unfused AdamW moves
+  about three times the bytes of a fused one: ``FOREACH_ADAMW_STEP_BYTES``);
 * a **launch floor**: ``LAUNCH_S_PER_KERNEL`` per kernel, counted per layer
   (``KERNELS_PER_LAYER``, plus ``KERNELS_PER_ADAPTER`` per LoRA adapter) for forward,
   backward and recompute; the GPU cannot run faster than the host issues kernels;
   ``torch.compile`` and fused kernels (Unsloth) halve the count and the traffic;
+  DeepSpeed ZeRO-3 adds its per-parameter hooks' host calls
+  (``ZERO3_HOST_OPS_PER_MATRIX``), which dominate small models at short sequences;
 * **communication** over the actual link: the card's NVLink / Infinity Fabric / PCIe
   bandwidth inside a node (halved without peer-to-peer), the node's NICs between
   nodes; ZeRO-3/FSDP gathers weights every micro-batch and reduce-scatters
@@ -53,6 +56,7 @@ from engine.constants import (
     ELEMENTWISE_PASSES,
     FA_BACKWARD_FLOPS,
     FA_EFFICIENCY,
+    FOREACH_ADAMW_STEP_BYTES,
     FORWARD_SHARE,
     GPUS_PER_NODE,
     HBM_FALLBACK_GBPS,
@@ -71,9 +75,11 @@ from engine.constants import (
     OPTIMIZER_STEP_BYTES,
     PRECISION_BYTES,
     WEIGHT_READ_BYTES,
+    ZERO3_HOST_OPS_PER_MATRIX,
+    ZERO3_HOST_OPS_PER_SMALL_TENSOR,
 )
 from engine.profiles import profile
-from engine.request import Method, Request, Sharding, StatePrecision
+from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
 from engine.specs import GpuSpec
 
 
@@ -109,10 +115,15 @@ class Workload:
     elementwise_scale: float
     kernels: float
     """Kernel launches of one micro-batch (forward, backward, recompute), after fusion."""
+    zero3_host_ops: float
+    """Host calls DeepSpeed ZeRO-3's hooks add to one micro-batch (0 for other stacks)."""
     grad_accum: int
     trainable_params: float
     optimizer_bytes: float
-    """HBM traffic of one optimizer step, whole model, bytes."""
+    """HBM traffic of one optimizer step, whole model, bytes, as the framework runs it
+    (unfused ``torch.optim.AdamW`` where its profile says so)."""
+    fused_optimizer_bytes: float
+    """The same step fused into one kernel (DeepSpeed's FusedAdam under ZeRO)."""
     stored_weight_bytes: float
     """Bytes of all weights as stored (what ZeRO-3 gathers per pass)."""
     grad_bytes: float
@@ -121,8 +132,25 @@ class Workload:
     """``6·P_active``: the work MFU is quoted against."""
 
 
+def timed_seq_len(request: Request) -> int:
+    """Tokens per sequence one micro-batch runs at, for time.
+
+    ``seq_len`` when samples are packed or no average sample length was given. Without
+    packing, a dataset given as samples of an average length runs each sample at about
+    its own length, cut at the limit: the time follows the average while the memory
+    peak follows the longest batch (``seq_len``). Padding to the longest sample of a
+    micro-batch adds compute on top (``engine.datasets`` says how much it can)."""
+    length = request.sample_tokens
+    if request.packing or length is None:
+        return request.seq_len
+    return max(1, min(length, request.max_len or request.seq_len, request.seq_len))
+
+
 def workload(arch: Architecture, request: Request) -> Workload:
     """What one micro-batch of ``request`` computes and moves (``request`` resolved)."""
+    seq = timed_seq_len(request)
+    if seq != request.seq_len:
+        request = request.model_copy(update={"seq_len": seq})
     method = request.effective_method
     s, b = request.seq_len, request.micro_batch
     tokens = s * b
@@ -164,12 +192,22 @@ def workload(arch: Architecture, request: Request) -> Workload:
     per_pass = KERNELS_PER_LAYER + KERNELS_PER_ADAPTER * adapters_per_layer
     kernel_passes = 1.0 + BACKWARD_KERNELS + (1.0 if ckpt else 0.0)
     kernels = arch.num_layers * per_pass * kernel_passes * fusion
+    zero3_ops = 0.0
+    if profile(request.framework).deepspeed_zero:
+        zero3_ops = (
+            ZERO3_HOST_OPS_PER_MATRIX * arch.weight_matrices
+            + ZERO3_HOST_OPS_PER_SMALL_TENSOR * arch.small_tensors
+        )
     if trained:
         trainable = float(arch.total_params)
     else:
         trainable = float(arch.lora_params(request.lora_rank, request.lora_targets.value))
     pure = request.state_precision is StatePrecision.PURE_BF16
-    optimizer = OPTIMIZER_STEP_BYTES["pure-bf16" if pure else "fp32"] * trainable
+    regime = "pure-bf16" if pure else "fp32"
+    fused_optimizer = OPTIMIZER_STEP_BYTES[regime] * trainable
+    optimizer = fused_optimizer
+    if profile(request.framework).foreach_adamw and request.optimizer is Optimizer.ADAMW:
+        optimizer = FOREACH_ADAMW_STEP_BYTES[regime] * trainable
     if method is Method.QLORA:
         bits = NF4_BITS_DOUBLE_QUANT if request.double_quant else NF4_BITS
         stored = arch.linear_params * bits / 8 + (arch.total_params - arch.linear_params) * 2
@@ -192,9 +230,11 @@ def workload(arch: Architecture, request: Request) -> Workload:
         elementwise_bytes=elementwise,
         elementwise_scale=fusion,
         kernels=kernels,
+        zero3_host_ops=zero3_ops,
         grad_accum=request.grad_accum,
         trainable_params=trainable,
         optimizer_bytes=optimizer,
+        fused_optimizer_bytes=fused_optimizer,
         stored_weight_bytes=stored,
         grad_bytes=grad_bytes,
         useful_flops_per_token=6.0 * arch.active_params,
@@ -264,7 +304,8 @@ def step_time(
         + tuning.elementwise_passes * work.elementwise_scale * work.elementwise_bytes
     ) / hbm
     gpu_s = gemm + work.attention_flops / (rate * work.attention_efficiency) + memory_bound
-    launch = work.kernels * tuning.launch_s_per_kernel
+    host_ops = work.kernels + (work.zero3_host_ops if stage is Sharding.ZERO3 else 0.0)
+    launch = host_ops * tuning.launch_s_per_kernel
     micro = max(gpu_s, launch)
 
     comm_micro = comm_step = 0.0
@@ -279,13 +320,15 @@ def step_time(
             comm_step = 2 * work.grad_bytes * share / link
     micro = max(micro, comm_micro)
     sharded = stage is not Sharding.NONE and n > 1
-    optimizer_s = work.optimizer_bytes / (n if sharded else 1) / hbm
+    # DeepSpeed steps its partition with FusedAdam whatever the framework's own optimizer.
+    step_bytes = work.fused_optimizer_bytes if stage.is_zero else work.optimizer_bytes
+    optimizer_s = step_bytes / (n if sharded else 1) / hbm
     offload_s = 0.0
     if offload:
         shard = work.trainable_params / (n if sharded else 1)
         host = HOST_LINK_GBPS * 1e9
         # Gradients down and weights up (2 + 2 B); the node's CPUs step every local shard.
-        per_param = work.optimizer_bytes / max(work.trainable_params, 1.0)
+        per_param = work.fused_optimizer_bytes / max(work.trainable_params, 1.0)
         cpu_bytes = per_param * shard * min(n, GPUS_PER_NODE)
         offload_s = 4.0 * shard / host + cpu_bytes / (HOST_MEMORY_GBPS * 1e9)
         optimizer_s = 0.0

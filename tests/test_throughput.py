@@ -144,3 +144,86 @@ def test_every_card_pays_the_start_up_so_hundreds_of_cards_cost_more(catalog: Ca
     assert many.cost_usd is not None and one.cost_usd is not None
     assert many.cost_usd > 10 * one.cost_usd
     assert many.wall_hours is not None and many.wall_hours > RUN_STARTUP_S / 3600
+
+
+def _step(catalog: Catalog, count: int = 1, stage=Sharding.NONE, **fields):
+    request = resolve(Request(**{"model": "llama-3.1-8b", **fields}))
+    work = workload(catalog.model(request.model).architecture, request)
+    return step_time(work, CARD, count, stage, request.offload)
+
+
+def test_hf_steps_adamw_unfused_three_times_the_traffic_of_a_fused_step(catalog: Catalog) -> None:
+    hf = _step(catalog, method="full", framework="hf")
+    generic = _step(catalog, method="full", framework="generic")
+    assert hf.optimizer_s == pytest.approx(3 * generic.optimizer_s)
+
+
+def test_under_deepspeed_zero_the_hf_step_is_fused(catalog: Catalog) -> None:
+    zero = _step(catalog, count=8, stage=Sharding.ZERO2, method="full", framework="hf")
+    generic = _step(catalog, count=8, stage=Sharding.ZERO2, method="full", framework="generic")
+    assert zero.optimizer_s == pytest.approx(generic.optimizer_s)
+
+
+def test_an_eight_bit_optimizer_is_not_counted_as_unfused_adamw(catalog: Catalog) -> None:
+    eight = _step(catalog, method="full", framework="hf", optimizer="adamw-8bit")
+    generic = _step(catalog, method="full", framework="generic", optimizer="adamw-8bit")
+    assert eight.optimizer_s == pytest.approx(generic.optimizer_s)
+
+
+def test_unpacked_samples_run_at_their_average_length_not_the_limit(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    samples = Request(
+        model="llama-3.1-8b", seq_len=2048, micro_batch=4, samples=10_000, sample_tokens=300
+    )
+    assert workload(arch, samples).tokens == 4 * 300
+
+
+def test_packed_samples_run_at_the_full_sequence(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    packed = Request(
+        model="llama-3.1-8b", seq_len=2048, micro_batch=4, samples=10_000, sample_tokens=300,
+        packing=True,
+    )
+    assert workload(arch, packed).tokens == 4 * 2048
+
+
+def test_samples_longer_than_the_limit_run_at_the_limit(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    cut = Request(
+        model="llama-3.1-8b", seq_len=2048, micro_batch=2, samples=10_000, sample_tokens=4000,
+        max_len=1024,
+    )
+    assert workload(arch, cut).tokens == 2 * 1024
+
+
+def test_memory_still_follows_the_limit_when_samples_are_shorter(catalog: Catalog) -> None:
+    base = {"model": "llama-3.1-8b", "method": "lora", "seq_len": 4096, "micro_batch": 4}
+    short = estimate(Request(**base, samples=10_000, sample_tokens=300), catalog)
+    full = estimate(Request(**base), catalog)
+    assert short.options[0].per_gpu_gb == pytest.approx(full.options[0].per_gpu_gb)
+
+
+def test_deepspeed_zero3_hooks_add_host_time_per_weight_matrix(catalog: Catalog) -> None:
+    small = {"model": "qwen2.5-0.5b", "method": "full", "seq_len": 256, "micro_batch": 1}
+    hf = _step(catalog, count=1, stage=Sharding.ZERO3, framework="hf", **small)
+    torchtune = _step(catalog, count=1, stage=Sharding.ZERO3, framework="torchtune", **small)
+    assert hf.launch_floor_s > 1.5 * torchtune.launch_floor_s
+
+
+def test_zero3_hooks_cost_nothing_without_zero3(catalog: Catalog) -> None:
+    small = {"model": "qwen2.5-0.5b", "method": "full", "seq_len": 256, "micro_batch": 1}
+    hf = _step(catalog, count=1, stage=Sharding.NONE, framework="hf", **small)
+    torchtune = _step(catalog, count=1, stage=Sharding.NONE, framework="torchtune", **small)
+    assert hf.launch_floor_s == pytest.approx(torchtune.launch_floor_s)
+
+
+def test_zero3_host_time_hides_under_long_sequences(catalog: Catalog) -> None:
+    long = {"model": "qwen2.5-0.5b", "method": "full", "seq_len": 16384, "micro_batch": 1}
+    step = _step(catalog, count=1, stage=Sharding.ZERO3, framework="hf", **long)
+    assert step.compute_s > step.launch_floor_s
+
+
+def test_zero3_gathers_every_weight_matrix_and_keeps_norms_whole(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    assert arch.weight_matrices == 32 * 7 + 2  # q k v o gate up down, embedding, head
+    assert arch.small_tensors == 32 * 2 + 1  # two norms a layer and the final norm
