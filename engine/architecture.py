@@ -255,6 +255,13 @@ class Architecture(BaseModel):
         biases = sum(lin.count for lin in self._linears if lin.bias)
         return norms + biases
 
+    def lora_factors(self, rank: int, targets: str) -> Iterator[tuple[int, int]]:
+        """(elements, copies) of each LoRA factor: ``A`` (rank x d_in) and ``B``
+        (d_out x rank) of every adapted linear kind, every expert counted."""
+        for lin in self._targeted(targets):
+            yield rank * lin.d_in, lin.count
+            yield rank * lin.d_out, lin.count
+
     @cached_property
     def linear_params(self) -> int:
         """Parameters in the decoder's linear layers (what NF4 quantizes)."""

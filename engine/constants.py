@@ -287,7 +287,7 @@ PROFILE_DEEPSPEED_ZERO: Final = {
 }
 """Whether the framework's ZeRO (stage 1-3) is DeepSpeed's. Its optimizer partition
 keeps an FP32 copy of its gradients beside the FP32 master weights and moments, and its
-ZeRO-3 runs Python hooks per parameter (``ZERO3_HOST_OPS_PER_MATRIX``).
+ZeRO-3 runs Python hooks per parameter (``ZERO3_HOST_OPS_GATHER``).
 [deepspeed] DeepSpeed's own estimators count 16 bytes per parameter over N GPUs
 (``estimate_zero2_model_states_mem_needs``: ``4 * total_params + 16 * total_params /
 total_gpus``; ZeRO-3: 18 per parameter over N): 4 master + 8 Adam + 4 gradient. Only
@@ -426,22 +426,26 @@ gives one: this guards a team's own catalog), GB/s: an A10-to-L40S-class GDDR ca
 MATMUL_FALLBACK_FRACTION: Final = 0.8
 """Achievable share of the rated dense figure for a card with no measured matmul rate."""
 
-ZERO3_HOST_OPS_PER_MATRIX: Final = 60
-"""Host-issued PyTorch calls (dispatcher ops and CUDA stream/event calls) DeepSpeed
-ZeRO-3 makes per weight matrix per micro-batch, on top of the model's own kernels; each
-costs about one launch (``LAUNCH_S_PER_KERNEL``) of host time. Counted on DeepSpeed
-0.14 (``partitioned_param_coordinator.fetch_sub_module``, ``free_param``,
-``stage3.__add_grad_to_ipg_bucket``, ``reduce_scatter_coalesced``,
-``partition_grads``): a fetch (about 8: views, the stream context, event create, record
-and query), a release (about 7: aliases, ``record_stream``, ``torch.empty(0)``), the
-gradient hook (about 18: stream wait, bucket copy, flatten, reduce-scatter, partition
-add), and the per-module stream waits and autograd hook functions (8-10); models past
-``stage3_max_reuse_distance`` (1e9 elements) fetch and release again in backward and
-recompute. 40-65 without checkpointing, 45-80 with it: 60 is the middle. None of it is
-skipped on one GPU (the all-gather is, the gradient path is not)."""
-ZERO3_HOST_OPS_PER_SMALL_TENSOR: Final = 18
-"""The same for a norm weight or bias vector: ZeRO-3 keeps tensors under 1e5 elements
-whole (``stage3_param_persistence_threshold``), so only the gradient hook runs."""
+ZERO3_HOST_OPS_GATHER: Final = 42
+"""Host-issued PyTorch calls (dispatcher ops and CUDA stream/event calls) DeepSpeed ZeRO-3
+makes per micro-batch to fetch and release one gathered weight matrix, on top of the
+model's own kernels; each costs about one launch of host time (``LAUNCH_S_PER_KERNEL``).
+Counted on DeepSpeed 0.14 (``partitioned_param_coordinator.fetch_sub_module``,
+``partition_parameters.free_param``, ``parameter_offload``'s module hooks): a fetch
+(about 8: views, the stream context, event create, record and query), a release (about
+7: aliases, ``record_stream``, ``torch.empty(0)``), the per-module stream waits and
+autograd hook functions (8-10), and a second fetch and release in backward or recompute
+for models past ``stage3_max_reuse_distance`` (1e9 elements). With the gradient hook
+below, 40-65 a trained matrix without checkpointing and 45-80 with it: 42 + 18 = 60 is
+the middle. On one GPU the all-gather itself is skipped; none of the rest is."""
+ZERO3_HOST_OPS_GRADIENT: Final = 18
+"""The same for the gradient hook of one trained tensor per micro-batch
+(``stage3.__add_grad_to_ipg_bucket``: stream wait, bucket copy, ``record_stream``;
+``reduce_scatter_coalesced``: flatten, scale, the collective; ``partition_grads``:
+narrow, copy or add): frozen tensors have none."""
+ZERO3_PERSISTENT_ELEMENTS: Final = 100_000
+"""``stage3_param_persistence_threshold``'s default: tensors this small (norms, biases,
+low-rank LoRA factors) stay whole on every GPU, so only their gradient hook runs."""
 KERNELS_PER_LAYER: Final = 44
 """Kernels one decoder layer launches in eager PyTorch per forward, counted on
 transformers' ``LlamaDecoderLayer``: two RMSNorms of 8 each (upcast, square, mean, add

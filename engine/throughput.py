@@ -25,7 +25,7 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
   backward and recompute; the GPU cannot run faster than the host issues kernels;
   ``torch.compile`` and fused kernels (Unsloth) halve the count and the traffic;
   DeepSpeed ZeRO-3 adds its per-parameter hooks' host calls
-  (``ZERO3_HOST_OPS_PER_MATRIX``), which dominate small models at short sequences;
+  (``zero3_host_ops``), which dominate small models at short sequences;
 * **communication** over the actual link: the card's NVLink / Infinity Fabric / PCIe
   bandwidth inside a node (halved without peer-to-peer), the node's NICs between
   nodes; ZeRO-3/FSDP gathers weights every micro-batch and reduce-scatters
@@ -75,8 +75,9 @@ from engine.constants import (
     OPTIMIZER_STEP_BYTES,
     PRECISION_BYTES,
     WEIGHT_READ_BYTES,
-    ZERO3_HOST_OPS_PER_MATRIX,
-    ZERO3_HOST_OPS_PER_SMALL_TENSOR,
+    ZERO3_HOST_OPS_GATHER,
+    ZERO3_HOST_OPS_GRADIENT,
+    ZERO3_PERSISTENT_ELEMENTS,
 )
 from engine.profiles import profile
 from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
@@ -99,7 +100,7 @@ class Workload:
     """The card-independent work of one micro-batch on one GPU, and of one step."""
 
     tokens: int
-    """Tokens in one micro-batch (batch x sequence)."""
+    """Tokens in one micro-batch (batch x the sequence it runs at, ``timed_seq_len``)."""
     matmul_flops: float
     """Linear-layer FLOPs of one micro-batch: forward, backward, recompute, adapters."""
     attention_flops: float
@@ -144,6 +145,21 @@ def timed_seq_len(request: Request) -> int:
     if request.packing or length is None:
         return request.seq_len
     return max(1, min(length, request.max_len or request.seq_len, request.seq_len))
+
+
+def zero3_host_ops(arch: Architecture, request: Request) -> float:
+    """Host calls DeepSpeed ZeRO-3's hooks make in one micro-batch (see the constants).
+
+    Every weight matrix is gathered and released; trained tensors also run the gradient
+    hook. Norms and biases (and LoRA factors under ``ZERO3_PERSISTENT_ELEMENTS``) stay
+    whole, so only their gradient hook runs, and frozen ones cost nothing."""
+    ops = ZERO3_HOST_OPS_GATHER * arch.weight_matrices
+    if request.effective_method is Method.FULL:
+        return ops + ZERO3_HOST_OPS_GRADIENT * (arch.weight_matrices + arch.small_tensors)
+    for elements, copies in arch.lora_factors(request.lora_rank, request.lora_targets.value):
+        gather = 0 if elements <= ZERO3_PERSISTENT_ELEMENTS else ZERO3_HOST_OPS_GATHER
+        ops += copies * (gather + ZERO3_HOST_OPS_GRADIENT)
+    return ops
 
 
 def workload(arch: Architecture, request: Request) -> Workload:
@@ -194,10 +210,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
     kernels = arch.num_layers * per_pass * kernel_passes * fusion
     zero3_ops = 0.0
     if profile(request.framework).deepspeed_zero:
-        zero3_ops = (
-            ZERO3_HOST_OPS_PER_MATRIX * arch.weight_matrices
-            + ZERO3_HOST_OPS_PER_SMALL_TENSOR * arch.small_tensors
-        )
+        zero3_ops = zero3_host_ops(arch, request)
     if trained:
         trainable = float(arch.total_params)
     else:

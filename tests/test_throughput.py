@@ -6,11 +6,18 @@ import pytest
 
 from engine import Request, estimate
 from engine.compute import compute, napkin_gpu_hours, timing
-from engine.constants import DEFAULT_MFU, INTERNODE_GBPS, NO_P2P_FACTOR, RUN_STARTUP_S
+from engine.constants import (
+    DEFAULT_MFU,
+    INTERNODE_GBPS,
+    NO_P2P_FACTOR,
+    RUN_STARTUP_S,
+    ZERO3_HOST_OPS_GATHER,
+    ZERO3_HOST_OPS_GRADIENT,
+)
 from engine.profiles import resolve
 from engine.request import Mode, Sharding
 from engine.specs import Catalog
-from engine.throughput import link_bytes_per_s, nodes_for, step_time, workload
+from engine.throughput import link_bytes_per_s, nodes_for, step_time, workload, zero3_host_ops
 from tests.helpers import catalog_with, gpu
 
 CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)
@@ -227,3 +234,21 @@ def test_zero3_gathers_every_weight_matrix_and_keeps_norms_whole(catalog: Catalo
     arch = catalog.model("llama-3.1-8b").architecture
     assert arch.weight_matrices == 32 * 7 + 2  # q k v o gate up down, embedding, head
     assert arch.small_tensors == 32 * 2 + 1  # two norms a layer and the final norm
+
+
+def test_zero3_low_rank_lora_factors_stay_whole_and_pay_only_their_gradient_hook(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    lora = resolve(Request(model="llama-3.1-8b", method="lora", lora_rank=4, framework="hf"))
+    factors = 2 * 32 * 7  # A and B of q k v o gate up down: at most 4 x 14,336 < 1e5
+    assert zero3_host_ops(arch, lora) == pytest.approx(
+        ZERO3_HOST_OPS_GATHER * arch.weight_matrices + ZERO3_HOST_OPS_GRADIENT * factors
+    )
+
+
+def test_zero3_high_rank_lora_factors_are_gathered_like_weights(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    low = resolve(Request(model="llama-3.1-8b", method="lora", lora_rank=8, framework="hf"))
+    high = resolve(Request(model="llama-3.1-8b", method="lora", lora_rank=128, framework="hf"))
+    assert zero3_host_ops(arch, high) > zero3_host_ops(arch, low) + 32 * 7 * ZERO3_HOST_OPS_GATHER
