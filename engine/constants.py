@@ -176,6 +176,8 @@ BAND_LOOSE: Final = 0.30  # 30-60%: roomy; below 30%: oversized
 
 COMM_WARNING_SHARE: Final = 0.15
 """Warn when this share of each step waits on communication."""
+ZERO3_HOOKS_WARNING_SHARE: Final = 0.15
+"""Warn when DeepSpeed ZeRO-3's per-parameter hooks add this share of each step."""
 SMALL_DATASET_TOKENS: Final = 5_000_000
 """Below this many trained tokens, batch 1 leaves the GPU idle between steps."""
 

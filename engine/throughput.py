@@ -45,7 +45,7 @@ or a catalog figure. Units: seconds, bytes, FLOPs; bandwidths in the catalog are
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.activations import layer_activation_bytes, logits_bytes_per_token
 from engine.architecture import Architecture
@@ -360,3 +360,16 @@ def step_time(
         step_s=step,
         tokens_per_step=accum * work.tokens,
     )
+
+
+def zero3_hook_share(
+    work: Workload, gpu: GpuSpec, count: int, offload: bool, nodes: int | None = None
+) -> float:
+    """Share of a ZeRO-3 step (0-1) that DeepSpeed's per-parameter hooks add: the step
+    with their host calls against the same step without them."""
+    if work.zero3_host_ops <= 0:
+        return 0.0
+    stage = Sharding.ZERO3
+    hooked = step_time(work, gpu, count, stage, offload, nodes).step_s
+    bare = step_time(replace(work, zero3_host_ops=0.0), gpu, count, stage, offload, nodes).step_s
+    return max(0.0, 1.0 - bare / hooked)

@@ -23,13 +23,14 @@ from engine.constants import (
     OVERHEAD_GB,
     SMALL_DATASET_TOKENS,
     USABLE_FRACTION,
+    ZERO3_HOOKS_WARNING_SHARE,
 )
 from engine.fit import Option, not_recommended_reason
 from engine.memory import Footprint
 from engine.profiles import logits_bytes, profile
 from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
 from engine.specs import Catalog, ModelSpec
-from engine.throughput import link_bytes_per_s, matmul_rate, nodes_for
+from engine.throughput import link_bytes_per_s, matmul_rate, nodes_for, zero3_hook_share
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +180,29 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
                 f"{o.count}x {o.gpu.id} on {where}: about {share:.0%} of each step waits on "
                 "communication. Fewer, larger cards or a faster link would help."
             )
+    out += _zero3_hooks_warning(ctx, o)
     return out
+
+
+def _zero3_hooks_warning(ctx: Context, o: Option) -> list[str]:
+    """DeepSpeed ZeRO-3's hooks setting the pace: small models, short micro-batches."""
+    work = ctx.compute.work
+    if work is None or o.stage is not Sharding.ZERO3:
+        return []
+    r = ctx.request
+    share = zero3_hook_share(work, o.gpu, o.count, r.offload, r.nodes)
+    if share < ZERO3_HOOKS_WARNING_SHARE:
+        return []
+    instead = (
+        "Dropping `zero3` (one GPU needs no sharding)"
+        if o.count == 1
+        else "`zero2` (if the weights fit unsharded) or FSDP"
+    )
+    return [
+        f"DeepSpeed ZeRO-3's per-parameter hooks take about {share:.0%} of each step on "
+        f"{o.count}x {o.gpu.id} (host time for {work.zero3_host_ops:,.0f} calls per "
+        f"micro-batch). {instead}, or longer micro-batches, would be faster."
+    ]
 
 
 def assumptions(ctx: Context) -> list[str]:

@@ -236,3 +236,33 @@ def test_no_two_what_if_rows_say_the_same_thing(catalog: Catalog) -> None:
                    catalog)
     rows = [(w.per_gpu_gb, w.count, w.gpu and w.gpu.id, w.gpu_hours) for w in est.what_if]
     assert len(set(rows)) == len(rows)
+
+
+def test_warns_when_deepspeed_zero3_hooks_set_the_pace_of_a_small_model() -> None:
+    cat = catalog_with(gpu("g80", 80, matmul_tflops=800.0, hbm_gbps=3000.0))
+    request = Request(
+        model="qwen2.5-0.5b", method="full", seq_len=256, micro_batch=1, gpu="g80",
+        gpu_count=1, sharding="zero3", framework="hf", dataset_tokens=10**7,
+    )
+    est = estimate(request, cat)
+    assert any("ZeRO-3's per-parameter hooks" in w for w in est.warnings)
+
+
+def test_no_zero3_hooks_warning_for_fsdp_frameworks() -> None:
+    cat = catalog_with(gpu("g80", 80, matmul_tflops=800.0, hbm_gbps=3000.0))
+    request = Request(
+        model="qwen2.5-0.5b", method="full", seq_len=256, micro_batch=1, gpu="g80",
+        gpu_count=1, sharding="zero3", framework="torchtune", dataset_tokens=10**7,
+    )
+    est = estimate(request, cat)
+    assert not any("ZeRO-3" in w for w in est.warnings)
+
+
+def test_no_zero3_hooks_warning_when_long_sequences_hide_them() -> None:
+    cat = catalog_with(gpu("g80", 80, matmul_tflops=800.0, hbm_gbps=3000.0))
+    request = Request(
+        model="llama-3.1-8b", method="full", seq_len=8192, micro_batch=2, gpu="g80",
+        gpu_count=8, sharding="zero3", framework="hf", dataset_tokens=10**8,
+    )
+    est = estimate(request, cat)
+    assert not any("ZeRO-3's per-parameter hooks" in w for w in est.warnings)
