@@ -28,7 +28,7 @@ from engine.fit import (
     resolve_stage,
 )
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
-from engine.profiles import profile, resolve
+from engine.profiles import changes_for, resolve
 from engine.request import Method, Request, StatePrecision
 from engine.solve import Solution, solve
 from engine.specs import Catalog, GpuSpec, ModelSpec
@@ -119,7 +119,7 @@ class Estimate:
             },
             "framework": {
                 "name": self.request.framework.value,
-                "changes": list(profile(self.request.framework).changes),
+                "changes": changes_for(self.request),
                 "state_precision": self.effective.state_precision.value,
                 "lora_dropout": self.effective.lora_dropout,
             },

@@ -15,6 +15,7 @@ master weights and states, no dropout), so its worked figures hold.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from engine.constants import (
     FSDP_FROZEN_GRADS,
@@ -30,7 +31,12 @@ from engine.constants import (
     PROFILE_QUANTIZED_SAVES_INPUTS,
     PROFILE_SPEC_ACTIVATIONS,
 )
-from engine.request import Framework, Request, StatePrecision
+from engine.request import Framework, Method, Request, Sharding, StatePrecision
+
+Scope = Literal["any", "adapters", "full", "zero"]
+"""Which runs a profile fact touches: every run, LoRA/QLoRA, full fine-tunes, or runs
+that may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several
+cards)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +76,9 @@ class Profile:
     """Its QLoRA quantizes the LM head too (its dequantized copy is the workspace)."""
     foreach_adamw: bool
     """Its AdamW runs unfused, one kernel per operation (outside DeepSpeed)."""
-    changes: tuple[str, ...] = field(default=())
-    """One line per fact that differs from ``generic``, for the reply."""
+    changes: tuple[tuple[str, Scope], ...] = field(default=())
+    """One line per fact that differs from ``generic``, with the runs it applies to
+    (:func:`changes_for` picks a request's)."""
 
 
 def _profile(framework: Framework, label: str, short: str) -> Profile:
@@ -81,31 +88,34 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
     dropout = PROFILE_LORA_DROPOUT[key]
     frozen = FSDP_FROZEN_GRADS[key]
     generic = Framework.GENERIC.value
-    changes: list[str] = []
+    changes: list[tuple[str, Scope]] = []
     if logits != PROFILE_LOGITS_BYTES[generic]:
-        changes.append(
+        changes.append((
             "fused loss: no logits kept"
             if logits == 0
-            else f"loss keeps {logits:g} B per logit (spec: {PROFILE_LOGITS_BYTES[generic]:g})"
-        )
+            else f"loss keeps {logits:g} B per logit (spec: {PROFILE_LOGITS_BYTES[generic]:g})",
+            "any",
+        ))
     if pure != PROFILE_PURE_BF16[generic]:
-        changes.append("pure BF16 weights and optimizer states")
+        changes.append(("pure BF16 weights and optimizer states", "any"))
     if dropout != PROFILE_LORA_DROPOUT[generic]:
-        changes.append(f"LoRA dropout {dropout:g}")
+        changes.append((f"LoRA dropout {dropout:g}", "adapters"))
     if frozen:
-        changes.append("FSDP keeps gradients for frozen weights wrapped with adapters")
+        frozen_grads = "FSDP keeps gradients for frozen weights wrapped with adapters"
+        changes.append((frozen_grads, "adapters"))
     if PROFILE_ACTIVATION_OFFLOAD[key]:
-        changes.append("checkpointed activations offloaded to CPU")
+        changes.append(("checkpointed activations offloaded to CPU", "any"))
     if PROFILE_ELEMENTWISE_SCALE[key] != 1.0:
-        changes.append("fused kernels")
+        changes.append(("fused kernels", "any"))
     if PROFILE_DEEPSPEED_ZERO[key]:
-        changes.append(
-            "DeepSpeed ZeRO: FP32 gradients in its optimizer partition, per-parameter hooks"
-        )
+        changes.append((
+            "DeepSpeed ZeRO: FP32 gradients in its optimizer partition, per-parameter hooks",
+            "zero",
+        ))
     if PROFILE_FOREACH_ADAMW[key]:
-        changes.append("unfused (foreach) AdamW step outside DeepSpeed")
+        changes.append(("unfused (foreach) AdamW step outside DeepSpeed", "full"))
     if not PROFILE_SPEC_ACTIVATIONS[key]:
-        changes.append("activations as autograd keeps them, not the spec's formula")
+        changes.append(("activations as autograd keeps them, not the spec's formula", "any"))
     return Profile(
         framework=framework,
         label=label,
@@ -143,6 +153,15 @@ PROFILES: dict[Framework, Profile] = {
 def profile(framework: Framework) -> Profile:
     """The profile of ``framework``."""
     return PROFILES[framework]
+
+
+def changes_for(request: Request) -> list[str]:
+    """The profile's facts that touch ``request``: LoRA dropout only for adapters, the
+    optimizer's step only for full fine-tunes, DeepSpeed's only where ZeRO may run."""
+    full = request.effective_method is Method.FULL
+    zero = request.sharding.is_zero or request.sharding is Sharding.AUTO
+    applies = {"any": True, "adapters": not full, "full": full, "zero": zero}
+    return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
 
 
 def resolve(request: Request) -> Request:

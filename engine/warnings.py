@@ -27,7 +27,7 @@ from engine.constants import (
 )
 from engine.fit import Option, not_recommended_reason
 from engine.memory import Footprint
-from engine.profiles import logits_bytes, profile
+from engine.profiles import changes_for, logits_bytes, profile
 from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
 from engine.specs import Catalog, ModelSpec
 from engine.throughput import link_bytes_per_s, matmul_rate, nodes_for, zero3_hook_share
@@ -217,7 +217,7 @@ def assumptions(ctx: Context) -> list[str]:
             "`torchtune`, `litgpt` or `torchtitan` for that stack's loss, precision and defaults."
         )
     else:
-        changed = "; ".join(p.changes) or "nothing beyond the specification's assumptions"
+        changed = "; ".join(changes_for(r)) or "nothing beyond the specification's assumptions"
         out.append(f"Framework: {p.label}: {changed}.")
     if r.mode is Mode.NAPKIN:
         out.append("Memory: napkin rule, 16 / 2.5 / 0.75 bytes per parameter (full/LoRA/QLoRA).")

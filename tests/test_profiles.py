@@ -16,7 +16,7 @@ from engine.activations import (
 )
 from engine.constants import LOGITS_BYTES, LOGITS_BYTES_HF
 from engine.memory import footprint
-from engine.profiles import PROFILES, resolve
+from engine.profiles import PROFILES, changes_for, resolve
 from engine.request import Framework, Precision, Sharding, StatePrecision
 from engine.specs import Catalog
 
@@ -228,3 +228,24 @@ def test_eager_rmsnorm_keeps_its_fp32_upcast_and_compile_does_not(catalog: Catal
     expected = arch.num_layers * (2 * 2 * arch.hidden_size + 2 * arch.q_width) * tokens
     assert per_token == pytest.approx(expected)
     assert activation_bytes(arch, compiled) < activation_bytes(arch, generic)
+
+
+def test_the_reply_names_lora_dropout_only_for_adapter_runs() -> None:
+    full = Request(model="llama-3.1-8b", method="full", framework="hf")
+    lora = Request(model="llama-3.1-8b", method="lora", framework="hf")
+    assert not any("dropout" in c for c in changes_for(full))
+    assert any("dropout" in c for c in changes_for(lora))
+
+
+def test_the_reply_names_the_unfused_optimizer_only_for_full_fine_tunes() -> None:
+    full = Request(model="llama-3.1-8b", method="full", framework="hf")
+    lora = Request(model="llama-3.1-8b", method="lora", framework="hf")
+    assert any("AdamW" in c for c in changes_for(full))
+    assert not any("AdamW" in c for c in changes_for(lora))
+
+
+def test_the_reply_names_deepspeed_only_where_zero_may_run() -> None:
+    single = Request(model="llama-3.1-8b", method="full", framework="hf", sharding="none")
+    zero = Request(model="llama-3.1-8b", method="full", framework="hf", sharding="zero3")
+    assert not any("DeepSpeed ZeRO" in c for c in changes_for(single))
+    assert any("DeepSpeed ZeRO" in c for c in changes_for(zero))
