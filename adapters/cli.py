@@ -111,7 +111,7 @@ def framework_defaults(value: str | None) -> dict[str, object]:
         shown = value if len(value) <= 40 else value[:39] + "…"
         raise FrameworkError(
             f'"{shown}" is not a framework: say one of {", ".join(setting.values)} '
-            "(or trl, peft, axolotl, llama-factory, transformers for hf)"
+            "(or trl, peft, axolotl, llama-factory, transformers, accelerate for hf)"
         )
     return defaults_from({"framework": name})
 

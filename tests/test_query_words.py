@@ -9,7 +9,7 @@ import pytest
 
 from adapters.parse import QueryError, apply_followup, parse_query
 from catalog.loader import default_catalog
-from engine.request import Framework, Method, ModelPick, Request, Solve
+from engine.request import Framework, Method, ModelPick, Request, Sharding, Solve
 
 CAT = default_catalog()
 
@@ -205,6 +205,25 @@ def test_no_suggestion_changes_the_method_model_or_card(word: str, wrong: str) -
 
 def test_deepspeed_is_answered_with_the_zero_stages() -> None:
     assert "zero3" in refused("70b full deepspeed").message
+
+
+def test_deepspeed_with_its_stage_is_the_hf_stack_at_that_stage() -> None:
+    request = parse_query("70b lora deepspeed zero3 8x a100", CAT)
+    assert request.sharding is Sharding.ZERO3 and request.framework is Framework.HF
+
+
+def test_deepspeed_keeps_a_named_hf_alias() -> None:
+    request = parse_query("70b lora trl deepspeed zero2 8x a100", CAT)
+    assert request.framework is Framework.HF
+
+
+def test_deepspeed_with_a_framework_that_never_runs_it_is_refused() -> None:
+    err = refused("8b full torchtune deepspeed zero3 8x h100")
+    assert "does not run DeepSpeed" in err.message
+
+
+def test_accelerate_is_the_hf_stack() -> None:
+    assert parse_query("8b full fsdp accelerate 8x h100", CAT).framework is Framework.HF
 
 
 def test_lora_alpha_with_a_value_is_read_and_changes_nothing() -> None:

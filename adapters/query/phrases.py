@@ -14,7 +14,7 @@ from adapters.query.errors import error, quoted
 from adapters.query.fields import FIELDS
 from adapters.query.numbers import COUNT_RE, COUNT_X_RE, SIZE_RE, Num, read_number, whole
 from adapters.query.state import State
-from engine.request import Solve
+from engine.request import Framework, Sharding, Solve
 
 # --- solve for a limit -------------------------------------------------------------
 
@@ -295,4 +295,40 @@ def check_samples(fields: dict[str, object], strict: bool) -> None:
         raise error(
             "An average sample length needs a sample count, e.g. \"10k samples of 512 "
             'tokens".', None, example=FIELDS["samples"].example,
+        )
+
+
+# --- DeepSpeed ---------------------------------------------------------------------------
+
+_ZERO_STAGES: Final = (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
+
+
+def deepspeed(s: State, i: int) -> int:
+    """``deepspeed``: the ZeRO stages' implementation, read with the stage it runs."""
+    if s.low(i) != "deepspeed":
+        return 0
+    s.deepspeed = s.raw(i)
+    return 1
+
+
+def check_deepspeed(s: State) -> None:
+    """DeepSpeed needs its stage named; it runs under the Hugging Face stack (the ``hf``
+    profile holds DeepSpeed's facts), so it sets that framework unless another is named,
+    and a framework that never runs DeepSpeed is refused."""
+    if s.deepspeed is None:
+        return
+    if s.fields.get("sharding") not in _ZERO_STAGES:
+        raise error(
+            f'"{quoted(s.deepspeed)}" needs its ZeRO stage: zero1, zero2 or zero3 '
+            '(e.g. "70b full deepspeed zero3 8x h100").',
+            s.deepspeed, example=FIELDS["sharding"].example,
+        )
+    framework = s.fields.get("framework")
+    if framework is None:
+        s.set("framework", Framework.HF, s.deepspeed)
+    elif framework is not Framework.HF:
+        raise error(
+            f'"{quoted(s.sources["framework"])}" does not run DeepSpeed: its zero stages are '
+            "FSDP's sharding. Drop one of the two words.",
+            s.deepspeed, example=FIELDS["sharding"].example,
         )

@@ -229,6 +229,7 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrases.nodes,
     phrases.node_grid,
     phrases.no_effect,
+    phrases.deepspeed,
     _filler,
     _keyword,
     _flag,
@@ -296,7 +297,6 @@ def suggest(word: str, catalog: Catalog) -> list[str]:
 
 
 _HINTS: Final = {
-    "deepspeed": "name the ZeRO stage instead: zero1, zero2 or zero3 (e.g. 70b full zero3 8x h100)",
     "zero": "name the stage: zero1, zero2 or zero3",
     "fsdp2": "say zero3 (FSDP2 shards per parameter, as ZeRO-3 does)",
     "lora-alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
@@ -325,5 +325,6 @@ def scan(text: str, catalog: Catalog) -> State:
         else:
             raise _unknown(state, i)
     phrases.check_nodes(state)
+    phrases.check_deepspeed(state)
     return state
 

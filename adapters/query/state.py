@@ -22,7 +22,8 @@ class State:
         """A card count was said per node (``2 nodes of 8x h100``)."""
         self.model_pick: ModelPick | None = None
         """How the model was named when not exactly (a bare size, a family word)."""
-        """A card count was said per node (``2 nodes of 8x h100``)."""
+        self.deepspeed: str | None = None
+        """The word that said DeepSpeed, checked against the stage once all are read."""
 
     def low(self, i: int) -> str:
         return self.words[i].low if 0 <= i < len(self.words) else ""

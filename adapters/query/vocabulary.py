@@ -52,7 +52,7 @@ KEYWORDS: Final = _table(
         ("mode", Mode.DETAILED): ("detailed",),
         ("framework", Framework.HF): (
             "hf", "huggingface", "hugging-face", "transformers", "trl", "peft", "axolotl",
-            "llama-factory", "llamafactory", "swift", "ms-swift",
+            "llama-factory", "llamafactory", "swift", "ms-swift", "accelerate",
         ),
         ("framework", Framework.UNSLOTH): ("unsloth",),
         ("framework", Framework.TORCHTUNE): ("torchtune",),
