@@ -9,7 +9,7 @@ import pytest
 
 from adapters.parse import QueryError, apply_followup, parse_query
 from catalog.loader import default_catalog
-from engine.request import Framework, Method, ModelPick, Request, Sharding, Solve
+from engine.request import Framework, Method, ModelPick, Optimizer, Request, Sharding, Solve
 
 CAT = default_catalog()
 
@@ -277,3 +277,18 @@ def test_a_bare_size_equals_the_request_for_its_model() -> None:
 def test_a_followup_naming_a_size_clears_the_family_pick() -> None:
     first = parse_query("mixtral lora", CAT)
     assert apply_followup(first, "what about 8b", CAT).model_pick is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("8b full fsdp2 8x h100", {"sharding": Sharding.FSDP}),
+    ("8b lora sdpa", {"flash_attention": True}),
+    ("8b lora flash-attention-2", {"flash_attention": True}),
+    ("8b lora liger", {"fused_ce": True}),
+    ("8b full adamw_torch_fused", {"optimizer": Optimizer.ADAMW}),
+    ("8b full paged_adamw_8bit", {"optimizer": Optimizer.ADAMW_8BIT}),
+    ("8b lora per-device-batch 4", {"micro_batch": 4}),
+])
+def test_common_trainer_spellings_are_read(text: str, expected: dict[str, Any]) -> None:
+    request = parse_query(text, CAT)
+    assert {name: getattr(request, name) for name in expected} == expected
+    assert expected.keys() <= request.model_fields_set

@@ -120,12 +120,12 @@ def test_axolotl_liger_plugin_turns_on_fused_cross_entropy() -> None:
     assert "plugins" not in config.ignored
 
 
-def test_axolotl_fsdp2_with_offload_is_zero3_with_offload() -> None:
+def test_axolotl_fsdp2_with_offload_is_fsdp_with_offload_not_deepspeed() -> None:
     config = read_yaml(
         "base_model: x/y\nfsdp:\n  - full_shard\n  - auto_wrap\nfsdp_version: 2\n"
         "fsdp_config:\n  fsdp_offload_params: true\n"
     )
-    assert config.fields["sharding"] is Sharding.ZERO3
+    assert config.fields["sharding"] is Sharding.FSDP
     assert config.fields["offload"] is True
 
 

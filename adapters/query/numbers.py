@@ -177,7 +177,8 @@ UNITS: Final = (
     ),
     Unit(
         "micro_batch",
-        ("bs", "batch", "batch-size", "micro-batch", "microbatch", "micro-bs", "mbs"),
+        ("bs", "batch", "batch-size", "micro-batch", "microbatch", "micro-bs", "mbs",
+         "per-device-batch", "per-device-batch-size", "per-device-train-batch-size"),
         _integer("micro_batch"),
     ),
     Unit(

@@ -298,7 +298,6 @@ def suggest(word: str, catalog: Catalog) -> list[str]:
 
 _HINTS: Final = {
     "zero": "name the stage: zero1, zero2 or zero3",
-    "fsdp2": "say zero3 (FSDP2 shards per parameter, as ZeRO-3 does)",
     "lora-alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
     "alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
 }

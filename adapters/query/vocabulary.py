@@ -29,10 +29,13 @@ KEYWORDS: Final = _table(
         ("lora_targets", LoraTargets.ALL_LINEAR): ("all-linear", "alllinear"),
         ("lora_targets", LoraTargets.ATTENTION): ("attn", "attention", "attn-only", "qkvo"),
         ("lora_targets", LoraTargets.QV): ("qv", "qv-only", "q-v"),
-        ("optimizer", Optimizer.ADAMW): ("adamw", "adam"),
+        ("optimizer", Optimizer.ADAMW): (
+            "adamw", "adam", "adamw-torch", "adamw_torch", "adamw-torch-fused",
+            "adamw_torch_fused", "adamw-hf", "paged-adamw-32bit", "paged_adamw_32bit",
+        ),
         ("optimizer", Optimizer.ADAMW_8BIT): (
             "adamw-8bit", "adamw8bit", "adam8bit", "adam-8bit", "8bit-adam", "8bit-adamw",
-            "paged-adamw-8bit",
+            "paged-adamw-8bit", "paged_adamw_8bit", "adamw_8bit", "adamw_bnb_8bit",
         ),
         ("optimizer", Optimizer.SGD): ("sgd",),
         ("optimizer", Optimizer.ADAFACTOR): ("adafactor",),
@@ -46,7 +49,7 @@ KEYWORDS: Final = _table(
         ("sharding", Sharding.ZERO1): ("zero1", "zero-1"),
         ("sharding", Sharding.ZERO2): ("zero2", "zero-2"),
         ("sharding", Sharding.ZERO3): ("zero3", "zero-3"),
-        ("sharding", Sharding.FSDP): ("fsdp", "fsdp1"),
+        ("sharding", Sharding.FSDP): ("fsdp", "fsdp1", "fsdp2"),
         ("sharding", Sharding.NONE): ("ddp", "no-sharding"),
         ("mode", Mode.NAPKIN): ("napkin",),
         ("mode", Mode.DETAILED): ("detailed",),
@@ -71,9 +74,11 @@ FLAGS: Final = {
         "grad_checkpointing",
     ),
     **dict.fromkeys(
-        ("flash", "flash-attn", "flash-attention", "flashattention", "fa2"), "flash_attention"
+        ("flash", "flash-attn", "flash-attention", "flashattention", "fa2", "flash-attention-2",
+         "flash-attn-2", "flash_attention_2", "sdpa"),
+        "flash_attention",
     ),
-    **dict.fromkeys(("fused-ce", "fused-cross-entropy"), "fused_ce"),
+    **dict.fromkeys(("fused-ce", "fused-cross-entropy", "liger"), "fused_ce"),
     **dict.fromkeys(("hf-loss", "hf-ce", "unfused-ce"), "hf_loss"),
     **dict.fromkeys(("double-quant", "double-quantization"), "double_quant"),
     **dict.fromkeys(("offload", "cpu-offload"), "offload"),

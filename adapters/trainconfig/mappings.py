@@ -187,10 +187,11 @@ def fsdp(r: Reader, path: str, value: object, config: dict[str, Any], config_pat
     offload = "offload" in low or (isinstance(offload_value, bool) and offload_value)
     if "shard_grad_op" in low or strategy in ("SHARD_GRAD_OP", "2"):
         sharding, meaning = Sharding.ZERO2, "FSDP SHARD_GRAD_OP (as ZeRO-2)"
-    elif str(version) == "2":
-        sharding, meaning = Sharding.ZERO3, "FSDP2 full shard (per-parameter, as ZeRO-3)"
     else:
-        sharding, meaning = Sharding.FSDP, "FSDP full shard"
+        # FSDP1 and FSDP2 alike: the framework's own FSDP, not DeepSpeed (whose facts the
+        # hf profile attaches to the zero stages).
+        sharding = Sharding.FSDP
+        meaning = "FSDP2 full shard" if str(version) == "2" else "FSDP full shard"
     fields: dict[str, Any] = {"sharding": sharding}
     if offload:
         fields["offload"] = True
