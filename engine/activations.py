@@ -110,8 +110,11 @@ def saved_inputs(request: Request) -> SavedInputs:
     if request.lora_dropout > 0:
         # Each adapter keeps its own dropped-out copy (``LORA_DROPOUT_BYTES``) instead.
         return SavedInputs(False, False, False, False)
-    mlp = request.lora_targets == LoraTargets.ALL_LINEAR
-    return SavedInputs(True, mlp, mlp, request.lora_targets != LoraTargets.QV)
+    targets = request.lora_targets
+    attention = targets is not LoraTargets.MLP
+    mlp = targets in (LoraTargets.ALL_LINEAR, LoraTargets.MLP)
+    output = targets in (LoraTargets.ALL_LINEAR, LoraTargets.ATTENTION)
+    return SavedInputs(attention, mlp, mlp, output)
 
 
 def _layer_bytes(

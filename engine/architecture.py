@@ -328,6 +328,8 @@ class Architecture(BaseModel):
                 continue
             if targets == "qv" and lin.role not in ("q", "v"):
                 continue
+            if targets == "mlp" and lin.group == "attention":
+                continue
             yield lin
 
     def _lora_params(self, rank: int, targets: str) -> int:
@@ -335,7 +337,8 @@ class Architecture(BaseModel):
 
         ``targets``: ``all-linear`` (every projection except routers, as PEFT's
         ``all-linear`` does minus the LM head), ``attention`` (q, k, v, o and the
-        latent projections for MLA) or ``qv``.
+        latent projections for MLA), ``qv``, or ``mlp`` (the MLP's projections and
+        every expert's).
         """
         return sum(lin.count * rank * (lin.d_in + lin.d_out) for lin in self._targeted(targets))
 

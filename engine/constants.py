@@ -480,7 +480,7 @@ CPU-side cost per op, about 5-25 us (Python, pybind11, autograd and ATen dispatc
 ``cudaLaunchKernel``; e.g. "From PyTorch op to kernel launch",
 jiahuanglin.xyz/all_lessons/gpu_kernel_serving/18_pytorch_to_kernel.html): the fit may
 not leave that range, so a source without small micro-batches cannot drive it to 0."""
-ELEMENTWISE_PASSES: Final = 16.5
+ELEMENTWISE_PASSES: Final = 17.5
 """HBM bytes moved by the non-matmul kernels (norms, activations, RoPE, residuals,
 dropout, the loss) per byte of activation the forward stores. Each stored tensor is
 written, read forward and read and written again backward, and eager PyTorch adds

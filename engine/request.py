@@ -119,6 +119,8 @@ class LoraTargets(StrEnum):
     ALL_LINEAR = "all-linear"
     ATTENTION = "attention"
     QV = "qv"
+    MLP = "mlp"
+    """The MLP's projections only (gate, up, down; every expert's in MoE layers)."""
 
 
 class Optimizer(StrEnum):

@@ -136,6 +136,11 @@ def test_lora_on_qv_counts_q_and_v(catalog: Catalog) -> None:
     assert f.adapter * GB == pytest.approx(4 * 16 * 32 * (8192 + 5120))
 
 
+def test_lora_on_the_mlp_counts_gate_up_and_down(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="lora", lora_targets="mlp")
+    assert f.adapter * GB == pytest.approx(4 * 16 * 32 * 3 * (4096 + 14336))
+
+
 def test_qlora_without_double_quant_uses_4_5_bits(catalog: Catalog) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
     f = fp(catalog, model="llama-3.1-8b", method="qlora", double_quant=False)

@@ -49,6 +49,11 @@ def test_a_frozen_linear_keeps_no_input_unless_its_adapter_does() -> None:
     assert saved_inputs(resolve(every)) == ALL_SAVED
 
 
+def test_mlp_adapters_without_dropout_keep_only_the_mlp_inputs() -> None:
+    mlp = Request(model="x", method="lora", framework="hf", lora_targets="mlp", lora_dropout=0.0)
+    assert saved_inputs(resolve(mlp)) == SavedInputs(False, True, True, False)
+
+
 def test_generic_counts_every_linear_input_as_the_specification_does() -> None:
     assert saved_inputs(Request(model="x", method="lora", lora_targets="qv")) == ALL_SAVED
 

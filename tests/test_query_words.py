@@ -9,7 +9,16 @@ import pytest
 
 from adapters.parse import QueryError, apply_followup, parse_query
 from catalog.loader import default_catalog
-from engine.request import Framework, Method, ModelPick, Optimizer, Request, Sharding, Solve
+from engine.request import (
+    Framework,
+    LoraTargets,
+    Method,
+    ModelPick,
+    Optimizer,
+    Request,
+    Sharding,
+    Solve,
+)
 
 CAT = default_catalog()
 
@@ -287,6 +296,7 @@ def test_a_followup_naming_a_size_clears_the_family_pick() -> None:
     ("8b full adamw_torch_fused", {"optimizer": Optimizer.ADAMW}),
     ("8b full paged_adamw_8bit", {"optimizer": Optimizer.ADAMW_8BIT}),
     ("8b lora per-device-batch 4", {"micro_batch": 4}),
+    ("8b lora mlp", {"lora_targets": LoraTargets.MLP}),
 ])
 def test_common_trainer_spellings_are_read(text: str, expected: dict[str, Any]) -> None:
     request = parse_query(text, CAT)

@@ -196,6 +196,7 @@ def test_an_unmodelled_optimizer_keeps_adamw_and_says_so() -> None:
         ("[q_proj, k_proj, v_proj, o_proj]", LoraTargets.ATTENTION),
         ("[q_proj, v_proj, gate_proj, up_proj, down_proj]", LoraTargets.ALL_LINEAR),
         ("all-linear", LoraTargets.ALL_LINEAR),
+        ("[gate_proj, up_proj, down_proj]", LoraTargets.MLP),
     ],
 )
 def test_lora_target_modules_map_to_the_target_sets(targets: str, expected: LoraTargets) -> None:

@@ -29,6 +29,7 @@ KEYWORDS: Final = _table(
         ("lora_targets", LoraTargets.ALL_LINEAR): ("all-linear", "alllinear"),
         ("lora_targets", LoraTargets.ATTENTION): ("attn", "attention", "attn-only", "qkvo"),
         ("lora_targets", LoraTargets.QV): ("qv", "qv-only", "q-v"),
+        ("lora_targets", LoraTargets.MLP): ("mlp", "mlp-only", "ffn"),
         ("optimizer", Optimizer.ADAMW): (
             "adamw", "adam", "adamw-torch", "adamw_torch", "adamw-torch-fused",
             "adamw_torch_fused", "adamw-hf", "paged-adamw-32bit", "paged_adamw_32bit",

@@ -64,6 +64,10 @@ _ATTENTION_MODULES: Final = frozenset(
      "o", "self_attn"}
 )
 _QV_MODULES: Final = frozenset({"q_proj", "v_proj", "q", "v", "query", "value"})
+_MLP_MODULES: Final = frozenset(
+    {"gate_proj", "up_proj", "down_proj", "w1", "w2", "w3", "fc1", "fc2", "c_fc", "mlp",
+     "dense_h_to_4h", "dense_4h_to_h", "gate_up_proj"}
+)
 _LINEAR_WORDS: Final = frozenset({"all-linear", "all_linear", "all"})
 
 
@@ -90,7 +94,9 @@ def lora_targets(r: Reader, path: str, modules: object) -> None:
     else:
         raise r.bad(path, modules, "a list of module names or all-linear")
     low = {n.lower() for n in names}
-    if not low or low & _LINEAR_WORDS or not low <= _ATTENTION_MODULES:
+    if low and low <= _MLP_MODULES:
+        target = LoraTargets.MLP
+    elif not low or low & _LINEAR_WORDS or not low <= _ATTENTION_MODULES:
         target = LoraTargets.ALL_LINEAR
     elif low <= _QV_MODULES:
         target = LoraTargets.QV
