@@ -277,6 +277,17 @@ def report(result: dict[str, Any]) -> list[str]:
         lines.append(_line(fw, *group(lambda r, fw=fw: r.framework == fw)))
     for method in ("full", "lora", "qlora"):
         lines.append(_line(method, *group(lambda r, m=method: r.method == m)))
+    fits: dict[str, Tuning] = result["fits"]
+    lines += ["", "by source (its time scored with the fit made without it):"]
+    for source in sorted({r.source for r in runs if r.run_id in scored_ids}):
+        fit_note = ""
+        if source in fits:
+            held = fits[source]
+            fit_note = (
+                f"   fit without it: {held.launch_s_per_kernel * 1e6:.0f} us, "
+                f"{held.elementwise_passes:g} passes"
+            )
+        lines.append(_line(source, *group(lambda r, src=source: r.source == src)) + fit_note)
     ok = (
         mem_all.median <= TARGET["memory_median"]
         and mem_all.worst <= TARGET["memory_max"]
