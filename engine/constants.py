@@ -372,12 +372,12 @@ NF4_DEQUANT_BYTES: Final = 2.5
 write 2 B of BF16 (bitsandbytes dequantize_4bit before the BF16 GEMM)."""
 WEIGHT_READ_BYTES: Final = 2.0
 """A 16-bit weight read once per matmul pass (the memory-bound floor of a GEMM)."""
-OPTIMIZER_STEP_BYTES: Final = {"fp32": 28.0, "pure-bf16": 14.0}
-"""HBM traffic of one fused AdamW step per trainable parameter (one kernel reads and
-writes every tensor once: DeepSpeed's FusedAdam, ``torch.optim.AdamW(fused=True)``):
-FP32 master and moments read and written (3 x 8), the 16-bit gradient read and the
-16-bit weight written (2 + 2); pure BF16: weight, two moments read and written (3 x 4)
-and the gradient read (2)."""
+GRADIENT_READ_BYTES: Final = 2.0
+"""A fused optimizer step reads each 16-bit gradient once; with FP32 master weights it
+also writes the 16-bit weight copy once (2 B). With the master weight and the states
+read and written once each (``engine.throughput.fused_step_bytes``), a fused AdamW step
+moves 28 B per parameter with FP32 states (DeepSpeed's FusedAdam,
+``torch.optim.AdamW(fused=True)``) and 14 B in pure BF16."""
 FOREACH_ADAMW_ACCESSES: Final = 21
 """Tensor-element reads and writes per parameter of one unfused ("foreach") AdamW step,
 counted on ``torch.optim.adam._multi_tensor_adam`` (the default ``torch.optim.AdamW`` on
@@ -416,7 +416,7 @@ HOST_LINK_GBPS: Final = 25.0
 HOST_MEMORY_GBPS: Final = 200.0
 """DRAM bandwidth of one node's CPUs, GB/s (a two-socket server with 8-12 DDR channels
 per socket reaches 200-400 GB/s). The offloaded optimizer step (DeepSpeed CPU-Adam,
-torch's fused CPU AdamW) is bound by it: ``OPTIMIZER_STEP_BYTES`` per parameter."""
+torch's fused CPU AdamW) is bound by it: ``fused_step_bytes`` per parameter."""
 RUN_STARTUP_S: Final = 600.0
 """Wall-clock seconds every run spends before its first step, on every card: reading the
 checkpoint, quantizing it for QLoRA, process-group and FSDP/DeepSpeed set-up, the first

@@ -59,6 +59,7 @@ from engine.constants import (
     FOREACH_ADAMW_STEP_BYTES,
     FORWARD_SHARE,
     GPUS_PER_NODE,
+    GRADIENT_READ_BYTES,
     HBM_FALLBACK_GBPS,
     HOST_LINK_GBPS,
     HOST_MEMORY_GBPS,
@@ -67,12 +68,14 @@ from engine.constants import (
     KERNELS_PER_LAYER,
     LAUNCH_S_PER_KERNEL,
     LINK_GBPS_BY_FABRIC,
+    MASTER_WEIGHT_BYTES,
     MATMUL_FALLBACK_FRACTION,
     NF4_BITS,
     NF4_BITS_DOUBLE_QUANT,
     NF4_DEQUANT_BYTES,
     NO_P2P_FACTOR,
-    OPTIMIZER_STEP_BYTES,
+    OPTIMIZER_BYTES,
+    OPTIMIZER_BYTES_PURE_BF16,
     PRECISION_BYTES,
     WEIGHT_READ_BYTES,
     ZERO3_HOST_OPS_GATHER,
@@ -147,6 +150,20 @@ def timed_seq_len(request: Request) -> int:
     return max(1, min(length, request.max_len or request.seq_len, request.seq_len))
 
 
+def fused_step_bytes(request: Request) -> float:
+    """HBM bytes one fused optimizer step moves per trainable parameter: the weight (the
+    FP32 master, or the BF16 weight in pure BF16) and every optimizer state read and
+    written once (``OPTIMIZER_BYTES``), the 16-bit gradient read, and with a master copy
+    the 16-bit weight written. AdamW: 28 B with FP32 states, 14 B pure BF16; 8-bit Adam
+    16 / 10; SGD without momentum 12 / 6."""
+    optimizer = request.optimizer.value
+    if request.state_precision is StatePrecision.PURE_BF16:
+        weight = 2 * PRECISION_BYTES["bf16"]
+        return weight + 2 * OPTIMIZER_BYTES_PURE_BF16[optimizer] + GRADIENT_READ_BYTES
+    master = 2 * MASTER_WEIGHT_BYTES + PRECISION_BYTES["bf16"]  # read, write, 16-bit copy
+    return master + 2 * OPTIMIZER_BYTES[optimizer] + GRADIENT_READ_BYTES
+
+
 def zero3_host_ops(arch: Architecture, request: Request) -> float:
     """Host calls DeepSpeed ZeRO-3's hooks make in one micro-batch (see the constants).
 
@@ -217,7 +234,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         trainable = float(arch.lora_params(request.lora_rank, request.lora_targets.value))
     pure = request.state_precision is StatePrecision.PURE_BF16
     regime = "pure-bf16" if pure else "fp32"
-    fused_optimizer = OPTIMIZER_STEP_BYTES[regime] * trainable
+    fused_optimizer = fused_step_bytes(request) * trainable
     optimizer = fused_optimizer
     if profile(request.framework).foreach_adamw and request.optimizer is Optimizer.ADAMW:
         optimizer = FOREACH_ADAMW_STEP_BYTES[regime] * trainable

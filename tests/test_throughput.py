@@ -17,7 +17,14 @@ from engine.constants import (
 from engine.profiles import resolve
 from engine.request import Mode, Sharding
 from engine.specs import Catalog
-from engine.throughput import link_bytes_per_s, nodes_for, step_time, workload, zero3_host_ops
+from engine.throughput import (
+    fused_step_bytes,
+    link_bytes_per_s,
+    nodes_for,
+    step_time,
+    workload,
+    zero3_host_ops,
+)
 from tests.helpers import catalog_with, gpu
 
 CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)
@@ -252,3 +259,15 @@ def test_zero3_high_rank_lora_factors_are_gathered_like_weights(catalog: Catalog
     low = resolve(Request(model="llama-3.1-8b", method="lora", lora_rank=8, framework="hf"))
     high = resolve(Request(model="llama-3.1-8b", method="lora", lora_rank=128, framework="hf"))
     assert zero3_host_ops(arch, high) > zero3_host_ops(arch, low) + 32 * 7 * ZERO3_HOST_OPS_GATHER
+
+
+def test_a_fused_adamw_step_moves_28_bytes_a_parameter_and_14_in_pure_bf16() -> None:
+    assert fused_step_bytes(Request(model="x")) == 28.0
+    assert fused_step_bytes(Request(model="x", state_precision="pure-bf16")) == 14.0
+
+
+def test_smaller_optimizer_states_make_a_cheaper_step(catalog: Catalog) -> None:
+    adamw = _step(catalog, method="full", framework="generic")
+    eight = _step(catalog, method="full", framework="generic", optimizer="adamw-8bit")
+    sgd = _step(catalog, method="full", framework="generic", optimizer="sgd")
+    assert sgd.optimizer_s < eight.optimizer_s < adamw.optimizer_s
