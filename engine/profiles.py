@@ -33,10 +33,10 @@ from engine.constants import (
 )
 from engine.request import Framework, Method, Request, Sharding, StatePrecision
 
-Scope = Literal["any", "adapters", "full", "zero"]
-"""Which runs a profile fact touches: every run, LoRA/QLoRA, full fine-tunes, or runs
-that may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several
-cards)."""
+Scope = Literal["any", "adapters", "full", "zero", "full-outside-zero"]
+"""Which runs a profile fact touches: every run, LoRA/QLoRA, full fine-tunes, runs that
+may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several cards),
+or full fine-tunes that do not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +113,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
             "zero",
         ))
     if PROFILE_FOREACH_ADAMW[key]:
-        changes.append(("unfused (foreach) AdamW step outside DeepSpeed", "full"))
+        changes.append(("unfused (foreach) AdamW step", "full-outside-zero"))
     if not PROFILE_SPEC_ACTIVATIONS[key]:
         changes.append(("activations as autograd keeps them, not the spec's formula", "any"))
     return Profile(
@@ -155,12 +155,23 @@ def profile(framework: Framework) -> Profile:
     return PROFILES[framework]
 
 
-def changes_for(request: Request) -> list[str]:
+def changes_for(request: Request, stage: Sharding | None = None) -> list[str]:
     """The profile's facts that touch ``request``: LoRA dropout only for adapters, the
-    optimizer's step only for full fine-tunes, DeepSpeed's only where ZeRO may run."""
+    optimizer's step only for full fine-tunes, DeepSpeed's only where ZeRO runs: on
+    ``stage``, the sharding of the card choice shown, when there is one; else wherever
+    the request's sharding may be ZeRO (a ``zero*`` stage, or ``auto``)."""
     full = request.effective_method is Method.FULL
-    zero = request.sharding.is_zero or request.sharding is Sharding.AUTO
-    applies = {"any": True, "adapters": not full, "full": full, "zero": zero}
+    if stage is not None:
+        zero = stage.is_zero
+    else:
+        zero = request.sharding.is_zero or request.sharding is Sharding.AUTO
+    applies = {
+        "any": True,
+        "adapters": not full,
+        "full": full,
+        "zero": zero,
+        "full-outside-zero": full and not zero,
+    }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
 
 

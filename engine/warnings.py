@@ -217,7 +217,9 @@ def assumptions(ctx: Context) -> list[str]:
             "`torchtune`, `litgpt` or `torchtitan` for that stack's loss, precision and defaults."
         )
     else:
-        changed = "; ".join(changes_for(r)) or "nothing beyond the specification's assumptions"
+        lead = _lead(ctx)
+        facts = changes_for(r, lead.stage if lead is not None else None)
+        changed = "; ".join(facts) or "nothing beyond the specification's assumptions"
         out.append(f"Framework: {p.label}: {changed}.")
     if r.mode is Mode.NAPKIN:
         out.append("Memory: napkin rule, 16 / 2.5 / 0.75 bytes per parameter (full/LoRA/QLoRA).")

@@ -243,10 +243,22 @@ def test_the_reply_names_lora_dropout_only_for_adapter_runs() -> None:
 
 
 def test_the_reply_names_the_unfused_optimizer_only_for_full_fine_tunes() -> None:
-    full = Request(model="llama-3.1-8b", method="full", framework="hf")
-    lora = Request(model="llama-3.1-8b", method="lora", framework="hf")
+    full = Request(model="llama-3.1-8b", method="full", framework="hf", sharding="none")
+    lora = Request(model="llama-3.1-8b", method="lora", framework="hf", sharding="none")
     assert any("AdamW" in c for c in changes_for(full))
     assert not any("AdamW" in c for c in changes_for(lora))
+
+
+def test_the_reply_names_the_unfused_optimizer_only_outside_deepspeed() -> None:
+    full = Request(model="llama-3.1-8b", method="full", framework="hf")
+    assert any("AdamW" in c for c in changes_for(full, Sharding.NONE))
+    assert not any("AdamW" in c for c in changes_for(full, Sharding.ZERO3))
+
+
+def test_the_reply_names_deepspeed_only_where_the_card_choice_runs_zero() -> None:
+    full = Request(model="llama-3.1-8b", method="full", framework="hf")
+    assert not any("DeepSpeed ZeRO" in c for c in changes_for(full, Sharding.NONE))
+    assert any("DeepSpeed ZeRO" in c for c in changes_for(full, Sharding.ZERO3))
 
 
 def test_the_reply_names_deepspeed_only_where_zero_may_run() -> None:
