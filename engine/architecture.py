@@ -249,8 +249,8 @@ class Architecture(BaseModel):
 
     @cached_property
     def small_tensors(self) -> int:
-        """Norm weights and bias vectors: tensors small enough that ZeRO-3 keeps them
-        whole on every GPU (``stage3_param_persistence_threshold``)."""
+        """Norm weights and bias vectors: tensors small enough (under 10 x hidden) that
+        ZeRO-3 keeps them whole on every GPU (``stage3_param_persistence_threshold``)."""
         norms = self.norms_per_layer * self.num_layers + 1
         biases = sum(lin.count for lin in self._linears if lin.bias)
         return norms + biases

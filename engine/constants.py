@@ -445,9 +445,12 @@ ZERO3_HOST_OPS_GRADIENT: Final = 18
 (``stage3.__add_grad_to_ipg_bucket``: stream wait, bucket copy, ``record_stream``;
 ``reduce_scatter_coalesced``: flatten, scale, the collective; ``partition_grads``:
 narrow, copy or add): frozen tensors have none."""
-ZERO3_PERSISTENT_ELEMENTS: Final = 100_000
-"""``stage3_param_persistence_threshold``'s default: tensors this small (norms, biases,
-low-rank LoRA factors) stay whole on every GPU, so only their gradient hook runs."""
+ZERO3_PERSISTENCE_HIDDEN_MULTIPLE: Final = 10
+"""``stage3_param_persistence_threshold`` as the HF Trainer fills DeepSpeed's ``"auto"``:
+``10 * hidden_size`` elements (transformers ``integrations/deepspeed.py``,
+``trainer_config_finalize``; DeepSpeed's own default is 1e5). Tensors this small (norms,
+biases, low-rank LoRA factors) stay whole on every GPU, so only their gradient hook
+runs."""
 KERNELS_PER_LAYER: Final = 44
 """Kernels one decoder layer launches in eager PyTorch per forward, counted on
 transformers' ``LlamaDecoderLayer``: two RMSNorms of 8 each (upcast, square, mean, add

@@ -80,7 +80,7 @@ from engine.constants import (
     WEIGHT_READ_BYTES,
     ZERO3_HOST_OPS_GATHER,
     ZERO3_HOST_OPS_GRADIENT,
-    ZERO3_PERSISTENT_ELEMENTS,
+    ZERO3_PERSISTENCE_HIDDEN_MULTIPLE,
 )
 from engine.profiles import profile
 from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
@@ -168,13 +168,15 @@ def zero3_host_ops(arch: Architecture, request: Request) -> float:
     """Host calls DeepSpeed ZeRO-3's hooks make in one micro-batch (see the constants).
 
     Every weight matrix is gathered and released; trained tensors also run the gradient
-    hook. Norms and biases (and LoRA factors under ``ZERO3_PERSISTENT_ELEMENTS``) stay
-    whole, so only their gradient hook runs, and frozen ones cost nothing."""
+    hook. Norms and biases (and LoRA factors of at most
+    ``ZERO3_PERSISTENCE_HIDDEN_MULTIPLE`` x hidden elements) stay whole, so only their
+    gradient hook runs, and frozen ones cost nothing."""
+    persistent = ZERO3_PERSISTENCE_HIDDEN_MULTIPLE * arch.hidden_size
     ops = ZERO3_HOST_OPS_GATHER * arch.weight_matrices
     if request.effective_method is Method.FULL:
         return ops + ZERO3_HOST_OPS_GRADIENT * (arch.weight_matrices + arch.small_tensors)
     for elements, copies in arch.lora_factors(request.lora_rank, request.lora_targets.value):
-        gather = 0 if elements <= ZERO3_PERSISTENT_ELEMENTS else ZERO3_HOST_OPS_GATHER
+        gather = 0 if elements <= persistent else ZERO3_HOST_OPS_GATHER
         ops += copies * (gather + ZERO3_HOST_OPS_GRADIENT)
     return ops
 

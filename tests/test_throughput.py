@@ -247,8 +247,8 @@ def test_zero3_low_rank_lora_factors_stay_whole_and_pay_only_their_gradient_hook
     catalog: Catalog,
 ) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
-    lora = resolve(Request(model="llama-3.1-8b", method="lora", lora_rank=4, framework="hf"))
-    factors = 2 * 32 * 7  # A and B of q k v o gate up down: at most 4 x 14,336 < 1e5
+    lora = resolve(Request(model="llama-3.1-8b", method="lora", lora_rank=2, framework="hf"))
+    factors = 2 * 32 * 7  # A and B of q k v o gate up down: at most 2 x 14,336 < 10 x 4,096
     assert zero3_host_ops(arch, lora) == pytest.approx(
         ZERO3_HOST_OPS_GATHER * arch.weight_matrices + ZERO3_HOST_OPS_GRADIENT * factors
     )
