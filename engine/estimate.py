@@ -242,7 +242,6 @@ def _best_options(
     ]
 
 
-
 def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) -> Option:
     """The card the user named, at the count named (or the fewest that fit)."""
     found = fewest_cards(fp, gpu, request.sharding, request.offload)

@@ -218,7 +218,8 @@ def workload(arch: Architecture, request: Request) -> Workload:
     )
     # The recomputed forward repeats the forward's share of the elementwise traffic.
     elementwise = tokens * per_token * (1.0 + (FORWARD_SHARE if ckpt else 0.0))
-    fusion = profile(request.framework).elementwise_scale
+    prof = profile(request.framework)
+    fusion = prof.elementwise_scale
     if request.compile:
         fusion *= COMPILE_FUSION
     adapters_per_layer = 0.0
@@ -228,7 +229,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
     kernel_passes = 1.0 + BACKWARD_KERNELS + (1.0 if ckpt else 0.0)
     kernels = arch.num_layers * per_pass * kernel_passes * fusion
     zero3_ops = 0.0
-    if profile(request.framework).deepspeed_zero:
+    if prof.deepspeed_zero:
         zero3_ops = zero3_host_ops(arch, request)
     if trained:
         trainable = float(arch.total_params)
@@ -238,7 +239,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
     regime = "pure-bf16" if pure else "fp32"
     fused_optimizer = fused_step_bytes(request) * trainable
     optimizer = fused_optimizer
-    if profile(request.framework).foreach_adamw and request.optimizer is Optimizer.ADAMW:
+    if prof.foreach_adamw and request.optimizer is Optimizer.ADAMW:
         optimizer = FOREACH_ADAMW_STEP_BYTES[regime] * trainable
     if method is Method.QLORA:
         bits = NF4_BITS_DOUBLE_QUANT if request.double_quant else NF4_BITS
@@ -249,7 +250,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
     if (
         request.sharding is Sharding.FSDP
         and method is Method.LORA
-        and profile(request.framework).fsdp_frozen_grads
+        and prof.fsdp_frozen_grads
     ):
         grad_bytes += stored
     return Workload(

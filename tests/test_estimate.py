@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -238,31 +239,27 @@ def test_no_two_what_if_rows_say_the_same_thing(catalog: Catalog) -> None:
     assert len(set(rows)) == len(rows)
 
 
-def test_warns_when_deepspeed_zero3_hooks_set_the_pace_of_a_small_model() -> None:
+def _zero3_warnings(**fields: Any) -> list[str]:
+    """Warnings about ZeRO-3 for a full fine-tune on ``zero3`` on a test card."""
     cat = catalog_with(gpu("g80", 80, matmul_tflops=800.0, hbm_gbps=3000.0))
-    request = Request(
-        model="qwen2.5-0.5b", method="full", seq_len=256, micro_batch=1, gpu="g80",
-        gpu_count=1, sharding="zero3", framework="hf", dataset_tokens=10**7,
-    )
-    est = estimate(request, cat)
-    assert any("ZeRO-3's per-parameter hooks" in w for w in est.warnings)
+    base = {"model": "qwen2.5-0.5b", "method": "full", "seq_len": 256, "micro_batch": 1,
+            "gpu": "g80", "gpu_count": 1, "sharding": "zero3", "dataset_tokens": 10**7}
+    est = estimate(Request(**{**base, **fields}), cat)
+    return [w for w in est.warnings if "ZeRO-3" in w]
+
+
+def test_warns_when_deepspeed_zero3_hooks_set_the_pace_of_a_small_model() -> None:
+    warned = _zero3_warnings(framework="hf")
+    assert any("ZeRO-3's per-parameter hooks" in w for w in warned)
 
 
 def test_no_zero3_hooks_warning_for_fsdp_frameworks() -> None:
-    cat = catalog_with(gpu("g80", 80, matmul_tflops=800.0, hbm_gbps=3000.0))
-    request = Request(
-        model="qwen2.5-0.5b", method="full", seq_len=256, micro_batch=1, gpu="g80",
-        gpu_count=1, sharding="zero3", framework="torchtune", dataset_tokens=10**7,
-    )
-    est = estimate(request, cat)
-    assert not any("ZeRO-3" in w for w in est.warnings)
+    assert _zero3_warnings(framework="torchtune") == []
 
 
 def test_no_zero3_hooks_warning_when_long_sequences_hide_them() -> None:
-    cat = catalog_with(gpu("g80", 80, matmul_tflops=800.0, hbm_gbps=3000.0))
-    request = Request(
-        model="llama-3.1-8b", method="full", seq_len=8192, micro_batch=2, gpu="g80",
-        gpu_count=8, sharding="zero3", framework="hf", dataset_tokens=10**8,
+    long = _zero3_warnings(
+        framework="hf", model="llama-3.1-8b", seq_len=8192, micro_batch=2, gpu_count=8,
+        dataset_tokens=10**8,
     )
-    est = estimate(request, cat)
-    assert not any("ZeRO-3's per-parameter hooks" in w for w in est.warnings)
+    assert not any("ZeRO-3's per-parameter hooks" in w for w in long)

@@ -300,9 +300,6 @@ def check_samples(fields: dict[str, object], strict: bool) -> None:
 
 # --- DeepSpeed ---------------------------------------------------------------------------
 
-_ZERO_STAGES: Final = (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
-
-
 def deepspeed(s: State, i: int) -> int:
     """``deepspeed``: the ZeRO stages' implementation, read with the stage it runs."""
     if s.low(i) != "deepspeed":
@@ -317,7 +314,8 @@ def check_deepspeed(s: State) -> None:
     and a framework that never runs DeepSpeed is refused."""
     if s.deepspeed is None:
         return
-    if s.fields.get("sharding") not in _ZERO_STAGES:
+    sharding = s.fields.get("sharding")
+    if not (isinstance(sharding, Sharding) and sharding.is_zero):
         raise error(
             f'"{quoted(s.deepspeed)}" needs its ZeRO stage: zero1, zero2 or zero3 '
             '(e.g. "70b full deepspeed zero3 8x h100").',
