@@ -60,8 +60,9 @@ from engine.constants import (
     LOGITS_BYTES_HF,
     LORA_DROPOUT_BYTES,
     OFFLOADED_INPUTS_IN_FLIGHT,
+    TORCHAO_NF4_EAGER_PEAK_BYTES,
 )
-from engine.profiles import logits_bytes, profile
+from engine.profiles import eager_nf4_dequant, logits_bytes, profile
 from engine.request import LoraTargets, Method, Precision, Request
 
 
@@ -244,9 +245,11 @@ def dequant_workspace_bytes(arch: Architecture, request: Request) -> float:
     """QLoRA's 16-bit copy of its largest 4-bit matrix, alive at the peak, bytes.
 
     Every 4-bit matmul dequantizes its whole weight, forward and backward, beside all
-    the stored activations: the framework's bytes per weight (``PROFILE_DEQUANT_BYTES``)
-    times the largest quantized matrix (the LM head where the framework quantizes it,
-    ``PROFILE_QUANTIZED_HEAD``). 0 for LoRA, full fine-tunes and ``generic``.
+    the stored activations: the framework's bytes per weight (``PROFILE_DEQUANT_BYTES``;
+    torchao's unfused eager chain without ``torch.compile``,
+    ``TORCHAO_NF4_EAGER_PEAK_BYTES``) times the largest quantized matrix (the LM head
+    where the framework quantizes it, ``PROFILE_QUANTIZED_HEAD``). 0 for LoRA, full
+    fine-tunes and ``generic``.
     """
     if request.effective_method is not Method.QLORA:
         return 0.0
@@ -254,4 +257,5 @@ def dequant_workspace_bytes(arch: Architecture, request: Request) -> float:
     largest = arch.largest_linear_params
     if p.quantized_head:
         largest = max(largest, arch.vocab_size * arch.hidden_size)
-    return p.dequant_bytes * largest
+    per_weight = TORCHAO_NF4_EAGER_PEAK_BYTES if eager_nf4_dequant(request) else p.dequant_bytes
+    return per_weight * largest

@@ -245,7 +245,13 @@ class Architecture(BaseModel):
     def weight_matrices(self) -> int:
         """Weight matrices (parameter tensors of the linears, every expert counted), plus
         the embedding and an untied LM head: the tensors ZeRO-3 gathers one by one."""
-        return sum(lin.count for lin in self._linears) + (1 if self.tie_embeddings else 2)
+        return self.decoder_matrices + (1 if self.tie_embeddings else 2)
+
+    @cached_property
+    def decoder_matrices(self) -> int:
+        """Weight matrices of the decoder's linears, every expert counted (what QLoRA
+        quantizes and dequantizes one by one)."""
+        return sum(lin.count for lin in self._linears)
 
     @cached_property
     def small_tensors(self) -> int:

@@ -309,6 +309,35 @@ dequantizes to the dtype the weight was quantized from; transformers quantizes t
 checkpoint, so the cast is a no-op: one copy, 2 B. [lightning-nf4] Lightning's
 ``BitsandbytesPrecision`` quantizes from ``weight.to(dtype=torch.half)``, so the FP16
 dequantized copy is cast again to BF16: two copies, 4 B."""
+PROFILE_EAGER_NF4: Final = {
+    "generic": False,
+    "hf": False,  # bitsandbytes: one CUDA dequantize kernel
+    "unsloth": False,  # fast_dequantize: one kernel
+    "torchtune": True,  # [torchao-nf4]
+    "litgpt": False,  # bitsandbytes through Lightning
+    "torchtitan": False,  # no QLoRA recipe
+}
+"""Frameworks whose QLoRA dequantizes with torchao's ``NF4Tensor`` in eager PyTorch:
+unless ``torch.compile`` fuses it, every dequantization runs as a chain of unfused
+kernels through 64-bit code indices (``TORCHAO_NF4_EAGER_*``).
+[torchao-nf4] torchao ``dtypes/nf4tensor.py`` ``NF4Tensor.get_original_weight``, called
+by ``LinearNF4`` (``weight.to(input.dtype)``) forward and backward; torchtune's
+``compile`` is off in its configs by default."""
+TORCHAO_NF4_EAGER_PEAK_BYTES: Final = 14.0
+"""Bytes per weight alive at the peak of one eager torchao NF4 dequantization, counted on
+``get_original_weight`` (n weights, n/2 packed bytes): the high and low codes as int64
+(``.to(torch.long)``, 4 B per weight each: 8), their BF16 look-ups (1 + 1), the scaled
+halves (1 + 1) and ``torch.stack``'s BF16 result (2); the locals live until it returns.
+8 + 2 + 2 + 2 = 14, against the 2 B of one fused BF16 copy (``PROFILE_DEQUANT_BYTES``)."""
+TORCHAO_NF4_EAGER_TRAFFIC_BYTES: Final = 33.0
+"""Bytes read and written per weight by one eager torchao NF4 dequantization (the same
+chain): shift and mask (0.5 + 0.5 each), the int64 casts (0.5 + 4 each), the look-ups
+(4 + 1 each), the scaler broadcasts and multiplies (1 + 3 each), the stack (2 + 2).
+2 + 9 + 10 + 8 + 4 = 33, against 2.5 for bitsandbytes (``NF4_DEQUANT_BYTES``)."""
+TORCHAO_NF4_EAGER_KERNELS: Final = 14
+"""Kernels one eager torchao NF4 dequantization launches (the same chain): shift, mask,
+two int64 casts, two look-ups, the scalers' divide, cast and add, two broadcast copies,
+two multiplies and the stack."""
 PROFILE_QUANTIZED_HEAD: Final = {
     "generic": False,
     "hf": False,  # transformers keeps the output embedding unquantized

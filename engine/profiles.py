@@ -22,6 +22,7 @@ from engine.constants import (
     PROFILE_ACTIVATION_OFFLOAD,
     PROFILE_DEEPSPEED_ZERO,
     PROFILE_DEQUANT_BYTES,
+    PROFILE_EAGER_NF4,
     PROFILE_ELEMENTWISE_SCALE,
     PROFILE_FOREACH_ADAMW,
     PROFILE_LOGITS_BYTES,
@@ -33,10 +34,10 @@ from engine.constants import (
 )
 from engine.request import Framework, Method, Request, Sharding, StatePrecision
 
-Scope = Literal["any", "adapters", "full", "zero", "full-outside-zero"]
+Scope = Literal["any", "adapters", "full", "zero", "full-outside-zero", "qlora-eager"]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, full fine-tunes, runs that
 may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several cards),
-or full fine-tunes that do not."""
+full fine-tunes that do not, or QLoRA without ``torch.compile``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,8 @@ class Profile:
     """Bytes per weight of the 16-bit copy its QLoRA matmul makes of a 4-bit matrix."""
     quantized_head: bool
     """Its QLoRA quantizes the LM head too (its dequantized copy is the workspace)."""
+    eager_nf4: bool
+    """Its QLoRA dequantizes through torchao's unfused eager chain unless compiled."""
     foreach_adamw: bool
     """Its AdamW runs unfused, one kernel per operation (outside DeepSpeed)."""
     changes: tuple[tuple[str, Scope], ...] = field(default=())
@@ -114,6 +117,9 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         ))
     if PROFILE_FOREACH_ADAMW[key]:
         changes.append(("unfused (foreach) AdamW step", "full-outside-zero"))
+    if PROFILE_EAGER_NF4[key]:
+        changes.append(("torchao NF4 dequantized by unfused kernels (no torch.compile)",
+                        "qlora-eager"))
     if not PROFILE_SPEC_ACTIVATIONS[key]:
         changes.append(("activations as autograd keeps them, not the spec's formula", "any"))
     return Profile(
@@ -131,6 +137,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         deepspeed_zero=PROFILE_DEEPSPEED_ZERO[key],
         dequant_bytes=PROFILE_DEQUANT_BYTES[key],
         quantized_head=PROFILE_QUANTIZED_HEAD[key],
+        eager_nf4=PROFILE_EAGER_NF4[key],
         foreach_adamw=PROFILE_FOREACH_ADAMW[key],
         changes=tuple(changes),
     )
@@ -171,8 +178,20 @@ def changes_for(request: Request, stage: Sharding | None = None) -> list[str]:
         "full": full,
         "zero": zero,
         "full-outside-zero": full and not zero,
+        "qlora-eager": eager_nf4_dequant(request),
     }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
+
+
+def eager_nf4_dequant(request: Request) -> bool:
+    """Whether ``request`` dequantizes 4-bit weights through torchao's unfused eager
+    chain: QLoRA on a framework that uses torchao's ``NF4Tensor``, without
+    ``torch.compile``."""
+    return (
+        request.effective_method is Method.QLORA
+        and PROFILES[request.framework].eager_nf4
+        and not request.compile
+    )
 
 
 def resolve(request: Request) -> Request:

@@ -77,12 +77,14 @@ from engine.constants import (
     OPTIMIZER_BYTES,
     OPTIMIZER_BYTES_PURE_BF16,
     PRECISION_BYTES,
+    TORCHAO_NF4_EAGER_KERNELS,
+    TORCHAO_NF4_EAGER_TRAFFIC_BYTES,
     WEIGHT_READ_BYTES,
     ZERO3_HOST_OPS_GATHER,
     ZERO3_HOST_OPS_GRADIENT,
     ZERO3_PERSISTENCE_HIDDEN_MULTIPLE,
 )
-from engine.profiles import profile
+from engine.profiles import eager_nf4_dequant, profile
 from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
 from engine.specs import GpuSpec
 
@@ -211,8 +213,14 @@ def workload(arch: Architecture, request: Request) -> Workload:
         passes += 1.0  # the weight-gradient matmul reads the weights' gradient buffer
     weight_bytes = passes * WEIGHT_READ_BYTES * (arch.linear_params + head)
     dequant = 0.0
+    dequant_kernels = 0.0
+    eager_nf4 = eager_nf4_dequant(request)
     if method is Method.QLORA:
-        dequant = passes * NF4_DEQUANT_BYTES * arch.linear_params
+        per_weight = TORCHAO_NF4_EAGER_TRAFFIC_BYTES if eager_nf4 else NF4_DEQUANT_BYTES
+        dequant = passes * per_weight * arch.linear_params
+    if eager_nf4:
+        # Every quantized matrix is dequantized once per pass by an unfused chain.
+        dequant_kernels = passes * TORCHAO_NF4_EAGER_KERNELS * arch.decoder_matrices
     per_token = layer_activation_bytes(arch, request, produced=True) + logits_bytes_per_token(
         arch, request
     )
@@ -227,7 +235,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         adapters_per_layer = arch.adapted_linears(request.lora_targets.value) / arch.num_layers
     per_pass = KERNELS_PER_LAYER + KERNELS_PER_ADAPTER * adapters_per_layer
     kernel_passes = 1.0 + BACKWARD_KERNELS + (1.0 if ckpt else 0.0)
-    kernels = arch.num_layers * per_pass * kernel_passes * fusion
+    kernels = arch.num_layers * per_pass * kernel_passes * fusion + dequant_kernels
     zero3_ops = 0.0
     if prof.deepspeed_zero:
         zero3_ops = zero3_host_ops(arch, request)

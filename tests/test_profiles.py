@@ -211,6 +211,33 @@ def test_qlora_holds_a_16_bit_copy_of_its_largest_4_bit_matrix(catalog: Catalog)
     assert dequant_workspace_bytes(arch, lora) == 0.0
 
 
+def test_torchtune_qlora_without_compile_holds_torchaos_eager_dequantization_chain(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    eager = resolve(Request(model="llama-3.1-8b", method="qlora", framework="torchtune"))
+    # int64 codes (8 B), their look-ups and scaled halves (4 B) and the BF16 result (2 B)
+    assert dequant_workspace_bytes(arch, eager) == 14 * arch.largest_linear_params
+
+
+def test_torch_compile_fuses_torchaos_dequantization_into_one_bf16_copy(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    compiled = resolve(Request(model="llama-3.1-8b", method="qlora", framework="torchtune",
+                               compile=True))
+    assert dequant_workspace_bytes(arch, compiled) == 2 * arch.largest_linear_params
+
+
+def test_the_reply_names_torchaos_eager_dequantization_only_for_uncompiled_qlora() -> None:
+    qlora = Request(model="llama-3.1-8b", method="qlora", framework="torchtune")
+    assert any("torchao" in c for c in changes_for(qlora))
+    assert not any("torchao" in c for c in changes_for(qlora.model_copy(update={"compile": True})))
+    assert not any("torchao" in c for c in changes_for(qlora.model_copy(update={"method": "lora"})))
+    hf = Request(model="llama-3.1-8b", method="qlora", framework="hf")
+    assert not any("torchao" in c for c in changes_for(hf))
+
+
 def test_litgpt_quantizes_the_lm_head_from_fp16_so_its_copy_is_the_workspace(
     catalog: Catalog,
 ) -> None:
