@@ -27,7 +27,9 @@ over 32 layers. For MoE layers ``I`` is the width a token passes through
 (k routed experts plus shared experts).
 
 Gradient checkpointing keeps each layer's input (``2·s·b·h`` per layer) plus one
-layer's full activations while that layer is recomputed. The logits,
+layer's full activations while that layer is recomputed; selective (op-level)
+checkpointing also keeps every other matmul's output and attention's
+(:mod:`engine.selective`). The logits,
 ``b·s·vocab`` upcast to FP32 for the loss, come on top unless a fused
 cross-entropy kernel (Liger, Unsloth) avoids materializing them. Hugging Face
 transformers' unfused path keeps more copies at once (``hf-loss``: 12 B per logit,
@@ -53,6 +55,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine import selective
 from engine.architecture import Architecture
 from engine.constants import (
     ACTIVATION_BYTES,
@@ -209,6 +212,8 @@ def activation_bytes(arch: Architecture, request: Request) -> float:
         if request.activation_offload:
             kept = min(kept, OFFLOADED_INPUTS_IN_FLIGHT)
         inputs = ACTIVATION_BYTES * h * kept
+        if request.selective_checkpointing:
+            inputs += selective.saved_bytes_per_token(arch, request)
         logits = logits_bytes_per_token(arch, request)
         if profile(request.framework).spec_activations:
             return tokens * (inputs + one_layer + logits)

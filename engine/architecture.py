@@ -338,6 +338,10 @@ class Architecture(BaseModel):
                 continue
             yield lin
 
+    def targeted_linears(self, targets: str) -> tuple[Linear, ...]:
+        """The kinds of linear LoRA adapts for ``targets``."""
+        return tuple(self._targeted(targets))
+
     def _lora_params(self, rank: int, targets: str) -> int:
         """LoRA parameters: rank x (d_in + d_out) per targeted linear, per expert for MoE.
 

@@ -188,6 +188,14 @@ MAX_OPTIONS: Final = 6
 """Cards shown in the table ([detailed])."""
 
 
+SAC_MATMUL_SAVE_PERIOD: Final = 2
+"""Op-level selective activation checkpointing keeps the output of every second matmul
+of a checkpointed layer, counting from its first, and of attention, and recomputes the
+rest: torchtitan ``models/llama3/infra/parallelize.py`` ``_custom_policy`` (``_save_list``
+of ``aten.mm`` and the SDPA kernels; "Saves output of all compute ops, except every
+second mm"), copied by torchtune's ``training/_activation_checkpointing.py``."""
+
+
 # --- framework profiles (engine.profiles) ---------------------------------------
 # Sources:
 # [HF-loss] see LOGITS_BYTES_HF.

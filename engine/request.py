@@ -282,6 +282,15 @@ class Request(BaseModel):
         label="checkpointing", noun="checkpointing switch", key="c",
         example="8b lora no-ckpt 50M tokens",
     )] = True
+    selective_checkpointing: Annotated[bool, FieldMeta(
+        label="selective checkpointing", noun="selective checkpointing switch", key="j",
+        example="8b full selective-ckpt 8x h100 50M tokens",
+    )] = False
+    """Op-level selective activation checkpointing (torchtitan's ``[activation_checkpoint]
+    mode = "selective"``, ``selective_ac_option = "op"``; torchtune's ``ac_mode:
+    selective``): inside each checkpointed layer every other matmul's output and
+    attention's output are kept, the rest recomputed (:mod:`engine.selective`). Only with
+    ``grad_checkpointing``."""
     activation_offload: Annotated[bool, FieldMeta(
         label="activation offload", noun="activation offload switch", key="A",
         example="8b lora activation-offload 50M tokens",

@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from engine import selective
 from engine.activations import layer_activation_bytes, logits_bytes_per_token
 from engine.architecture import Architecture
 from engine.constants import (
@@ -198,6 +199,10 @@ def workload(arch: Architecture, request: Request) -> Workload:
     forward = 2.0 * linear
     backward = (4.0 if trained else 2.0) * linear
     recompute = forward if ckpt else 0.0
+    sac = ckpt and request.selective_checkpointing
+    if sac:
+        # Only the projections whose output was not kept are rerun; attention is kept.
+        recompute = 2.0 * selective.recomputed_params(arch, request)
     adapters = 0.0
     if not trained:
         adapters = 6.0 * arch.lora_active_params(request.lora_rank, request.lora_targets.value)
@@ -206,7 +211,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         attn_fwd, attn_bwd = 2.0 * s * arch.q_width, FA_BACKWARD_FLOPS
     else:
         attn_fwd, attn_bwd = 4.0 * s * arch.q_width, EAGER_BACKWARD_FLOPS
-    attn_passes = 1.0 + attn_bwd + (1.0 if ckpt else 0.0)
+    attn_passes = 1.0 + attn_bwd + (1.0 if ckpt and not (sac and request.flash_attention) else 0.0)
     attention = tokens * arch.num_layers * attn_fwd * attn_passes
     passes = 3.0 if ckpt else 2.0  # forward, backward, and the recomputed forward
     if trained:

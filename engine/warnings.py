@@ -242,7 +242,7 @@ def assumptions(ctx: Context) -> list[str]:
         parts.append(batch)
         per_logit = logits_bytes(r, LOGITS_BYTES_HF)
         savers = [
-            "checkpointing" if r.grad_checkpointing else "no checkpointing",
+            _checkpointing(r),
             "FlashAttention" if r.flash_attention else "eager attention",
             "fused CE" if per_logit == 0 else f"loss keeps {per_logit:g} B per logit",
         ]
@@ -344,3 +344,10 @@ def _tokens(n: float) -> str:
         if n >= scale:
             return f"{n / scale:g}{suffix}"
     return f"{n:g}"
+
+
+def _checkpointing(r: Request) -> str:
+    """How the request checkpoints activations, as the assumptions line says it."""
+    if not r.grad_checkpointing:
+        return "no checkpointing"
+    return "selective checkpointing" if r.selective_checkpointing else "checkpointing"

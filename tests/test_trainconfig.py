@@ -219,6 +219,21 @@ def test_torchtune_recipe_reads_the_builder_and_recipe_keys() -> None:
     assert f["fused_ce"] is True and f["grad_checkpointing"] is True
 
 
+def test_torchtune_selective_op_checkpointing_is_read() -> None:
+    config = read_yaml("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\n"
+                       "enable_activation_checkpointing: true\nac_mode: selective\n"
+                       "ac_option: op\n")
+    assert config.fields["selective_checkpointing"] is True
+
+
+def test_torchtune_selective_checkpointing_every_few_layers_counts_as_full() -> None:
+    config = read_yaml("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\n"
+                       "enable_activation_checkpointing: true\nac_mode: selective\n"
+                       "ac_option: 2\n")
+    assert "selective_checkpointing" not in config.fields
+    assert any("layer interval" in note for note in config.notes)
+
+
 @pytest.mark.parametrize(
     ("component", "expected"),
     [

@@ -89,6 +89,11 @@ FLAGS: Final = {
         "optimizer_in_backward",
     ),
     **dict.fromkeys(
+        ("selective-ckpt", "selective-checkpointing", "selective-ac",
+         "selective-activation-checkpointing", "sac", "op-sac", "selective"),
+        "selective_checkpointing",
+    ),
+    **dict.fromkeys(
         ("activation-offload", "activation-offloading", "offload-activations"),
         "activation_offload",
     ),

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from adapters.trainconfig import mappings as m
-from adapters.trainconfig.reader import ConfigFormat, ConfigRead, Reader
+from adapters.trainconfig.reader import ConfigFormat, ConfigRead, Reader, shown
 from engine.request import Framework, Method, Precision
 
 DATASET_NOTE = (
@@ -355,6 +355,8 @@ def _torchtune(r: Reader) -> None:
         on = r.flag(*found)
         r.take(*found, "activation checkpointing " + ("on" if on else "off"),
                grad_checkpointing=on)
+    if found := r.first("ac_mode"):
+        _torchtune_ac_mode(r, *found)
     if found := r.first("enable_activation_offloading"):
         on = r.flag(*found)
         r.take(*found, "activation offloading " + ("on" if on else "off"),
@@ -367,6 +369,25 @@ def _torchtune(r: Reader) -> None:
     if found := r.first("fsdp_cpu_offload"):
         on = r.flag(*found)
         r.take(*found, "FSDP2 with CPU offload" if on else "FSDP2", offload=on)
+
+
+def _torchtune_ac_mode(r: Reader, path: str, value: object) -> None:
+    """torchtune's ``ac_mode: selective`` with ``ac_option: op`` is torchtitan's op-level
+    selective checkpointing; a layer interval (``ac_option: 2``) is not modeled."""
+    option = r.value("ac_option")
+    if str(value).strip().lower() != "selective":
+        r.take(path, value, f"ac_mode {shown(value)}: full activation checkpointing")
+        return
+    if option is not None and str(option).strip().lower() != "op":
+        r.take(path, value, "selective checkpointing every few layers (counted as full)")
+        r.used("ac_option")
+        r.note("ac_option as a layer interval is not modeled; checkpointing is counted on "
+               "every layer.")
+        return
+    if option is not None:
+        r.used("ac_option")
+    r.take(path, value, "op-level selective activation checkpointing",
+           grad_checkpointing=True, selective_checkpointing=True)
 
 
 def _torchtune_targets(r: Reader, model: dict[str, Any]) -> None:
