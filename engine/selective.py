@@ -17,7 +17,7 @@ whose output was not kept; attention is not recomputed.
 
 from __future__ import annotations
 
-from engine.architecture import Architecture
+from engine.architecture import Architecture, Linear
 from engine.constants import ACTIVATION_BYTES, FP32_BYTES, SAC_MATMUL_SAVE_PERIOD
 from engine.request import Method, Request
 
@@ -26,7 +26,7 @@ def _matmuls(arch: Architecture, request: Request) -> list[tuple[int, int, bool]
     """The dense matmuls of one layer in forward order: ``(output width, weights of the
     base projection or 0 for an adapter's, layers it appears in)`` with whether its
     output is kept. Experts and routers are left out (grouped matmuls are never kept)."""
-    adapted: set[object] = set()
+    adapted: set[Linear] = set()
     if request.effective_method is not Method.FULL:
         adapted = set(arch.targeted_linears(request.lora_targets.value))
     out: list[tuple[int, int, bool]] = []
