@@ -300,6 +300,11 @@ _HINTS: Final = {
     "zero": "name the stage: zero1, zero2 or zero3",
     "lora-alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
     "alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
+    **dict.fromkeys(
+        ("float8", "fp8-training", "float8-training"),
+        "float8 training (torchao's Float8Linear: 16-bit weights, FP8 matmuls) is not "
+        "modeled; fp8 means FP8 base weights",
+    ),
 }
 """Known words that are not settings of the estimate, and what to say instead."""
 
