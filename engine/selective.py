@@ -23,9 +23,10 @@ from engine.request import Method, Request
 
 
 def _matmuls(arch: Architecture, request: Request) -> list[tuple[int, int, bool]]:
-    """The dense matmuls of one layer in forward order: ``(output width, weights of the
-    base projection or 0 for an adapter's, layers it appears in)`` with whether its
-    output is kept. Experts and routers are left out (grouped matmuls are never kept)."""
+    """The dense matmuls of a layer in forward order, each as ``(output elements per
+    token, weights)`` summed over the layers it appears in (weights 0 for an adapter's
+    A and B, whose rerun the time model does not count), and whether its output is kept.
+    Experts and routers are left out (grouped matmuls are never kept)."""
     adapted: set[Linear] = set()
     if request.effective_method is not Method.FULL:
         adapted = set(arch.targeted_linears(request.lora_targets.value))
