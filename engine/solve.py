@@ -292,6 +292,8 @@ def _setting_raises(request: Request) -> list[tuple[str, dict[str, Any]]]:
         out.append(("QLoRA", {"method": Method.QLORA}))
     if not request.grad_checkpointing:
         out.append(("gradient checkpointing", {"grad_checkpointing": True}))
+    elif request.selective_checkpointing:
+        out.append(("full checkpointing", {"selective_checkpointing": False}))
     if not request.fused_ce:
         out.append(("fused cross-entropy (Liger)", {"fused_ce": True}))
     return out

@@ -183,6 +183,14 @@ def test_checkpointing_is_suggested_when_it_is_off(catalog: Catalog) -> None:
     assert "gradient checkpointing" in {r.change for r in solved.raises}
 
 
+def test_full_checkpointing_is_suggested_over_selective(catalog: Catalog) -> None:
+    solved = ask(catalog, model="llama-3.1-8b", method=Method.QLORA, gpu="rtx-4090",
+                 selective_checkpointing=True, solve=Solve.SEQ_LEN).solution
+    assert solved is not None
+    full = [r for r in solved.raises if r.change == "full checkpointing"]
+    assert full and isinstance(full[0].value, int) and full[0].value > solved.value
+
+
 # --- edges ----------------------------------------------------------------------------
 
 
