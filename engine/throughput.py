@@ -211,21 +211,21 @@ def workload(arch: Architecture, request: Request) -> Workload:
         attn_fwd, attn_bwd = 2.0 * s * arch.q_width, FA_BACKWARD_FLOPS
     else:
         attn_fwd, attn_bwd = 4.0 * s * arch.q_width, EAGER_BACKWARD_FLOPS
-    attn_passes = 1.0 + attn_bwd + (1.0 if ckpt and not (sac and request.flash_attention) else 0.0)
+    # Selective checkpointing keeps attention's output, so attention is not rerun.
+    attn_rerun = ckpt and not (sac and request.flash_attention)
+    attn_passes = 1.0 + attn_bwd + (1.0 if attn_rerun else 0.0)
     attention = tokens * arch.num_layers * attn_fwd * attn_passes
     passes = 3.0 if ckpt else 2.0  # forward, backward, and the recomputed forward
     if trained:
         passes += 1.0  # the weight-gradient matmul reads the weights' gradient buffer
     weight_bytes = passes * WEIGHT_READ_BYTES * (arch.linear_params + head)
-    dequant = 0.0
-    dequant_kernels = 0.0
-    eager_nf4 = eager_nf4_dequant(request)
-    if method is Method.QLORA:
-        per_weight = TORCHAO_NF4_EAGER_TRAFFIC_BYTES if eager_nf4 else NF4_DEQUANT_BYTES
-        dequant = passes * per_weight * arch.linear_params
-    if eager_nf4:
+    dequant = dequant_kernels = 0.0
+    if eager_nf4_dequant(request):
         # Every quantized matrix is dequantized once per pass by an unfused chain.
+        dequant = passes * TORCHAO_NF4_EAGER_TRAFFIC_BYTES * arch.linear_params
         dequant_kernels = passes * TORCHAO_NF4_EAGER_KERNELS * arch.decoder_matrices
+    elif method is Method.QLORA:
+        dequant = passes * NF4_DEQUANT_BYTES * arch.linear_params
     per_token = layer_activation_bytes(arch, request, produced=True) + logits_bytes_per_token(
         arch, request
     )
