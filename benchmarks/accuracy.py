@@ -12,8 +12,9 @@ come from ``engine/profiles.py``. The script reports, overall and per framework:
   counters sit below reserved by the allocator's slack (0.1-2 GB), so errors on them
   lean high: stated, not corrected by a guess.
 * **throughput**: tokens/s per GPU from the physical time model (engine.throughput).
-  Its two free parameters (launch time per kernel, elementwise passes) are fitted here
-  by a grid search minimizing the median |log ratio| over timed runs.
+  Its three free parameters (the share of the card's achievable matmul rate a step
+  reaches, launch time per kernel, elementwise passes) are fitted here by a grid
+  search minimizing the median |log ratio| over timed runs.
 
 Both are scored in-sample and **leave-one-source-out** (LOSO): for each source (the
 document a run comes from), fit on every other source and test on it. Memory has no
@@ -59,6 +60,9 @@ LAUNCH_PRIOR = math.sqrt(5e-6 * 25e-6)
 the only source with small micro-batches is left out): the log-midpoint of the published
 5-25 us per op, rather than whichever end the grid reaches first."""
 PASSES_GRID = [x * 0.5 for x in range(0, 41)]  # 0 - 20 bytes moved per stored byte
+GEMM_GRID = [x / 20 for x in range(12, 21)]  # 0.60 - 1.00 of the catalog's matmul rate
+GRID = [Tuning(launch, passes, gemm) for gemm in GEMM_GRID for launch in LAUNCH_GRID
+        for passes in PASSES_GRID]
 
 
 @dataclass(frozen=True)
@@ -143,25 +147,33 @@ def time_error(measured: float, estimated: float) -> float:
     return measured / estimated - 1
 
 
-def fit(timed: list[tuple[Run, Timer]]) -> Tuning:
+Rates = dict[str, dict[Tuning, float]]
+"""Estimated tokens/s of each timed run (by id) at every grid point, computed once."""
+
+
+def grid_rates(timed: list[tuple[Run, Timer]]) -> Rates:
+    return {run.run_id: {t: timer.tokens_per_second(t) for t in GRID} for run, timer in timed}
+
+
+def fit(timed: list[tuple[Run, Timer]], rates: Rates | None = None) -> Tuning:
     """The grid point minimizing the median |log(measured / estimated)|, then the mean,
     then the distance from ``LAUNCH_PRIOR`` (so an unidentified launch time sits at the
-    middle of its published range)."""
-    best: tuple[float, float, float, Tuning] | None = None
-    for launch in LAUNCH_GRID:
-        for passes in PASSES_GRID:
-            tuning = Tuning(launch, passes)
-            logs = [
-                abs(math.log(run.tokens_measured / timer.tokens_per_second(tuning)))
-                for run, timer in timed
-                if run.tokens_measured
-            ]
-            prior = abs(math.log(launch / LAUNCH_PRIOR))
-            key = (statistics.median(logs), statistics.mean(logs), prior)
-            if best is None or key < best[:3]:
-                best = (*key, tuning)
+    middle of its published range), then the higher matmul share (the catalog's own
+    rate unless the runs say otherwise)."""
+    table = rates if rates is not None else grid_rates(timed)
+    best: tuple[float, float, float, float, Tuning] | None = None
+    for tuning in GRID:
+        logs = [
+            abs(math.log(run.tokens_measured / table[run.run_id][tuning]))
+            for run, _ in timed
+            if run.tokens_measured
+        ]
+        prior = abs(math.log(tuning.launch_s_per_kernel / LAUNCH_PRIOR))
+        key = (statistics.median(logs), statistics.mean(logs), prior, -tuning.gemm_efficiency)
+        if best is None or key < best[:4]:
+            best = (*key, tuning)
     assert best is not None
-    return best[3]
+    return best[4]
 
 
 @dataclass(frozen=True)
@@ -190,18 +202,19 @@ def evaluate(runs: list[Run]) -> dict[str, Any]:
     scored = [r for r in runs if not r.sanity_only]
     memory = {r.run_id: memory_error(r) for r in runs}
     timed = [(r, Timer(r)) for r in scored if r.tokens_measured and not r.time_excluded]
-    tuning = fit(timed)
+    rates = grid_rates(timed)
+    tuning = fit(timed, rates)
     in_sample = {
-        r.run_id: time_error(r.tokens_measured or 0, t.tokens_per_second(tuning)) for r, t in timed
+        r.run_id: time_error(r.tokens_measured or 0, rates[r.run_id][tuning]) for r, _ in timed
     }
     loso: dict[str, float] = {}
     fits: dict[str, Tuning] = {}
     for source in sorted({r.source for r, _ in timed}):
         train = [(r, t) for r, t in timed if r.source != source]
-        fits[source] = fit(train)
-        for r, t in timed:
+        fits[source] = fit(train, rates)
+        for r, _ in timed:
             if r.source == source:
-                rate = t.tokens_per_second(fits[source])
+                rate = rates[r.run_id][fits[source]]
                 loso[r.run_id] = time_error(r.tokens_measured or 0, rate)
     return {
         "runs": runs,
@@ -264,8 +277,9 @@ def report(result: dict[str, Any]) -> list[str]:
 
     lines += [
         "",
-        f"fitted on all timed runs: launch {tuning.launch_s_per_kernel * 1e6:.1f} us/kernel, "
-        f"elementwise passes {tuning.elementwise_passes:g}",
+        f"fitted on all timed runs: matmuls at {tuning.gemm_efficiency:.2f} of the achievable "
+        f"rate, launch {tuning.launch_s_per_kernel * 1e6:.1f} us/kernel, elementwise passes "
+        f"{tuning.elementwise_passes:g}",
         "",
         f"{'':<12} {'memory (no fitted parameter)':<22}   {'throughput':<30}",
         f"{'group':<12} {'runs':>4} {'median':>7} {'worst':>7}   {'runs':>4} {'in-smpl':>7} "
@@ -284,8 +298,8 @@ def report(result: dict[str, Any]) -> list[str]:
         if source in fits:
             held = fits[source]
             fit_note = (
-                f"   fit without it: {held.launch_s_per_kernel * 1e6:.0f} us, "
-                f"{held.elementwise_passes:g} passes"
+                f"   fit without it: {held.gemm_efficiency:.2f}, "
+                f"{held.launch_s_per_kernel * 1e6:.0f} us, {held.elementwise_passes:g} passes"
             )
         lines.append(_line(source, *group(lambda r, src=source: r.source == src)) + fit_note)
     ok = (
@@ -336,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     result = evaluate(load_runs())
     if args.fit:
         t: Tuning = result["tuning"]
+        print(f"GEMM_EFFICIENCY: Final = {t.gemm_efficiency:.2f}")
         print(f"LAUNCH_S_PER_KERNEL: Final = {t.launch_s_per_kernel:.2e}")
         print(f"ELEMENTWISE_PASSES: Final = {t.elementwise_passes:g}")
         return 0

@@ -12,8 +12,9 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
   masking skipped (FlashAttention), ``4·s·q_width`` eager, and ``FA_BACKWARD_FLOPS``
   (2.5x) / ``EAGER_BACKWARD_FLOPS`` (2x) for backward, so time grows with sequence;
 * attention at ``FA_EFFICIENCY`` of the matmul rate (FlashAttention runs below cuBLAS);
-* both at the card's **achievable** matmul rate (``GpuSpec.matmul_tflops``, from
-  published matmul benchmarks), with each pass's weight reads as a memory-bound floor
+* both at ``GEMM_EFFICIENCY`` of the card's **achievable** matmul rate
+  (``GpuSpec.matmul_tflops``, the best shape in published matmul benchmarks; a step's
+  own shapes reach less), with each pass's weight reads as a memory-bound floor
   (a roofline: small micro-batches are bound by bandwidth, not FLOPs);
 * **memory-bound work** at the card's HBM bandwidth: NF4 dequantization of every
   quantized weight per pass (QLoRA), the elementwise kernels
@@ -36,10 +37,10 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
   the host's CPU-Adam, bound by host memory bandwidth (``HOST_MEMORY_GBPS``), once
   per step.
 
-Two free parameters (``LAUNCH_S_PER_KERNEL``, ``ELEMENTWISE_PASSES``) are fitted on
-published runs by ``benchmarks/accuracy.py``; everything else is a sourced constant
-or a catalog figure. Units: seconds, bytes, FLOPs; bandwidths in the catalog are GB/s
-(10^9 bytes/s), matmul rates TFLOPs.
+Three free parameters (``GEMM_EFFICIENCY``, ``LAUNCH_S_PER_KERNEL``,
+``ELEMENTWISE_PASSES``) are fitted on published runs by ``benchmarks/accuracy.py``;
+everything else is a sourced constant or a catalog figure. Units: seconds, bytes,
+FLOPs; bandwidths in the catalog are GB/s (10^9 bytes/s), matmul rates TFLOPs.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from engine.constants import (
     FA_EFFICIENCY,
     FOREACH_ADAMW_STEP_BYTES,
     FORWARD_SHARE,
+    GEMM_EFFICIENCY,
     GPUS_PER_NODE,
     GRADIENT_READ_BYTES,
     HBM_FALLBACK_GBPS,
@@ -92,10 +94,11 @@ from engine.specs import GpuSpec
 
 @dataclass(frozen=True, slots=True)
 class Tuning:
-    """The time model's two fitted parameters (see the module docstring)."""
+    """The time model's three fitted parameters (see the module docstring)."""
 
     launch_s_per_kernel: float = LAUNCH_S_PER_KERNEL
     elementwise_passes: float = ELEMENTWISE_PASSES
+    gemm_efficiency: float = GEMM_EFFICIENCY
 
 
 DEFAULT_TUNING = Tuning()
@@ -343,7 +346,7 @@ def step_time(
     """Seconds of one optimizer step (``grad_accum`` micro-batches) on each GPU."""
     n = max(count, 1)
     hbm = (gpu.hbm_gbps or HBM_FALLBACK_GBPS) * 1e9
-    rate = matmul_rate(gpu)
+    rate = matmul_rate(gpu) * tuning.gemm_efficiency
     gemm = max(work.matmul_flops / rate, work.weight_bytes / hbm)
     memory_bound = (
         work.dequant_bytes

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.accuracy import BANDS
-from engine.constants import ELEMENTWISE_PASSES, LAUNCH_S_PER_KERNEL
+from engine.constants import ELEMENTWISE_PASSES, GEMM_EFFICIENCY, LAUNCH_S_PER_KERNEL
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,11 +38,13 @@ def test_the_fitted_time_constants_are_the_benchmarks_fit() -> None:
     tuning = bench.evaluate(bench.load_runs())["tuning"]
     assert tuning.launch_s_per_kernel == LAUNCH_S_PER_KERNEL
     assert tuning.elementwise_passes == ELEMENTWISE_PASSES
+    assert abs(tuning.gemm_efficiency - GEMM_EFFICIENCY) < 1e-9
 
 
 class _FixedRun:
-    """A timed run whose speed the fit cannot tie to the launch time."""
+    """A timed run whose speed the fit cannot tie to the launch time or matmul share."""
 
+    run_id = "fixed-01"
     tokens_measured = 1000.0
 
 
@@ -55,6 +57,18 @@ def test_a_launch_time_the_runs_cannot_tell_sits_at_its_published_midpoint() -> 
     bench = _benchmark()
     tuning = bench.fit([(_FixedRun(), _LaunchBlindTimer())])
     assert abs(tuning.launch_s_per_kernel - bench.LAUNCH_PRIOR) <= 1e-6
+
+
+def test_a_matmul_share_the_runs_cannot_tell_stays_at_the_catalogs_rate() -> None:
+    bench = _benchmark()
+    tuning = bench.fit([(_FixedRun(), _LaunchBlindTimer())])
+    assert tuning.gemm_efficiency == max(bench.GEMM_GRID)
+
+
+def test_the_matmul_share_is_fitted_only_between_60_and_100_percent() -> None:
+    bench = _benchmark()
+    assert min(bench.GEMM_GRID) >= 0.6 - 1e-12
+    assert max(bench.GEMM_GRID) <= 1.0 + 1e-12
 
 
 def test_the_launch_time_is_fitted_only_inside_eager_pytorchs_cost_per_op() -> None:
