@@ -16,6 +16,7 @@ from engine.constants import (
     COMM_WARNING_SHARE,
     CUDA_CONTEXT_GB,
     GB,
+    GEMM_EFFICIENCY,
     LARGE_LOGITS_GB,
     LOGITS_BYTES,
     LOGITS_BYTES_HF,
@@ -312,7 +313,8 @@ def _compute_line(ctx: Context) -> str:
     return (
         f"{head}. Time: modeled per micro-batch on {lead.count}x {lead.gpu.id}: "
         f"{t.tokens_per_second:,.0f} tokens/s per GPU ({t.mfu or 0:.0%} MFU), matmuls by method "
-        f"at {achievable:,.0f} TFLOPs achievable, attention by sequence, memory-bound work at "
+        f"at {GEMM_EFFICIENCY:.0%} of {achievable:,.0f} TFLOPs achievable, attention by sequence, "
+        f"memory-bound work at "
         f"{lead.gpu.hbm_gbps or 0:,.0f} GB/s, launch floor and communication. The napkin rule "
         f"(6·P·T at 35%) says {t.napkin_gpu_hours or 0:,.1f} GPU-hours."
     )
