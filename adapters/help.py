@@ -34,7 +34,7 @@ Data       50M tokens; 10k samples of 512 tokens; packing; max-len 2048
 Epochs     3 epochs, 0.5 epochs (default 3)
 GPUs       h100, 2x h100, 8 gpus, 2 nodes of 8x h100, 24gb; spot
 Sequence   seq 8k, ctx 4096 (default 2k)   Batch  bs 4, accum 8
-LoRA       r64, all-linear, attn, qv, mlp; dropout 0.05; no-double-quant
+LoRA       r64, all-linear, attn, qv, mlp; dropout 0.05; no-double-quant; gptq
 Optimizer  adamw, adamw-8bit, sgd, adafactor, lion; optimizer-in-backward
 Precision  bf16, fp16, fp8, fp32; pure-bf16 (BF16 optimizer states)
 Memory     ckpt / no-ckpt, flash / no-flash, fused-ce, hf-loss, offload,

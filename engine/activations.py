@@ -65,7 +65,7 @@ from engine.constants import (
     OFFLOADED_INPUTS_IN_FLIGHT,
     TORCHAO_NF4_EAGER_PEAK_BYTES,
 )
-from engine.profiles import eager_nf4_dequant, logits_bytes, profile
+from engine.profiles import eager_nf4_dequant, fp32_residual_stream, logits_bytes, profile
 from engine.request import LoraTargets, Method, Precision, Request
 
 
@@ -152,13 +152,17 @@ def _layer_bytes(
     scores = 4 * arch.num_heads if request.flash_attention else a * arch.num_heads * s
     gated = arch.mlp == "gated"
     fused = 2 if gated else 1  # compiled: gate and up (plain: up)
-    tensors = fused if request.compile else (3 if gated else 1) + keep.down
+    # The activation function's tensors run in the stream's dtype (FP32 under QLoRA's
+    # FP32 norms); the down projection's kept input is a 16-bit copy either way.
+    outputs = fused if request.compile else (3 if gated else 1)
+    down = 0 if request.compile else keep.down
+    tensors_bytes = (stream_bytes(request) * outputs + a * down) * width
     if arch.norms_per_layer < 2:
         # One norm feeds attention and the MLP in parallel (Phi, Falcon): its input and
         # output are the attention block's, counted above.
-        mlp = a * h * (keep.mlp and not keep.attention) + a * tensors * width
+        mlp = a * h * (keep.mlp and not keep.attention) + tensors_bytes
     else:
-        mlp = a * h * (1 + keep.mlp) + a * tensors * width
+        mlp = a * h * (1 + keep.mlp) + tensors_bytes
     post_norms = a * h * max(arch.norms_per_layer - 2, 0)
     extra = 0.0
     if tally:
@@ -167,6 +171,13 @@ def _layer_bytes(
         if eager and arch.norm == "rmsnorm":
             extra += (FP32_BYTES - a) * h * arch.norms_per_layer
     return attn + scores + mlp + post_norms + extra
+
+
+def stream_bytes(request: Request) -> float:
+    """Bytes per element of the residual stream and the MLP's activation-function
+    tensors: FP32 under QLoRA with FP32 norms (``engine.profiles.fp32_residual_stream``),
+    else 16-bit."""
+    return FP32_BYTES if fp32_residual_stream(request) else ACTIVATION_BYTES
 
 
 def layer_activation_bytes(arch: Architecture, request: Request, produced: bool = False) -> float:
@@ -211,7 +222,7 @@ def activation_bytes(arch: Architecture, request: Request) -> float:
         kept = arch.num_layers
         if request.activation_offload:
             kept = min(kept, OFFLOADED_INPUTS_IN_FLIGHT)
-        inputs = ACTIVATION_BYTES * h * kept
+        inputs = stream_bytes(request) * h * kept
         if request.selective_checkpointing:
             inputs += selective.saved_bytes_per_token(arch, request)
         logits = logits_bytes_per_token(arch, request)

@@ -69,6 +69,11 @@ NF4_BITS_DOUBLE_QUANT: Final = 4.127
 """NF4 with double quantization, bits per parameter ([QLoRA], [detailed])."""
 NF4_BITS: Final = 4.5
 """NF4 without double quantization: one FP32 absmax per 64 weights ([QLoRA])."""
+GPTQ_BITS: Final = 4.0 + (16 + 4) / 128
+"""GPTQ 4-bit with group size 128 (the usual checkpoints, Qwen's ``-Int4`` among them),
+bits per parameter: the 4-bit code plus, per group of 128 inputs of each output column,
+an FP16 scale and a packed 4-bit zero point (auto-gptq ``QuantLinear``: ``qweight``,
+``scales``, ``qzeros``; the per-input ``g_idx`` adds under 0.01 bit)."""
 
 MASTER_WEIGHT_BYTES: Final = 4.0
 """FP32 master copy kept by mixed-precision training ([detailed])."""
@@ -356,6 +361,26 @@ PROFILE_QUANTIZED_HEAD: Final = {
 }
 """Whether the LM head is a 4-bit linear, so its dequantized copy (``vocab x hidden``,
 the largest matrix by far for 128K-256K vocabularies) is the QLoRA workspace."""
+PROFILE_KBIT_FP32_NORMS: Final = {
+    "generic": False,  # [detailed]: 16-bit activations
+    "hf": True,  # [peft-kbit]
+    "unsloth": False,  # its own loader and Triton norms keep the stream in 16-bit
+    "torchtune": False,  # torchao NF4, no FP32 upcast
+    "litgpt": False,  # bf16-true: every parameter 16-bit
+    "torchtitan": False,  # no QLoRA recipe
+}
+"""Whether the framework's QLoRA on one GPU or DDP runs with FP32 norms, and so with an
+FP32 residual stream. [peft-kbit] PEFT's ``prepare_model_for_kbit_training`` casts every
+16-bit parameter that is not 4-bit to FP32 ("cast all non INT8 parameters to fp32"); TRL's
+SFTTrainer calls it for every QLoRA model that is not sharded (FSDP and ZeRO-3 QLoRA skip
+it) and, under ``bf16``, casts the adapters, embeddings and LM head back to BF16 but keeps
+the norms in FP32 (``peft_module_casting_to_bf16``). An RMSNorm returns ``weight *
+x.to(input_dtype)``, FP32 with an FP32 weight, and bitsandbytes' ``Linear4bit`` returns
+its output in its input's dtype (``matmul_4bit(...).to(inp_dtype)``), so from the first
+MLP on the residual stream is FP32: a checkpointed layer input keeps 4 B per element and
+the MLP's gate, activation and up outputs 4 B each, where 2 are counted. Attention and
+the 4-bit matmuls save their own BF16 casts, which do not change. axolotl (with
+FlashAttention) and LLaMA-Factory cast the norms back to 16-bit: for them this overcounts."""
 PROFILE_ACTIVATION_OFFLOAD: Final = {
     "generic": False,
     "hf": False,

@@ -66,6 +66,7 @@ from engine.architecture import Architecture
 from engine.constants import (
     ADAPTER_BYTES,
     GB,
+    GPTQ_BITS,
     MASTER_WEIGHT_BYTES,
     NAPKIN_BYTES_PER_PARAM,
     NF4_BITS,
@@ -220,6 +221,14 @@ class Footprint(Breakdown):
         return host
 
 
+def quantized_bits(request: Request) -> float:
+    """Bits per parameter of QLoRA's 4-bit linears: GPTQ's group-128 format, else NF4
+    with or without double quantization."""
+    if request.gptq:
+        return GPTQ_BITS
+    return NF4_BITS_DOUBLE_QUANT if request.double_quant else NF4_BITS
+
+
 def base_weight_bytes(arch: Architecture, request: Request) -> float:
     """Bytes of the frozen or trained base model as stored on the GPU.
 
@@ -227,8 +236,8 @@ def base_weight_bytes(arch: Architecture, request: Request) -> float:
     everything else (embeddings, LM head, norms) in BF16 [QLoRA §2, detailed doc].
     """
     if request.effective_method is Method.QLORA:
-        bits = NF4_BITS_DOUBLE_QUANT if request.double_quant else NF4_BITS
         rest = arch.total_params - arch.linear_params
+        bits = quantized_bits(request)
         return arch.linear_params * bits / 8 + rest * PRECISION_BYTES["bf16"]
     return arch.total_params * PRECISION_BYTES[request.precision.value]
 

@@ -25,6 +25,7 @@ from engine.constants import (
     PROFILE_EAGER_NF4,
     PROFILE_ELEMENTWISE_SCALE,
     PROFILE_FOREACH_ADAMW,
+    PROFILE_KBIT_FP32_NORMS,
     PROFILE_LOGITS_BYTES,
     PROFILE_LORA_DROPOUT,
     PROFILE_PURE_BF16,
@@ -34,10 +35,13 @@ from engine.constants import (
 )
 from engine.request import Framework, Method, Request, Sharding, StatePrecision
 
-Scope = Literal["any", "adapters", "full", "zero", "full-outside-zero", "qlora-eager"]
+Scope = Literal[
+    "any", "adapters", "full", "zero", "full-outside-zero", "qlora-eager", "qlora-fp32"
+]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, full fine-tunes, runs that
 may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several cards),
-full fine-tunes that do not, or QLoRA without ``torch.compile``."""
+full fine-tunes that do not, QLoRA without ``torch.compile``, or QLoRA whose weights are
+not sharded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,9 @@ class Profile:
     """Its QLoRA dequantizes through torchao's unfused eager chain unless compiled."""
     foreach_adamw: bool
     """Its AdamW runs unfused, one kernel per operation (outside DeepSpeed)."""
+    kbit_fp32_norms: bool
+    """Its QLoRA keeps the norms in FP32 unless the weights are sharded, so the residual
+    stream and the MLP's intermediates are FP32 (``PROFILE_KBIT_FP32_NORMS``)."""
     changes: tuple[tuple[str, Scope], ...] = field(default=())
     """One line per fact that differs from ``generic``, with the runs it applies to
     (:func:`changes_for` picks a request's)."""
@@ -120,6 +127,9 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
     if PROFILE_EAGER_NF4[key]:
         changes.append(("torchao NF4 dequantized by unfused kernels (no torch.compile)",
                         "qlora-eager"))
+    if PROFILE_KBIT_FP32_NORMS[key]:
+        changes.append(("QLoRA norms in FP32 (PEFT's prepare_model_for_kbit_training): "
+                        "FP32 residual stream and MLP activations", "qlora-fp32"))
     if not PROFILE_SPEC_ACTIVATIONS[key]:
         changes.append(("activations as autograd keeps them, not the spec's formula", "any"))
     return Profile(
@@ -139,6 +149,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         quantized_head=PROFILE_QUANTIZED_HEAD[key],
         eager_nf4=PROFILE_EAGER_NF4[key],
         foreach_adamw=PROFILE_FOREACH_ADAMW[key],
+        kbit_fp32_norms=PROFILE_KBIT_FP32_NORMS[key],
         changes=tuple(changes),
     )
 
@@ -179,6 +190,7 @@ def changes_for(request: Request, stage: Sharding | None = None) -> list[str]:
         "zero": zero,
         "full-outside-zero": full and not zero,
         "qlora-eager": eager_nf4_dequant(request),
+        "qlora-fp32": fp32_residual_stream(request),
     }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
 
@@ -191,6 +203,19 @@ def eager_nf4_dequant(request: Request) -> bool:
         request.effective_method is Method.QLORA
         and PROFILES[request.framework].eager_nf4
         and not request.compile
+    )
+
+
+def fp32_residual_stream(request: Request) -> bool:
+    """Whether ``request`` runs its residual stream in FP32: QLoRA on a framework whose
+    4-bit preparation keeps the norms in FP32 (``PROFILE_KBIT_FP32_NORMS``), with
+    weights not sharded (TRL skips that preparation for FSDP and ZeRO-3 QLoRA) and a
+    bitsandbytes base (PEFT casts nothing for a GPTQ model)."""
+    return (
+        request.effective_method is Method.QLORA
+        and PROFILES[request.framework].kbit_fp32_norms
+        and not request.sharding.shards_weights
+        and not request.gptq
     )
 
 

@@ -331,6 +331,13 @@ class Request(BaseModel):
         label="double quant", noun="double quantization switch", key="d",
         example="70b qlora no-double-quant",
     )] = True
+    gptq: Annotated[bool, FieldMeta(
+        label="GPTQ base", noun="GPTQ switch", key="Y",
+        example="qwen2.5-7b qlora gptq 10M tokens",
+    )] = False
+    """QLoRA's 4-bit base is a GPTQ checkpoint (auto-gptq or optimum kernels; Qwen's
+    ``-Int4`` chat models) rather than bitsandbytes NF4: ``GPTQ_BITS`` per weight, and
+    PEFT's k-bit preparation leaves a GPTQ model's norms in 16-bit. QLoRA only."""
     sharding: Annotated[Sharding, FieldMeta(
         label="sharding", noun="sharding", key="S", example="70b full zero3 8x h100",
     )] = Sharding.AUTO

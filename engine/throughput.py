@@ -73,8 +73,6 @@ from engine.constants import (
     LINK_GBPS_BY_FABRIC,
     MASTER_WEIGHT_BYTES,
     MATMUL_FALLBACK_FRACTION,
-    NF4_BITS,
-    NF4_BITS_DOUBLE_QUANT,
     NF4_DEQUANT_BYTES,
     NO_P2P_FACTOR,
     OPTIMIZER_BYTES,
@@ -87,6 +85,7 @@ from engine.constants import (
     ZERO3_HOST_OPS_GRADIENT,
     ZERO3_PERSISTENCE_HIDDEN_MULTIPLE,
 )
+from engine.memory import base_weight_bytes
 from engine.profiles import eager_nf4_dequant, profile
 from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
 from engine.specs import GpuSpec
@@ -257,11 +256,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
     optimizer = fused_optimizer
     if prof.foreach_adamw and request.optimizer is Optimizer.ADAMW:
         optimizer = FOREACH_ADAMW_STEP_BYTES[regime] * trainable
-    if method is Method.QLORA:
-        bits = NF4_BITS_DOUBLE_QUANT if request.double_quant else NF4_BITS
-        stored = arch.linear_params * bits / 8 + (arch.total_params - arch.linear_params) * 2
-    else:
-        stored = arch.total_params * PRECISION_BYTES[request.precision.value]
+    stored = base_weight_bytes(arch, request)
     grad_bytes = trainable * (2.0 if trained or pure else 4.0)
     if (
         request.sharding is Sharding.FSDP

@@ -17,6 +17,7 @@ from engine.constants import (
     CUDA_CONTEXT_GB,
     GB,
     GEMM_EFFICIENCY,
+    GPTQ_BITS,
     LARGE_LOGITS_GB,
     LOGITS_BYTES,
     LOGITS_BYTES_HF,
@@ -112,6 +113,17 @@ def warnings(ctx: Context) -> list[str]:
         out.append(
             f"Micro-batch 1 on {tokens / 1e6:.1f}M trained tokens wastes GPU utilization: "
             "the MFU assumed here is optimistic."
+        )
+    if r.gptq and r.effective_method is not Method.QLORA:
+        out.append(
+            f"`gptq` describes QLoRA's 4-bit base; this {r.effective_method.value} estimate "
+            f"keeps a {r.precision.value} base. Say `qlora gptq` for a GPTQ checkpoint."
+        )
+    elif r.gptq and detailed:
+        out.append(
+            f"GPTQ base: its memory is counted at {GPTQ_BITS:.3g} bits per weight; its "
+            "dequantization speed (auto-gptq kernels) is timed as bitsandbytes' NF4, which it "
+            "may not match."
         )
     if ctx.model.is_moe:
         out.append("MoE model: all experts are treated as trainable and resident on the GPU.")
@@ -227,8 +239,11 @@ def assumptions(ctx: Context) -> list[str]:
     else:
         parts = [f"{method.value}", f"base {r.precision.value}"]
         if method is Method.QLORA:
-            bits = "4.127 bits (double quant)" if r.double_quant else "4.5 bits"
-            parts[-1] = f"base NF4 {bits}"
+            if r.gptq:
+                parts[-1] = f"base GPTQ {GPTQ_BITS:.3g} bits"
+            else:
+                bits = "4.127 bits (double quant)" if r.double_quant else "4.5 bits"
+                parts[-1] = f"base NF4 {bits}"
         if method is not Method.FULL:
             lora = f"rank {r.lora_rank} on {r.lora_targets.value}"
             if r.lora_dropout > 0:

@@ -6,7 +6,8 @@ import pytest
 
 from engine import Request, estimate
 from engine.activations import layer_activation_bytes
-from engine.memory import footprint
+from engine.constants import GPTQ_BITS
+from engine.memory import base_weight_bytes, footprint
 from engine.request import Sharding
 from engine.specs import Catalog
 
@@ -404,3 +405,14 @@ def test_a_one_norm_parallel_layer_counts_its_norm_once(catalog: Catalog) -> Non
     request = Request(model="phi-2", method="full", grad_checkpointing=False)
     difference = layer_activation_bytes(two_norms, request) - layer_activation_bytes(phi, request)
     assert difference == pytest.approx(2 * 2 * phi.hidden_size * phi.num_layers)
+
+
+def test_a_gptq_base_is_counted_at_its_group_128_bits(catalog: Catalog) -> None:
+    arch = catalog.model("qwen2.5-7b").architecture
+    nf4 = Request(model="qwen2.5-7b", method="qlora")
+    gptq = nf4.model_copy(update={"gptq": True})
+    rest = (arch.total_params - arch.linear_params) * 2
+    assert base_weight_bytes(arch, gptq) == pytest.approx(
+        arch.linear_params * GPTQ_BITS / 8 + rest
+    )
+    assert base_weight_bytes(arch, gptq) > base_weight_bytes(arch, nf4)

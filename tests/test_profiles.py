@@ -293,3 +293,47 @@ def test_the_reply_names_deepspeed_only_where_zero_may_run() -> None:
     zero = Request(model="llama-3.1-8b", method="full", framework="hf", sharding="zero3")
     assert not any("DeepSpeed ZeRO" in c for c in changes_for(single))
     assert any("DeepSpeed ZeRO" in c for c in changes_for(zero))
+
+
+def _hf_qlora(**fields: object) -> Request:
+    base = {"model": "llama-3.1-8b", "method": "qlora", "framework": "hf", "seq_len": 1024,
+            "micro_batch": 4}
+    return resolve(Request(**{**base, **fields}))
+
+
+def test_hf_qlora_keeps_its_checkpointed_layer_inputs_in_fp32(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    hf = _hf_qlora()
+    sharded = _hf_qlora(sharding="fsdp")  # TRL skips the k-bit preparation here
+    extra = activation_bytes(arch, hf) - activation_bytes(arch, sharded)
+    tokens = hf.seq_len * hf.micro_batch
+    assert extra == pytest.approx(tokens * arch.num_layers * arch.hidden_size * (4 - 2))
+
+
+def test_hf_qlora_mlp_activation_tensors_are_fp32_without_checkpointing(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    hf = _hf_qlora(grad_checkpointing=False)
+    gptq = _hf_qlora(grad_checkpointing=False, gptq=True)
+    extra = activation_bytes(arch, hf) - activation_bytes(arch, gptq)
+    tokens = hf.seq_len * hf.micro_batch
+    gate_activation_up = 3 * arch.intermediate_size * (4 - 2)
+    assert extra == pytest.approx(tokens * arch.num_layers * gate_activation_up)
+
+
+def test_only_hf_qlora_on_a_bitsandbytes_base_runs_an_fp32_stream() -> None:
+    line = "QLoRA norms in FP32"
+    assert any(line in c for c in changes_for(_hf_qlora()))
+    assert not any(line in c for c in changes_for(_hf_qlora(method="lora")))
+    assert not any(line in c for c in changes_for(_hf_qlora(gptq=True)))
+    assert not any(line in c for c in changes_for(_hf_qlora(sharding="zero3")))
+    torchtune = _hf_qlora(framework="torchtune")
+    assert not any(line in c for c in changes_for(torchtune))
+
+
+def test_generic_qlora_keeps_a_16_bit_stream(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    generic = Request(model="llama-3.1-8b", method="qlora", seq_len=1024, micro_batch=4)
+    gptq = generic.model_copy(update={"gptq": True})
+    assert activation_bytes(arch, generic) == activation_bytes(arch, gptq)

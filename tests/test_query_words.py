@@ -307,3 +307,17 @@ def test_common_trainer_spellings_are_read(text: str, expected: dict[str, Any]) 
 def test_float8_training_is_refused_with_what_fp8_means() -> None:
     err = refused("8b full float8 8x h100 torchtitan")
     assert "not modeled" in str(err) and "fp8 means FP8 base weights" in str(err)
+
+
+# --- a GPTQ base (issue 13) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("word", ["gptq", "gptq-int4", "auto-gptq"])
+def test_gptq_says_the_4_bit_base_is_a_gptq_checkpoint(word: str) -> None:
+    got = fields(f"qwen2.5-7b qlora {word}")
+    assert got["gptq"] is True and got["method"] is Method.QLORA
+
+
+def test_no_gptq_turns_it_off_in_a_followup() -> None:
+    first = parse_query("qwen2.5-7b qlora gptq", CAT)
+    assert apply_followup(first, "no-gptq", CAT).gptq is False

@@ -105,6 +105,12 @@ def test_axolotl_lora_with_load_in_4bit_is_qlora() -> None:
     assert config.fields["method"] is Method.QLORA
 
 
+def test_axolotl_lora_on_a_gptq_checkpoint_is_qlora_on_a_gptq_base() -> None:
+    config = read_yaml("base_model: x/y-GPTQ\nadapter: lora\ngptq: true\n")
+    assert config.fields["method"] is Method.QLORA
+    assert config.fields["gptq"] is True
+
+
 def test_axolotl_gradient_checkpointing_offload_offloads_activations() -> None:
     config = read_yaml("base_model: x/y\nadapter: lora\ngradient_checkpointing: offload\n")
     assert config.fields["activation_offload"] is True

@@ -82,6 +82,7 @@ FLAGS: Final = {
     **dict.fromkeys(("fused-ce", "fused-cross-entropy", "liger"), "fused_ce"),
     **dict.fromkeys(("hf-loss", "hf-ce", "unfused-ce"), "hf_loss"),
     **dict.fromkeys(("double-quant", "double-quantization"), "double_quant"),
+    **dict.fromkeys(("gptq", "gptq-int4", "auto-gptq", "int4-gptq"), "gptq"),
     **dict.fromkeys(("offload", "cpu-offload"), "offload"),
     **dict.fromkeys(("compile", "torch-compile", "torch.compile", "compiled"), "compile"),
     **dict.fromkeys(

@@ -142,6 +142,11 @@ def _axolotl(r: Reader) -> None:
     for flag in (four_bit, eight_bit):
         if flag:
             r.used(flag[0])
+    if (gptq := r.first("gptq")) and r.flag(*gptq) and kind in ("lora", "qlora"):
+        # axolotl's `gptq: true` loads a GPTQ checkpoint; LoRA on it is QLoRA on that base.
+        r.take(*gptq, "QLoRA on a GPTQ 4-bit base", method=Method.QLORA, gptq=True)
+    elif gptq:
+        r.used(gptq[0])
     _lora(r, "lora_r", "lora_alpha", "lora_dropout")
     if (linear := r.first("lora_target_linear")) and r.flag(*linear):
         m.lora_targets(r, "lora_target_linear", "all-linear")
