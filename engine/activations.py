@@ -48,7 +48,10 @@ autograd keeps instead (``PROFILE_SPEC_ACTIVATIONS``):
   (:func:`activation_bytes`);
 * FP32 weights under BF16 autocast keep a BF16 cast of each weight
   (:func:`autocast_copy_bytes`), and QLoRA a 16-bit copy of its largest 4-bit matrix
-  (:func:`dequant_workspace_bytes`).
+  (:func:`dequant_workspace_bytes`);
+* QLoRA with FP32 norms (``hf`` on one GPU or DDP) runs its residual stream in FP32, so
+  checkpointed layer inputs and the MLP's activation-function tensors take 4 bytes an
+  element (:func:`stream_bytes`).
 """
 
 from __future__ import annotations
@@ -130,8 +133,9 @@ def _layer_bytes(
     (``2·2kv``), attention's output (``2q``) and, when kept, the Q/K/V input (``2h``);
     the scores (``2·a·s``) without FlashAttention, else the FP32 log-sum-exp (``4a``).
     The MLP keeps the second norm's input (``2h``), when kept its gate/up input
-    (``2h``), the gate, activation and up outputs (``3·2I``, gated) or the up output
-    (plain), and when kept the down projection's input (``2I``); ``torch.compile``
+    (``2h``), the gate, activation and up outputs (``3·2I``, gated; 4 bytes each in an
+    FP32 stream, :func:`stream_bytes`) or the up output (plain), and when kept the down
+    projection's input (``2I``); ``torch.compile``
     fuses the activation and product, keeping gate and up only (one tensor, plain).
     Extra norms (Gemma 2/3) keep their input, ``2h`` each; a layer with one norm (Phi,
     Falcon: attention and MLP in parallel from one norm) keeps one norm input, and its
