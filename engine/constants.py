@@ -381,6 +381,20 @@ MLP on the residual stream is FP32: a checkpointed layer input keeps 4 B per ele
 the MLP's gate, activation and up outputs 4 B each, where 2 are counted. Attention and
 the 4-bit matmuls save their own BF16 casts, which do not change. axolotl (with
 FlashAttention) and LLaMA-Factory cast the norms back to 16-bit: for them this overcounts."""
+PROFILE_UNTIED_HEAD: Final = {
+    "generic": False,
+    "hf": False,  # transformers ties them (tie_word_embeddings)
+    "unsloth": False,
+    "torchtune": False,  # TiedLinear reuses the embedding
+    "litgpt": True,  # [litgpt-head]
+    "torchtitan": False,
+}
+"""Whether the framework gives a model with tied embeddings a separate LM head.
+[litgpt-head] litgpt's ``GPT`` builds ``lm_head`` and ``transformer.wte`` as two
+parameters and never ties them, and ``convert_hf_checkpoint`` copies the embedding into
+``lm_head.weight`` when a checkpoint has none, so Gemma, Llama 3.2 1B/3B and the small
+Qwen2.5 models carry a second vocab x hidden matrix: stored, and trained with its
+optimizer state in a full fine-tune."""
 PROFILE_ACTIVATION_OFFLOAD: Final = {
     "generic": False,
     "hf": False,

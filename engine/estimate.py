@@ -120,7 +120,9 @@ class Estimate:
             "framework": {
                 "name": self.request.framework.value,
                 "changes": changes_for(
-                    self.request, self.options[0].stage if self.options else None
+                    self.request,
+                    self.options[0].stage if self.options else None,
+                    self.model.architecture,
                 ),
                 "state_precision": self.effective.state_precision.value,
                 "lora_dropout": self.effective.lora_dropout,

@@ -77,7 +77,7 @@ from engine.constants import (
     PRECISION_BYTES,
     ZERO3_GATHERED_UNITS,
 )
-from engine.profiles import profile
+from engine.profiles import profile, trained_architecture
 from engine.request import Method, Mode, Request, Sharding, StatePrecision
 
 COMPONENTS: tuple[str, ...] = (
@@ -244,6 +244,7 @@ def base_weight_bytes(arch: Architecture, request: Request) -> float:
 
 def footprint(arch: Architecture, request: Request) -> Footprint:
     """Whole-run memory of ``request`` on ``arch``, before sharding (GB)."""
+    arch = trained_architecture(arch, request)
     method = request.effective_method
     if request.mode is Mode.NAPKIN:
         return _napkin_footprint(arch, method)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from engine.architecture import Architecture
 from engine.constants import (
     FSDP_FROZEN_GRADS,
     PROFILE_ACTIVATION_OFFLOAD,
@@ -32,16 +33,18 @@ from engine.constants import (
     PROFILE_QUANTIZED_HEAD,
     PROFILE_QUANTIZED_SAVES_INPUTS,
     PROFILE_SPEC_ACTIVATIONS,
+    PROFILE_UNTIED_HEAD,
 )
 from engine.request import Framework, Method, Request, Sharding, StatePrecision
 
 Scope = Literal[
-    "any", "adapters", "full", "zero", "full-outside-zero", "qlora-eager", "qlora-fp32"
+    "any", "adapters", "full", "zero", "full-outside-zero", "qlora-eager", "qlora-fp32",
+    "tied",
 ]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, full fine-tunes, runs that
 may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several cards),
-full fine-tunes that do not, QLoRA without ``torch.compile``, or QLoRA whose weights are
-not sharded."""
+full fine-tunes that do not, QLoRA without ``torch.compile``, QLoRA whose weights are
+not sharded, or models with tied embeddings."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,8 @@ class Profile:
     kbit_fp32_norms: bool
     """Its QLoRA keeps the norms in FP32 unless the weights are sharded, so the residual
     stream and the MLP's intermediates are FP32 (``PROFILE_KBIT_FP32_NORMS``)."""
+    untied_head: bool
+    """It gives a model with tied embeddings a separate LM head (``PROFILE_UNTIED_HEAD``)."""
     changes: tuple[tuple[str, Scope], ...] = field(default=())
     """One line per fact that differs from ``generic``, with the runs it applies to
     (:func:`changes_for` picks a request's)."""
@@ -130,6 +135,8 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
     if PROFILE_KBIT_FP32_NORMS[key]:
         changes.append(("QLoRA norms in FP32 (PEFT's prepare_model_for_kbit_training): "
                         "FP32 residual stream and MLP activations", "qlora-fp32"))
+    if PROFILE_UNTIED_HEAD[key]:
+        changes.append(("the tied embedding copied into a separate LM head", "tied"))
     if not PROFILE_SPEC_ACTIVATIONS[key]:
         changes.append(("activations as autograd keeps them, not the spec's formula", "any"))
     return Profile(
@@ -150,6 +157,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         eager_nf4=PROFILE_EAGER_NF4[key],
         foreach_adamw=PROFILE_FOREACH_ADAMW[key],
         kbit_fp32_norms=PROFILE_KBIT_FP32_NORMS[key],
+        untied_head=PROFILE_UNTIED_HEAD[key],
         changes=tuple(changes),
     )
 
@@ -173,11 +181,14 @@ def profile(framework: Framework) -> Profile:
     return PROFILES[framework]
 
 
-def changes_for(request: Request, stage: Sharding | None = None) -> list[str]:
+def changes_for(
+    request: Request, stage: Sharding | None = None, arch: Architecture | None = None
+) -> list[str]:
     """The profile's facts that touch ``request``: LoRA dropout only for adapters, the
     optimizer's step only for full fine-tunes, DeepSpeed's only where ZeRO runs: on
     ``stage``, the sharding of the card choice shown, when there is one; else wherever
-    the request's sharding may be ZeRO (a ``zero*`` stage, or ``auto``)."""
+    the request's sharding may be ZeRO (a ``zero*`` stage, or ``auto``). Facts about
+    tied embeddings only when ``arch`` is given and ties them."""
     full = request.effective_method is Method.FULL
     if stage is not None:
         zero = stage.is_zero
@@ -191,6 +202,7 @@ def changes_for(request: Request, stage: Sharding | None = None) -> list[str]:
         "full-outside-zero": full and not zero,
         "qlora-eager": eager_nf4_dequant(request),
         "qlora-fp32": fp32_residual_stream(request),
+        "tied": arch is not None and arch.tie_embeddings,
     }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
 
@@ -204,6 +216,12 @@ def eager_nf4_dequant(request: Request) -> bool:
         and PROFILES[request.framework].eager_nf4
         and not request.compile
     )
+
+
+def trained_architecture(arch: Architecture, request: Request) -> Architecture:
+    """``arch`` as ``request``'s framework trains it: with a separate LM head where the
+    framework never ties the embedding (``PROFILE_UNTIED_HEAD``)."""
+    return arch.untied if PROFILES[request.framework].untied_head else arch
 
 
 def fp32_residual_stream(request: Request) -> bool:

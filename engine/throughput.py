@@ -86,7 +86,7 @@ from engine.constants import (
     ZERO3_PERSISTENCE_HIDDEN_MULTIPLE,
 )
 from engine.memory import base_weight_bytes
-from engine.profiles import eager_nf4_dequant, profile
+from engine.profiles import eager_nf4_dequant, profile, trained_architecture
 from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
 from engine.specs import GpuSpec
 
@@ -188,6 +188,7 @@ def zero3_host_ops(arch: Architecture, request: Request) -> float:
 
 def workload(arch: Architecture, request: Request) -> Workload:
     """What one micro-batch of ``request`` computes and moves (``request`` resolved)."""
+    arch = trained_architecture(arch, request)
     seq = timed_seq_len(request)
     if seq != request.seq_len:
         request = request.model_copy(update={"seq_len": seq})

@@ -231,7 +231,7 @@ def assumptions(ctx: Context) -> list[str]:
         )
     else:
         lead = _lead(ctx)
-        facts = changes_for(r, lead.stage if lead is not None else None)
+        facts = changes_for(r, lead.stage if lead is not None else None, ctx.model.architecture)
         changed = "; ".join(facts) or "nothing beyond the specification's assumptions"
         out.append(f"Framework: {p.label}: {changed}.")
     if r.mode is Mode.NAPKIN:

@@ -337,3 +337,33 @@ def test_generic_qlora_keeps_a_16_bit_stream(catalog: Catalog) -> None:
     generic = Request(model="llama-3.1-8b", method="qlora", seq_len=1024, micro_batch=4)
     gptq = generic.model_copy(update={"gptq": True})
     assert activation_bytes(arch, generic) == activation_bytes(arch, gptq)
+
+
+def test_litgpt_trains_a_separate_copy_of_a_tied_lm_head(catalog: Catalog) -> None:
+    arch = catalog.model("gemma-2b").architecture
+    assert arch.tie_embeddings
+    full = Request(model="gemma-2b", method="full", framework="litgpt")
+    hf = full.model_copy(update={"framework": Framework.HF})
+    head = arch.vocab_size * arch.hidden_size
+    extra = footprint(arch, resolve(full)).base_weights - footprint(
+        arch, resolve(hf).model_copy(update={"state_precision": StatePrecision.PURE_BF16})
+    ).base_weights
+    assert extra == pytest.approx(2 * head / 1e9)
+
+
+def test_an_untied_model_gains_no_head_under_litgpt(catalog: Catalog) -> None:
+    arch = catalog.model("llama-2-7b").architecture
+    assert not arch.tie_embeddings and arch.untied is arch
+    lit = resolve(Request(model="llama-2-7b", method="lora", framework="litgpt"))
+    generic = Request(model="llama-2-7b", method="lora")
+    assert footprint(arch, lit).base_weights == footprint(arch, generic).base_weights
+
+
+def test_the_reply_names_the_separate_head_only_for_tied_models(catalog: Catalog) -> None:
+    lit = Request(model="gemma-2b", method="lora", framework="litgpt")
+    line = "separate LM head"
+    tied = catalog.model("gemma-2b").architecture
+    untied = catalog.model("llama-2-7b").architecture
+    assert any(line in c for c in changes_for(lit, None, tied))
+    assert not any(line in c for c in changes_for(lit, None, untied))
+    assert not any(line in c for c in changes_for(lit))
