@@ -33,7 +33,7 @@ class Band:
 BANDS: dict[str, Band] = {
     "full": Band(memory=0.13, time=0.20, memory_runs=17, time_runs=12),
     "lora": Band(memory=0.09, time=0.28, memory_runs=60, time_runs=21),
-    "qlora": Band(memory=0.19, time=0.19, memory_runs=44, time_runs=6),
+    "qlora": Band(memory=0.18, time=0.19, memory_runs=44, time_runs=6),
 }
 # --- end of generated block -------------------------------------------------------------
 

@@ -233,12 +233,16 @@ def base_weight_bytes(arch: Architecture, request: Request) -> float:
     """Bytes of the frozen or trained base model as stored on the GPU.
 
     QLoRA: linear layers at 4.127 bits/param (4.5 without double quantization),
-    everything else (embeddings, LM head, norms) in BF16 [QLoRA §2, detailed doc].
+    everything else (embeddings, LM head, norms) in BF16 [QLoRA §2, detailed doc]; an
+    untied LM head too at 4 bits where the framework quantizes it
+    (``PROFILE_QUANTIZED_HEAD``).
     """
     if request.effective_method is Method.QLORA:
-        rest = arch.total_params - arch.linear_params
-        bits = quantized_bits(request)
-        return arch.linear_params * bits / 8 + rest * PRECISION_BYTES["bf16"]
+        quantized = arch.linear_params
+        if profile(request.framework).quantized_head and not arch.tie_embeddings:
+            quantized += arch.vocab_size * arch.hidden_size
+        rest = arch.total_params - quantized
+        return quantized * quantized_bits(request) / 8 + rest * PRECISION_BYTES["bf16"]
     return arch.total_params * PRECISION_BYTES[request.precision.value]
 
 

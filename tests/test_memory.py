@@ -416,3 +416,12 @@ def test_a_gptq_base_is_counted_at_its_group_128_bits(catalog: Catalog) -> None:
         arch.linear_params * GPTQ_BITS / 8 + rest
     )
     assert base_weight_bytes(arch, gptq) > base_weight_bytes(arch, nf4)
+
+
+def test_litgpt_qlora_stores_its_lm_head_at_4_bits(catalog: Catalog) -> None:
+    arch = catalog.model("llama-2-7b").architecture
+    lit = Request(model="llama-2-7b", method="qlora", framework="litgpt")
+    hf = lit.model_copy(update={"framework": "hf"})
+    head = arch.vocab_size * arch.hidden_size
+    saved = base_weight_bytes(arch, hf) - base_weight_bytes(arch, lit)
+    assert saved == pytest.approx(head * (2 - 4.127 / 8))
