@@ -4,7 +4,7 @@ A user who types ``8b lora trl`` knows the model, the method and that they use T
 They rarely know that TRL's loss keeps three FP32-sized copies of the logits, that
 the Trainer keeps FP32 master weights and optimizer moments, or that its example
 configs set LoRA dropout 0.05. A :class:`Profile` carries those facts, each sourced
-in ``engine.constants`` (the ``PROFILE_*`` block); :func:`resolve` applies them to a
+in ``engine.framework_facts``; :func:`resolve` applies them to a
 request for every field the user did not set (``Request.model_fields_set``), so the
 words a user types always win.
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from engine.architecture import Architecture
-from engine.constants import (
+from engine.framework_facts import (
     FSDP_FROZEN_GRADS,
     PROFILE_ACTIVATION_OFFLOAD,
     PROFILE_DEEPSPEED_ZERO,

@@ -1,0 +1,226 @@
+"""Each framework's facts that its users do not know they chose, named and sourced.
+
+One table per fact, keyed by framework (``engine.request.Framework`` values);
+``engine.profiles`` turns them into a ``Profile`` per framework and is the only reader.
+``generic`` keeps the specification's assumptions in every table. Numbers shared with
+the rest of the estimate (bytes per logit, kernel counts) live in ``engine.constants``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from engine.constants import LOGITS_BYTES, LOGITS_BYTES_HF
+
+# Sources:
+# [HF-loss] see LOGITS_BYTES_HF.
+# [tt-table] torchtune README "Memory and training speed" / performance-flags table
+#   (Llama 3.2 3B, A100, batch 2 x 4096 packed): standard CE + compile 51.0 GiB, the same
+#   with CEWithChunkedOutputLoss 42.9 GiB: 8.7 GB saved over 1.05e9 logits, 8.3 B per
+#   logit of a 10 B unfused path, leaving the BF16 logit chunks (2 B).
+# [tt-bf16] torchtune README: "we don't support mixed-precision training" (BF16 weights
+#   and optimizer states); torchtune PR #1492 set lora_dropout 0.0 in every LoRA config.
+# [litgpt] litgpt/utils.py chunked_cross_entropy: BF16 logit chunks (lm_head_chunk_size
+#   128) and a BF16 cross-entropy per chunk, 2 + 2 B per logit; finetune/lora.py
+#   defaults lora_dropout 0.05 and precision "bf16-true"; Fabric's FSDP strategy wraps
+#   each Block (frozen base and adapters in one FSDP1 flat parameter,
+#   use_orig_params=True): see FSDP_FROZEN_GRADS.
+# [unsloth] unsloth/kernels/cross_entropy_loss.py: fused, chunked cross-entropy that
+#   never materializes the logits; Triton RMSNorm, RoPE and SwiGLU kernels; its docs
+#   recommend lora_dropout 0 ("optimized").
+# [trl] TRL's SFT examples, axolotl's example configs and Qwen's finetune.py use
+#   lora_dropout 0.05 (PEFT's own default is 0); the HF Trainer's AMP and DeepSpeed keep
+#   FP32 master weights and moments (16 B/param for a full fine-tune).
+# [titan] torchtitan train.py: cross_entropy(pred.float()): BF16 logits (2), the FP32
+#   copy (4) and the FP32 log-softmax kept for backward (4) at the loss; FSDP2
+#   MixedPrecisionPolicy keeps FP32 sharded parameters and moments.
+PROFILE_LOGITS_BYTES: Final = {
+    "generic": LOGITS_BYTES,  # [detailed]: one FP32 copy
+    "hf": LOGITS_BYTES_HF,  # [HF-loss]
+    "unsloth": 0.0,  # [unsloth]
+    "torchtune": 2.0,  # [tt-table]
+    "litgpt": 4.0,  # [litgpt]
+    "torchtitan": 10.0,  # [titan]
+}
+"""Bytes per logit each framework's loss path holds at the loss."""
+PROFILE_PURE_BF16: Final = {
+    "generic": False,
+    "hf": False,  # [trl]
+    "unsloth": False,  # runs on the HF Trainer [trl]
+    "torchtune": True,  # [tt-bf16]
+    "litgpt": True,  # [litgpt]
+    "torchtitan": False,  # [titan]
+}
+"""Frameworks that train in pure BF16 (no FP32 master copy, BF16 moments)."""
+PROFILE_LORA_DROPOUT: Final = {
+    "generic": 0.0,
+    "hf": 0.05,  # [trl]
+    "unsloth": 0.0,  # [unsloth]
+    "torchtune": 0.0,  # [tt-bf16]
+    "litgpt": 0.05,  # [litgpt]
+    "torchtitan": 0.0,
+}
+"""LoRA dropout of each framework's default or example configs."""
+FSDP_FROZEN_GRADS: Final = {
+    "generic": False,
+    "hf": False,  # accelerate+PEFT wrap LoRA layers as their own FSDP units
+    "unsloth": False,
+    "torchtune": False,  # FSDP2: per-parameter sharding, frozen weights get no gradient
+    "litgpt": True,  # [litgpt]
+    "torchtitan": False,  # FSDP2
+}
+"""Whether the framework's FSDP gives frozen base weights gradients (torch.distributed.fsdp
+docs: with use_orig_params=True and mixed frozen/trainable parameters in one unit, "the
+gradient memory usage will be higher than expected (namely, equivalent to not freezing
+those parameters)")."""
+PROFILE_SPEC_ACTIVATIONS: Final = {
+    "generic": True,  # [detailed]
+    "hf": False,  # [autograd]
+    "unsloth": False,  # [autograd]
+    "torchtune": False,  # [autograd]
+    "litgpt": False,  # [autograd]
+    "torchtitan": False,  # [autograd]
+}
+"""Count activations as the specification does ([detailed], after Korthikanti et al.):
+every linear's input kept, and under checkpointing the recomputed layer and the logits
+counted together. The real frameworks keep what PyTorch's autograd keeps: [autograd]
+a matmul operand is saved only when the derivative that reads it will run
+(``guard_for`` in ``tools/autograd/gen_variable_type.py``), so a frozen linear's input is
+not kept unless something else (a LoRA adapter without dropout, bitsandbytes) keeps it;
+and under checkpointing the logits are freed by the loss's backward before the first
+layer is recomputed, so the two peaks do not add."""
+PROFILE_QUANTIZED_SAVES_INPUTS: Final = {
+    "generic": True,
+    "hf": True,  # [bnb]
+    "unsloth": True,  # [bnb]; its fused LoRA kernels also keep each block's input
+    "torchtune": False,  # [torchao]
+    "litgpt": True,  # [bnb] through Lightning's BitsandbytesPrecision
+    "torchtitan": False,  # no QLoRA recipe
+}
+"""Whether QLoRA's 4-bit linears keep their input for backward. [bnb] bitsandbytes
+``MatMul4Bit.forward`` stores ``ctx.tensors = (A, B)`` whenever any operand needs a
+gradient, so every quantized linear keeps its 16-bit input. [torchao] torchao's
+``LinearNF4`` (torchtune's QLoRA) saves only the NF4 weight (``ctx.save_for_backward
+(weight)``)."""
+PROFILE_DEEPSPEED_ZERO: Final = {
+    "generic": False,  # [detailed]: one gradient per trainable parameter
+    "hf": True,  # [deepspeed]
+    "unsloth": False,  # single GPU
+    "torchtune": False,  # its zero3 is FSDP2's per-parameter sharding
+    "litgpt": False,  # Fabric's FSDP
+    "torchtitan": False,  # FSDP2
+}
+"""Whether the framework's ZeRO (stage 1-3) is DeepSpeed's. Its optimizer partition
+keeps an FP32 copy of its gradients beside the FP32 master weights and moments, and its
+ZeRO-3 runs Python hooks per parameter (``ZERO3_HOST_OPS_GATHER``).
+[deepspeed] DeepSpeed's own estimators count 16 bytes per parameter over N GPUs
+(``estimate_zero2_model_states_mem_needs``: ``4 * total_params + 16 * total_params /
+total_gpus``; ZeRO-3: 18 per parameter over N): 4 master + 8 Adam + 4 gradient. Only
+with FP32 states (``pure-bf16`` has no FP32 partition)."""
+PROFILE_DEQUANT_BYTES: Final = {
+    "generic": 0.0,  # [detailed]: the specification counts no workspace
+    "hf": 2.0,  # [bnb-dequant]
+    "unsloth": 2.0,  # fast_dequantize writes one BF16 copy
+    "torchtune": 2.0,  # torchao LinearNF4: weight.to(input.dtype)
+    "litgpt": 4.0,  # [lightning-nf4]
+    "torchtitan": 0.0,  # no QLoRA recipe
+}
+"""Bytes per weight of the 16-bit copy QLoRA's matmul makes of a 4-bit matrix, forward
+and backward, alive beside every stored activation when the largest one runs.
+[bnb-dequant] bitsandbytes ``MatMul4Bit``: ``F.dequantize_4bit(B, quant_state).to(A.dtype)``
+dequantizes to the dtype the weight was quantized from; transformers quantizes the BF16
+checkpoint, so the cast is a no-op: one copy, 2 B. [lightning-nf4] Lightning's
+``BitsandbytesPrecision`` quantizes from ``weight.to(dtype=torch.half)``, so the FP16
+dequantized copy is cast again to BF16: two copies, 4 B."""
+PROFILE_EAGER_NF4: Final = {
+    "generic": False,
+    "hf": False,  # bitsandbytes: one CUDA dequantize kernel
+    "unsloth": False,  # fast_dequantize: one kernel
+    "torchtune": True,  # [torchao-nf4]
+    "litgpt": False,  # bitsandbytes through Lightning
+    "torchtitan": False,  # no QLoRA recipe
+}
+"""Frameworks whose QLoRA dequantizes with torchao's ``NF4Tensor`` in eager PyTorch:
+unless ``torch.compile`` fuses it, every dequantization runs as a chain of unfused
+kernels through 64-bit code indices (``TORCHAO_NF4_EAGER_*``).
+[torchao-nf4] torchao ``dtypes/nf4tensor.py`` ``NF4Tensor.get_original_weight``, called
+by ``LinearNF4`` (``weight.to(input.dtype)``) forward and backward; torchtune's
+``compile`` is off in its configs by default."""
+PROFILE_QUANTIZED_HEAD: Final = {
+    "generic": False,
+    "hf": False,  # transformers keeps the output embedding unquantized
+    "unsloth": False,
+    "torchtune": False,  # its NF4 applies to the decoder's linears
+    "litgpt": True,  # [lightning-nf4] replaces every torch.nn.Linear, the LM head included
+    "torchtitan": False,
+}
+"""Whether the LM head is a 4-bit linear, so its dequantized copy (``vocab x hidden``,
+the largest matrix by far for 128K-256K vocabularies) is the QLoRA workspace."""
+PROFILE_KBIT_FP32_NORMS: Final = {
+    "generic": False,  # [detailed]: 16-bit activations
+    "hf": True,  # [peft-kbit]
+    "unsloth": False,  # its own loader and Triton norms keep the stream in 16-bit
+    "torchtune": False,  # torchao NF4, no FP32 upcast
+    "litgpt": False,  # bf16-true: every parameter 16-bit
+    "torchtitan": False,  # no QLoRA recipe
+}
+"""Whether the framework's QLoRA on one GPU or DDP runs with FP32 norms, and so with an
+FP32 residual stream. [peft-kbit] PEFT's ``prepare_model_for_kbit_training`` casts every
+16-bit parameter that is not 4-bit to FP32 ("cast all non INT8 parameters to fp32"); TRL's
+SFTTrainer calls it for every QLoRA model that is not sharded (FSDP and ZeRO-3 QLoRA skip
+it) and, under ``bf16``, casts the adapters, embeddings and LM head back to BF16 but keeps
+the norms in FP32 (``peft_module_casting_to_bf16``). An RMSNorm returns ``weight *
+x.to(input_dtype)``, FP32 with an FP32 weight, and bitsandbytes' ``Linear4bit`` returns
+its output in its input's dtype (``matmul_4bit(...).to(inp_dtype)``), so from the first
+MLP on the residual stream is FP32: a checkpointed layer input keeps 4 B per element and
+the MLP's gate, activation and up outputs 4 B each, where 2 are counted. Attention and
+the 4-bit matmuls save their own BF16 casts, which do not change. axolotl (with
+FlashAttention) and LLaMA-Factory cast the norms back to 16-bit: for them this overcounts."""
+PROFILE_UNTIED_HEAD: Final = {
+    "generic": False,
+    "hf": False,  # transformers ties them (tie_word_embeddings)
+    "unsloth": False,
+    "torchtune": False,  # TiedLinear reuses the embedding
+    "litgpt": True,  # [litgpt-head]
+    "torchtitan": False,
+}
+"""Whether the framework gives a model with tied embeddings a separate LM head.
+[litgpt-head] litgpt's ``GPT`` builds ``lm_head`` and ``transformer.wte`` as two
+parameters and never ties them, and ``convert_hf_checkpoint`` copies the embedding into
+``lm_head.weight`` when a checkpoint has none, so Gemma, Llama 3.2 1B/3B and the small
+Qwen2.5 models carry a second vocab x hidden matrix: stored, and trained with its
+optimizer state in a full fine-tune."""
+PROFILE_ACTIVATION_OFFLOAD: Final = {
+    "generic": False,
+    "hf": False,
+    "unsloth": True,  # [unsloth]: every notebook sets use_gradient_checkpointing="unsloth"
+    "torchtune": False,  # enable_activation_offloading is off in its configs
+    "litgpt": False,
+    "torchtitan": False,
+}
+"""Frameworks whose usual setup keeps checkpointed layer inputs in host memory."""
+PROFILE_FOREACH_ADAMW: Final = {
+    "generic": False,  # one fused step, as the specification's time counts none
+    "hf": True,  # [hf-optim]
+    "unsloth": False,  # its notebooks set optim="adamw_8bit": one bitsandbytes kernel
+    "torchtune": False,  # its configs: AdamW(fused=True), or bitsandbytes' 8-bit AdamW
+    "litgpt": False,  # not established; counted as fused
+    "torchtitan": False,  # optimizer.implementation "fused" by default
+}
+"""Frameworks whose AdamW runs unfused, one ``torch._foreach_*`` kernel per operation
+(``FOREACH_ADAMW_STEP_BYTES``). [hf-optim] the HF Trainer's default ``optim`` was
+``adamw_torch`` (``torch.optim.AdamW()``, foreach on CUDA) from transformers 4.32
+(PR #25109) until PR #37358 made ``adamw_torch_fused`` the default with PyTorch >= 2.8
+(2025); PEFT's method-comparison loop builds ``torch.optim.AdamW`` itself. Under
+DeepSpeed ZeRO the step is DeepSpeed's FusedAdam whatever the framework."""
+PROFILE_ELEMENTWISE_SCALE: Final = {
+    "generic": 1.0,
+    "hf": 1.0,
+    "unsloth": 0.5,  # [unsloth]: fused Triton kernels for the elementwise chains
+    "torchtune": 1.0,  # compile is off in its configs by default
+    "litgpt": 1.0,
+    "torchtitan": 1.0,
+}
+"""Memory-bound elementwise traffic relative to eager PyTorch. Unsloth's fused kernels
+replace multi-kernel chains (norm, RoPE, SwiGLU, loss) with one pass each; 0.5 is an
+assumption (half the reads and writes), not a measurement."""
