@@ -53,8 +53,14 @@ GRID: list[tuple[str, str, int, int]] = [
       for s, b in ((512, 1), (512, 8), (2048, 1), (2048, 4), (8192, 1))],
     *[("llama-3.1-8b", m, s, b) for m in ("lora", "qlora")
       for s, b in ((512, 1), (2048, 1), (2048, 4), (8192, 1))],
+    # TRL's QLoRA path (PEFT's k-bit preparation, norms left in FP32): the FP32 residual
+    # stream engine.framework_facts.PROFILE_KBIT_FP32_NORMS counts for `hf`.
+    *[("llama-3.1-8b", "qlora-trl", s, b) for s, b in ((2048, 4), (8192, 1))],
 ]
-SMOKE_GRID = [("tiny", m, s, b) for m in ("full", "lora") for s, b in ((32, 1), (64, 2))]
+SMOKE_GRID = [
+    *[("tiny", m, s, b) for m in ("full", "lora") for s, b in ((32, 1), (64, 2))],
+    ("tiny", "lora-trl", 32, 1),  # the TRL preparation without bitsandbytes
+]
 WARMUP_STEPS = 2
 TIMED_STEPS = 4
 
@@ -75,7 +81,8 @@ class Result:
     notes: str = (
         "benchmarks/gpu_probe.py: transformers + peft, random weights, bf16 params, torch "
         "AdamW (pure BF16 states for full), gradient checkpointing on, SDPA attention, LoRA "
-        "r16 all-linear dropout 0, HF loss"
+        "r16 all-linear dropout 0, HF loss; *-trl: PEFT's prepare_model_for_kbit_training and "
+        "TRL's bf16 cast-back (norms FP32) under BF16 autocast"
     )
 
 
@@ -87,16 +94,46 @@ def build(name: str, method: str, device: str) -> Any:
     torch.manual_seed(0)
     with torch.device(device):
         model = LlamaForCausalLM(config).to(torch.bfloat16)
-    if method == "qlora":
+    if method.startswith("qlora"):
         model = quantize_nf4(model)
+    trl = method.endswith("-trl")
+    if trl:
+        from peft import prepare_model_for_kbit_training
+
+        # Every 16-bit parameter that is not 4-bit goes to FP32, as TRL's SFTTrainer does.
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
     model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    if method in ("lora", "qlora"):
+    if method != "full":
         from peft import LoraConfig, get_peft_model
 
         model.enable_input_require_grads()
         lora = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0, target_modules="all-linear")
         model = get_peft_model(model, lora)
+    if trl:
+        cast_like_trl(model)
     return model
+
+
+def cast_like_trl(model: Any) -> None:
+    """TRL's ``peft_module_casting_to_bf16`` under ``bf16``: adapters, embeddings and LM
+    head back to BF16, norms kept in FP32."""
+    import torch
+    from peft.tuners.tuners_utils import BaseTunerLayer
+
+    for name, module in model.named_modules():
+        if isinstance(module, BaseTunerLayer):
+            module.to(torch.bfloat16)
+        elif isinstance(module, torch.nn.LayerNorm) or "norm" in name:
+            module.to(torch.float32)
+        elif any(x in name for x in ("lm_head", "embed_tokens")) and _fp32_weight(module):
+            module.to(torch.bfloat16)
+
+
+def _fp32_weight(module: Any) -> bool:
+    import torch
+
+    weight = getattr(module, "weight", None)
+    return weight is not None and weight.dtype == torch.float32
 
 
 def quantize_nf4(model: Any) -> Any:
@@ -141,7 +178,8 @@ def run_one(name: str, method: str, seq: int, batch: int, device: str) -> Result
                 if cuda:
                     torch.cuda.synchronize()
                 start = time.perf_counter()
-            loss = model(input_ids=ids, labels=ids).loss
+            with torch.autocast(device, dtype=torch.bfloat16, enabled=method.endswith("-trl")):
+                loss = model(input_ids=ids, labels=ids).loss
             loss.backward()
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
