@@ -186,18 +186,11 @@ def zero3_host_ops(arch: Architecture, request: Request) -> float:
     return ops
 
 
-def workload(arch: Architecture, request: Request) -> Workload:
-    """What one micro-batch of ``request`` computes and moves (``request`` resolved)."""
-    arch = trained_architecture(arch, request)
-    seq = timed_seq_len(request)
-    if seq != request.seq_len:
-        request = request.model_copy(update={"seq_len": seq})
-    method = request.effective_method
-    s, b = request.seq_len, request.micro_batch
-    tokens = s * b
-    head = arch.hidden_size * arch.vocab_size
-    linear = arch.active_linear_params + head
-    trained = method is Method.FULL
+def _flops(arch: Architecture, request: Request) -> tuple[float, float]:
+    """``(matmul, attention)`` FLOPs of one micro-batch (see the module docstring)."""
+    s, tokens = request.seq_len, request.seq_len * request.micro_batch
+    linear = arch.active_linear_params + arch.hidden_size * arch.vocab_size
+    trained = request.effective_method is Method.FULL
     ckpt = request.grad_checkpointing
     forward = 2.0 * linear
     backward = (4.0 if trained else 2.0) * linear
@@ -217,53 +210,73 @@ def workload(arch: Architecture, request: Request) -> Workload:
     # Selective checkpointing keeps attention's output, so attention is not rerun.
     attn_rerun = ckpt and not (sac and request.flash_attention)
     attn_passes = 1.0 + attn_bwd + (1.0 if attn_rerun else 0.0)
-    attention = tokens * arch.num_layers * attn_fwd * attn_passes
-    passes = 3.0 if ckpt else 2.0  # forward, backward, and the recomputed forward
-    if trained:
-        passes += 1.0  # the weight-gradient matmul reads the weights' gradient buffer
-    weight_bytes = passes * WEIGHT_READ_BYTES * (arch.linear_params + head)
-    dequant = dequant_kernels = 0.0
+    return matmul, tokens * arch.num_layers * attn_fwd * attn_passes
+
+
+def _weight_passes(request: Request) -> float:
+    """Times each weight is read per micro-batch: forward, backward, a recomputed forward,
+    and for a full fine-tune the weight-gradient matmul's read of its gradient buffer."""
+    passes = 3.0 if request.grad_checkpointing else 2.0
+    return passes + (1.0 if request.effective_method is Method.FULL else 0.0)
+
+
+def _dequant(arch: Architecture, request: Request) -> tuple[float, float]:
+    """``(bytes, kernels)`` of one micro-batch's 4-bit dequantization (0 outside QLoRA)."""
+    passes = _weight_passes(request)
     if eager_nf4_dequant(request):
         # Every quantized matrix is dequantized once per pass by an unfused chain.
-        dequant = passes * TORCHAO_NF4_EAGER_TRAFFIC_BYTES * arch.linear_params
-        dequant_kernels = passes * TORCHAO_NF4_EAGER_KERNELS * arch.decoder_matrices
-    elif method is Method.QLORA:
-        dequant = passes * NF4_DEQUANT_BYTES * arch.linear_params
+        return (
+            passes * TORCHAO_NF4_EAGER_TRAFFIC_BYTES * arch.linear_params,
+            passes * TORCHAO_NF4_EAGER_KERNELS * arch.decoder_matrices,
+        )
+    if request.effective_method is Method.QLORA:
+        return passes * NF4_DEQUANT_BYTES * arch.linear_params, 0.0
+    return 0.0, 0.0
+
+
+def _kernels(arch: Architecture, request: Request, fusion: float) -> float:
+    """Kernel launches of one micro-batch's layers (forward, backward, recompute)."""
+    adapters_per_layer = 0.0
+    if request.effective_method is not Method.FULL:
+        adapters_per_layer = arch.adapted_linears(request.lora_targets.value) / arch.num_layers
+    per_pass = KERNELS_PER_LAYER + KERNELS_PER_ADAPTER * adapters_per_layer
+    passes = 1.0 + BACKWARD_KERNELS + (1.0 if request.grad_checkpointing else 0.0)
+    return arch.num_layers * per_pass * passes * fusion
+
+
+def workload(arch: Architecture, request: Request) -> Workload:
+    """What one micro-batch of ``request`` computes and moves (``request`` resolved)."""
+    arch = trained_architecture(arch, request)
+    seq = timed_seq_len(request)
+    if seq != request.seq_len:
+        request = request.model_copy(update={"seq_len": seq})
+    method = request.effective_method
+    tokens = request.seq_len * request.micro_batch
+    trained = method is Method.FULL
+    matmul, attention = _flops(arch, request)
+    head = arch.hidden_size * arch.vocab_size
+    weight_bytes = _weight_passes(request) * WEIGHT_READ_BYTES * (arch.linear_params + head)
+    dequant, dequant_kernels = _dequant(arch, request)
     per_token = layer_activation_bytes(arch, request, produced=True) + logits_bytes_per_token(
         arch, request
     )
     # The recomputed forward repeats the forward's share of the elementwise traffic.
-    elementwise = tokens * per_token * (1.0 + (FORWARD_SHARE if ckpt else 0.0))
+    recompute = FORWARD_SHARE if request.grad_checkpointing else 0.0
+    elementwise = tokens * per_token * (1.0 + recompute)
     prof = profile(request.framework)
-    fusion = prof.elementwise_scale
-    if request.compile:
-        fusion *= COMPILE_FUSION
-    adapters_per_layer = 0.0
-    if not trained:
-        adapters_per_layer = arch.adapted_linears(request.lora_targets.value) / arch.num_layers
-    per_pass = KERNELS_PER_LAYER + KERNELS_PER_ADAPTER * adapters_per_layer
-    kernel_passes = 1.0 + BACKWARD_KERNELS + (1.0 if ckpt else 0.0)
-    kernels = arch.num_layers * per_pass * kernel_passes * fusion + dequant_kernels
-    zero3_ops = 0.0
-    if prof.deepspeed_zero:
-        zero3_ops = zero3_host_ops(arch, request)
+    fusion = prof.elementwise_scale * (COMPILE_FUSION if request.compile else 1.0)
     if trained:
         trainable = float(arch.total_params)
     else:
         trainable = float(arch.lora_params(request.lora_rank, request.lora_targets.value))
-    pure = request.state_precision is StatePrecision.PURE_BF16
-    regime = "pure-bf16" if pure else "fp32"
+    regime = "pure-bf16" if request.state_precision is StatePrecision.PURE_BF16 else "fp32"
     fused_optimizer = fused_step_bytes(request) * trainable
     optimizer = fused_optimizer
     if prof.foreach_adamw and request.optimizer is Optimizer.ADAMW:
         optimizer = FOREACH_ADAMW_STEP_BYTES[regime] * trainable
     stored = base_weight_bytes(arch, request)
-    grad_bytes = trainable * (2.0 if trained or pure else 4.0)
-    if (
-        request.sharding is Sharding.FSDP
-        and method is Method.LORA
-        and prof.fsdp_frozen_grads
-    ):
+    grad_bytes = trainable * (2.0 if trained or regime == "pure-bf16" else 4.0)
+    if request.sharding is Sharding.FSDP and method is Method.LORA and prof.fsdp_frozen_grads:
         grad_bytes += stored
     return Workload(
         tokens=tokens,
@@ -274,8 +287,8 @@ def workload(arch: Architecture, request: Request) -> Workload:
         dequant_bytes=dequant,
         elementwise_bytes=elementwise,
         elementwise_scale=fusion,
-        kernels=kernels,
-        zero3_host_ops=zero3_ops,
+        kernels=_kernels(arch, request, fusion) + dequant_kernels,
+        zero3_host_ops=zero3_host_ops(arch, request) if prof.deepspeed_zero else 0.0,
         grad_accum=request.grad_accum,
         trainable_params=trainable,
         optimizer_bytes=optimizer,
