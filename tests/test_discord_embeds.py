@@ -36,6 +36,7 @@ QUERIES = [
     "deepseek-v3 full 50M tokens",
     "8b qlora 20M tokens l40s napkin",
     "70b full 50M tokens 2x rtx-4090",
+    "llama-3.1-405b qlora trl a10 zero1 bs 64 seq 32k 5M tokens",  # hf's longest facts
 ]
 
 

@@ -38,6 +38,9 @@ LARGE_QUERIES = [
     "llama-3.1-405b qlora a10 zero1 bs 64 seq 32k mfu 1%",
     "2000b full 2x rtx-3090 fp32 sgd offload",
     "0.5b lora gaudi2 offload 1k tokens",
+    # the longest framework lines: hf QLoRA's FP32 stream, litgpt's separate head
+    "llama-3.1-405b qlora trl a10 zero1 bs 64 seq 32k 5M tokens",
+    "gemma-2b full litgpt fsdp 4x a10g accum 8 5M tokens",
 ]
 
 
