@@ -321,3 +321,30 @@ def test_gptq_says_the_4_bit_base_is_a_gptq_checkpoint(word: str) -> None:
 def test_no_gptq_turns_it_off_in_a_followup() -> None:
     first = parse_query("qwen2.5-7b qlora gptq", CAT)
     assert apply_followup(first, "no-gptq", CAT).gptq is False
+
+
+# --- DeepSpeed stages as its config says them (issue 13) ------------------------------
+
+DEEPSPEED_STAGE_WORDS = [
+    ("deepspeed stage 3", Sharding.ZERO3), ("deepspeed zero stage 2", Sharding.ZERO2),
+    ("zero stage 1", Sharding.ZERO1), ("ds-zero3", Sharding.ZERO3),
+    ("deepspeed-zero2", Sharding.ZERO2), ("ds3", Sharding.ZERO3), ("ds zero2", Sharding.ZERO2),
+]
+
+
+@pytest.mark.parametrize(("words", "stage"), DEEPSPEED_STAGE_WORDS)
+def test_a_deepspeed_stage_said_as_its_config_says_it_is_that_zero_stage(
+    words: str, stage: Sharding
+) -> None:
+    got = fields(f"8b full 4x h100 {words}")
+    assert got["sharding"] is stage and got["framework"] is Framework.HF
+
+
+def test_a_stage_deepspeed_does_not_have_says_which_it_has() -> None:
+    message = str(refused("8b full deepspeed stage 4"))
+    assert '"stage"' in message and "1, 2 or 3" in message
+
+
+@pytest.mark.parametrize("word", ["hf-trainer", "sfttrainer", "sft-trainer"])
+def test_the_hf_trainers_names_mean_hf(word: str) -> None:
+    assert fields(f"8b lora {word}")["framework"] is Framework.HF

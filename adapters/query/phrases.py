@@ -300,12 +300,40 @@ def check_samples(fields: dict[str, object], strict: bool) -> None:
 
 # --- DeepSpeed ---------------------------------------------------------------------------
 
+_DEEPSPEED_WORDS: Final = frozenset({"deepspeed", "ds"})
+_STAGES: Final = {"1": Sharding.ZERO1, "2": Sharding.ZERO2, "3": Sharding.ZERO3}
+_GLUED_STAGE: Final = re.compile(r"^(?:deepspeed|ds)[-_]?(?:zero)?[-_]?(?:stage)?[-_]?([123])$")
+
+
 def deepspeed(s: State, i: int) -> int:
-    """``deepspeed``: the ZeRO stages' implementation, read with the stage it runs."""
-    if s.low(i) != "deepspeed":
+    """``deepspeed``: the ZeRO stages' implementation, read with the stage it runs.
+
+    Also reads the stage said the way DeepSpeed's config says it: ``deepspeed stage 3``,
+    ``zero stage 2``, ``deepspeed zero stage 3``, and glued forms (``ds-zero3``,
+    ``deepspeed-zero2``, ``ds3``), which name DeepSpeed and its stage at once."""
+    word = s.low(i)
+    if glued := _GLUED_STAGE.match(word):
+        s.deepspeed = s.raw(i)
+        s.set("sharding", _STAGES[glued.group(1)], s.raw(i))
+        return 1
+    named = word in _DEEPSPEED_WORDS
+    n = 1 if named else 0
+    if _is_zero(s, i + n) and s.low(i + n + 1) == "stage":
+        n += 1  # "zero stage 3": the number words reader has made "zero" a 0
+    staged = s.low(i + n) == "stage" and s.low(i + n + 1) in _STAGES
+    if staged and (named or n == 1):
+        s.deepspeed = s.raw(i)
+        s.set("sharding", _STAGES[s.low(i + n + 1)], s.raw(i, n + 2))
+        return n + 2
+    if not named:
         return 0
     s.deepspeed = s.raw(i)
     return 1
+
+
+def _is_zero(s: State, i: int) -> bool:
+    """Word ``i`` was typed as the word "zero"."""
+    return s.low(i) == "0" and s.raw(i).lower() == "zero"
 
 
 def check_deepspeed(s: State) -> None:

@@ -298,6 +298,7 @@ def suggest(word: str, catalog: Catalog) -> list[str]:
 
 _HINTS: Final = {
     "zero": "name the stage: zero1, zero2 or zero3",
+    "stage": 'a DeepSpeed ZeRO stage is 1, 2 or 3: say "deepspeed stage 3" or zero3',
     "lora-alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
     "alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
     **dict.fromkeys(

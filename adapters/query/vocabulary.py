@@ -57,6 +57,7 @@ KEYWORDS: Final = _table(
         ("framework", Framework.HF): (
             "hf", "huggingface", "hugging-face", "transformers", "trl", "peft", "axolotl",
             "llama-factory", "llamafactory", "swift", "ms-swift", "accelerate",
+            "hf-trainer", "sfttrainer", "sft-trainer", "transformers-trainer",
         ),
         ("framework", Framework.UNSLOTH): ("unsloth",),
         ("framework", Framework.TORCHTUNE): ("torchtune",),
