@@ -348,3 +348,47 @@ def test_a_stage_deepspeed_does_not_have_says_which_it_has() -> None:
 @pytest.mark.parametrize("word", ["hf-trainer", "sfttrainer", "sft-trainer"])
 def test_the_hf_trainers_names_mean_hf(word: str) -> None:
     assert fields(f"8b lora {word}")["framework"] is Framework.HF
+
+
+# --- phrases typed as several words (issue 13: queries as users type them) ----------------
+
+PHRASE_QUERIES = [
+    ("8b lora batch size 8", "micro_batch", 8),
+    ("8b lora micro batch 2", "micro_batch", 2),
+    ("8b lora per_device_train_batch_size 4", "micro_batch", 4),
+    ("8b lora sequence length 8192", "seq_len", 8192),
+    ("8b lora max seq length 4096", "seq_len", 4096),
+    ("8b lora context window 32k", "seq_len", 32768),
+    ("8b lora gradient accumulation steps 8", "grad_accum", 8),
+    ("8b lora gradient_accumulation_steps 8", "grad_accum", 8),
+    ("8b lora no gradient checkpointing", "grad_checkpointing", False),
+    ("8b lora without flash attention", "flash_attention", False),
+    ("8b lora lora rank 64", "lora_rank", 64),
+    ("8b lora target_modules q_proj,v_proj", "lora_targets", LoraTargets.QV),
+    ("8b lora target q_proj k_proj v_proj o_proj", "lora_targets", LoraTargets.ATTENTION),
+    ("8b lora target gate_proj up_proj down_proj", "lora_targets", LoraTargets.MLP),
+]
+
+
+@pytest.mark.parametrize(("text", "field", "value"), PHRASE_QUERIES)
+def test_a_setting_typed_as_several_words_is_read_as_one(
+    text: str, field: str, value: object
+) -> None:
+    assert parse_query(text, CAT).model_dump()[field] == value
+
+
+def test_flash_attention_is_the_switch_not_the_lora_target() -> None:
+    got = parse_query("8b lora flash attention 2", CAT)
+    assert got.flash_attention is True and got.lora_targets is LoraTargets.ALL_LINEAR
+
+
+@pytest.mark.parametrize(
+    "text", ["8b 4-bit lora", "8b lora nf4", "8b 4bit", "8b lora load_in_4bit"]
+)
+def test_a_4_bit_base_means_qlora(text: str) -> None:
+    assert parse_query(text, CAT).method is Method.QLORA
+
+
+def test_a_4_bit_full_fine_tune_is_refused_with_what_to_say() -> None:
+    message = str(refused("8b full 4-bit"))
+    assert '"4-bit"' in message and "qlora" in message

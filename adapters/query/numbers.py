@@ -184,7 +184,8 @@ UNITS: Final = (
     Unit(
         "grad_accum",
         ("accum", "grad-accum", "ga", "gas", "accumulation", "grad-accumulation",
-         "gradient-accumulation", "accumulation-steps", "accum-steps"),
+         "gradient-accumulation", "accumulation-steps", "accum-steps",
+         "gradient-accumulation-steps"),
         _integer("grad_accum"),
     ),
     Unit("lora_rank", ("r", "rank", "lora-r", "lora-rank"), _integer("lora_rank")),

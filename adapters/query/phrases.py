@@ -14,7 +14,8 @@ from adapters.query.errors import error, quoted
 from adapters.query.fields import FIELDS
 from adapters.query.numbers import COUNT_RE, COUNT_X_RE, SIZE_RE, Num, read_number, whole
 from adapters.query.state import State
-from engine.request import Framework, Sharding, Solve
+from adapters.query.vocabulary import FOUR_BIT_WORDS
+from engine.request import Framework, Method, Sharding, Solve
 
 # --- solve for a limit -------------------------------------------------------------
 
@@ -358,3 +359,32 @@ def check_deepspeed(s: State) -> None:
             "FSDP's sharding. Drop one of the two words.",
             s.deepspeed, example=FIELDS["sharding"].example,
         )
+
+
+# --- a 4-bit base ------------------------------------------------------------------------
+
+def four_bit(s: State, i: int) -> int:
+    """``nf4``, ``4-bit``, ``load_in_4bit``: the base is 4-bit, so the method is QLoRA;
+    read once all words are (``4-bit lora`` is QLoRA, not a conflict)."""
+    if s.low(i) not in FOUR_BIT_WORDS:
+        return 0
+    s.four_bit = s.raw(i)
+    return 1
+
+
+def check_four_bit(s: State) -> None:
+    """A 4-bit base with ``lora`` (or no method) is QLoRA; with ``full`` it is refused."""
+    if s.four_bit is None:
+        return
+    method = s.fields.get("method")
+    if method is Method.FULL:
+        raise error(
+            f'"{quoted(s.four_bit)}" means a frozen 4-bit base, which only adapters train: '
+            f'say "qlora" or drop "{quoted(s.sources["method"])}".',
+            s.four_bit, example=FIELDS["method"].example,
+        )
+    if method is Method.LORA:
+        s.fields["method"] = Method.QLORA
+        s.sources["method"] = f'{s.sources["method"]} {s.four_bit}'
+        return
+    s.set("method", Method.QLORA, s.four_bit)

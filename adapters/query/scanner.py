@@ -230,6 +230,7 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrases.node_grid,
     phrases.no_effect,
     phrases.deepspeed,
+    phrases.four_bit,
     _filler,
     _keyword,
     _flag,
@@ -331,5 +332,6 @@ def scan(text: str, catalog: Catalog) -> State:
             raise _unknown(state, i)
     phrases.check_nodes(state)
     phrases.check_deepspeed(state)
+    phrases.check_four_bit(state)
     return state
 

@@ -24,6 +24,8 @@ class State:
         """How the model was named when not exactly (a bare size, a family word)."""
         self.deepspeed: str | None = None
         """The word that said DeepSpeed, checked against the stage once all are read."""
+        self.four_bit: str | None = None
+        """The word that said a 4-bit base (``nf4``, ``4-bit``): QLoRA once all are read."""
 
     def low(self, i: int) -> str:
         return self.words[i].low if 0 <= i < len(self.words) else ""

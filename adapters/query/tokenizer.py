@@ -22,9 +22,12 @@ from adapters.query.numbers import (
 from adapters.query.vocabulary import (
     FILLER,
     FLAGS,
+    FOUR_BIT_WORDS,
     HOUR_WORDS,
     KEYWORDS,
     NUMBER_WORDS,
+    PHRASE_LENGTHS,
+    PHRASES,
     SPELLED_SCALE,
     VARIANT_SUFFIXES,
 )
@@ -96,10 +99,29 @@ def _merge_spelled(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
+def _merge_phrases(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Join a phrase typed as several words into the one word it means (``batch size``
+    → ``batch-size``, ``flash attention`` → ``flash-attention``; see ``PHRASES``)."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(words):
+        for n in PHRASE_LENGTHS:
+            key = tuple(low for _, low in words[i : i + n])
+            if len(key) == n and key in PHRASES:
+                out.append((" ".join(raw for raw, _ in words[i : i + n]), PHRASES[key]))
+                i += n
+                break
+        else:
+            out.append(words[i])
+            i += 1
+    return out
+
+
 def _is_known(catalog: Catalog, low: str) -> bool:
     """Whether a single word means something as it stands (so is never unglued)."""
     return bool(
         low in KEYWORDS
+        or low in FOUR_BIT_WORDS
         or low in FLAGS
         or (low.startswith("no-") and low[3:] in FLAGS)
         or low in ALL_UNITS
@@ -138,7 +160,7 @@ def _unglue(catalog: Catalog, low: str) -> list[str]:
 
 def tokenize(text: str, catalog: Catalog) -> list[Word]:
     words: list[Word] = []
-    for origin, (raw, low) in enumerate(_merge_spelled(_split(_clean(text)))):
+    for origin, (raw, low) in enumerate(_merge_phrases(_merge_spelled(_split(_clean(text))))):
         words += [Word(raw, piece, origin) for piece in _unglue(catalog, low)]
     return words
 

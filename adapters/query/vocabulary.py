@@ -122,6 +122,8 @@ FILLER: Final = frozenset(
         "across", "each", "get", "job", "hi", "hey", "ok", "so", "like", "roughly",
         "approximately", "around", "many", "which", "quote", "price-out",
         "instruct", "instruction", "chat", "base", "pretrained", "weights", "checkpoint",
+        # "target q_proj v_proj", "target_modules all-linear": the targets follow
+        "target", "targets", "target-modules", "lora-target-modules", "lora-targets",
     }
 )
 """Words that carry no meaning for the estimate."""
@@ -132,6 +134,43 @@ HOURLY: Final = (
     "hourly", "per-hour", "per-gpu-hour",
 )
 HOUR_WORDS: Final = frozenset({"hour", "hr", "gpu-hour", "gpu-hr"})
+FOUR_BIT_WORDS: Final = frozenset({"nf4", "4bit", "4-bit", "bnb-4bit", "load-in-4bit"})
+"""A 4-bit base: QLoRA, whether or not ``lora`` is said too (``4-bit lora``)."""
+PHRASES: Final = {
+    ("batch", "size"): "batch-size",
+    ("micro", "batch"): "micro-batch",
+    ("micro", "batch", "size"): "micro-batch",
+    ("per", "device", "batch", "size"): "per-device-batch-size",
+    ("per", "device", "train", "batch", "size"): "per-device-train-batch-size",
+    ("sequence", "length"): "sequence-length",
+    ("seq", "length"): "seq-len",
+    ("context", "length"): "context-length",
+    ("context", "window"): "context-length",
+    ("max", "seq", "length"): "max-seq-length",
+    ("max", "sequence", "length"): "max-seq-length",
+    ("gradient", "accumulation"): "gradient-accumulation",
+    ("gradient", "accumulation", "steps"): "gradient-accumulation",
+    ("grad", "accum"): "grad-accum",
+    ("gradient", "checkpointing"): "gradient-checkpointing",
+    ("activation", "checkpointing"): "activation-checkpointing",
+    ("flash", "attention"): "flash-attention",
+    ("flash", "attention", "2"): "flash-attention-2",
+    ("mixed", "precision"): "mixed-precision",
+    ("all", "linear"): "all-linear",
+    ("cpu", "offload"): "cpu-offload",
+    ("fused", "cross", "entropy"): "fused-cross-entropy",
+    ("torch", "compile"): "torch-compile",
+    ("q-proj", "v-proj"): "qv",
+    ("q-proj", "k-proj", "v-proj", "o-proj"): "attn",
+    ("gate-proj", "up-proj", "down-proj"): "mlp",
+    ("q-proj", "k-proj", "v-proj", "o-proj", "gate-proj", "up-proj", "down-proj"): "all-linear",
+}
+"""Phrases typed as several words (HF's argument names with spaces, ``flash attention``,
+PEFT's module lists) and the one word each means. Read longest first, so ``flash
+attention`` is never the switch ``flash`` and the LoRA target ``attention``. A phrase
+whose first word means something alone (``lora rank 64``: the method, then the rank) is
+left to be read word by word."""
+PHRASE_LENGTHS: Final = tuple(sorted({len(k) for k in PHRASES}, reverse=True))
 NUMBER_WORDS: Final = {
     word: str(n)
     for n, word in enumerate(
