@@ -22,6 +22,14 @@ from engine.constants import CARD_GB_BYTES, GB
 _SYNTHETIC = re.compile(r"^synthetic-(\d+(?:\.\d+)?)b$")
 
 
+def _model_names(m: ModelSpec) -> list[str]:
+    """Every name a model answers to: id, name, aliases, then each Hub alias's repository
+    name without its owner (``Meta-Llama-3.1-8B-Instruct`` for
+    ``meta-llama/Meta-Llama-3.1-8B-Instruct``), which comes last so it never shadows."""
+    repos = [alias.rsplit("/", 1)[1] for alias in m.aliases if "/" in alias]
+    return [m.id, m.name, *m.aliases, *repos]
+
+
 def normalize_name(text: str) -> str:
     """Lower-case a name and drop separators so ``Llama-3.1 8B`` ~ ``llama3.18b``."""
     return re.sub(r"[\s_\-/:]+", "", text.strip().lower())
@@ -235,7 +243,7 @@ class Catalog:
         self._gpu_names: dict[str, str] = {}
         self._sizes: dict[str, str] = {}
         for m in models:
-            for name in (m.id, m.name, *m.aliases):
+            for name in _model_names(m):
                 self._model_names.setdefault(normalize_name(name), m.id)
             for size in m.sizes:
                 self._sizes[size.lower()] = m.id
@@ -257,7 +265,7 @@ class Catalog:
         out._model_names = dict(self._model_names)
         out._sizes = dict(self._sizes)
         for m in added:
-            for name in (m.id, m.name, *m.aliases):
+            for name in _model_names(m):
                 out._model_names.setdefault(normalize_name(name), m.id)
             for size in m.sizes:
                 out._sizes.setdefault(size.lower(), m.id)

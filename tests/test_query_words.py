@@ -392,3 +392,16 @@ def test_a_4_bit_base_means_qlora(text: str) -> None:
 def test_a_4_bit_full_fine_tune_is_refused_with_what_to_say() -> None:
     message = str(refused("8b full 4-bit"))
     assert '"4-bit"' in message and "qlora" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "model"),
+    [("Meta-Llama-3.1-8B-Instruct lora", "llama-3.1-8b"),
+     ("Mistral-7B-Instruct-v0.3 lora", "mistral-7b-v0.3")],
+)
+def test_a_hub_repository_name_without_its_owner_names_the_model(text: str, model: str) -> None:
+    assert parse_query(text, CAT).model == model
+
+
+def test_bitsandbytes_named_beside_qlora_changes_nothing() -> None:
+    assert parse_query("8b qlora bnb", CAT) == parse_query("8b qlora", CAT)

@@ -124,6 +124,8 @@ FILLER: Final = frozenset(
         "instruct", "instruction", "chat", "base", "pretrained", "weights", "checkpoint",
         # "target q_proj v_proj", "target_modules all-linear": the targets follow
         "target", "targets", "target-modules", "lora-target-modules", "lora-targets",
+        # the library behind a word already said (QLoRA's base, 8-bit Adam)
+        "bnb", "bitsandbytes",
     }
 )
 """Words that carry no meaning for the estimate."""
