@@ -405,3 +405,29 @@ def test_a_hub_repository_name_without_its_owner_names_the_model(text: str, mode
 
 def test_bitsandbytes_named_beside_qlora_changes_nothing() -> None:
     assert parse_query("8b qlora bnb", CAT) == parse_query("8b qlora", CAT)
+
+
+def test_a_sample_cap_said_alone_sizes_the_sequence() -> None:
+    got = parse_query("8b lora max_length 4096", CAT)
+    assert (got.seq_len, got.max_len) == (4096, 4096)
+
+
+def test_a_sample_cap_under_a_stated_sequence_leaves_the_sequence() -> None:
+    got = parse_query("8b lora seq 8192 max-len 4096", CAT)
+    assert (got.seq_len, got.max_len) == (8192, 4096)
+
+
+@pytest.mark.parametrize(
+    ("text", "gpu", "count"),
+    [("8b lora rtx 4090 24gb x2", "rtx-4090", 2), ("8b full 8 x h100 80gb sxm", "h100-sxm", 8)],
+)
+def test_a_card_said_with_its_own_memory_and_form_factor_keeps_its_count(
+    text: str, gpu: str, count: int
+) -> None:
+    got = parse_query(text, CAT)
+    assert (got.gpu, got.gpu_count) == (gpu, count)
+
+
+def test_tokens_of_context_are_the_sequence_not_the_dataset() -> None:
+    got = parse_query("8b lora 4096 tokens of context 50M tokens", CAT)
+    assert (got.seq_len, got.dataset_tokens) == (4096, 50_000_000)

@@ -21,7 +21,12 @@ def parse_fields(text: str, catalog: Catalog | None = None) -> dict[str, object]
 def _fields(text: str, catalog: Catalog | None) -> tuple[dict[str, object], ModelPick | None]:
     """The fields ``text`` names and how it named the model (bare size, family word)."""
     state = scan(text, catalog if catalog is not None else default_catalog())
-    return dict(state.fields), state.model_pick
+    fields = dict(state.fields)
+    if "max_len" in fields and "seq_len" not in fields:
+        # A sample cap said alone (HF's max_length) is the longest sequence a batch
+        # reaches, so the memory is sized for it.
+        fields["seq_len"] = fields["max_len"]
+    return fields, state.model_pick
 
 
 def build(fields: dict[str, object]) -> Request:

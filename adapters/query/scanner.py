@@ -144,7 +144,20 @@ def _named(s: State, i: int) -> int:
     if gpu is None:
         return 0
     s.set("gpu", gpu[0], s.raw(i, gpu[1]))
-    return gpu[1] + _count_tail(s, i + gpu[1], i)
+    j = i + gpu[1]
+    memory = _own_memory(s, j, s.catalog.gpu(gpu[0]).memory_gb)
+    tail = _count_tail(s, j + memory, i) if memory else 0
+    # "rtx 4090 24gb x2": the card's own memory, then its count; alone, the memory is
+    # left to be read as it always was.
+    return j - i + (memory + tail if tail else _count_tail(s, j, i))
+
+
+def _own_memory(s: State, j: int, memory_gb: float) -> int:
+    """Words at ``j`` that state ``memory_gb`` (``24gb``, ``24 gb``): 2, 1 or 0."""
+    num = read_number(s.low(j))
+    if num is None or s.low(j + 1) != "gb" or abs(num.value - memory_gb) > 1.0:
+        return 0
+    return 2
 
 
 def _count_then_card(s: State, i: int) -> int:

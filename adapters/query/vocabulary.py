@@ -126,6 +126,8 @@ FILLER: Final = frozenset(
         "target", "targets", "target-modules", "lora-target-modules", "lora-targets",
         # the library behind a word already said (QLoRA's base, 8-bit Adam)
         "bnb", "bitsandbytes",
+        # the form factor every card id already defaults to
+        "sxm", "sxm4", "sxm5",
     }
 )
 """Words that carry no meaning for the estimate."""
@@ -148,6 +150,9 @@ PHRASES: Final = {
     ("seq", "length"): "seq-len",
     ("context", "length"): "context-length",
     ("context", "window"): "context-length",
+    ("tokens", "context"): "ctx",
+    ("token", "context"): "ctx",
+    ("tokens", "of", "context"): "ctx",
     ("max", "seq", "length"): "max-seq-length",
     ("max", "sequence", "length"): "max-seq-length",
     ("gradient", "accumulation"): "gradient-accumulation",
