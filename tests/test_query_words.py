@@ -431,3 +431,20 @@ def test_a_card_said_with_its_own_memory_and_form_factor_keeps_its_count(
 def test_tokens_of_context_are_the_sequence_not_the_dataset() -> None:
     got = parse_query("8b lora 4096 tokens of context 50M tokens", CAT)
     assert (got.seq_len, got.dataset_tokens) == (4096, 50_000_000)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["8b lora lr 1e-4 warmup 0.03 cosine", "8b lora weight decay 0.01",
+     "8b lora learning rate 2e-4", "8b lora neftune", "8b lora max_grad_norm 1.0"],
+)
+def test_training_settings_that_change_no_cost_are_read_and_ignored(text: str) -> None:
+    assert parse_query(text, CAT) == parse_query("8b lora", CAT)
+
+
+@pytest.mark.parametrize(
+    ("text", "field"), [("8b lora sample packing", "packing"),
+                        ("8b lora use_liger_kernel", "fused_ce")],
+)
+def test_hf_switch_names_turn_their_switch_on(text: str, field: str) -> None:
+    assert parse_query(text, CAT).model_dump()[field] is True

@@ -265,8 +265,8 @@ def check_nodes(s: State) -> None:
 # --- words that do not change the estimate -------------------------------------------
 
 _NO_EFFECT: Final = frozenset(
-    {"alpha", "lora-alpha", "lr", "learning-rate", "warmup", "warmup-steps", "seed",
-     "weight-decay", "wd"}
+    {"alpha", "lora-alpha", "lr", "learning-rate", "warmup", "warmup-steps", "warmup-ratio",
+     "seed", "weight-decay", "wd", "max-grad-norm", "neftune-noise-alpha"}
 )
 """Settings people state that change neither memory nor time (LoRA alpha only scales)."""
 

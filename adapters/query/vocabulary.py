@@ -80,7 +80,11 @@ FLAGS: Final = {
          "flash-attn-2", "flash_attention_2", "sdpa"),
         "flash_attention",
     ),
-    **dict.fromkeys(("fused-ce", "fused-cross-entropy", "liger"), "fused_ce"),
+    **dict.fromkeys(
+        ("fused-ce", "fused-cross-entropy", "liger", "liger-kernel", "use-liger-kernel",
+         "use-liger"),
+        "fused_ce",
+    ),
     **dict.fromkeys(("hf-loss", "hf-ce", "unfused-ce"), "hf_loss"),
     **dict.fromkeys(("double-quant", "double-quantization"), "double_quant"),
     **dict.fromkeys(("gptq", "gptq-int4", "auto-gptq", "int4-gptq"), "gptq"),
@@ -128,6 +132,8 @@ FILLER: Final = frozenset(
         "bnb", "bitsandbytes",
         # the form factor every card id already defaults to
         "sxm", "sxm4", "sxm5",
+        # the learning-rate schedule and NEFTune's noise: no change to memory or time
+        "cosine", "cosine-schedule", "linear-schedule", "constant-schedule", "neftune",
     }
 )
 """Words that carry no meaning for the estimate."""
@@ -151,6 +157,10 @@ PHRASES: Final = {
     ("context", "length"): "context-length",
     ("context", "window"): "context-length",
     ("tokens", "context"): "ctx",
+    ("weight", "decay"): "weight-decay",
+    ("learning", "rate"): "learning-rate",
+    ("warmup", "ratio"): "warmup-ratio",
+    ("sample", "packing"): "sample-packing",
     ("token", "context"): "ctx",
     ("tokens", "of", "context"): "ctx",
     ("max", "seq", "length"): "max-seq-length",
