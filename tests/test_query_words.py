@@ -448,3 +448,20 @@ def test_training_settings_that_change_no_cost_are_read_and_ignored(text: str) -
 )
 def test_hf_switch_names_turn_their_switch_on(text: str, field: str) -> None:
     assert parse_query(text, CAT).model_dump()[field] is True
+
+
+@pytest.mark.parametrize(
+    ("text", "targets"),
+    [("8b lora q,v", LoraTargets.QV), ("8b lora rank 16 on q,k,v,o", LoraTargets.ATTENTION),
+     ("8b lora qkv", LoraTargets.ATTENTION), ("8b lora mlp layers only", LoraTargets.MLP),
+     ("8b lora on all linear layers", LoraTargets.ALL_LINEAR)],
+)
+def test_lora_targets_said_as_projection_letters_or_layers(
+    text: str, targets: LoraTargets
+) -> None:
+    assert parse_query(text, CAT).lora_targets is targets
+
+
+def test_full_parameter_fine_tuning_is_a_full_fine_tune() -> None:
+    assert parse_query("8b full-parameter fine-tuning", CAT).method is Method.FULL
+    assert parse_query("8b full parameter", CAT).method is Method.FULL

@@ -23,11 +23,16 @@ def _table(groups: dict[tuple[str, object], tuple[str, ...]]) -> dict[str, tuple
 
 KEYWORDS: Final = _table(
     {
-        ("method", Method.FULL): ("full", "fft", "full-ft", "full-finetune", "full-fine-tune"),
+        ("method", Method.FULL): (
+            "full", "fft", "full-ft", "full-finetune", "full-fine-tune", "full-parameter",
+            "full-params",
+        ),
         ("method", Method.LORA): ("lora",),
         ("method", Method.QLORA): ("qlora",),
         ("lora_targets", LoraTargets.ALL_LINEAR): ("all-linear", "alllinear"),
-        ("lora_targets", LoraTargets.ATTENTION): ("attn", "attention", "attn-only", "qkvo"),
+        ("lora_targets", LoraTargets.ATTENTION): (
+            "attn", "attention", "attn-only", "qkvo", "qkv",  # q, k, v counted with o
+        ),
         ("lora_targets", LoraTargets.QV): ("qv", "qv-only", "q-v"),
         ("lora_targets", LoraTargets.MLP): ("mlp", "mlp-only", "ffn"),
         ("optimizer", Optimizer.ADAMW): (
@@ -130,6 +135,7 @@ FILLER: Final = frozenset(
         "target", "targets", "target-modules", "lora-target-modules", "lora-targets",
         # the library behind a word already said (QLoRA's base, 8-bit Adam)
         "bnb", "bitsandbytes",
+        "layers", "layer", "only", "modules",
         # the form factor every card id already defaults to
         "sxm", "sxm4", "sxm5",
         # the learning-rate schedule and NEFTune's noise: no change to memory or time
@@ -177,6 +183,11 @@ PHRASES: Final = {
     ("cpu", "offload"): "cpu-offload",
     ("fused", "cross", "entropy"): "fused-cross-entropy",
     ("torch", "compile"): "torch-compile",
+    ("full", "parameter"): "full-parameter",
+    ("q", "v"): "qv",
+    ("q", "k", "v"): "qkv",
+    ("q", "k", "v", "o"): "qkvo",
+    ("q-proj", "k-proj", "v-proj"): "qkv",
     ("q-proj", "v-proj"): "qv",
     ("q-proj", "k-proj", "v-proj", "o-proj"): "attn",
     ("gate-proj", "up-proj", "down-proj"): "mlp",
@@ -185,8 +196,9 @@ PHRASES: Final = {
 """Phrases typed as several words (HF's argument names with spaces, ``flash attention``,
 PEFT's module lists) and the one word each means. Read longest first, so ``flash
 attention`` is never the switch ``flash`` and the LoRA target ``attention``. A phrase
-whose first word means something alone (``lora rank 64``: the method, then the rank) is
-left to be read word by word."""
+whose first word would be lost (``lora rank 64``: the method, then the rank) is left to
+be read word by word; ``full parameter`` keeps ``full``'s meaning. ``q, k, v`` is
+counted as ``attn`` (with o), the nearest target set."""
 PHRASE_LENGTHS: Final = tuple(sorted({len(k) for k in PHRASES}, reverse=True))
 NUMBER_WORDS: Final = {
     word: str(n)
