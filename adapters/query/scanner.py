@@ -146,14 +146,16 @@ def _named(s: State, i: int) -> int:
     s.set("gpu", gpu[0], s.raw(i, gpu[1]))
     j = i + gpu[1]
     memory = _own_memory(s, j, s.catalog.gpu(gpu[0]).memory_gb)
-    tail = _count_tail(s, j + memory, i) if memory else 0
-    # "rtx 4090 24gb x2": the card's own memory, then its count; alone, the memory is
-    # left to be read as it always was.
-    return j - i + (memory + tail if tail else _count_tail(s, j, i))
+    if memory and (tail := _count_tail(s, j + memory, i)):
+        # "rtx 4090 24gb x2": the card's own memory, then its count. Without a count
+        # after it, the memory is left to be read as it always was.
+        return j + memory + tail - i
+    return j - i + _count_tail(s, j, i)
 
 
 def _own_memory(s: State, j: int, memory_gb: float) -> int:
-    """Words at ``j`` that state ``memory_gb`` (``24gb``, ``24 gb``): 2, 1 or 0."""
+    """Words at ``j`` that state ``memory_gb`` (``24gb`` reaches here as ``24 gb``):
+    2, or 0 when they state none or another size."""
     num = read_number(s.low(j))
     if num is None or s.low(j + 1) != "gb" or abs(num.value - memory_gb) > 1.0:
         return 0
