@@ -465,3 +465,17 @@ def test_lora_targets_said_as_projection_letters_or_layers(
 def test_full_parameter_fine_tuning_is_a_full_fine_tune() -> None:
     assert parse_query("8b full-parameter fine-tuning", CAT).method is Method.FULL
     assert parse_query("8b full parameter", CAT).method is Method.FULL
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [("what's the peak vram memory for 8b qlora", "8b qlora"),
+     ("8b full FT 8x h100", "8b full 8x h100"),
+     ("8b lora 10k samples of ~800 tokens", "8b lora 10k samples of 800 tokens")],
+)
+def test_words_around_a_question_change_nothing(text: str, plain: str) -> None:
+    assert parse_query(text, CAT) == parse_query(plain, CAT)
+
+
+def test_the_hf_trainer_in_two_words_means_hf() -> None:
+    assert parse_query("8b lora (hf trainer)", CAT).framework is Framework.HF

@@ -69,7 +69,7 @@ def _split(text: str) -> list[tuple[str, str]]:
     """(raw, low) words: separators and trailing sentence punctuation dropped."""
     words = []
     for piece in _SEPARATORS.split(_THOUSANDS.sub("", text)):
-        raw = piece.strip("'").rstrip(".:").strip("'")
+        raw = piece.strip("'").rstrip(".:").strip("'").lstrip("~≈")  # ~800: about 800
         if raw:
             words.append((raw, raw.lower().replace("_", "-")))
     return words

@@ -135,7 +135,8 @@ FILLER: Final = frozenset(
         "target", "targets", "target-modules", "lora-target-modules", "lora-targets",
         # the library behind a word already said (QLoRA's base, 8-bit Adam)
         "bnb", "bitsandbytes",
-        "layers", "layer", "only", "modules",
+        "layers", "layer", "only", "modules", "ft", "trainer",
+        "memory", "vram", "usage", "peak", "requirement", "requirements",
         # the form factor every card id already defaults to
         "sxm", "sxm4", "sxm5",
         # the learning-rate schedule and NEFTune's noise: no change to memory or time
@@ -182,6 +183,10 @@ PHRASES: Final = {
     ("torch", "compile"): "torch-compile",
     ("sample", "packing"): "sample-packing",
     ("full", "parameter"): "full-parameter",
+    ("full", "ft"): "full-ft",
+    ("hf", "trainer"): "hf-trainer",
+    ("huggingface", "trainer"): "hf-trainer",
+    ("transformers", "trainer"): "hf-trainer",
     # settings read and ignored
     ("weight", "decay"): "weight-decay",
     ("learning", "rate"): "learning-rate",
