@@ -479,3 +479,17 @@ def test_words_around_a_question_change_nothing(text: str, plain: str) -> None:
 
 def test_the_hf_trainer_in_two_words_means_hf() -> None:
     assert parse_query("8b lora (hf trainer)", CAT).framework is Framework.HF
+
+
+@pytest.mark.parametrize(
+    ("followup", "field", "value"),
+    [("same but full", "method", Method.FULL), ("switch to hf", "framework", Framework.HF),
+     ("drop ckpt", "grad_checkpointing", False), ("make it 2 epochs", "epochs", 2.0),
+     ("flash attention off", "flash_attention", False), ("enable compile", "compile", True),
+     ("disable flash", "flash_attention", False)],
+)
+def test_a_followup_in_plain_english_changes_what_it_names(
+    followup: str, field: str, value: object
+) -> None:
+    base = parse_query("8b lora 50M tokens h100", CAT)
+    assert apply_followup(base, followup, CAT).model_dump()[field] == value

@@ -44,11 +44,16 @@ def _keyword(s: State, i: int) -> int:
     return 1
 
 
+_OFF_WORDS: Final = frozenset({"off", "disabled"})
+"""Said after a switch, they turn it off (``flash attention off``)."""
+
+
 def _flag(s: State, i: int) -> int:
     low = s.low(i)
     if low in FLAGS:
-        s.set(FLAGS[low], True, s.raw(i))
-        return 1
+        off = s.low(i + 1) in _OFF_WORDS  # "flash attention off"
+        s.set(FLAGS[low], not off, s.raw(i, 1 + off))
+        return 1 + off
     for stem in (low.removeprefix("no-"), low.removeprefix("no")):
         if stem != low and stem in FLAGS:
             s.set(FLAGS[stem], False, s.raw(i))

@@ -114,7 +114,7 @@ FLAGS: Final = {
 }
 """Boolean switches: the word turns the field on; ``no-word`` turns it off."""
 
-NEGATIONS: Final = frozenset({"no", "without"})
+NEGATIONS: Final = frozenset({"no", "without", "drop", "disable", "remove"})
 
 FILLER: Final = frozenset(
     {
@@ -136,6 +136,8 @@ FILLER: Final = frozenset(
         # the library behind a word already said (QLoRA's base, 8-bit Adam)
         "bnb", "bitsandbytes",
         "layers", "layer", "only", "modules", "ft", "trainer",
+        # a follow-up's plain English ("same but full", "switch to hf", "make it 2 epochs")
+        "same", "but", "switch", "make", "change", "enable", "enabled",
         "memory", "vram", "usage", "peak", "requirement", "requirements",
         # the form factor every card id already defaults to
         "sxm", "sxm4", "sxm5",
