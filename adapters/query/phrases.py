@@ -319,10 +319,11 @@ def deepspeed(s: State, i: int) -> int:
         return 1
     named = word in _DEEPSPEED_WORDS
     n = 1 if named else 0
-    if _is_zero(s, i + n) and s.low(i + n + 1) == "stage":
-        n += 1  # "zero stage 3": the number words reader has made "zero" a 0
+    # "zero stage 3": the number-words reader has already made "zero" a 0
+    zero = _is_zero(s, i + n) and s.low(i + n + 1) == "stage"
+    n += zero
     staged = s.low(i + n) == "stage" and s.low(i + n + 1) in _STAGES
-    if staged and (named or n == 1):
+    if staged and (named or zero):
         s.deepspeed = s.raw(i)
         s.set("sharding", _STAGES[s.low(i + n + 1)], s.raw(i, n + 2))
         return n + 2
