@@ -149,17 +149,23 @@ class Sizer:
     work is a little arithmetic; the footprint is split once per request.
     """
 
-    __slots__ = ("fixed", "multi", "napkin_total", "one", "one_stage", "sharded")
+    __slots__ = ("lines", "multi", "napkin_total", "one", "one_stage")
 
     def __init__(self, fp: Footprint, requested: Sharding, offload: bool) -> None:
         self.one_stage = resolve_stage(requested, 1)
         self.multi = resolve_stage(requested, 2)
         self.napkin_total = fp.total if fp.napkin else None
         self.one = fp.per_gpu(self.one_stage, 1, offload).total
+        self.lines: tuple[tuple[float, float], ...]
+        """``(fixed, sharded)`` per phase (backward, optimizer step): per-GPU memory on
+        N > 1 cards is the largest ``fixed + sharded / N``."""
         if self.multi is Sharding.NONE or fp.napkin:
-            self.fixed, self.sharded = self.one, 0.0
+            self.lines = ((self.one, 0.0),)
         else:
-            self.fixed, self.sharded = fp.split(self.multi, offload)
+            self.lines = fp.split(self.multi, offload)
+
+    def _per_gpu(self, count: int) -> float:
+        return max(fixed + sharded / count for fixed, sharded in self.lines)
 
     def fewest(self, gpu: GpuSpec) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` for the fewest cards that fit, or None."""
@@ -178,7 +184,7 @@ class Sizer:
             return (count, resolve_stage(self.one_stage, count), per) if per <= cap else None
         if count == 1:
             return (1, self.one_stage, self.one) if self.one <= cap else None
-        per = self.fixed + self.sharded / count
+        per = self._per_gpu(count)
         return (count, self.multi, per) if per <= cap + 1e-9 else None
 
     def fewest_for(self, cap: float) -> tuple[int, Sharding, float] | None:
@@ -190,14 +196,18 @@ class Sizer:
             return n, resolve_stage(self.one_stage, n), self.napkin_total / n
         if self.one <= cap:
             return 1, self.one_stage, self.one
-        if self.sharded <= 0 or self.fixed >= cap:
-            return None
-        n = max(2, math.ceil(self.sharded / (cap - self.fixed) - 1e-12))
-        while n <= MAX_CARDS and self.fixed + self.sharded / n > cap:
+        n = 2
+        for fixed, sharded in self.lines:
+            if sharded <= 0 or fixed >= cap:
+                if fixed + sharded / 2 > cap:
+                    return None  # no count brings this phase under the line
+                continue
+            n = max(n, math.ceil(sharded / (cap - fixed) - 1e-12))
+        while n <= MAX_CARDS and self._per_gpu(n) > cap:
             n += 1  # guards float rounding at the boundary
         if n > MAX_CARDS:
             return None
-        return n, self.multi, self.fixed + self.sharded / n
+        return n, self.multi, self._per_gpu(n)
 
 
 @dataclass(frozen=True, slots=True)

@@ -204,15 +204,19 @@ PROFILE_FOREACH_ADAMW: Final = {
     "hf": True,  # [hf-optim]
     "unsloth": False,  # its notebooks set optim="adamw_8bit": one bitsandbytes kernel
     "torchtune": False,  # its configs: AdamW(fused=True), or bitsandbytes' 8-bit AdamW
-    "litgpt": False,  # not established; counted as fused
+    "litgpt": True,  # [litgpt-optim]
     "torchtitan": False,  # optimizer.implementation "fused" by default
 }
 """Frameworks whose AdamW runs unfused, one ``torch._foreach_*`` kernel per operation
 (``FOREACH_ADAMW_STEP_BYTES``). [hf-optim] the HF Trainer's default ``optim`` was
 ``adamw_torch`` (``torch.optim.AdamW()``, foreach on CUDA) from transformers 4.32
 (PR #25109) until PR #37358 made ``adamw_torch_fused`` the default with PyTorch >= 2.8
-(2025); PEFT's method-comparison loop builds ``torch.optim.AdamW`` itself. Under
-DeepSpeed ZeRO the step is DeepSpeed's FusedAdam whatever the framework."""
+(2025); PEFT's method-comparison loop builds ``torch.optim.AdamW`` itself.
+[litgpt-optim] litgpt's ``finetune/full.py`` and ``finetune/lora.py`` build the optimizer
+with ``instantiate_torch_optimizer(optimizer, model.parameters())`` (default
+``"AdamW"``, no ``fused``); only ``pretrain.py`` passes ``fused=True``. Under DeepSpeed
+ZeRO the step is DeepSpeed's FusedAdam whatever the framework. The unfused step also
+allocates one moment-sized temporary (``engine.memory``, ``Footprint.step_workspace``)."""
 PROFILE_ELEMENTWISE_SCALE: Final = {
     "generic": 1.0,
     "hf": 1.0,

@@ -16,7 +16,8 @@ calculator this product was specified from:
     LoRA adapters (PEFT keeps adapters in FP32); BF16 in ``pure-bf16``.
 ``optimizer``
     ``OPTIMIZER_BYTES`` per trainable parameter (AdamW 8, 8-bit AdamW 2, SGD 0,
-    Lion 4, Adafactor's factored second moment ~0.06).
+    Lion 4, Adafactor's factored second moment ~0.06), plus what an unfused AdamW
+    step's temporary adds to the peak (below).
 ``adapter``
     LoRA/QLoRA only: rank·(d_in + d_out) per targeted linear (per expert for
     MoE), 4 bytes each (2 in ``pure-bf16``).
@@ -55,11 +56,23 @@ with a trainable parameter, frozen base included for LoRA. DeepSpeed ZeRO-2/3
 accumulate into the partitioned gradients and need nothing extra. litgpt's 2-GPU
 LoRA run (128 accumulation steps) shows it: 22.2 GB per GPU, more than its 1-GPU run
 (benchmarks/measurements.yaml, lg-rt-27).
+
+The optimizer step is a second peak. ``torch.optim.AdamW`` without ``fused=True`` runs
+``torch.optim.adam._multi_tensor_adam``: ``exp_avg_sq_sqrt =
+torch._foreach_sqrt(device_exp_avg_sqs)`` allocates one temporary the size of a moment
+for every parameter of the group at once, then divides, adds eps and
+``_foreach_addcdiv_`` into the weights. By then the activations are freed, so the step's
+peak is weights, gradients, states and that temporary (``Footprint.step_workspace``),
+and the peak of the run the larger of the two (:meth:`Footprint.per_gpu`). It matters
+for a full fine-tune with small activations (checkpointing, short sequences). Which
+frameworks step unfused is a profile fact (``PROFILE_FOREACH_ADAMW``); DeepSpeed ZeRO
+steps with its fused Adam, and an offloaded optimizer steps on the host.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
 
 from engine.activations import activation_bytes, autocast_copy_bytes, dequant_workspace_bytes
 from engine.architecture import Architecture
@@ -78,7 +91,7 @@ from engine.constants import (
     ZERO3_GATHERED_UNITS,
 )
 from engine.profiles import profile, trained_architecture
-from engine.request import Method, Mode, Request, Sharding, StatePrecision
+from engine.request import Method, Mode, Optimizer, Request, Sharding, StatePrecision
 
 COMPONENTS: tuple[str, ...] = (
     "base_weights",
@@ -144,6 +157,9 @@ class Footprint(Breakdown):
     zero_fp32_grads: float = 0.0
     """FP32 gradients DeepSpeed's ZeRO (stage 1-3) keeps in its optimizer partition,
     sharded and offloaded with the optimizer state (``PROFILE_DEEPSPEED_ZERO``)."""
+    step_workspace: float = 0.0
+    """The temporary an unfused (foreach) AdamW step allocates, one moment's size per
+    trainable parameter (see the module docstring); 0 for a fused step."""
     napkin: bool = False
 
     @property
@@ -153,10 +169,44 @@ class Footprint(Breakdown):
         return self.gradients + self.frozen_grad
 
     def per_gpu(self, stage: Sharding, count: int, offload: bool = False) -> Breakdown:
-        """Memory on each of ``count`` GPUs under ZeRO ``stage`` (``none``: replicas).
+        """Memory on each of ``count`` GPUs under ZeRO ``stage`` (``none``: replicas), at
+        the run's peak: the backward pass (:meth:`during_backward`), or the optimizer step
+        (:meth:`at_step`) where that is higher, its excess shown with the optimizer.
 
         ``auto`` must be resolved by the caller (see ``engine.fit.resolve_stage``).
         """
+        during = self.during_backward(stage, count, offload)
+        excess = self.at_step(stage, count, offload) - during.total
+        if excess <= 0:
+            return during
+        return replace(during, optimizer=during.optimizer + excess)
+
+    def at_step(self, stage: Sharding, count: int, offload: bool = False) -> float:
+        """Per-GPU GB during an unfused AdamW step; 0 when the step allocates nothing
+        (a fused step, DeepSpeed ZeRO's own Adam, or the host's under offload).
+
+        Activations are freed and FSDP has gathered nothing: weights, master weights,
+        gradients (reduce-scattered), states and adapters, sharded under ``fsdp``, the
+        step's temporary beside them, and the fixed overhead.
+        """
+        if not self.step_workspace or offload or stage.is_zero or self.napkin:
+            return 0.0
+        fsdp = stage is Sharding.FSDP
+        shards = max(count, 1) if fsdp else 1
+        held = (
+            self.base_weights
+            + self.master_weights
+            + self.gradients
+            + (self.frozen_grad if fsdp else 0.0)
+            + self.optimizer
+            + self.adapter
+            + self.step_workspace
+        )
+        return held / shards + self.overhead
+
+    def during_backward(self, stage: Sharding, count: int, offload: bool = False) -> Breakdown:
+        """Memory on each of ``count`` GPUs while one micro-batch's backward runs: the
+        activations, the gathered units and the gradients as they build up."""
         n = max(count, 1)
         if self.napkin:
             return Breakdown(
@@ -202,12 +252,20 @@ class Footprint(Breakdown):
             weights, master, gradients, optimizer, adapter, self.activations, self.overhead
         )
 
-    def split(self, stage: Sharding, offload: bool = False) -> tuple[float, float]:
-        """``(fixed, sharded)`` GB such that per-GPU memory = fixed + sharded / N (N > 1)."""
-        one = self.per_gpu(stage, 1 << 40, offload).total
-        two = self.per_gpu(stage, 2, offload).total
-        sharded = max(0.0, (two - one) * 2)
-        return one, sharded
+    def split(self, stage: Sharding, offload: bool = False) -> tuple[tuple[float, float], ...]:
+        """``(fixed, sharded)`` GB lines such that per-GPU memory on N > 1 cards is the
+        largest ``fixed + sharded / N``: one for the backward pass, one for an unfused
+        optimizer step when it has a temporary."""
+        phases: list[Callable[[int], float]] = [
+            lambda n: self.during_backward(stage, n, offload).total
+        ]
+        if self.at_step(stage, 2, offload):
+            phases.append(lambda n: self.at_step(stage, n, offload))
+        lines = []
+        for total in phases:
+            one, two = total(1 << 40), total(2)
+            lines.append((one, max(0.0, (two - one) * 2)))
+        return tuple(lines)
 
     def offloaded_gb(self, stage: Sharding) -> float:
         """Host (CPU) memory the offloaded state needs, summed over all GPUs."""
@@ -303,7 +361,19 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
             if profile(request.framework).deepspeed_zero and not pure
             else 0.0
         ),
+        step_workspace=_step_workspace(request, trainable, opt_per_param) / GB,
     )
+
+
+def _step_workspace(request: Request, trainable: float, opt_per_param: float) -> float:
+    """Bytes of the temporary an unfused AdamW step allocates (``torch._foreach_sqrt`` of
+    the second moments): one moment, half of AdamW's state bytes, per trainable
+    parameter. None for a fused step, another optimizer, or a step run per parameter
+    inside backward."""
+    unfused = profile(request.framework).foreach_adamw and request.optimizer is Optimizer.ADAMW
+    if not unfused or (request.effective_method is Method.FULL and request.optimizer_in_backward):
+        return 0.0
+    return opt_per_param / 2 * trainable
 
 
 def _napkin_footprint(arch: Architecture, method: Method) -> Footprint:

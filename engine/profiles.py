@@ -128,7 +128,8 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
             "zero",
         ))
     if PROFILE_FOREACH_ADAMW[key]:
-        changes.append(("unfused (foreach) AdamW step", "full-outside-zero"))
+        changes.append(("unfused (foreach) AdamW step, with a moment-sized temporary",
+                        "full-outside-zero"))
     if PROFILE_EAGER_NF4[key]:
         changes.append(("torchao NF4 dequantized by unfused kernels (no torch.compile)",
                         "qlora-eager"))

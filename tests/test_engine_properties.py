@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catalog.loader import default_catalog
 from engine import Request
+from engine.fit import Sizer
 from engine.memory import footprint
 from engine.request import Sharding
 
@@ -76,3 +78,21 @@ def test_fsdp_accumulation_never_saves_memory_and_never_grows_with_cards(
     assert per_gpu(Sharding.FSDP, n + 1, grad_accum=accum, **kw) <= per_gpu(
         Sharding.FSDP, n, grad_accum=accum, **kw
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    MODELS, METHODS, st.sampled_from(["hf", "litgpt", "generic"]),
+    st.sampled_from([Sharding.FSDP, Sharding.ZERO3, Sharding.ZERO1]), st.integers(2, 64),
+    st.integers(64, 8192),
+)
+def test_card_sizing_agrees_with_per_gpu_memory_at_every_count(
+    model, method, framework, stage, n, seq
+) -> None:
+    """The sizer's lines (backward pass, optimizer step) give the same per-GPU figure as
+    the footprint itself, so the count it picks is the one the reply's breakdown shows."""
+    request = Request(model=model, method=method, framework=framework, seq_len=seq,
+                      sharding=stage)
+    fp = footprint(CATALOG.model(model).architecture, request)
+    sizer = Sizer(fp, stage, False)
+    assert sizer._per_gpu(n) == pytest.approx(fp.per_gpu(stage, n).total, rel=1e-9)

@@ -425,3 +425,70 @@ def test_litgpt_qlora_stores_its_lm_head_at_4_bits(catalog: Catalog) -> None:
     head = arch.vocab_size * arch.hidden_size
     saved = base_weight_bytes(arch, hf) - base_weight_bytes(arch, lit)
     assert saved == pytest.approx(head * (2 - 4.127 / 8))
+
+
+# --- the optimizer step's peak (unfused AdamW) --------------------------------
+
+
+def test_unfused_adamw_step_allocates_one_moment_per_trainable_parameter(
+    catalog: Catalog,
+) -> None:
+    f = fp(catalog, model="llama-3.2-1b", method="full", framework="hf")
+    params = catalog.model("llama-3.2-1b").architecture.total_params
+    assert f.step_workspace == pytest.approx(4 * params / GB)
+
+
+def test_pure_bf16_moments_make_a_two_byte_step_temporary(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full", state_precision="pure-bf16",
+           framework="hf")
+    params = catalog.model("llama-3.1-8b").architecture.total_params
+    assert f.step_workspace == pytest.approx(2 * params / GB)
+
+
+def test_fused_adamw_step_allocates_nothing(catalog: Catalog) -> None:
+    for framework in ("torchtune", "generic"):
+        f = fp(catalog, model="llama-3.2-1b", method="full", framework=framework)
+        assert f.step_workspace == 0
+
+
+def test_other_optimizers_and_steps_inside_backward_allocate_nothing(catalog: Catalog) -> None:
+    kw = dict(model="llama-3.2-1b", method="full", framework="hf")
+    assert fp(catalog, optimizer="adamw-8bit", **kw).step_workspace == 0
+    assert fp(catalog, optimizer_in_backward=True, **kw).step_workspace == 0
+
+
+def test_step_peak_sets_memory_when_activations_are_small(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.2-1b", method="full", framework="hf", seq_len=256)
+    assert f.step_workspace > f.activations
+    peak = f.per_gpu(Sharding.NONE, 1)
+    assert peak.total == pytest.approx(f.at_step(Sharding.NONE, 1))
+    assert peak.total > f.during_backward(Sharding.NONE, 1).total
+
+
+def test_step_peak_is_shown_with_the_optimizer(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.2-1b", method="full", framework="hf", seq_len=256)
+    during = f.during_backward(Sharding.NONE, 1)
+    peak = f.per_gpu(Sharding.NONE, 1)
+    assert peak.optimizer > during.optimizer
+    assert peak.activations == during.activations
+
+
+def test_large_activations_hide_the_step_temporary(catalog: Catalog) -> None:
+    f = fp(
+        catalog, model="llama-3.2-1b", method="full", framework="hf",
+        seq_len=8192, micro_batch=8, grad_checkpointing=False,
+    )
+    assert f.per_gpu(Sharding.NONE, 1) == f.during_backward(Sharding.NONE, 1)
+
+
+def test_zero_and_offloaded_steps_have_no_temporary_peak(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.2-1b", method="full", framework="hf", seq_len=256)
+    assert f.at_step(Sharding.ZERO2, 4) == 0
+    assert f.at_step(Sharding.NONE, 1, offload=True) == 0
+
+
+def test_fsdp_step_temporary_is_sharded(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.2-1b", method="full", framework="litgpt", seq_len=256)
+    two, four = f.at_step(Sharding.FSDP, 2), f.at_step(Sharding.FSDP, 4)
+    held = two - f.overhead
+    assert four - f.overhead == pytest.approx(held / 2)

@@ -181,8 +181,9 @@ def test_fsdp_and_pure_bf16_keep_no_fp32_gradient_partition(catalog: Catalog) ->
     hf = resolve(Request(model="llama-3.1-8b", method="full", framework="hf"))
     generic = Request(model="llama-3.1-8b", method="full")
     for stage in (Sharding.FSDP, Sharding.NONE):
-        assert footprint(arch, hf).per_gpu(stage, 8).optimizer == pytest.approx(
-            footprint(arch, generic).per_gpu(stage, 8).optimizer
+        # During backward: hf's unfused AdamW step is a later peak of its own.
+        assert footprint(arch, hf).during_backward(stage, 8).optimizer == pytest.approx(
+            footprint(arch, generic).during_backward(stage, 8).optimizer
         )
     pure = hf.model_copy(update={"state_precision": StatePrecision.PURE_BF16})
     assert footprint(arch, pure).zero_fp32_grads == 0.0
