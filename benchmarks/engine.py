@@ -3,7 +3,8 @@
 Prints:
 * estimates/s for a mix of requests, each ranking every catalog card and
   computing the what-if panel with the physical time model on every card (target: a
-  full estimate under 1 ms on one core, i.e. >= 1,000/s);
+  full estimate under 1 ms on one core, i.e. >= 1,000/s), and Python function calls per
+  estimate (cProfile), which the machine's load does not move;
 * whole-process time of `ftcost --json 70b qlora 50M tokens h100` as a ratio to
   `python -c "import pydantic, yaml"` measured in the same run (target: <= 3);
 * whether the CLI imported any Slack or Discord module, or aiohttp, redis or matplotlib
@@ -15,8 +16,11 @@ Run: python benchmarks/engine.py [--seconds N]
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import os
 import platform
+import pstats
 import statistics
 import subprocess
 import sys
@@ -49,6 +53,23 @@ def estimates_per_second(seconds: float) -> tuple[float, int]:
             estimate(r, catalog)
         done += len(REQUESTS)
     return done / (time.perf_counter() - start), len(catalog.gpus)
+
+
+def calls_per_estimate(rounds: int = 100) -> float:
+    """Python function calls per estimate, counted by cProfile over the same mix: a
+    figure the machine's load does not move, to compare changes by when the timing
+    swings run to run."""
+    catalog = default_catalog()
+    for r in REQUESTS:
+        estimate(r, catalog)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(rounds):
+        for r in REQUESTS:
+            estimate(r, catalog)
+    profiler.disable()
+    stats = pstats.Stats(profiler, stream=io.StringIO())
+    return float(stats.total_calls) / (rounds * len(REQUESTS))  # type: ignore[attr-defined]
 
 
 def _time_process(argv: list[str], runs: int) -> float:
@@ -93,6 +114,8 @@ def main() -> None:
     rate, cards = estimates_per_second(args.seconds)
     print(f"estimates/s (one core, {cards} cards ranked + what-if panel): {rate:,.0f} "
           f"({1000 / rate:.2f} ms each)  [target < 1 ms] {'OK' if rate >= 1000 else 'MISS'}")
+    print(f"function calls per estimate (cProfile, load-independent): "
+          f"{calls_per_estimate():,.0f}")
     print(f"machine: {platform.machine()} {platform.processor() or ''}, "
           f"{os.cpu_count()} cores, {date.today()}")
     cli, base, ratio = cli_ratio(args.runs)

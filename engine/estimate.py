@@ -324,13 +324,18 @@ def _what_if_variants(request: Request) -> list[tuple[str, Request]]:
 
 
 def _what_ifs(
-    request: Request, model: ModelSpec, catalog: Catalog, pick: GpuSpec | None
+    request: Request,
+    model: ModelSpec,
+    catalog: Catalog,
+    pick: GpuSpec | None,
+    planned: tuple[Footprint, Compute],
 ) -> list[WhatIf]:
     """Each variant on the pick's card type, at the count it needs there.
 
     "At your settings" (the specification's what-if panel): every row uses the card
     the headline picked, so methods are compared on one card. A variant no count of
-    that card holds names the smallest card that does.
+    that card holds names the smallest card that does. ``planned`` is the request's
+    own footprint and workload, reused for the variant equal to the request.
     """
     base_method = request.effective_method
     table = _card_table(catalog)
@@ -342,8 +347,11 @@ def _what_ifs(
             and variant.state_precision is request.state_precision
             and variant.offload is request.offload
         )
-        fp = footprint(model.architecture, variant)
-        work = compute(model.active_params, variant, model.architecture)
+        if variant == request:
+            fp, work = planned
+        else:
+            fp = footprint(model.architecture, variant)
+            work = compute(model.active_params, variant, model.architecture)
         option: Option | None = None
         elsewhere: Option | None = None
         if pick is not None:
@@ -431,7 +439,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         stage = resolve_stage(request.sharding, 1)
         memory, count = fp.per_gpu(stage, 1, request.offload), 1
     pick = shown[0].gpu if shown and (shown[0].fits or shown[0].named) else None
-    what_if = _what_ifs(request, model, catalog, pick)
+    what_if = _what_ifs(request, model, catalog, pick, (fp, work))
     context = caveats.Context(
         request=request,
         model=model,

@@ -165,6 +165,9 @@ class Sizer:
             self.lines = fp.split(self.multi, offload)
 
     def _per_gpu(self, count: int) -> float:
+        if len(self.lines) == 1:  # the usual case: no optimizer-step peak
+            fixed, sharded = self.lines[0]
+            return fixed + sharded / count
         return max(fixed + sharded / count for fixed, sharded in self.lines)
 
     def fewest(self, gpu: GpuSpec) -> tuple[int, Sharding, float] | None:

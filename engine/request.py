@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Annotated, Final
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -162,14 +163,15 @@ class Sharding(StrEnum):
     ZERO3 = "zero3"
     FSDP = "fsdp"
 
-    @property
+    @cached_property
     def shards_weights(self) -> bool:
         """Stage 3: weights are sharded too (``zero3``, ``fsdp``)."""
         return self in (Sharding.ZERO3, Sharding.FSDP)
 
-    @property
+    @cached_property
     def is_zero(self) -> bool:
         """A DeepSpeed ZeRO stage (``zero1``-``zero3``): optimizer state is sharded."""
+        # Cached on the member: card sizing asks it tens of times per card and estimate.
         return self in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
 
 
