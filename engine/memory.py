@@ -90,7 +90,7 @@ from engine.constants import (
     PRECISION_BYTES,
     ZERO3_GATHERED_UNITS,
 )
-from engine.profiles import profile, trained_architecture
+from engine.profiles import fp32_residual_stream, profile, trained_architecture
 from engine.request import Method, Mode, Optimizer, Request, Sharding, StatePrecision
 
 COMPONENTS: tuple[str, ...] = (
@@ -157,6 +157,9 @@ class Footprint(Breakdown):
     zero_fp32_grads: float = 0.0
     """FP32 gradients DeepSpeed's ZeRO (stage 1-3) keeps in its optimizer partition,
     sharded and offloaded with the optimizer state (``PROFILE_DEEPSPEED_ZERO``)."""
+    sharded_activations: float = 0.0
+    """The activations on cards that shard the weights, where they differ (``auto``
+    sharding of ``hf`` QLoRA, whose FP32 stream only an unsharded run has); 0 else."""
     step_workspace: float = 0.0
     """The temporary an unfused (foreach) AdamW step allocates, one moment's size per
     trainable parameter (see the module docstring); 0 for a fused step."""
@@ -219,6 +222,9 @@ class Footprint(Breakdown):
                 0.0,
             )
         s3 = stage.shards_weights
+        activations = self.activations
+        if s3 and self.sharded_activations:
+            activations = self.sharded_activations
         s1 = stage.is_zero or stage is Sharding.FSDP
         s2 = s3 or stage is Sharding.ZERO2
         optimizer = 0.0 if offload else (self.optimizer / n if s1 else self.optimizer)
@@ -249,7 +255,7 @@ class Footprint(Breakdown):
         else:
             weights, adapter = self.base_weights, self.adapter
         return Breakdown(
-            weights, master, gradients, optimizer, adapter, self.activations, self.overhead
+            weights, master, gradients, optimizer, adapter, activations, self.overhead
         )
 
     def split(self, stage: Sharding, offload: bool = False) -> tuple[tuple[float, float], ...]:
@@ -344,12 +350,8 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         gradients=gradients / GB,
         optimizer=optimizer / GB,
         adapter=adapter / GB,
-        activations=(
-            activation_bytes(arch, request)
-            + autocast_copy_bytes(arch, request)
-            + dequant_workspace_bytes(arch, request)
-        )
-        / GB,
+        activations=_activation_bytes(arch, request) / GB,
+        sharded_activations=_sharded_activation_bytes(arch, request) / GB,
         overhead=OVERHEAD_GB,
         gathered=arch.largest_layer_params * gathered_bytes / GB,
         gathered_grad=arch.largest_layer_params * grad_bytes / GB if method is Method.FULL else 0.0,
@@ -363,6 +365,25 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         ),
         step_workspace=_step_workspace(request, trainable, opt_per_param) / GB,
     )
+
+
+def _activation_bytes(arch: Architecture, request: Request) -> float:
+    """Activations plus the autocast casts and QLoRA's dequantized copy beside them."""
+    return (
+        activation_bytes(arch, request)
+        + autocast_copy_bytes(arch, request)
+        + dequant_workspace_bytes(arch, request)
+    )
+
+
+def _sharded_activation_bytes(arch: Architecture, request: Request) -> float:
+    """The activations on cards that shard the weights, where they differ from the
+    request's own: ``auto`` sharding with an FP32 residual stream on one card, which
+    several cards (ZeRO-3) do not prepare (``engine.profiles.fp32_residual_stream``).
+    0 where they are the same."""
+    if request.sharding is not Sharding.AUTO or not fp32_residual_stream(request):
+        return 0.0
+    return _activation_bytes(arch, request.model_copy(update={"sharding": Sharding.ZERO3}))
 
 
 def _step_workspace(request: Request, trainable: float, opt_per_param: float) -> float:

@@ -202,7 +202,7 @@ def changes_for(
         "zero": zero,
         "full-outside-zero": full and not zero,
         "qlora-eager": eager_nf4_dequant(request),
-        "qlora-fp32": fp32_residual_stream(request),
+        "qlora-fp32": fp32_residual_stream(request, stage),
         "tied": arch is not None and arch.tie_embeddings,
     }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
@@ -225,15 +225,17 @@ def trained_architecture(arch: Architecture, request: Request) -> Architecture:
     return arch.untied if PROFILES[request.framework].untied_head else arch
 
 
-def fp32_residual_stream(request: Request) -> bool:
+def fp32_residual_stream(request: Request, stage: Sharding | None = None) -> bool:
     """Whether ``request`` runs its residual stream in FP32: QLoRA on a framework whose
     4-bit preparation keeps the norms in FP32 (``PROFILE_KBIT_FP32_NORMS``), with
     weights not sharded (TRL skips that preparation for FSDP and ZeRO-3 QLoRA) and a
-    bitsandbytes base (PEFT casts nothing for a GPTQ model)."""
+    bitsandbytes base (PEFT casts nothing for a GPTQ model). ``stage``: the sharding
+    the run uses, when known (``auto`` shards on several cards); else the request's."""
+    sharding = request.sharding if stage is None else stage
     return (
         request.effective_method is Method.QLORA
         and PROFILES[request.framework].kbit_fp32_norms
-        and not request.sharding.shards_weights
+        and not sharding.shards_weights
         and not request.gptq
     )
 

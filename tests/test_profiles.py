@@ -368,3 +368,28 @@ def test_the_reply_names_the_separate_head_only_for_tied_models(catalog: Catalog
     assert any(line in c for c in changes_for(lit, None, tied))
     assert not any(line in c for c in changes_for(lit, None, untied))
     assert not any(line in c for c in changes_for(lit))
+
+
+def test_auto_sharding_counts_the_fp32_stream_only_on_one_card(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    auto = footprint(arch, _hf_qlora(sharding="auto"))
+    zero3 = footprint(arch, _hf_qlora(sharding="zero3"))
+    one_card = footprint(arch, _hf_qlora(sharding="none"))
+    assert auto.per_gpu(Sharding.NONE, 1).activations == one_card.activations
+    assert auto.per_gpu(Sharding.ZERO3, 4).activations == zero3.activations
+    assert zero3.activations < one_card.activations
+
+
+def test_the_fp32_stream_line_follows_the_shown_cards_sharding() -> None:
+    line = "QLoRA norms in FP32"
+    auto = _hf_qlora(sharding="auto")
+    assert any(line in c for c in changes_for(auto, Sharding.NONE))
+    assert not any(line in c for c in changes_for(auto, Sharding.ZERO3))
+
+
+def test_hf_qlora_on_several_cards_under_auto_is_sized_as_zero3(catalog: Catalog) -> None:
+    fields = {"model": "llama-3.1-70b", "method": "qlora", "framework": "hf",
+              "gpu": "a100-40gb-sxm", "gpu_count": 2, "micro_batch": 2}
+    auto = estimate(Request(**fields), catalog).options[0]
+    zero3 = estimate(Request(sharding="zero3", **fields), catalog).options[0]
+    assert auto.per_gpu_gb == pytest.approx(zero3.per_gpu_gb)
