@@ -493,3 +493,36 @@ def test_a_followup_in_plain_english_changes_what_it_names(
 ) -> None:
     base = parse_query("8b lora 50M tokens h100", CAT)
     assert apply_followup(base, followup, CAT).model_dump()[field] == value
+
+
+# --- FSDP strategy names and optimizer steps ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "sharding"),
+    [
+        ("8b full full_shard auto_wrap 8x h100", Sharding.FSDP),
+        ("8b full fsdp full-shard 8x h100", Sharding.FSDP),
+        ("8b lora no_shard 2x h100", Sharding.NONE),
+    ],
+)
+def test_fsdp_strategy_names_set_the_sharding(text: str, sharding: Sharding) -> None:
+    assert parse_query(text, CAT).sharding is sharding
+
+
+def test_hf_fsdp_argument_with_offload_shards_and_offloads() -> None:
+    request = parse_query("8b lora hf full_shard offload auto_wrap 4x a100", CAT)
+    assert request.sharding is Sharding.FSDP
+    assert request.offload
+
+
+@pytest.mark.parametrize("text", ["8b lora 1000 steps", "8b lora 500 iterations bs 4"])
+def test_a_count_of_steps_is_refused_with_how_to_say_tokens(text: str) -> None:
+    err = refused(text)
+    assert "not optimizer steps" in err.message
+    assert "tokens" in err.message
+    assert "Example: " in err.message
+
+
+def test_gradient_accumulation_steps_still_read_as_accumulation() -> None:
+    assert fields("8b lora 4 accumulation steps")["grad_accum"] == 4

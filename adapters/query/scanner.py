@@ -225,6 +225,10 @@ def _bare_size(s: State, i: int) -> int:
     return 1
 
 
+STEP_WORDS: Final = frozenset({"steps", "step", "iters", "iterations", "max-steps", "max_steps"})
+"""Words after a number that count optimizer steps, which a request does not take."""
+
+
 def _dangling(s: State, i: int) -> int:
     """Explain a unit without a number or a number without a unit."""
     low, word = s.low(i), s.raw(i)
@@ -232,6 +236,14 @@ def _dangling(s: State, i: int) -> int:
     if unit is not None:
         raise error(f'"{quoted(word)}" needs a number.', word,
                      example=FIELDS[unit.field].example)
+    if read_number(low) and s.low(i + 1) in STEP_WORDS:
+        raise error(
+            f'"{quoted(s.raw(i, 2))}": ftcost counts a run in tokens or epochs, not optimizer '
+            "steps. Say the tokens: steps x batch x accumulation x GPUs x sequence "
+            "(1000 steps of 8 x 2,048 tokens on one GPU is 16M tokens).",
+            s.raw(i, 2),
+            example="8b lora 16M tokens bs 8 seq 2048",
+        )
     if read_number(low) or COUNT_X_RE.match(low) or low in ("x", "*"):
         raise error(
             f'"{quoted(word)}" needs a unit: say what it counts '

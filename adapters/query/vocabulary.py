@@ -55,8 +55,10 @@ KEYWORDS: Final = _table(
         ("sharding", Sharding.ZERO1): ("zero1", "zero-1"),
         ("sharding", Sharding.ZERO2): ("zero2", "zero-2"),
         ("sharding", Sharding.ZERO3): ("zero3", "zero-3"),
-        ("sharding", Sharding.FSDP): ("fsdp", "fsdp1", "fsdp2"),
-        ("sharding", Sharding.NONE): ("ddp", "no-sharding"),
+        # FSDP's strategy names as HF's ``--fsdp "full_shard auto_wrap"`` and accelerate's
+        # ``fsdp_sharding_strategy`` spell them (NO_SHARD is plain data parallelism).
+        ("sharding", Sharding.FSDP): ("fsdp", "fsdp1", "fsdp2", "full_shard", "full-shard"),
+        ("sharding", Sharding.NONE): ("ddp", "no-sharding", "no_shard", "no-shard"),
         ("mode", Mode.NAPKIN): ("napkin",),
         ("mode", Mode.DETAILED): ("detailed",),
         ("framework", Framework.HF): (
@@ -136,6 +138,8 @@ FILLER: Final = frozenset(
         # the library behind a word already said (QLoRA's base, 8-bit Adam)
         "bnb", "bitsandbytes",
         "layers", "layer", "only", "modules", "ft", "trainer",
+        # HF's ``--fsdp "full_shard auto_wrap"``: how FSDP wraps, not what it holds
+        "auto_wrap", "auto-wrap",
         # a follow-up's plain English ("same but full", "switch to hf", "make it 2 epochs")
         "same", "but", "switch", "make", "change", "enable", "enabled",
         "memory", "vram", "usage", "peak", "requirement", "requirements",
