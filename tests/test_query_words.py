@@ -526,3 +526,76 @@ def test_a_count_of_steps_is_refused_with_how_to_say_tokens(text: str) -> None:
 
 def test_gradient_accumulation_steps_still_read_as_accumulation() -> None:
     assert fields("8b lora 4 accumulation steps")["grad_accum"] == 4
+
+
+# --- settings as configs and training scripts spell them -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("8b lora micro_batch_size 4", {"micro_batch": 4}),  # axolotl, litgpt
+        ("8b lora local_batch_size 4", {"micro_batch": 4}),  # torchtitan
+        ("8b lora train_micro_batch_size_per_gpu 4", {"micro_batch": 4}),  # DeepSpeed
+        ("8b lora cutoff_len 1024", {"seq_len": 1024}),  # LLaMA-Factory
+        ("8b lora sequence_len 4096", {"seq_len": 4096}),  # axolotl
+        ("8b lora model_max_length 1024", {"seq_len": 1024}),  # alpaca scripts
+        ("8b full block_size 1024", {"seq_len": 1024}),  # HF run_clm
+    ],
+)
+def test_batch_and_sequence_under_their_config_names(text: str, expected: dict) -> None:
+    got = fields(text)
+    assert {k: got[k] for k in expected} == expected
+
+
+def test_a_true_setting_is_the_setting() -> None:
+    got = fields("8b lora bf16=True packing=True use_liger_kernel=True")
+    assert got["packing"] and got["fused_ce"]
+
+
+def test_a_false_switch_turns_it_off() -> None:
+    assert parse_query("8b lora gradient_checkpointing=False", CAT).grad_checkpointing is False
+    assert parse_query("8b lora gradient checkpointing false", CAT).grad_checkpointing is False
+
+
+def test_a_false_value_word_says_nothing() -> None:
+    assert parse_query("8b lora fp16=False", CAT) == parse_query("8b lora", CAT)
+
+
+def test_load_in_4bit_true_is_qlora_and_false_is_not() -> None:
+    assert parse_query("8b lora load_in_4bit=True", CAT).method is Method.QLORA
+    assert parse_query("8b lora load_in_4bit=False", CAT).method is Method.LORA
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["8b lora quantization_bit 4", "8b lora quant_bits 4", "8b lora finetuning_type lora "
+     "quantization_bit 4"],
+)
+def test_a_four_bit_quantization_setting_is_qlora(text: str) -> None:
+    assert parse_query(text, CAT).method is Method.QLORA
+
+
+def test_llama_factory_lora_target_all_is_all_linear() -> None:
+    assert parse_query("8b lora lora_target all", CAT).lora_targets is LoraTargets.ALL_LINEAR
+
+
+def test_axolotl_lora_target_linear_is_all_linear() -> None:
+    request = parse_query("8b lora lora_target_linear true", CAT)
+    assert request.lora_targets is LoraTargets.ALL_LINEAR
+
+
+def test_torchtune_attention_module_list_sets_the_targets() -> None:
+    request = parse_query("8b lora torchtune lora_attn_modules ['q_proj','v_proj']", CAT)
+    assert request.lora_targets is LoraTargets.QV
+
+
+def test_torchtune_and_unsloth_switch_names() -> None:
+    assert not parse_query("8b lora enable_activation_checkpointing=False", CAT).grad_checkpointing
+    assert parse_query("8b lora enable_activation_offloading=True", CAT).activation_offload
+    assert parse_query("8b lora use_gradient_checkpointing unsloth", CAT).grad_checkpointing
+
+
+def test_llama_factory_stage_sft_says_nothing_and_a_bare_stage_is_deepspeeds() -> None:
+    assert parse_query("8b lora stage sft", CAT) == parse_query("8b lora", CAT)
+    assert "DeepSpeed" in refused("8b full stage 3 4x a100").message

@@ -172,13 +172,19 @@ UNITS: Final = (
     Unit(
         "seq_len",
         ("seq", "seqlen", "seq-len", "sequence", "sequence-length", "ctx", "ctx-len", "context",
-         "context-length", "max-seq", "max-seq-len", "max-seq-length", "max-length-seq"),
+         "context-length", "max-seq", "max-seq-len", "max-seq-length", "max-length-seq",
+         # the same setting as axolotl, LLaMA-Factory, HF's run_clm and the alpaca scripts
+         # name it
+         "sequence-len", "seq-length", "cutoff-len", "block-size", "model-max-length"),
         _to_seq,
     ),
     Unit(
         "micro_batch",
         ("bs", "batch", "batch-size", "micro-batch", "microbatch", "micro-bs", "mbs",
-         "per-device-batch", "per-device-batch-size", "per-device-train-batch-size"),
+         "per-device-batch", "per-device-batch-size", "per-device-train-batch-size",
+         # axolotl and litgpt, torchtitan, DeepSpeed's config
+         "micro-batch-size", "local-batch-size", "train-micro-batch-size-per-gpu",
+         "per-gpu-batch-size", "batch-size-per-gpu"),
         _integer("micro_batch"),
     ),
     Unit(

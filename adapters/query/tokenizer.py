@@ -117,6 +117,32 @@ def _merge_phrases(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
+def _read_booleans(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Read a setting's ``True``/``False`` as configs and HF's arguments write them
+    (``bf16=True``, ``gradient_checkpointing=False``): after a switch, ``false`` turns
+    it off (``no-`` it); after any other word, ``true`` keeps the word and ``false``
+    drops both (``fp16=False`` says nothing to estimate). A lone ``true`` stays a word."""
+    out: list[tuple[str, str]] = []
+    for raw, low in words:
+        prev = out[-1][1] if out else ""
+        if low in ("true", "false") and prev and prev not in BOOLEAN_WORDS:
+            if low == "true":
+                out[-1] = (f"{out[-1][0]} {raw}", prev)
+            elif prev in FLAGS or prev in FOUR_BIT_WORDS:
+                if prev in FLAGS:
+                    out[-1] = (f"{out[-1][0]} {raw}", f"no-{prev}")
+                else:
+                    out.pop()  # load_in_4bit=False: no 4-bit base
+            else:
+                out.pop()
+            continue
+        out.append((raw, low))
+    return out
+
+
+BOOLEAN_WORDS: Final = frozenset({"true", "false"})
+
+
 def _is_known(catalog: Catalog, low: str) -> bool:
     """Whether a single word means something as it stands (so is never unglued)."""
     return bool(
@@ -160,7 +186,8 @@ def _unglue(catalog: Catalog, low: str) -> list[str]:
 
 def tokenize(text: str, catalog: Catalog) -> list[Word]:
     words: list[Word] = []
-    for origin, (raw, low) in enumerate(_merge_phrases(_merge_spelled(_split(_clean(text))))):
+    merged = _read_booleans(_merge_phrases(_merge_spelled(_split(_clean(text)))))
+    for origin, (raw, low) in enumerate(merged):
         words += [Word(raw, piece, origin) for piece in _unglue(catalog, low)]
     return words
 

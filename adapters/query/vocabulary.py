@@ -29,7 +29,9 @@ KEYWORDS: Final = _table(
         ),
         ("method", Method.LORA): ("lora",),
         ("method", Method.QLORA): ("qlora",),
-        ("lora_targets", LoraTargets.ALL_LINEAR): ("all-linear", "alllinear"),
+        ("lora_targets", LoraTargets.ALL_LINEAR): (
+            "all-linear", "alllinear", "lora-target-linear",  # axolotl's lora_target_linear
+        ),
         ("lora_targets", LoraTargets.ATTENTION): (
             "attn", "attention", "attn-only", "qkvo", "qkv",  # q, k, v counted with o
         ),
@@ -57,8 +59,8 @@ KEYWORDS: Final = _table(
         ("sharding", Sharding.ZERO3): ("zero3", "zero-3"),
         # FSDP's strategy names as HF's ``--fsdp "full_shard auto_wrap"`` and accelerate's
         # ``fsdp_sharding_strategy`` spell them (NO_SHARD is plain data parallelism).
-        ("sharding", Sharding.FSDP): ("fsdp", "fsdp1", "fsdp2", "full_shard", "full-shard"),
-        ("sharding", Sharding.NONE): ("ddp", "no-sharding", "no_shard", "no-shard"),
+        ("sharding", Sharding.FSDP): ("fsdp", "fsdp1", "fsdp2", "full-shard"),
+        ("sharding", Sharding.NONE): ("ddp", "no-sharding", "no-shard"),
         ("mode", Mode.NAPKIN): ("napkin",),
         ("mode", Mode.DETAILED): ("detailed",),
         ("framework", Framework.HF): (
@@ -79,7 +81,8 @@ KEYWORDS: Final = _table(
 FLAGS: Final = {
     **dict.fromkeys(
         ("ckpt", "checkpointing", "grad-ckpt", "gradient-checkpointing",
-         "activation-checkpointing"),
+         "activation-checkpointing", "enable-activation-checkpointing",  # torchtune
+         "use-gradient-checkpointing"),  # Unsloth's get_peft_model
         "grad_checkpointing",
     ),
     **dict.fromkeys(
@@ -107,7 +110,8 @@ FLAGS: Final = {
         "selective_checkpointing",
     ),
     **dict.fromkeys(
-        ("activation-offload", "activation-offloading", "offload-activations"),
+        ("activation-offload", "activation-offloading", "offload-activations",
+         "enable-activation-offloading"),  # torchtune
         "activation_offload",
     ),
     **dict.fromkeys(("spot", "spot-price", "spot-prices", "preemptible", "interruptible"),
@@ -135,11 +139,14 @@ FILLER: Final = frozenset(
         "instruct", "instruction", "chat", "base", "pretrained", "weights", "checkpoint",
         # "target q_proj v_proj", "target_modules all-linear": the targets follow
         "target", "targets", "target-modules", "lora-target-modules", "lora-targets",
+        "lora-target", "lora-attn-modules",  # LLaMA-Factory's, torchtune's
+        # the config keys that only say which method follows (LLaMA-Factory, ms-swift)
+        "finetuning-type", "train-type",
         # the library behind a word already said (QLoRA's base, 8-bit Adam)
         "bnb", "bitsandbytes",
         "layers", "layer", "only", "modules", "ft", "trainer",
         # HF's ``--fsdp "full_shard auto_wrap"``: how FSDP wraps, not what it holds
-        "auto_wrap", "auto-wrap",
+        "auto-wrap",
         # a follow-up's plain English ("same but full", "switch to hf", "make it 2 epochs")
         "same", "but", "switch", "make", "change", "enable", "enabled",
         "memory", "vram", "usage", "peak", "requirement", "requirements",
@@ -199,6 +206,11 @@ PHRASES: Final = {
     ("warmup", "ratio"): "warmup-ratio",
     # LoRA targets: words, projection letters, PEFT's module lists
     ("all", "linear"): "all-linear",
+    ("lora-target", "all"): "all-linear",  # LLaMA-Factory's lora_target: all
+    # a 4-bit base as LLaMA-Factory (quantization_bit) and ms-swift (quant_bits) say it
+    ("quantization-bit", "4"): "4-bit",
+    ("quant-bits", "4"): "4-bit",
+    ("stage", "sft"): "sft",  # LLaMA-Factory's stage: sft (a bare "stage" means DeepSpeed's)
     ("q", "v"): "qv",
     ("q", "k", "v"): "qkv",
     ("q", "k", "v", "o"): "qkvo",
