@@ -599,3 +599,38 @@ def test_torchtune_and_unsloth_switch_names() -> None:
 def test_llama_factory_stage_sft_says_nothing_and_a_bare_stage_is_deepspeeds() -> None:
     assert parse_query("8b lora stage sft", CAT) == parse_query("8b lora", CAT)
     assert "DeepSpeed" in refused("8b full stage 3 4x a100").message
+
+
+# --- a global batch --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "accum"),
+    [
+        ("8b lora global batch size 64 micro batch 4 8x h100", 2),
+        ("8b lora gbs 128 bs 2 2 nodes of 8x h100", 4),
+        ("8b lora 64 global batch 8x h100", 8),
+        ("8b lora total train batch size 32 bs 8 4x a100", 1),
+        ("8b lora global batch size 64 bs 4 8x h100 accum 2", 2),
+    ],
+)
+def test_a_global_batch_sets_the_accumulation_per_card(text: str, accum: int) -> None:
+    assert parse_query(text, CAT).grad_accum == accum
+
+
+def test_a_global_batch_without_a_card_count_is_refused_with_how_to_say_it() -> None:
+    err = refused("8b lora global batch size 64 bs 4")
+    assert "number of cards" in err.message
+    assert "accum" in err.message
+
+
+def test_a_global_batch_that_does_not_divide_is_refused() -> None:
+    assert "whole multiple" in refused("8b lora global batch size 60 bs 4 8x h100").message
+
+
+def test_a_global_batch_that_contradicts_the_accumulation_is_refused() -> None:
+    assert "say one" in refused("8b lora global batch size 64 bs 4 8x h100 accum 4").message
+
+
+def test_a_global_batch_beyond_the_accumulation_bound_is_refused() -> None:
+    assert "out of range" in refused("8b lora global batch size 1e30 bs 4 8x h100").message

@@ -389,3 +389,69 @@ def check_four_bit(s: State) -> None:
         s.sources["method"] = f'{s.sources["method"]} {s.four_bit}'
         return
     s.set("method", Method.QLORA, s.four_bit)
+
+
+# --- a global batch ------------------------------------------------------------------
+
+_GLOBAL_BATCH_WORDS: Final = frozenset(
+    {"global-batch-size", "gbs", "global-batch", "effective-batch-size", "total-batch-size"}
+)
+
+
+def global_batch(s: State, i: int) -> int:
+    """``global batch size 64``, ``gbs 64``, ``64 global batch``: the sequences one
+    optimizer step takes over all cards (litgpt's and torchtitan's ``global_batch_size``,
+    HF's "total train batch size"); read once all words are (:func:`check_global_batch`)."""
+    if s.low(i) in _GLOBAL_BATCH_WORDS:
+        num, at = read_number(s.low(i + 1)), i + 1
+    elif s.low(i + 1) in _GLOBAL_BATCH_WORDS and read_number(s.low(i)) is not None:
+        num, at = read_number(s.low(i)), i
+    else:
+        return 0
+    if num is None:
+        raise error(f'"{quoted(s.raw(i))}" needs a number: the sequences per optimizer step '
+                    "over all cards.", s.raw(i), example=_GLOBAL_EXAMPLE)
+    if num.is_price or num.percent:
+        raise error(f'"{quoted(s.raw(at))}" must be a plain count of sequences.', s.raw(at),
+                    example=_GLOBAL_EXAMPLE)
+    s.global_batch = (num.scaled(), s.raw(i, 2))
+    return 2
+
+
+_GLOBAL_EXAMPLE: Final = "8b lora global batch size 64 bs 4 8x h100"
+
+
+def check_global_batch(s: State) -> None:
+    """Turn a global batch into gradient accumulation: global / (micro-batch x cards).
+
+    It needs the card count (the micro-batch is 1 unless said), divides evenly, and
+    agrees with an accumulation said outright."""
+    if s.global_batch is None:
+        return
+    value, phrase = s.global_batch
+    count = s.fields.get("gpu_count")
+    if not isinstance(count, int):
+        raise error(
+            f'"{quoted(phrase)}": a global batch needs the number of cards to give the '
+            'accumulation per card: name them ("8x h100"), or say the accumulation ("accum 8").',
+            phrase, example=_GLOBAL_EXAMPLE,
+        )
+    micro = s.fields.get("micro_batch", 1)
+    assert isinstance(micro, int)
+    per_step = micro * count
+    accum = value / per_step
+    if accum < 1 or abs(accum - round(accum)) > 1e-9:
+        raise error(
+            f'"{quoted(phrase)}" is not a whole multiple of the micro-batch x cards '
+            f"({micro} x {count} = {per_step:,}): say a global batch that divides, or the "
+            'accumulation ("accum 8").', phrase, example=_GLOBAL_EXAMPLE,
+        )
+    said = s.fields.get("grad_accum")
+    if said is not None and said != round(accum):
+        raise error(
+            f'"{quoted(phrase)}" means an accumulation of {round(accum):,} on {count} cards at '
+            f'batch {micro}, but "{quoted(s.sources["grad_accum"])}" says {said}: say one.',
+            phrase, example=_GLOBAL_EXAMPLE,
+        )
+    if said is None:
+        s.set("grad_accum", whole(accum, phrase, "grad_accum"), phrase)

@@ -263,6 +263,7 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrases.no_effect,
     phrases.deepspeed,
     phrases.four_bit,
+    phrases.global_batch,
     _filler,
     _keyword,
     _flag,
@@ -363,6 +364,7 @@ def scan(text: str, catalog: Catalog) -> State:
         else:
             raise _unknown(state, i)
     phrases.check_nodes(state)
+    phrases.check_global_batch(state)
     phrases.check_deepspeed(state)
     phrases.check_four_bit(state)
     return state

@@ -24,6 +24,9 @@ class State:
         """How the model was named when not exactly (a bare size, a family word)."""
         self.deepspeed: str | None = None
         """The word that said DeepSpeed, checked against the stage once all are read."""
+        self.global_batch: tuple[float, str] | None = None
+        """A global batch (sequences per optimizer step over all cards) and the words
+        that said it: turned into ``grad_accum`` once the batch and count are read."""
         self.four_bit: str | None = None
         """The word that said a 4-bit base (``nf4``, ``4-bit``): QLoRA once all are read."""
 
