@@ -516,12 +516,42 @@ def test_hf_fsdp_argument_with_offload_shards_and_offloads() -> None:
     assert request.offload
 
 
-@pytest.mark.parametrize("text", ["8b lora 1000 steps", "8b lora 500 iterations bs 4"])
-def test_a_count_of_steps_is_refused_with_how_to_say_tokens(text: str) -> None:
-    err = refused(text)
-    assert "not optimizer steps" in err.message
+def test_steps_give_the_tokens_of_every_step_on_every_card() -> None:
+    request = parse_query("8b lora 1000 steps bs 8 seq 2048 4x a100", CAT)
+    assert request.dataset_tokens == 1000 * 8 * 2048 * 4
+
+
+def test_max_steps_counts_the_accumulation_too() -> None:
+    request = parse_query("8b lora max_steps 200 bs 2 accum 4 2x a100", CAT)
+    assert request.dataset_tokens == 200 * 2 * 4 * 2048 * 2
+
+
+def test_steps_follow_a_global_batch() -> None:
+    request = parse_query("8b lora gbs 64 bs 4 8x h100 500 steps seq 4096", CAT)
+    assert request.dataset_tokens == 500 * 64 * 4096
+
+
+def test_steps_without_a_card_count_are_refused_with_how_to_say_them() -> None:
+    err = refused("8b lora 1000 steps bs 8")
+    assert "number of cards" in err.message
     assert "tokens" in err.message
-    assert "Example: " in err.message
+
+
+def test_steps_and_tokens_together_are_refused() -> None:
+    assert "once" in refused("8b lora 1000 steps 50M tokens 4x a100").message
+
+
+def test_how_often_a_run_logs_saves_and_evaluates_changes_nothing() -> None:
+    plain = parse_query("8b lora", CAT)
+    said = "8b lora warmup steps 100 logging_steps 10 save_steps 500 eval steps 500"
+    assert parse_query(said, CAT) == plain
+
+
+@pytest.mark.parametrize(
+    "text", ["8b lora accumulation steps 8", "8b lora accum steps 8", "8b lora grad accum steps 8"]
+)
+def test_accumulation_steps_in_words_is_the_accumulation(text: str) -> None:
+    assert parse_query(text, CAT).grad_accum == 8
 
 
 def test_gradient_accumulation_steps_still_read_as_accumulation() -> None:

@@ -225,10 +225,6 @@ def _bare_size(s: State, i: int) -> int:
     return 1
 
 
-STEP_WORDS: Final = frozenset({"steps", "step", "iters", "iterations", "max-steps", "max_steps"})
-"""Words after a number that count optimizer steps, which a request does not take."""
-
-
 def _dangling(s: State, i: int) -> int:
     """Explain a unit without a number or a number without a unit."""
     low, word = s.low(i), s.raw(i)
@@ -236,14 +232,6 @@ def _dangling(s: State, i: int) -> int:
     if unit is not None:
         raise error(f'"{quoted(word)}" needs a number.', word,
                      example=FIELDS[unit.field].example)
-    if read_number(low) and s.low(i + 1) in STEP_WORDS:
-        raise error(
-            f'"{quoted(s.raw(i, 2))}": ftcost counts a run in tokens or epochs, not optimizer '
-            "steps. Say the tokens: steps x batch x accumulation x GPUs x sequence "
-            "(1000 steps of 8 x 2,048 tokens on one GPU is 16M tokens).",
-            s.raw(i, 2),
-            example="8b lora 16M tokens bs 8 seq 2048",
-        )
     if read_number(low) or COUNT_X_RE.match(low) or low in ("x", "*"):
         raise error(
             f'"{quoted(word)}" needs a unit: say what it counts '
@@ -264,6 +252,7 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrases.deepspeed,
     phrases.four_bit,
     phrases.global_batch,
+    phrases.steps,
     _filler,
     _keyword,
     _flag,
@@ -365,6 +354,7 @@ def scan(text: str, catalog: Catalog) -> State:
             raise _unknown(state, i)
     phrases.check_nodes(state)
     phrases.check_global_batch(state)
+    phrases.check_steps(state)
     phrases.check_deepspeed(state)
     phrases.check_four_bit(state)
     return state

@@ -180,6 +180,9 @@ PHRASES: Final = {
     ("per", "device", "train", "batch", "size"): "per-device-train-batch-size",
     ("gradient", "accumulation"): "gradient-accumulation",
     ("gradient", "accumulation", "steps"): "gradient-accumulation",
+    ("accumulation", "steps"): "accumulation-steps",
+    ("accum", "steps"): "accum-steps",
+    ("grad", "accum", "steps"): "grad-accum",
     ("grad", "accum"): "grad-accum",
     ("sequence", "length"): "sequence-length",
     ("seq", "length"): "seq-len",
@@ -209,6 +212,10 @@ PHRASES: Final = {
     ("weight", "decay"): "weight-decay",
     ("learning", "rate"): "learning-rate",
     ("warmup", "ratio"): "warmup-ratio",
+    ("warmup", "steps"): "warmup-steps",
+    ("logging", "steps"): "logging-steps",
+    ("save", "steps"): "save-steps",
+    ("eval", "steps"): "eval-steps",
     # LoRA targets: words, projection letters, PEFT's module lists
     ("all", "linear"): "all-linear",
     ("lora-target", "all"): "all-linear",  # LLaMA-Factory's lora_target: all
