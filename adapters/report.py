@@ -207,7 +207,9 @@ def _title(est: Estimate) -> tuple[str, str]:
     parts = [f"{fmt_params(est.model.params)} params"]
     if est.model.is_moe:
         parts[0] += f" ({fmt_params(est.model.active_params)} active)"
-    if r.dataset_tokens is not None:
+    if r.steps is not None and r.dataset_tokens is not None:
+        parts.append(f"{r.steps:,} steps = {fmt_tokens(r.dataset_tokens)} trained tokens")
+    elif r.dataset_tokens is not None:
         parts.append(
             f"{fmt_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs = "
             f"{fmt_tokens(r.trained_tokens or 0)} trained tokens"

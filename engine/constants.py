@@ -59,6 +59,7 @@ MAX_BUDGET_USD: Final = 1e9
 MIN_DEADLINE_HOURS: Final = 0.1  # six minutes
 MAX_DEADLINE_HOURS: Final = 8760.0 * 5  # five years
 MAX_SAMPLES: Final = 10**12
+MAX_STEPS: Final = 10**9
 MIN_GPU_MEMORY_GB: Final = 1.0
 MAX_GPU_MEMORY_GB: Final = 2000.0  # past any single accelerator's memory
 

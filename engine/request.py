@@ -38,6 +38,7 @@ from engine.constants import (
     MAX_PRICE_PER_GPU_HOUR,
     MAX_SAMPLES,
     MAX_SEQ_LEN,
+    MAX_STEPS,
     MIN_BUDGET_USD,
     MIN_DEADLINE_HOURS,
     MIN_EPOCHS,
@@ -399,6 +400,13 @@ class Request(BaseModel):
         default=None, ge=MIN_DEADLINE_HOURS, le=MAX_DEADLINE_HOURS
     )
     """The longest the whole run may take, wall-clock hours (``within 2 days``)."""
+    steps: Annotated[int | None, FieldMeta(
+        label="steps", noun="step count", key="U",
+        example="8b lora 1000 steps bs 8 4x a100", display=Display.COUNT,
+    )] = Field(default=None, ge=1, le=MAX_STEPS)
+    """The run's length as the user counted it: optimizer steps (HF's ``max_steps``). With
+    the card count it sets ``dataset_tokens`` = steps x micro-batch x accumulation x cards
+    x sequence (``adapters.query.steps``)."""
     samples: Annotated[int | None, FieldMeta(
         label="samples", noun="sample count", key="R",
         example="8b lora 10k samples of 512 tokens", display=Display.COUNT,

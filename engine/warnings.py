@@ -312,9 +312,12 @@ def _compute_line(ctx: Context) -> str:
         mfu += f" x 6/8 checkpoint recompute = {ctx.mfu_effective:.1%}"
     if ctx.compute.flops is None or r.dataset_tokens is None:
         return "Compute: add a dataset size (e.g. `50M tokens`) for time and cost."
+    counted = f"{_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs"
+    if r.steps is not None:
+        counted = (f"{r.steps:,} steps x {r.micro_batch * r.grad_accum * (r.gpu_count or 1):,} "
+                   f"sequences x {r.seq_len:,} tokens")
     head = (
-        f"Compute: 6 x {ctx.model.active_params / 1e9:.2f}B active params x "
-        f"{_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs = "
+        f"Compute: 6 x {ctx.model.active_params / 1e9:.2f}B active params x {counted} = "
         f"{_tokens(r.trained_tokens or 0)} trained tokens = {ctx.compute.flops:.2e} FLOPs"
     )
     if flat:

@@ -664,3 +664,24 @@ def test_a_global_batch_that_contradicts_the_accumulation_is_refused() -> None:
 
 def test_a_global_batch_beyond_the_accumulation_bound_is_refused() -> None:
     assert "out of range" in refused("8b lora global batch size 1e30 bs 4 8x h100").message
+
+
+def test_a_followup_recounts_the_tokens_of_a_run_in_steps() -> None:
+    first = parse_query("8b lora 1000 steps bs 8 4x a100", CAT)
+    longer = apply_followup(first, "what if seq 4096", CAT)
+    assert longer.dataset_tokens == 1000 * 8 * 4096 * 4
+    wider = apply_followup(first, "on 8x h100", CAT)
+    assert wider.dataset_tokens == 1000 * 8 * 2048 * 8
+
+
+def test_a_run_in_steps_is_one_pass_of_its_tokens() -> None:
+    request = parse_query("8b lora 1000 steps bs 8 4x a100", CAT)
+    assert request.epochs == 1
+    assert request.trained_tokens == request.dataset_tokens
+
+
+def test_a_followup_in_tokens_replaces_the_steps() -> None:
+    first = parse_query("8b lora 1000 steps bs 8 4x a100", CAT)
+    after = apply_followup(first, "50M tokens", CAT)
+    assert after.steps is None
+    assert after.dataset_tokens == 50_000_000

@@ -20,6 +20,7 @@ from adapters.trainconfig import (
     config_notes,
     read_config,
 )
+from adapters.trainconfig.ask import builder
 from adapters.trainconfig.formats import tune_model_name
 from bot.config_questions import answer_config
 from bot.replies import ReplyKind
@@ -33,6 +34,7 @@ from engine.request import (
     Request,
     Sharding,
 )
+from engine.specs import Catalog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "trainconfig"
 
@@ -417,3 +419,14 @@ def test_terminal_refuses_a_huge_file_without_reading_it_all(tmp_path: Path) -> 
     big.write_bytes(b"base_model: x/y\n" + b"#" * (4 * MAX_CONFIG_BYTES))
     code, _, err = cli("--config", str(big))
     assert code == 2 and "up to 64 KB" in err
+
+
+def test_steps_with_a_config_count_its_batch_and_accumulation(catalog: Catalog) -> None:
+    config = read_config(
+        b"model_name_or_path: meta-llama/Llama-3.1-8B\nper_device_train_batch_size: 4\n"
+        b"gradient_accumulation_steps: 2\nmax_length: 2048\nuse_peft: true\n",
+        "trl.yaml",
+    )
+    request = builder(config)("500 steps 4x a100", None, catalog)
+    assert request.dataset_tokens == 500 * 4 * 2 * 2048 * 4
+    assert request.trained_tokens == request.dataset_tokens

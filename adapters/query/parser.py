@@ -8,6 +8,7 @@ from adapters.query.errors import EXAMPLE, QueryError, error, quoted
 from adapters.query.fields import FIELDS, out_of_range
 from adapters.query.phrases import check_samples
 from adapters.query.scanner import scan
+from adapters.query.steps import OTHER_LENGTHS, check_one_length, count_steps
 from catalog.loader import default_catalog
 from engine.request import ModelPick, Request, Solve
 from engine.specs import Catalog
@@ -18,15 +19,18 @@ def parse_fields(text: str, catalog: Catalog | None = None) -> dict[str, object]
     return _fields(text, catalog)[0]
 
 
-def _fields(text: str, catalog: Catalog | None) -> tuple[dict[str, object], ModelPick | None]:
-    """The fields ``text`` names and how it named the model (bare size, family word)."""
+def _fields(
+    text: str, catalog: Catalog | None
+) -> tuple[dict[str, object], ModelPick | None, dict[str, str]]:
+    """The fields ``text`` names, how it named the model (bare size, family word) and the
+    words that said each field."""
     state = scan(text, catalog if catalog is not None else default_catalog())
     fields = dict(state.fields)
     if "max_len" in fields and "seq_len" not in fields:
         # A sample cap said alone (HF's max_length) is the longest sequence a batch
         # reaches, so the memory is sized for it.
         fields["seq_len"] = fields["max_len"]
-    return fields, state.model_pick
+    return fields, state.model_pick, state.sources
 
 
 def build(fields: dict[str, object]) -> Request:
@@ -53,7 +57,7 @@ def which_model(catalog: Catalog) -> QueryError:
 def parse_query(text: str, catalog: Catalog | None = None) -> Request:
     """Parse a one-line query; QueryError (with a message for the user) if it can't."""
     catalog = catalog if catalog is not None else default_catalog()
-    fields, pick = _fields(text, catalog)
+    fields, pick, sources = _fields(text, catalog)
     if pick is not None:
         fields["model_pick"] = pick
     if "model" not in fields and fields.get("solve") is Solve.MODEL:
@@ -61,7 +65,9 @@ def parse_query(text: str, catalog: Catalog | None = None) -> Request:
         fields["model_pick"] = ModelPick.NONE
     if "model" not in fields:
         raise which_model(catalog)
+    check_one_length(fields, sources)
     check_samples(fields, strict=True)
+    count_steps(fields)
     return build(fields)
 
 
@@ -70,7 +76,7 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
 
     Naming a card without a count clears the count; naming a model switches model.
     """
-    changes, pick = _fields(text, catalog)
+    changes, pick, sources = _fields(text, catalog)
     if not changes:
         raise error(
             f'I didn\'t find anything to change in "{quoted(str(text).strip())}".',
@@ -85,10 +91,16 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
     recount = "samples" in changes or "sample_tokens" in changes
     if "dataset_tokens" in changes and not recount:
         changes.update(samples=None, sample_tokens=None)
+    if "steps" in changes:
+        check_one_length(changes, sources)
+        changes.update(samples=None, sample_tokens=None)
+    elif any(f in changes for f in (*OTHER_LENGTHS, "sample_tokens")):
+        changes["steps"] = None  # the run is counted another way now
     # Only what was said before (model_fields_set) carries over as said: a framework
     # profile still fills the rest (engine.profiles.resolve).
     merged = {**previous.model_dump(exclude_unset=True), **changes}
     if recount:
         merged.pop("dataset_tokens", None)
         check_samples(merged, strict=True)
+    count_steps(merged)
     return build(merged)

@@ -15,7 +15,7 @@ from adapters.query.fields import FIELDS
 from adapters.query.numbers import COUNT_RE, COUNT_X_RE, SIZE_RE, Num, read_number, whole
 from adapters.query.state import State
 from adapters.query.vocabulary import FOUR_BIT_WORDS
-from engine.request import Framework, Method, Request, Sharding, Solve
+from engine.request import Framework, Method, Sharding, Solve
 
 # --- solve for a limit -------------------------------------------------------------
 
@@ -469,12 +469,11 @@ _STEP_KEYS: Final = frozenset({"max-steps", "train-steps", "training-steps", "to
                                "num-steps", "steps"})
 """Before a number, as configs name it: HF's and litgpt's ``max_steps``, torchtitan's
 ``steps``."""
-_STEPS_EXAMPLE: Final = "8b lora 1000 steps bs 8 seq 2048 4x a100"
 
 
 def steps(s: State, i: int) -> int:
-    """``1000 steps``, ``max_steps 1000``: how long the run is, in optimizer steps; read
-    once all words are (:func:`check_steps`)."""
+    """``1000 steps``, ``max_steps 1000``: how long the run is, in optimizer steps (the
+    tokens follow from the batch and cards: ``adapters.query.steps``)."""
     if s.low(i + 1) in _STEP_WORDS and read_number(s.low(i)) is not None:
         num, at = read_number(s.low(i)), i
     elif s.low(i) in _STEP_KEYS and read_number(s.low(i + 1)) is not None:
@@ -482,38 +481,5 @@ def steps(s: State, i: int) -> int:
     else:
         return 0
     assert num is not None
-    if num.is_price or num.percent:
-        raise error(f'"{quoted(s.raw(at))}" must be a plain count of steps.', s.raw(at),
-                    example=_STEPS_EXAMPLE)
-    s.steps = (num.scaled(), s.raw(i, 2))
+    s.set("steps", _count(num, s.raw(at), "steps"), s.raw(i, 2), s.raw(at))
     return 2
-
-
-def check_steps(s: State) -> None:
-    """Turn optimizer steps into dataset tokens: steps x micro-batch x accumulation x
-    cards x sequence, every position of every sequence a step computes (padding too).
-
-    It needs the card count, and refuses a dataset said another way as well."""
-    if s.steps is None:
-        return
-    value, phrase = s.steps
-    other = next((f for f in ("dataset_tokens", "samples", "epochs") if f in s.fields), None)
-    if other is not None:
-        raise error(
-            f'Give the run\'s length once: "{quoted(phrase)}" or '
-            f'"{quoted(s.sources[other])}", not both.', phrase, example=_STEPS_EXAMPLE,
-        )
-    count = s.fields.get("gpu_count")
-    if not isinstance(count, int):
-        raise error(
-            f'"{quoted(phrase)}": steps need the number of cards to give the tokens (steps x '
-            'batch x accumulation x cards x sequence): name them ("4x a100"), or say the '
-            'tokens ("16M tokens").', phrase, example=_STEPS_EXAMPLE,
-        )
-    per_step = 1
-    for field in ("micro_batch", "grad_accum", "seq_len"):
-        got = s.fields.get(field, Request.model_fields[field].default)
-        assert isinstance(got, int)
-        per_step *= got
-    tokens = value * per_step * count
-    s.set("dataset_tokens", whole(round(tokens), phrase, "dataset_tokens"), phrase)

@@ -354,7 +354,6 @@ def scan(text: str, catalog: Catalog) -> State:
             raise _unknown(state, i)
     phrases.check_nodes(state)
     phrases.check_global_batch(state)
-    phrases.check_steps(state)
     phrases.check_deepspeed(state)
     phrases.check_four_bit(state)
     return state

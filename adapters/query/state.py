@@ -27,9 +27,6 @@ class State:
         self.global_batch: tuple[float, str] | None = None
         """A global batch (sequences per optimizer step over all cards) and the words
         that said it: turned into ``grad_accum`` once the batch and count are read."""
-        self.steps: tuple[float, str] | None = None
-        """Optimizer steps and the words that said them: turned into dataset tokens once
-        the batch, accumulation, count and sequence are read."""
         self.four_bit: str | None = None
         """The word that said a 4-bit base (``nf4``, ``4-bit``): QLoRA once all are read."""
 

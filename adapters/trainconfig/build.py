@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from adapters.query.steps import count_steps
 from adapters.trainconfig.formats import DATASET_NOTE
 from adapters.trainconfig.load import FORMATS, ConfigError
 from adapters.trainconfig.reader import ConfigRead
@@ -77,6 +78,8 @@ def apply_config(config: ConfigRead, request: Request) -> Request:
     said = request.model_dump(exclude_unset=True)
     fields: dict[str, Any] = {"framework": config.framework, **config.fields}
     merged = {**fields, **said}
+    # Steps the words gave count the config's batch, accumulation and sequence too.
+    count_steps(merged)
     try:
         return Request.model_validate(merged)
     except ValidationError as exc:

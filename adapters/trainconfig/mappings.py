@@ -220,9 +220,10 @@ def training_arguments(r: Reader) -> None:
         r.take(*found, f"{epochs:g} epoch" + ("" if epochs == 1 else "s"), epochs=epochs)
     if found := r.first("max_steps"):
         r.used(found[0])
-        if r.integer(*found) > 0:
-            r.note("max_steps: a step budget needs the dataset's size to become tokens; give "
-                   "`N tokens` (or samples of a length) for time and cost.")
+        if (steps := r.integer(*found)) > 0:
+            r.note(f"max_steps {steps}: add `{steps} steps` and the card count (`4x a100`) to "
+                   "count the run by it, or give `N tokens` (or samples of a length) for time "
+                   "and cost.")
     if found := r.first("optim"):
         optimizer(r, *found)
     precision(r, r.first("bf16"), r.first("fp16"))
