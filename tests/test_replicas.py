@@ -64,7 +64,9 @@ SUBSCRIBED = ("CSUB1", "CSUB2")
 NEVER_DURING_A_TEST = "0 6 1 1 *"
 """Yearly (1 January, 06:00 UTC): the refresh under test is the start-up catch-up of the
 slot that passed since the seeded snapshot; no other slot comes while the tests run."""
-WAIT_S = 15.0
+WAIT_S = 30.0
+"""How long a check waits for the replicas: generous, since two bot processes, Redis and
+the suite share two cores in CI; it bounds only a failing test's wait, never a figure."""
 _ts = itertools.count(1)
 
 

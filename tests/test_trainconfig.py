@@ -430,3 +430,31 @@ def test_steps_with_a_config_count_its_batch_and_accumulation(catalog: Catalog) 
     request = builder(config)("500 steps 4x a100", None, catalog)
     assert request.dataset_tokens == 500 * 4 * 2 * 2048 * 4
     assert request.trained_tokens == request.dataset_tokens
+
+
+def _steps_config() -> ConfigRead:
+    return read_config(
+        b"model_name_or_path: meta-llama/Llama-3.1-8B\nper_device_train_batch_size: 4\n"
+        b"gradient_accumulation_steps: 2\nmax_length: 2048\nuse_peft: true\nmax_steps: 500\n",
+        "trl.yaml",
+    )
+
+
+def test_a_configs_max_steps_counts_the_run_on_a_named_card_count(catalog: Catalog) -> None:
+    request = builder(_steps_config())("4x a100", None, catalog)
+    assert request.steps == 500
+    assert request.dataset_tokens == 500 * 4 * 2 * 2048 * 4
+
+
+def test_a_configs_max_steps_without_a_card_count_leaves_the_run_uncounted(
+    catalog: Catalog,
+) -> None:
+    request = builder(_steps_config())("", None, catalog)
+    assert request.steps is None
+    assert request.dataset_tokens is None
+
+
+def test_tokens_in_the_words_win_over_a_configs_max_steps(catalog: Catalog) -> None:
+    request = builder(_steps_config())("4x a100 50M tokens", None, catalog)
+    assert request.steps is None
+    assert request.dataset_tokens == 50_000_000

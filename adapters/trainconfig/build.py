@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from adapters.query.steps import count_steps
+from adapters.query.steps import OTHER_LENGTHS, count_steps
 from adapters.trainconfig.formats import DATASET_NOTE
 from adapters.trainconfig.load import FORMATS, ConfigError
 from adapters.trainconfig.reader import ConfigRead
@@ -78,7 +78,13 @@ def apply_config(config: ConfigRead, request: Request) -> Request:
     said = request.model_dump(exclude_unset=True)
     fields: dict[str, Any] = {"framework": config.framework, **config.fields}
     merged = {**fields, **said}
-    # Steps the words gave count the config's batch, accumulation and sequence too.
+    if "steps" not in said and (
+        merged.get("gpu_count") is None or any(f in said for f in (*OTHER_LENGTHS, "samples"))
+    ):
+        # The config's max_steps counts the run only with a card count, and only when
+        # the words give no other length.
+        merged.pop("steps", None)
+    # Steps count the config's batch, accumulation and sequence too.
     count_steps(merged)
     try:
         return Request.model_validate(merged)

@@ -219,11 +219,13 @@ def training_arguments(r: Reader) -> None:
         epochs = r.number(*found)
         r.take(*found, f"{epochs:g} epoch" + ("" if epochs == 1 else "s"), epochs=epochs)
     if found := r.first("max_steps"):
-        r.used(found[0])
         if (steps := r.integer(*found)) > 0:
-            r.note(f"max_steps {steps}: add `{steps} steps` and the card count (`4x a100`) to "
-                   "count the run by it, or give `N tokens` (or samples of a length) for time "
-                   "and cost.")
+            r.take(*found, f"{steps:,} steps", steps=steps)
+            r.note(f"max_steps {steps}: the run is counted by its steps when the card count "
+                   "is given (`4x a100`); otherwise give `N tokens` (or samples of a length) "
+                   "for time and cost.")
+        else:
+            r.used(found[0])
     if found := r.first("optim"):
         optimizer(r, *found)
     precision(r, r.first("bf16"), r.first("fp16"))
