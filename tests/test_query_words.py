@@ -685,3 +685,7 @@ def test_a_followup_in_tokens_replaces_the_steps() -> None:
     after = apply_followup(first, "50M tokens", CAT)
     assert after.steps is None
     assert after.dataset_tokens == 50_000_000
+
+
+def test_fsdp_shard_grad_op_is_read_as_zero2_as_configs_are() -> None:
+    assert parse_query("8b full shard_grad_op 4x a100", CAT).sharding is Sharding.ZERO2

@@ -55,7 +55,9 @@ KEYWORDS: Final = _table(
         ("state_precision", StatePrecision.PURE_BF16): ("pure-bf16", "bf16-true"),
         ("state_precision", StatePrecision.FP32): ("fp32-states", "mixed-precision", "amp"),
         ("sharding", Sharding.ZERO1): ("zero1", "zero-1"),
-        ("sharding", Sharding.ZERO2): ("zero2", "zero-2"),
+        # FSDP's SHARD_GRAD_OP shards gradients and states, not weights: ZeRO-2's split
+        # (as a config's fsdp: shard_grad_op is read, adapters/trainconfig/mappings.py)
+        ("sharding", Sharding.ZERO2): ("zero2", "zero-2", "shard-grad-op"),
         ("sharding", Sharding.ZERO3): ("zero3", "zero-3"),
         # FSDP's strategy names as HF's ``--fsdp "full_shard auto_wrap"`` and accelerate's
         # ``fsdp_sharding_strategy`` spell them (NO_SHARD is plain data parallelism).
