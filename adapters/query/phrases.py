@@ -398,6 +398,7 @@ def check_four_bit(s: State) -> None:
 _GLOBAL_BATCH_WORDS: Final = frozenset(
     {"global-batch-size", "gbs", "global-batch", "effective-batch-size", "total-batch-size"}
 )
+_GLOBAL_EXAMPLE: Final = "8b lora global batch size 64 bs 4 8x h100"
 
 
 def global_batch(s: State, i: int) -> int:
@@ -418,9 +419,6 @@ def global_batch(s: State, i: int) -> int:
                     example=_GLOBAL_EXAMPLE)
     s.global_batch = (num.scaled(), s.raw(i, 2))
     return 2
-
-
-_GLOBAL_EXAMPLE: Final = "8b lora global batch size 64 bs 4 8x h100"
 
 
 def check_global_batch(s: State) -> None:
