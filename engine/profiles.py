@@ -15,6 +15,7 @@ master weights and states, no dropout), so its worked figures hold.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from engine.architecture import Architecture
@@ -222,7 +223,21 @@ def eager_nf4_dequant(request: Request) -> bool:
 def trained_architecture(arch: Architecture, request: Request) -> Architecture:
     """``arch`` as ``request``'s framework trains it: with a separate LM head where the
     framework never ties the embedding (``PROFILE_UNTIED_HEAD``)."""
-    return arch.untied if PROFILES[request.framework].untied_head else arch
+    if PROFILES[request.framework].untied_head and arch.tie_embeddings:
+        return _untied(arch)
+    return arch
+
+
+@lru_cache(maxsize=64)
+def _untied(arch: Architecture) -> Architecture:
+    """``arch`` with a separate LM head, built once per architecture.
+
+    A fresh, validated model (``model_copy`` would carry the tied model's cached counts
+    over), cached here rather than on the architecture: pydantic's ``__eq__`` compares
+    ``__dict__``, where ``cached_property`` values live, so an architecture caching a
+    reference to itself made two equal architectures (Llama 3.1 and 3.3 70B) compare
+    without end inside the engine's per-architecture caches."""
+    return type(arch).model_validate({**arch.model_dump(), "tie_embeddings": False})
 
 
 def fp32_residual_stream(request: Request, stage: Sharding | None = None) -> bool:

@@ -393,3 +393,15 @@ def test_hf_qlora_on_several_cards_under_auto_is_sized_as_zero3(catalog: Catalog
     auto = estimate(Request(**fields), catalog).options[0]
     zero3 = estimate(Request(sharding="zero3", **fields), catalog).options[0]
     assert auto.per_gpu_gb == pytest.approx(zero3.per_gpu_gb)
+
+
+def test_equal_architectures_of_two_models_both_estimate_under_litgpt(catalog: Catalog) -> None:
+    """Llama 3.1 70B and 3.3 70B share one architecture (equal, not the same object): the
+    engine's per-architecture caches compare them, which must not recurse."""
+    first = catalog.model("llama-3.1-70b").architecture
+    second = catalog.model("llama-3.3-70b").architecture
+    assert first == second and first is not second
+    for model in ("llama-3.1-70b", "llama-3.3-70b", "llama-3.1-70b"):
+        for framework in ("litgpt", "hf"):
+            est = estimate(Request(model=model, method="qlora", framework=framework), catalog)
+            assert est.memory.total > 0
