@@ -97,6 +97,10 @@ class Architecture(BaseModel):
     tie_embeddings: bool = False
     lm_head_bias: bool = False
     """The LM head has a bias vector of ``vocab_size`` (Phi-1.5, Phi-2)."""
+    learned_positions: int = Field(default=0, ge=0)
+    """Rows of a learned absolute position table of ``hidden_size`` (GPT-2: 1024, OPT:
+    2048 + 2 offset rows); 0 for rotary or ALiBi. Counted with the embeddings and,
+    like them, frozen under LoRA and kept in BF16 under QLoRA."""
     mlp: Literal["gated", "plain"] = "gated"
     qkv_bias: bool = False
     o_bias: bool = False
@@ -222,10 +226,12 @@ class Architecture(BaseModel):
     # ---- parameter counts ------------------------------------------------------
     @cached_property
     def embedding_params(self) -> int:
-        """Input embedding plus the LM head when it is not tied (and its bias, if any)."""
+        """Input embedding plus the LM head when it is not tied (and its bias, if any),
+        plus a learned position table when the family has one."""
         per = self.vocab_size * self.hidden_size
         head_bias = self.vocab_size if self.lm_head_bias else 0
-        return (per if self.tie_embeddings else 2 * per) + head_bias
+        positions = self.learned_positions * self.hidden_size
+        return (per if self.tie_embeddings else 2 * per) + head_bias + positions
 
     @cached_property
     def norm_params(self) -> int:

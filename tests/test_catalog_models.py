@@ -18,6 +18,9 @@ KNOWN_MISMATCHES: dict[str, str] = {
     "qwen-14b": "Qwen publishes only '14B'; the architecture holds 14.17B (+1.2%)",
     "falcon-7b": "TII publishes only '7B'; the tied-embedding model holds 6.92B (-1.1%)",
     "falcon-40b": "TII publishes only '40B'; the tied-embedding model holds 41.30B (+3.3%)",
+    "opt-1.3b": "Meta publishes only '1.3B'; the architecture holds 1.316B (+1.2%)",
+    "opt-2.7b": "Meta publishes only '2.7B'; the architecture holds 2.652B (-1.8%)",
+    "opt-13b": "Meta publishes only '13B'; the architecture holds 12.853B (-1.1%)",
 }
 
 REQUIRED_IDS = [
@@ -117,6 +120,21 @@ CHECKPOINT_COUNTS = {
     "phi-4": 14_659_507_200,
     "olmo-2-7b": 7_298_617_344,
     "olmo-2-13b": 13_716_198_400,
+    "yi-6b": 6_061_035_520,
+    "yi-34b": 34_388_917_248,
+    "deepseek-r1-distill-qwen-1.5b": 1_777_088_000,
+}
+
+# Pythia model cards' "Naming convention and parameter count" table (exact totals).
+PYTHIA_CARD_TOTALS = {
+    "pythia-70m": 70_426_624,
+    "pythia-160m": 162_322_944,
+    "pythia-410m": 405_334_016,
+    "pythia-1b": 1_011_781_632,
+    "pythia-1.4b": 1_414_647_808,
+    "pythia-2.8b": 2_775_208_960,
+    "pythia-6.9b": 6_857_302_016,
+    "pythia-12b": 11_846_072_320,
 }
 
 # Non-embedding parameters from the Gemma and Gemma 2 technical reports.
@@ -176,6 +194,40 @@ def test_mistral_7b_v0_1_has_exactly_7_241_732_096_parameters() -> None:
 @pytest.mark.parametrize("model_id", sorted(CHECKPOINT_COUNTS))
 def test_derived_total_equals_the_checkpoint_tensor_count(model_id: str) -> None:
     assert MODELS[model_id].params == CHECKPOINT_COUNTS[model_id]
+
+
+@pytest.mark.parametrize("model_id", sorted(PYTHIA_CARD_TOTALS))
+def test_pythia_total_equals_the_model_card_count(model_id: str) -> None:
+    assert MODELS[model_id].params == PYTHIA_CARD_TOTALS[model_id]
+
+
+def test_gpt2_small_counts_its_1024_learned_positions_to_124_439_808() -> None:
+    assert MODELS["gpt2"].params == 124_439_808
+
+
+def test_opt_1_3b_counts_its_2050_learned_positions_to_1_315_758_080() -> None:
+    assert MODELS["opt-1.3b"].params == 1_315_758_080
+
+
+@pytest.mark.parametrize(
+    ("alias", "model_id"),
+    [
+        ("Qwen/Qwen2-0.5B-Instruct", "qwen2.5-0.5b"),
+        ("Qwen2-72B", "qwen2.5-72b"),
+        ("Mistral-7B-v0.2", "mistral-7b"),
+        ("DeepSeek-R1-Distill-Qwen-7B", "qwen2.5-7b"),
+        ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "llama-3.3-70b"),
+        ("DeepSeek-R1-Distill-Qwen-1.5B", "deepseek-r1-distill-qwen-1.5b"),
+        ("bloomz-7b1", "bloom-7b1"),
+        ("EleutherAI/pythia-1.4b-deduped", "pythia-1.4b"),
+        ("EleutherAI/gpt-j-6B", "gpt-j-6b"),
+        ("Yi-34B-Chat", "yi-34b"),
+    ],
+)
+def test_hub_names_of_same_architecture_models_resolve_to_the_shared_entry(
+    alias: str, model_id: str
+) -> None:
+    assert load_catalog().find_model(alias) == model_id
 
 
 @pytest.mark.parametrize("model_id", sorted(GEMMA_NON_EMBEDDING))
@@ -278,3 +330,17 @@ def test_lm_head_bias_counts_even_when_embeddings_are_tied() -> None:
 
 def test_lm_head_bias_is_off_by_default() -> None:
     assert _tiny().embedding_params == 2 * 10 * 8
+
+
+def test_learned_positions_add_rows_times_hidden_to_the_embeddings() -> None:
+    assert _tiny(learned_positions=4).embedding_params - _tiny().embedding_params == 4 * 8
+
+
+def test_learned_positions_are_off_by_default() -> None:
+    assert _tiny().learned_positions == 0
+
+
+def test_learned_positions_are_neither_linear_nor_lora_targets() -> None:
+    with_positions = _tiny(learned_positions=4)
+    assert with_positions.linear_params == _tiny().linear_params
+    assert with_positions.lora_params(8, "all-linear") == _tiny().lora_params(8, "all-linear")
