@@ -9,6 +9,7 @@ import pytest
 
 from engine import Request, estimate
 from engine.memory import COMPONENTS
+from engine.request import Framework
 from engine.specs import Catalog
 from tests.helpers import catalog_with, gpu
 
@@ -263,3 +264,14 @@ def test_no_zero3_hooks_warning_when_long_sequences_hide_them() -> None:
         dataset_tokens=10**8,
     )
     assert not any("ZeRO-3's per-parameter hooks" in w for w in long)
+
+
+def test_every_catalog_model_estimates_under_every_framework_and_method(catalog: Catalog) -> None:
+    """One process, every model in turn: the engine's per-architecture caches see models
+    that share an architecture, under every profile (litgpt unties heads)."""
+    for model in sorted(catalog.models):
+        for framework in Framework:
+            for method in ("full", "lora", "qlora"):
+                request = Request(model=model, method=method, framework=framework,
+                                  dataset_tokens=10**7)
+                assert estimate(request, catalog).memory.total > 0
