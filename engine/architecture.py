@@ -215,14 +215,6 @@ class Architecture(BaseModel):
                 out.append(Linear("shared_gate", "router", self.hidden_size, 1, n, n))
         return tuple(out)
 
-    @cached_property
-    def untied(self) -> Architecture:
-        """This architecture with a separate LM head (itself when already untied): what a
-        framework that never ties the embedding trains (``PROFILE_UNTIED_HEAD``)."""
-        if not self.tie_embeddings:
-            return self
-        return type(self).model_validate({**self.model_dump(), "tie_embeddings": False})
-
     # ---- parameter counts ------------------------------------------------------
     @cached_property
     def embedding_params(self) -> int:
