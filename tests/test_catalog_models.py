@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from adapters.query.families import flagship
 from catalog.loader import load_catalog, load_models
 from engine.architecture import Architecture
 from engine.specs import ModelSpec, normalize_name
@@ -344,3 +345,13 @@ def test_learned_positions_are_neither_linear_nor_lora_targets() -> None:
     with_positions = _tiny(learned_positions=4)
     assert with_positions.linear_params == _tiny().linear_params
     assert with_positions.lora_params(8, "all-linear") == _tiny().lora_params(8, "all-linear")
+
+
+@pytest.mark.parametrize(
+    ("family", "model_id"),
+    [("opt", "opt-66b"), ("bloom", "bloom-7b1"), ("pythia", "pythia-12b"), ("yi", "yi-34b")],
+)
+def test_a_family_word_alone_means_its_largest_model_not_a_size_read_as_a_version(
+    family: str, model_id: str
+) -> None:
+    assert flagship(load_catalog(), family) == model_id

@@ -3,7 +3,8 @@
 A family word is a catalog model's ``family`` (``llama``, ``qwen``, ``mistral``) or the
 words its id starts with before the first digit (``mixtral``, ``codellama``,
 ``gpt-oss``). A model's generation is the version its id states after that word
-(``qwen2.5-72b``: 2.5, ``llama-3.3-70b``: 3.3, ``mistral-7b-v0.3``: 0.3, none: 0).
+(``qwen2.5-72b``: 2.5, ``llama-3.3-70b``: 3.3, ``mistral-7b-v0.3``: 0.3, none: 0); a size
+(``opt-125m``, ``bloom-7b1``) is not a version.
 
 * Family + size means the newest generation of that size: ``qwen 72b`` is Qwen2.5 72B,
   not the 2023 Qwen 72B (whose exact id ``qwen-72b`` still names it).
@@ -20,7 +21,7 @@ from typing import Final
 from engine.specs import Catalog, ModelSpec, normalize_name
 
 _LEAD_RE: Final = re.compile(r"^([a-z]+(?:-[a-z]+)*?)(?:-v)?(?=-?[0-9]|$)")
-_VERSION_RE: Final = re.compile(r"^-?v?([0-9]+(?:\.[0-9]+)?)(?![0-9.]*(?:b|x[0-9]))")
+_VERSION_RE: Final = re.compile(r"^-?v?([0-9]+(?:\.[0-9]+)?)(?![0-9.]*(?:b|m|x[0-9]))")
 _SIZE_IN_ID: Final = "(?:^|-)({size})(?:$|-)"
 
 
