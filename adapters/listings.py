@@ -7,6 +7,8 @@ from engine.specs import Catalog
 
 
 def model_table(catalog: Catalog) -> Table:
+    """One row per model; ``also``: the bare sizes it answers, then its shortest alias
+    that is not a Hub id (one, so the whole listing fits one Discord message)."""
     sizes: dict[str, list[str]] = {}
     for size, model_id in catalog.sizes.items():
         sizes.setdefault(model_id, []).append(size)
@@ -15,8 +17,9 @@ def model_table(catalog: Catalog) -> Table:
         params = fmt_params(m.params)
         if m.is_moe:
             params += f" ({fmt_params(m.active_params)} act.)"
-        rows.append([m.id, params, ", ".join(sizes.get(m.id, [])), ", ".join(m.aliases[:2])])
-    return Table(["model", "params", "size", "also"], rows, "lrll")
+        short = sorted((a for a in m.aliases if "/" not in a), key=len)[:1]
+        rows.append([m.id, params, ", ".join([*sizes.get(m.id, []), *short])])
+    return Table(["model", "params", "also"], rows, "lrl")
 
 
 def gpu_table(catalog: Catalog) -> Table:
