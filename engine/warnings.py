@@ -80,6 +80,12 @@ def warnings(ctx: Context) -> list[str]:
             f"{USABLE_FRACTION:.0%} of its memory; these are the fewest cards that do. Name a "
             "card (`8x h100`) to see it at your count."
         )
+    positions = ctx.model.architecture.learned_positions
+    if positions and r.seq_len > positions:
+        out.append(
+            f"{ctx.model.name}'s learned position table has {positions:,} rows, so sequence "
+            f"{r.seq_len:,} cannot run as asked: shorten it (`seq 1024`)."
+        )
     if not r.grad_checkpointing and r.seq_len >= LONG_SEQ_WARNING and detailed:
         out.append(
             f"Gradient checkpointing is off at sequence {r.seq_len:,}: activations dominate; "

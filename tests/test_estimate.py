@@ -275,3 +275,13 @@ def test_every_catalog_model_estimates_under_every_framework_and_method(catalog:
                 request = Request(model=model, method=method, framework=framework,
                                   dataset_tokens=10**7)
                 assert estimate(request, catalog).memory.total > 0
+
+
+def test_a_sequence_past_a_learned_position_table_is_warned(catalog: Catalog) -> None:
+    warned = estimate(Request(model="gpt2", method="full", seq_len=2048), catalog).warnings
+    assert any("learned position table has 1,024 rows" in w for w in warned)
+
+
+def test_a_sequence_within_a_learned_position_table_is_not_warned(catalog: Catalog) -> None:
+    quiet = estimate(Request(model="gpt2", method="full", seq_len=1024), catalog).warnings
+    assert not any("learned position table" in w for w in quiet)
