@@ -689,3 +689,42 @@ def test_a_followup_in_tokens_replaces_the_steps() -> None:
 
 def test_fsdp_shard_grad_op_is_read_as_zero2_as_configs_are() -> None:
     assert parse_query("8b full shard_grad_op 4x a100", CAT).sharding is Sharding.ZERO2
+
+
+# --- more of how people write it ---------------------------------------------------------
+
+
+def test_seq_len_in_two_words_is_the_sequence() -> None:
+    assert parse_query("8b lora 512 seq len", CAT).seq_len == 512
+
+
+@pytest.mark.parametrize("text", ["8b lora per-device batch 8", "8b lora per-gpu batch size 8"])
+def test_a_hyphenated_per_device_batch_is_the_micro_batch(text: str) -> None:
+    assert parse_query(text, CAT).micro_batch == 8
+
+
+def test_a_card_memory_shortened_to_g_reads_as_gb() -> None:
+    assert parse_query("8b lora a100 80g", CAT).gpu == "a100-80gb-sxm"
+
+
+@pytest.mark.parametrize(
+    ("text", "seq"), [("8b full packed 8192", 8192), ("8b lora packed to 4k", 4096)]
+)
+def test_packed_to_a_length_packs_and_sets_the_sequence(text: str, seq: int) -> None:
+    request = parse_query(text, CAT)
+    assert request.packing and request.seq_len == seq
+
+
+def test_packing_before_another_unit_leaves_the_number_to_it() -> None:
+    request = parse_query("8b lora packing 2 epochs 50M tokens", CAT)
+    assert request.packing and request.epochs == 2 and request.seq_len == 2048
+
+
+@pytest.mark.parametrize("text", ["8b lora int8", "8b lora load_in_8bit=True", "8b lora 8-bit"])
+def test_an_8_bit_base_is_refused_with_what_to_say(text: str) -> None:
+    err = refused(text)
+    assert "8-bit base" in err.message and "qlora" in err.message
+
+
+def test_8_bit_adam_in_two_words_is_the_8_bit_optimizer() -> None:
+    assert parse_query("8b full 8-bit adam", CAT).optimizer is Optimizer.ADAMW_8BIT

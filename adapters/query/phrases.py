@@ -12,7 +12,15 @@ from typing import Final
 
 from adapters.query.errors import error, quoted
 from adapters.query.fields import FIELDS
-from adapters.query.numbers import COUNT_RE, COUNT_X_RE, SIZE_RE, Num, read_number, whole
+from adapters.query.numbers import (
+    ALL_UNITS,
+    COUNT_RE,
+    COUNT_X_RE,
+    SIZE_RE,
+    Num,
+    read_number,
+    whole,
+)
 from adapters.query.state import State
 from adapters.query.vocabulary import FOUR_BIT_WORDS
 from engine.request import Framework, Method, Sharding, Solve
@@ -170,6 +178,25 @@ def samples(s: State, i: int) -> int:
               s.raw(j))
         return end - i
     return 2
+
+
+_PACKED_WORDS: Final = frozenset({"packed", "packing", "pack"})
+
+
+def packed_to(s: State, i: int) -> int:
+    """``packed 8192``, ``packed to 4k``, ``packing 2048``: samples packed into sequences
+    of that length, so the number is the sequence length (torchtune's and TRL's packed
+    datasets). A number that a unit claims (``packing 2 epochs``) is left to it."""
+    if s.low(i) not in _PACKED_WORDS:
+        return 0
+    j = i + 1 + (s.low(i + 1) == "to")
+    num = read_number(s.low(j))
+    if num is None or s.low(j + 1) in ALL_UNITS or s.low(j + 1) in _SAMPLE_WORDS:
+        return 0
+    s.set("packing", True, s.raw(i))
+    seq = ALL_UNITS["seq"].convert(num, s.raw(j))  # as "seq 4k" reads it: k = 1,024
+    s.set("seq_len", seq, s.raw(i, j - i + 1), s.raw(j))
+    return j - i + 1
 
 
 def sample_length(s: State, i: int) -> int:

@@ -246,6 +246,7 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrases.solve,
     phrases.samples,
     phrases.sample_length,
+    phrases.packed_to,
     phrases.nodes,
     phrases.node_grid,
     phrases.no_effect,
@@ -324,6 +325,11 @@ _HINTS: Final = {
     "stage": 'a DeepSpeed ZeRO stage is 1, 2 or 3: say "deepspeed stage 3" or zero3',
     "lora-alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
     "alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
+    **dict.fromkeys(
+        ("int8", "8bit", "8-bit", "load-in-8bit", "llm-int8", "bnb-8bit"),
+        "an 8-bit base (bitsandbytes' LLM.int8) is not modeled: say qlora for a 4-bit base "
+        "or lora for a 16-bit one (8-bit Adam is adamw-8bit)",
+    ),
     **dict.fromkeys(
         ("float8", "fp8-training", "float8-training"),
         "float8 training (torchao's Float8Linear: 16-bit weights, FP8 matmuls) is not "

@@ -65,13 +65,18 @@ def _clean(text: object) -> str:
     return unicodedata.normalize("NFKC", text).replace("×", "x")
 
 
+_GIGS: Final = re.compile(r"^([0-9]+(?:\.[0-9]+)?)g$")
+"""``80g``: a card's memory as people shorten it (``a100 80g``), read as ``80gb``."""
+
+
 def _split(text: str) -> list[tuple[str, str]]:
     """(raw, low) words: separators and trailing sentence punctuation dropped."""
     words = []
     for piece in _SEPARATORS.split(_THOUSANDS.sub("", text)):
         raw = piece.strip("'").rstrip(".:").strip("'").lstrip("~≈")  # ~800: about 800
         if raw:
-            words.append((raw, raw.lower().replace("_", "-")))
+            low = raw.lower().replace("_", "-")
+            words.append((raw, _GIGS.sub(r"\1gb", low)))
     return words
 
 
