@@ -728,3 +728,20 @@ def test_an_8_bit_base_is_refused_with_what_to_say(text: str) -> None:
 
 def test_8_bit_adam_in_two_words_is_the_8_bit_optimizer() -> None:
     assert parse_query("8b full 8-bit adam", CAT).optimizer is Optimizer.ADAMW_8BIT
+
+
+def test_preference_training_is_refused_with_how_to_estimate_it() -> None:
+    err = refused("dpo on llama 3 8b lora")
+    assert "not modeled" in err.message and "twice the batch" in err.message
+
+
+def test_double_quant_in_two_words_is_the_switch() -> None:
+    assert parse_query("8b qlora double quant", CAT).double_quant
+
+
+def test_where_a_notebook_runs_changes_nothing() -> None:
+    assert parse_query("8b lora on colab t4", CAT) == parse_query("8b lora t4", CAT)
+
+
+def test_phi_3_5_mini_is_phi_3_minis_architecture() -> None:
+    assert parse_query("Phi-3.5-mini-instruct lora", CAT).model == "phi-3-mini"

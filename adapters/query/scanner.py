@@ -326,6 +326,12 @@ _HINTS: Final = {
     "lora-alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
     "alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
     **dict.fromkeys(
+        ("dpo", "orpo", "kto", "ppo", "grpo", "rlhf", "simpo"),
+        "preference and RL training (DPO, ORPO, KTO, PPO, GRPO) is not modeled, only "
+        "supervised fine-tuning. DPO runs chosen and rejected sequences together and a frozen "
+        "reference model (with LoRA the base serves): estimate it as SFT at twice the batch",
+    ),
+    **dict.fromkeys(
         ("int8", "8bit", "8-bit", "load-in-8bit", "llm-int8", "bnb-8bit"),
         "an 8-bit base (bitsandbytes' LLM.int8) is not modeled: say qlora for a 4-bit base "
         "or lora for a 16-bit one (8-bit Adam is adamw-8bit)",

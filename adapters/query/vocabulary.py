@@ -144,6 +144,8 @@ FILLER: Final = frozenset(
         "lora-target", "lora-attn-modules",  # LLaMA-Factory's, torchtune's
         # the config keys that only say which method follows (LLaMA-Factory, ms-swift)
         "finetuning-type", "train-type",
+        # where a notebook runs (the card that follows is what counts)
+        "colab", "kaggle",
         # the library behind a word already said (QLoRA's base, 8-bit Adam)
         "bnb", "bitsandbytes",
         "layers", "layer", "only", "modules", "ft", "trainer",
@@ -216,6 +218,8 @@ PHRASES: Final = {
     ("hf", "trainer"): "hf-trainer",
     ("huggingface", "trainer"): "hf-trainer",
     ("transformers", "trainer"): "hf-trainer",
+    ("double", "quant"): "double-quant",
+    ("double", "quantization"): "double-quantization",
     # 8-bit Adam in two words (never an 8-bit base, which is refused with a hint)
     ("8-bit", "adam"): "8bit-adam",
     ("8-bit", "adamw"): "8bit-adamw",
