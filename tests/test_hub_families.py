@@ -20,6 +20,15 @@ from tests.fakes.hub_configs import (
     REAL_MODELS,
     RealModel,
 )
+from tests.fakes.hub_configs_classic import (
+    BLOOM_560M,
+    CLASSIC_MODELS,
+    FALCON_7B,
+    GPT2,
+    OPT_125M,
+    OPT_350M_CONFIG,
+    PHI_2,
+)
 
 REF = HubRef("acme/model")
 
@@ -49,7 +58,7 @@ def test_real_config_counts_the_official_total_within_one_percent(model, catalog
 
 
 def test_every_supported_family_has_a_real_config():
-    families = {m.config["model_type"] for m in REAL_MODELS}
+    families = {m.config["model_type"] for m in REAL_MODELS + CLASSIC_MODELS}
 
     assert set(SUPPORTED) <= families
 
@@ -77,6 +86,72 @@ def test_hub_mapping_gives_the_catalog_entrys_exact_count(model, catalog):
     mapped = map_config(model.config, HubRef(model.repo))
 
     assert mapped.architecture.total_params == catalog.model(model.catalog_id).params
+
+
+@pytest.mark.parametrize("model", CLASSIC_MODELS, ids=lambda m: m.repo)
+def test_older_family_config_gives_the_catalog_entrys_exact_count(model, catalog):
+    # Same numbers as the catalog entry, read under the family's own field names: the
+    # Hub reader and the hand transcription must agree to the unit.
+    mapped = map_config(model.config, HubRef(model.repo))
+
+    assert mapped.architecture.total_params == catalog.model(model.catalog_id).params
+    assert mapped.architecture == catalog.model(model.catalog_id).architecture
+
+
+def test_gpt2_learned_positions_are_n_positions():
+    assert map_config(GPT2.config, REF).architecture.learned_positions == 1024
+
+
+def test_opt_learned_positions_add_the_two_offset_rows():
+    assert map_config(OPT_125M.config, REF).architecture.learned_positions == 2050
+
+
+def test_opt_with_projected_embeddings_is_refused_naming_both_widths():
+    err = error_of(OPT_350M_CONFIG)
+
+    assert err.kind is HubErrorKind.UNSUPPORTED and err.cacheable
+    assert "word_embed_proj_dim is 512, not hidden_size 1024" in str(err)
+    assert "does not model" in str(err) and "`models` lists them" in str(err)
+
+
+def test_post_layernorm_opt_says_its_final_norm_is_counted_anyway():
+    config = config_with(OPT_350M_CONFIG, word_embed_proj_dim=1024)
+
+    notes = map_config(config, REF).notes
+
+    assert any("do_layer_norm_before false" in n for n in notes)
+
+
+def test_opt_without_biases_drops_every_linear_bias():
+    arch = map_config(config_with(OPT_125M.config, enable_bias=False), REF).architecture
+
+    assert not (arch.qkv_bias or arch.o_bias or arch.mlp_bias)
+
+
+def test_bloom_reads_the_older_n_embed_name_for_its_width():
+    config = config_with(BLOOM_560M.config, hidden_size=None, n_embed=1024)
+
+    assert map_config(config, REF).architecture == map_config(BLOOM_560M.config, REF).architecture
+
+
+def test_falcon_without_multi_query_has_a_kv_head_per_query_head():
+    arch = map_config(config_with(FALCON_7B.config, multi_query=False), REF).architecture
+
+    assert arch.num_kv_heads == arch.num_heads == 71
+
+
+def test_phi_qk_layernorm_adds_head_norms_and_says_what_is_left_out():
+    mapped = map_config(config_with(PHI_2.config, qk_layernorm=True), REF)
+
+    assert mapped.architecture.qk_norm == "head"
+    assert any("biases" in n for n in mapped.notes)
+
+
+def test_gpt2_missing_its_width_names_n_embd():
+    err = error_of(config_with(GPT2.config, n_embd=None))
+
+    assert err.kind is HubErrorKind.MISSING_FIELDS
+    assert "lacks n_embd, which a gpt2 model needs" in str(err)
 
 
 def test_qwen2_moe_has_one_gated_shared_expert():

@@ -1,7 +1,9 @@
 """Any model on the Hugging Face Hub: ``org/name[@revision]`` resolved from its config.
 
 * :mod:`.ref`: ``org/name@rev`` references, and which query words name one;
-* :mod:`.families`: ``config.json`` to the engine's architecture, per ``model_type``;
+* :mod:`.families`: ``config.json`` to the engine's architecture, per ``model_type``
+  (the older plain-MLP families in :mod:`.families_classic`; typed, bounded field reads
+  in :mod:`.config_fields`);
 * :mod:`.checkpoint`: parameter counts from safetensors metadata (the cross-check);
 * :mod:`.client`: the HTTP requests (aiohttp) and the Hub's error answers;
 * :mod:`.resolver`: one resolution, cached; :class:`~.resolver.HubResolver`;

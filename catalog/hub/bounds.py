@@ -28,6 +28,9 @@ MAX_EXPERTS: Final = 16_384
 """Routed or shared experts per layer. Largest released: Qwen3-Next, 512."""
 MAX_VOCAB: Final = 4_194_304
 """``vocab_size``. Largest released: Gemma 3, 262,208."""
+MAX_POSITIONS: Final = 16_777_216
+"""Context lengths and rows of a learned position table. Largest released context:
+Llama 4 Scout, 10,485,760; largest learned table: OPT, 2,050."""
 MAX_OTHER_INT: Final = 1_000_000
 """Any other whole number ftcost reads from a config (steps, layer numbers)."""
 MAX_PARAMS: Final = 10**14
@@ -59,6 +62,18 @@ FIELD_BOUNDS: Final[dict[str, int]] = {
     "vocab_size": MAX_VOCAB,
     "first_k_dense_replace": MAX_LAYERS,
     "num_nextn_predict_layers": MAX_LAYERS,
+    # the same sizes under older families' names (GPT-2, GPT-J, BLOOM, OPT, Falcon)
+    "n_layer": MAX_LAYERS,
+    "n_embd": MAX_HIDDEN,
+    "n_embed": MAX_HIDDEN,
+    "word_embed_proj_dim": MAX_HIDDEN,
+    "n_head": MAX_HEADS,
+    "num_kv_heads": MAX_HEADS,
+    "n_inner": MAX_INTERMEDIATE,
+    "ffn_dim": MAX_INTERMEDIATE,
+    "ffn_hidden_size": MAX_INTERMEDIATE,
+    "n_positions": MAX_POSITIONS,
+    "max_position_embeddings": MAX_POSITIONS,
 }
 """The bound of each ``config.json`` field; :data:`MAX_OTHER_INT` for the rest."""
 

@@ -3,6 +3,10 @@
 Pure: a parsed ``config.json`` (a dict) in, an :class:`~engine.architecture.Architecture`
 out, read the way the entries of ``catalog/models.yaml`` were transcribed from the same
 files, so parameter counts come from ``engine.architecture`` exactly as for the catalog.
+:data:`FAMILIES` holds the readers below and, after them, the older plain-MLP families
+of :mod:`catalog.hub.families_classic` (gpt2, opt, bloom, gpt_neox, gptj, phi, falcon),
+whose docstring lists the fields those read. Typed, bounded field reads are
+:class:`~catalog.hub.config_fields.Fields`.
 
 =============  ===================================================================
 model_type     fields read (besides hidden_size, num_hidden_layers,
@@ -20,6 +24,7 @@ qwen2_moe      + num_experts, num_experts_per_tok, moe_intermediate_size,
 qwen3          attention_bias, per-head q/k RMSNorm, head_dim (default 128)
 qwen3_moe      + num_experts, num_experts_per_tok, moe_intermediate_size,
                decoder_sparse_step, mlp_only_layers (no shared expert)
+gemma          Gemma 1: attention_bias, head_dim (default 256), tied by default
 gemma2         four RMSNorms per layer, head_dim (default 256), tied by default
 gemma3         text_config (multimodal checkpoints) or top level (gemma3_text):
                as gemma2 plus per-head q/k norm; missing text fields take
@@ -43,25 +48,25 @@ naming each missing field.
 
 from __future__ import annotations
 
-import builtins
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import ValidationError
 
-from catalog.hub.bounds import MAX_LIST_ITEMS, MAX_PARAMS, bound_for
+from catalog.hub.bounds import MAX_PARAMS
+from catalog.hub.config_fields import (
+    CORE_FIELDS,
+    FamilyReader,
+    Fields,
+    Read,
+    attention_bias,
+    decoder_fields,
+)
 from catalog.hub.errors import HubError, HubErrorKind, shown
+from catalog.hub.families_classic import CLASSIC_FAMILIES
 from catalog.hub.ref import HubRef
 from engine.architecture import MLA, Architecture, MoE
-
-CORE_FIELDS: Final = (
-    "hidden_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "intermediate_size",
-    "vocab_size",
-)
 
 GEMMA3_TEXT_DEFAULTS: Final[Mapping[str, Any]] = {
     "vocab_size": 262_208,
@@ -94,139 +99,7 @@ class Mapped:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-class _Fields:
-    """Typed reads from one config object, each error naming the field."""
-
-    def __init__(
-        self,
-        config: Mapping[str, Any],
-        ref: HubRef,
-        where: str = "config.json",
-        defaults: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.config = config
-        self.ref = ref
-        self.where = where
-        self.defaults = defaults or {}
-        self.defaulted: list[str] = []
-
-    def get(self, name: str) -> Any:
-        value = self.config.get(name)
-        if value is None and name in self.defaults:
-            if name not in self.defaulted:
-                self.defaulted.append(name)
-            return self.defaults[name]
-        return value
-
-    def require(self, family: str, *names: str) -> None:
-        missing = [n for n in names if self.get(n) is None]
-        if missing:
-            raise HubError(
-                HubErrorKind.MISSING_FIELDS,
-                f"{self.where} of {self.ref.id} lacks {', '.join(missing)}, which a "
-                f"{family} model needs to be sized. It may not be a complete transformers "
-                "checkpoint; point at the original model's repository, or pick a catalog "
-                "model of the same size (`models` lists them).",
-                self.ref.id,
-            )
-
-    def _bad(self, name: str, value: Any, wanted: str) -> HubError:
-        return HubError(
-            HubErrorKind.MALFORMED,
-            f"{self.where} of {self.ref.id}: {name} must be {wanted}, not "
-            f"{shown(repr(value) if isinstance(value, str) else value)}. "
-            "The config looks broken; try another revision (org/name@rev) or the original "
-            "repository.",
-            self.ref.id,
-        )
-
-    def _too_large(self, name: str, value: Any, bound: builtins.int) -> HubError:
-        return HubError(
-            HubErrorKind.TOO_LARGE,
-            f"{self.where} of {self.ref.id}: {name} is {shown(value)}, more than any real "
-            f"model has (ftcost accepts up to {bound:,}). The config is broken or not a "
-            "real model; try another revision (org/name@rev) or the original repository.",
-            self.ref.id,
-        )
-
-    def int(self, name: str, default: int | None = None, minimum: int = 1) -> int | None:
-        """A whole number between ``minimum`` and the field's bound
-        (:func:`~catalog.hub.bounds.bound_for`), checked before anything uses it."""
-        value = self.get(name)
-        if value is None:
-            return default
-        if isinstance(value, float) and value.is_integer():
-            if value > bound_for(name):
-                raise self._too_large(name, value, bound_for(name))
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self._bad(name, value, f"a whole number of at least {minimum}")
-        if value > bound_for(name):
-            raise self._too_large(name, value, bound_for(name))
-        return value
-
-    # After `def int` the class body's `int` is that method: annotations say builtins.int.
-    def need(self, name: str, minimum: builtins.int = 1) -> builtins.int:
-        value = self.int(name, minimum=minimum)
-        if value is None:  # require() ran first; kept for a clear error all the same
-            raise self._bad(name, value, "present")
-        return value
-
-    def bool(self, name: str, default: bool) -> bool:
-        value = self.get(name)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise self._bad(name, value, "true or false")
-        return value
-
-    def int_list(self, name: str) -> list[builtins.int]:
-        value = self.get(name)
-        if value is None:
-            return []
-        if not isinstance(value, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value
-        ):
-            raise self._bad(name, value, "a list of layer numbers")
-        if len(value) > MAX_LIST_ITEMS:
-            raise self._too_large(f"the length of {name}", len(value), MAX_LIST_ITEMS)
-        return list(value)
-
-    def text(self, name: str) -> str | None:
-        value = self.get(name)
-        return value if isinstance(value, str) else None
-
-
 # --- shared pieces --------------------------------------------------------------
-
-
-def _dense(
-    f: _Fields,
-    *,
-    tie_default: bool,
-    head_dim_default: int | None = None,
-) -> dict[str, Any]:
-    """The fields every decoder has: widths, depth, heads, vocabulary, tying."""
-    heads = f.need("num_attention_heads")
-    out: dict[str, Any] = {
-        "hidden_size": f.need("hidden_size"),
-        "num_layers": f.need("num_hidden_layers"),
-        "num_heads": heads,
-        "num_kv_heads": f.int("num_key_value_heads", default=heads),
-        "intermediate_size": f.need("intermediate_size"),
-        "vocab_size": f.need("vocab_size"),
-        "tie_embeddings": f.bool("tie_word_embeddings", tie_default),
-    }
-    head_dim = f.int("head_dim", default=head_dim_default)
-    if head_dim is not None:
-        out["head_dim"] = head_dim
-    return out
-
-
-def _attention_bias(f: _Fields) -> dict[str, bool]:
-    """``attention_bias`` puts a bias on q, k, v and o (Llama, Qwen3, Gemma, OLMo 2)."""
-    bias = f.bool("attention_bias", False)
-    return {"qkv_bias": bias, "o_bias": bias}
 
 
 def layer_split(layers: int, moe_count: int, first_moe: int | None) -> tuple[int, bool]:
@@ -269,7 +142,7 @@ def deepseek_moe_layers(layers: int, first_dense: int, freq: int) -> tuple[int, 
     return layer_split(layers, (layers - 1 - first) // freq + 1, first)
 
 
-def _qwen_moe_layers(f: _Fields, layers: int) -> tuple[int, bool]:
+def _qwen_moe_layers(f: Fields, layers: int) -> tuple[int, bool]:
     step = f.int("decoder_sparse_step", default=1)
     assert step is not None
     return qwen_moe_layers(layers, step, set(f.int_list("mlp_only_layers")))
@@ -277,7 +150,7 @@ def _qwen_moe_layers(f: _Fields, layers: int) -> tuple[int, bool]:
 
 def _moe_arch(
     base: dict[str, Any], moe: MoE, dense: int, leading: bool
-) -> tuple[dict[str, Any], tuple[str, ...]]:
+) -> Read:
     layers = base["num_layers"]
     if dense >= layers:
         return base, ("The config names experts but no layer uses them: modelled as dense.",)
@@ -288,39 +161,36 @@ def _moe_arch(
 # --- families -------------------------------------------------------------------
 
 
-FamilyReader = Callable[[_Fields], tuple[dict[str, Any], tuple[str, ...]]]
-
-
-def _llama(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _llama(f: Fields) -> Read:
     f.require("llama", *CORE_FIELDS)
-    arch = _dense(f, tie_default=False)
-    return {**arch, **_attention_bias(f), "mlp_bias": f.bool("mlp_bias", False)}, ()
+    arch = decoder_fields(f, tie_default=False)
+    return {**arch, **attention_bias(f), "mlp_bias": f.bool("mlp_bias", False)}, ()
 
 
-def _mistral(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _mistral(f: Fields) -> Read:
     f.require("mistral", *CORE_FIELDS)
-    return _dense(f, tie_default=False), ()
+    return decoder_fields(f, tie_default=False), ()
 
 
-def _phi3(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _phi3(f: Fields) -> Read:
     f.require("phi3", *CORE_FIELDS)
-    return _dense(f, tie_default=False), ()
+    return decoder_fields(f, tie_default=False), ()
 
 
-def _qwen2(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _qwen2(f: Fields) -> Read:
     f.require("qwen2", *CORE_FIELDS)
-    return {**_dense(f, tie_default=False), "qkv_bias": True}, ()
+    return {**decoder_fields(f, tie_default=False), "qkv_bias": True}, ()
 
 
-def _qwen3(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _qwen3(f: Fields) -> Read:
     f.require("qwen3", *CORE_FIELDS)
-    arch = _dense(f, tie_default=False, head_dim_default=128)
-    return {**arch, **_attention_bias(f), "qk_norm": "head"}, ()
+    arch = decoder_fields(f, tie_default=False, head_dim_default=128)
+    return {**arch, **attention_bias(f), "qk_norm": "head"}, ()
 
 
-def _mixtral(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _mixtral(f: Fields) -> Read:
     f.require("mixtral", *CORE_FIELDS, "num_local_experts", "num_experts_per_tok")
-    base = _dense(f, tie_default=False)
+    base = decoder_fields(f, tie_default=False)
     moe = MoE(
         num_experts=f.need("num_local_experts"),
         experts_per_token=f.need("num_experts_per_tok"),
@@ -329,12 +199,12 @@ def _mixtral(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
     return _moe_arch(base, moe, 0, True)
 
 
-def _qwen2_moe(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _qwen2_moe(f: Fields) -> Read:
     f.require(
         "qwen2_moe", *CORE_FIELDS, "num_experts", "num_experts_per_tok",
         "moe_intermediate_size", "shared_expert_intermediate_size",
     )
-    base = {**_dense(f, tie_default=False), "qkv_bias": f.bool("qkv_bias", True)}
+    base = {**decoder_fields(f, tie_default=False), "qkv_bias": f.bool("qkv_bias", True)}
     experts = f.need("num_experts")
     shared = f.int("shared_expert_intermediate_size", minimum=0) or 0
     moe = MoE(
@@ -348,14 +218,14 @@ def _qwen2_moe(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
     return _moe_arch(base, moe, *_qwen_moe_layers(f, base["num_layers"]))
 
 
-def _qwen3_moe(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _qwen3_moe(f: Fields) -> Read:
     f.require(
         "qwen3_moe", *CORE_FIELDS, "num_experts", "num_experts_per_tok",
         "moe_intermediate_size",
     )
     base = {
-        **_dense(f, tie_default=False, head_dim_default=128),
-        **_attention_bias(f),
+        **decoder_fields(f, tie_default=False, head_dim_default=128),
+        **attention_bias(f),
         "qk_norm": "head",
     }
     experts = f.need("num_experts")
@@ -367,25 +237,30 @@ def _qwen3_moe(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
     return _moe_arch(base, moe, *_qwen_moe_layers(f, base["num_layers"]))
 
 
-def _gemma2(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _gemma(f: Fields) -> Read:
+    f.require("gemma", *CORE_FIELDS)
+    return {**decoder_fields(f, tie_default=True, head_dim_default=256), **attention_bias(f)}, ()
+
+
+def _gemma2(f: Fields) -> Read:
     f.require("gemma2", *CORE_FIELDS)
-    arch = _dense(f, tie_default=True, head_dim_default=256)
-    return {**arch, **_attention_bias(f), "norms_per_layer": 4}, ()
+    arch = decoder_fields(f, tie_default=True, head_dim_default=256)
+    return {**arch, **attention_bias(f), "norms_per_layer": 4}, ()
 
 
-def _gemma3_text(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _gemma3_text(f: Fields) -> Read:
     f.require("gemma3", *CORE_FIELDS)
-    arch = _dense(f, tie_default=True, head_dim_default=256)
-    return {**arch, **_attention_bias(f), "norms_per_layer": 4, "qk_norm": "head"}, ()
+    arch = decoder_fields(f, tie_default=True, head_dim_default=256)
+    return {**arch, **attention_bias(f), "norms_per_layer": 4, "qk_norm": "head"}, ()
 
 
-def _deepseek_v3(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _deepseek_v3(f: Fields) -> Read:
     f.require(
         "deepseek_v3", *CORE_FIELDS, "moe_intermediate_size", "n_routed_experts",
         "num_experts_per_tok", "n_shared_experts", "first_k_dense_replace",
         "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
     )
-    base = _dense(f, tie_default=False)
+    base = decoder_fields(f, tie_default=False)
     base.pop("head_dim", None)
     base["o_bias"] = f.bool("attention_bias", False)
     base["mla"] = MLA(
@@ -420,11 +295,11 @@ def _deepseek_v3(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
     return arch, notes
 
 
-def _gpt_oss(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _gpt_oss(f: Fields) -> Read:
     f.require("gpt_oss", *CORE_FIELDS, "num_local_experts")
     base = {
-        **_dense(f, tie_default=False, head_dim_default=64),
-        **_attention_bias(f),
+        **decoder_fields(f, tie_default=False, head_dim_default=64),
+        **attention_bias(f),
         "attention_sinks": True,
     }
     per_token = f.int("num_experts_per_tok") or f.int("experts_per_token")
@@ -441,9 +316,9 @@ def _gpt_oss(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
     return _moe_arch(base, moe, 0, True)
 
 
-def _olmo2(f: _Fields) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _olmo2(f: Fields) -> Read:
     f.require("olmo2", *CORE_FIELDS)
-    return {**_dense(f, tie_default=False), **_attention_bias(f), "qk_norm": "full"}, ()
+    return {**decoder_fields(f, tie_default=False), **attention_bias(f), "qk_norm": "full"}, ()
 
 
 FAMILIES: Final[dict[str, FamilyReader]] = {
@@ -454,6 +329,7 @@ FAMILIES: Final[dict[str, FamilyReader]] = {
     "qwen2_moe": _qwen2_moe,
     "qwen3": _qwen3,
     "qwen3_moe": _qwen3_moe,
+    "gemma": _gemma,
     "gemma2": _gemma2,
     "gemma3": _gemma3_text,
     "gemma3_text": _gemma3_text,
@@ -461,6 +337,7 @@ FAMILIES: Final[dict[str, FamilyReader]] = {
     "deepseek_v3": _deepseek_v3,
     "gpt_oss": _gpt_oss,
     "olmo2": _olmo2,
+    **CLASSIC_FAMILIES,
 }
 SUPPORTED: Final = tuple(FAMILIES)
 """``model_type`` values the resolver reads (``gemma3_text`` is Gemma 3's text-only form)."""
@@ -507,7 +384,7 @@ def map_config(config: Any, ref: HubRef) -> Mapped:
             ref.id,
         )
     text: Mapping[str, Any] = config
-    fields = _Fields(config, ref)
+    fields = Fields(config, ref)
     multimodal = False
     notes: tuple[str, ...] = ()
     if model_type == "gemma3":
@@ -521,9 +398,9 @@ def map_config(config: Any, ref: HubRef) -> Mapped:
             )
         text = nested
         multimodal = "vision_config" in config
-        fields = _Fields(nested, ref, "config.json's text_config", GEMMA3_TEXT_DEFAULTS)
+        fields = Fields(nested, ref, "config.json's text_config", GEMMA3_TEXT_DEFAULTS)
     elif model_type == "gemma3_text":
-        fields = _Fields(config, ref, defaults=GEMMA3_TEXT_DEFAULTS)
+        fields = Fields(config, ref, defaults=GEMMA3_TEXT_DEFAULTS)
     values, family_notes = reader(fields)
     if fields.defaulted:
         listed = ", ".join(f"{n} {GEMMA3_TEXT_DEFAULTS[n]:,}" for n in fields.defaulted
