@@ -86,7 +86,7 @@ from engine.constants import (
     ZERO3_PERSISTENCE_HIDDEN_MULTIPLE,
 )
 from engine.memory import base_weight_bytes
-from engine.profiles import eager_nf4_dequant, profile, trained_architecture
+from engine.profiles import eager_nf4_dequant, fp32_residual_stream, profile, trained_architecture
 from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
 from engine.specs import GpuSpec
 
@@ -139,6 +139,10 @@ class Workload:
     """Bytes of the gradients reduced per step (trainable, plus frozen under FSDP1)."""
     useful_flops_per_token: float
     """``6·P_active``: the work MFU is quoted against."""
+    sharded_elementwise_bytes: float | None = None
+    """``elementwise_bytes`` on cards that shard the weights, where it differs: ``auto``
+    sharding of ``hf`` QLoRA, whose FP32 residual stream only an unsharded run has
+    (``engine.memory`` counts its activations the same way)."""
 
 
 def timed_seq_len(request: Request) -> int:
@@ -244,6 +248,13 @@ def _kernels(arch: Architecture, request: Request, fusion: float) -> float:
     return arch.num_layers * per_pass * passes * fusion
 
 
+def _produced_bytes(arch: Architecture, request: Request) -> float:
+    """Bytes the forward writes per token: every layer's tensors and the logits."""
+    return layer_activation_bytes(arch, request, produced=True) + logits_bytes_per_token(
+        arch, request
+    )
+
+
 def workload(arch: Architecture, request: Request) -> Workload:
     """What one micro-batch of ``request`` computes and moves (``request`` resolved)."""
     arch = trained_architecture(arch, request)
@@ -257,12 +268,13 @@ def workload(arch: Architecture, request: Request) -> Workload:
     head = arch.hidden_size * arch.vocab_size
     weight_bytes = _weight_passes(request) * WEIGHT_READ_BYTES * (arch.linear_params + head)
     dequant, dequant_kernels = _dequant(arch, request)
-    per_token = layer_activation_bytes(arch, request, produced=True) + logits_bytes_per_token(
-        arch, request
-    )
     # The recomputed forward repeats the forward's share of the elementwise traffic.
     recompute = FORWARD_SHARE if request.grad_checkpointing else 0.0
-    elementwise = tokens * per_token * (1.0 + recompute)
+    elementwise = tokens * _produced_bytes(arch, request) * (1.0 + recompute)
+    sharded_elementwise = None
+    if request.sharding is Sharding.AUTO and fp32_residual_stream(request):
+        zero3 = request.model_copy(update={"sharding": Sharding.ZERO3})
+        sharded_elementwise = tokens * _produced_bytes(arch, zero3) * (1.0 + recompute)
     prof = profile(request.framework)
     fusion = prof.elementwise_scale * (COMPILE_FUSION if request.compile else 1.0)
     if trained:
@@ -287,6 +299,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         dequant_bytes=dequant,
         elementwise_bytes=elementwise,
         elementwise_scale=fusion,
+        sharded_elementwise_bytes=sharded_elementwise,
         kernels=_kernels(arch, request, fusion) + dequant_kernels,
         zero3_host_ops=zero3_host_ops(arch, request) if prof.deepspeed_zero else 0.0,
         grad_accum=request.grad_accum,
@@ -357,9 +370,11 @@ def step_time(
     hbm = (gpu.hbm_gbps or HBM_FALLBACK_GBPS) * 1e9
     rate = matmul_rate(gpu) * tuning.gemm_efficiency
     gemm = max(work.matmul_flops / rate, work.weight_bytes / hbm)
+    elementwise = work.elementwise_bytes
+    if stage.shards_weights and work.sharded_elementwise_bytes is not None:
+        elementwise = work.sharded_elementwise_bytes
     memory_bound = (
-        work.dequant_bytes
-        + tuning.elementwise_passes * work.elementwise_scale * work.elementwise_bytes
+        work.dequant_bytes + tuning.elementwise_passes * work.elementwise_scale * elementwise
     ) / hbm
     gpu_s = gemm + work.attention_flops / (rate * work.attention_efficiency) + memory_bound
     host_ops = work.kernels + (work.zero3_host_ops if stage is Sharding.ZERO3 else 0.0)

@@ -405,3 +405,12 @@ def test_equal_architectures_of_two_models_both_estimate_under_litgpt(catalog: C
         for framework in ("litgpt", "hf"):
             est = estimate(Request(model=model, method="qlora", framework=framework), catalog)
             assert est.memory.total > 0
+
+
+def test_hf_qlora_on_several_cards_under_auto_is_timed_as_zero3(catalog: Catalog) -> None:
+    fields = {"model": "llama-3.1-70b", "method": "qlora", "framework": "hf",
+              "gpu": "a100-40gb-sxm", "gpu_count": 2, "micro_batch": 2,
+              "dataset_tokens": 10**7}
+    auto = estimate(Request(**fields), catalog).options[0]
+    zero3 = estimate(Request(sharding="zero3", **fields), catalog).options[0]
+    assert auto.timing.tokens_per_second == pytest.approx(zero3.timing.tokens_per_second)
