@@ -745,3 +745,18 @@ def test_where_a_notebook_runs_changes_nothing() -> None:
 
 def test_phi_3_5_mini_is_phi_3_minis_architecture() -> None:
     assert parse_query("Phi-3.5-mini-instruct lora", CAT).model == "phi-3-mini"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["max batch 8b lora 1000 steps 4x a100", "max seq 8b lora 1000 steps 4x a100",
+     "fewest cards 8b lora 1000 steps a100"],
+)
+def test_steps_are_refused_in_a_question_that_solves_for_a_factor_of_them(text: str) -> None:
+    err = refused(text)
+    assert "solves for" in err.message and "tokens" in err.message
+
+
+def test_steps_count_a_largest_model_question() -> None:
+    request = parse_query("largest model lora 1000 steps 4x a100 bs 2", CAT)
+    assert request.dataset_tokens == 1000 * 2 * 2048 * 4

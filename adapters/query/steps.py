@@ -14,12 +14,18 @@ from typing import Final
 from adapters.query.errors import error, quoted
 from adapters.query.fields import out_of_range
 from engine.constants import MAX_DATASET_TOKENS
-from engine.request import Request
+from engine.request import Request, Solve
 
 STEPS_EXAMPLE: Final = "8b lora 1000 steps bs 8 seq 2048 4x a100"
 OTHER_LENGTHS: Final = ("dataset_tokens", "samples", "epochs")
 """The other ways to say how long a run is; one query says one."""
 _FACTORS: Final = ("micro_batch", "grad_accum", "seq_len")
+_SOLVED_FACTORS: Final = {
+    Solve.MICRO_BATCH: "micro-batch",
+    Solve.SEQ_LEN: "sequence length",
+    Solve.GPU_COUNT: "card count",
+}
+"""Questions that solve for a factor of a step's tokens: steps cannot count those runs."""
 
 
 def count_steps(fields: dict[str, object]) -> None:
@@ -31,8 +37,15 @@ def count_steps(fields: dict[str, object]) -> None:
     steps = fields.get("steps")
     if not isinstance(steps, int):
         return
-    count = fields.get("gpu_count")
     said = f"{steps:,} steps"
+    solve = fields.get("solve")
+    if solve in _SOLVED_FACTORS:
+        raise error(
+            f'"{said}" counts tokens from the {_SOLVED_FACTORS[solve]}, which this question '
+            "solves for: give the run in tokens instead (\"16M tokens\").", said,
+            example="max batch 8b lora 16M tokens 4x a100",
+        )
+    count = fields.get("gpu_count")
     if not isinstance(count, int):
         raise error(
             f'"{said}": steps need the number of cards to give the tokens (steps x batch x '
