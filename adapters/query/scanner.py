@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from adapters.query import families, phrases
+from adapters.query import families, phrases, steps
 from adapters.query.errors import MAX_SHOWN, QueryError, error, quoted
 from adapters.query.fields import FIELDS
 from adapters.query.names import catalog_index, resolve_gpu, resolve_model, size_model
@@ -252,8 +252,8 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrases.no_effect,
     phrases.deepspeed,
     phrases.four_bit,
-    phrases.global_batch,
-    phrases.steps,
+    steps.global_batch,
+    steps.steps,
     _filler,
     _keyword,
     _flag,
@@ -365,7 +365,7 @@ def scan(text: str, catalog: Catalog) -> State:
         else:
             raise _unknown(state, i)
     phrases.check_nodes(state)
-    phrases.check_global_batch(state)
+    steps.check_global_batch(state)
     phrases.check_deepspeed(state)
     phrases.check_four_bit(state)
     return state

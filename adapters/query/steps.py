@@ -1,10 +1,14 @@
-"""A run counted in optimizer steps (``1000 steps``, HF's ``max_steps``): the tokens it
-computes, steps x micro-batch x accumulation x cards x sequence, every position of every
-sequence a step runs (padding too).
+"""How many sequences one optimizer step takes and how many steps a run is.
+
+* A global batch (``global batch size 64``, litgpt's and torchtitan's
+  ``global_batch_size``) gives the accumulation per card: global / (micro-batch x cards).
+* A run counted in optimizer steps (``1000 steps``, HF's ``max_steps``) gives the tokens
+  it computes, steps x micro-batch x accumulation x cards x sequence, every position of
+  every sequence a step runs (padding too).
 
 ``steps`` is a :class:`~engine.request.Request` field, so a follow-up or a config that
-changes the batch, the accumulation, the cards or the sequence recounts the tokens; the
-estimate itself reads only ``dataset_tokens``.
+changes the batch, the accumulation, the cards or the sequence recounts the tokens
+(:func:`count_steps`); the estimate itself reads only ``dataset_tokens``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from typing import Final
 
 from adapters.query.errors import error, quoted
 from adapters.query.fields import out_of_range
+from adapters.query.numbers import read_number, whole
+from adapters.query.state import State
 from engine.constants import MAX_DATASET_TOKENS
 from engine.request import Request, Solve
 
@@ -39,7 +45,7 @@ def count_steps(fields: dict[str, object]) -> None:
         return
     said = f"{steps:,} steps"
     solve = fields.get("solve")
-    if solve in _SOLVED_FACTORS:
+    if isinstance(solve, Solve) and solve in _SOLVED_FACTORS:
         raise error(
             f'"{said}" counts tokens from the {_SOLVED_FACTORS[solve]}, which this question '
             "solves for: give the run in tokens instead (\"16M tokens\").", said,
@@ -74,3 +80,96 @@ def check_one_length(fields: dict[str, object], sources: dict[str, str]) -> None
             f'"{quoted(sources.get(other, other))}", not both.',
             sources["steps"], example=STEPS_EXAMPLE,
         )
+
+
+# --- a global batch ------------------------------------------------------------------
+
+_GLOBAL_BATCH_WORDS: Final = frozenset(
+    {"global-batch-size", "gbs", "global-batch", "effective-batch-size", "total-batch-size"}
+)
+_GLOBAL_EXAMPLE: Final = "8b lora global batch size 64 bs 4 8x h100"
+
+
+def global_batch(s: State, i: int) -> int:
+    """``global batch size 64``, ``gbs 64``, ``64 global batch``: the sequences one
+    optimizer step takes over all cards (litgpt's and torchtitan's ``global_batch_size``,
+    HF's "total train batch size"); read once all words are (:func:`check_global_batch`)."""
+    if s.low(i) in _GLOBAL_BATCH_WORDS:
+        num, at = read_number(s.low(i + 1)), i + 1
+    elif s.low(i + 1) in _GLOBAL_BATCH_WORDS and read_number(s.low(i)) is not None:
+        num, at = read_number(s.low(i)), i
+    else:
+        return 0
+    if num is None:
+        raise error(f'"{quoted(s.raw(i))}" needs a number: the sequences per optimizer step '
+                    "over all cards.", s.raw(i), example=_GLOBAL_EXAMPLE)
+    if num.is_price or num.percent:
+        raise error(f'"{quoted(s.raw(at))}" must be a plain count of sequences.', s.raw(at),
+                    example=_GLOBAL_EXAMPLE)
+    s.global_batch = (num.scaled(), s.raw(i, 2))
+    return 2
+
+
+def check_global_batch(s: State) -> None:
+    """Turn a global batch into gradient accumulation: global / (micro-batch x cards).
+
+    It needs the card count (the micro-batch is 1 unless said), divides evenly, and
+    agrees with an accumulation said outright."""
+    if s.global_batch is None:
+        return
+    value, phrase = s.global_batch
+    count = s.fields.get("gpu_count")
+    if not isinstance(count, int):
+        raise error(
+            f'"{quoted(phrase)}": a global batch needs the number of cards to give the '
+            'accumulation per card: name them ("8x h100"), or say the accumulation ("accum 8").',
+            phrase, example=_GLOBAL_EXAMPLE,
+        )
+    micro = s.fields.get("micro_batch", 1)
+    assert isinstance(micro, int)
+    per_step = micro * count
+    accum = value / per_step
+    if accum < 1 or abs(accum - round(accum)) > 1e-9:
+        raise error(
+            f'"{quoted(phrase)}" is not a whole multiple of the micro-batch x cards '
+            f"({micro} x {count} = {per_step:,}): say a global batch that divides, or the "
+            'accumulation ("accum 8").', phrase, example=_GLOBAL_EXAMPLE,
+        )
+    said = s.fields.get("grad_accum")
+    if said is not None and said != round(accum):
+        raise error(
+            f'"{quoted(phrase)}" means an accumulation of {round(accum):,} on {count} cards at '
+            f'batch {micro}, but "{quoted(s.sources["grad_accum"])}" says {said}: say one.',
+            phrase, example=_GLOBAL_EXAMPLE,
+        )
+    if said is None:
+        s.set("grad_accum", whole(accum, phrase, "grad_accum"), phrase)
+
+
+# --- a run counted in optimizer steps --------------------------------------------------
+
+_STEP_WORDS: Final = frozenset(
+    {"steps", "step", "iters", "iterations", "optimizer-steps", "training-steps"}
+)
+"""After a number: ``1000 steps``."""
+_STEP_KEYS: Final = frozenset({"max-steps", "train-steps", "training-steps", "total-steps",
+                               "num-steps", "steps"})
+"""Before a number, as configs name it: HF's and litgpt's ``max_steps``, torchtitan's
+``steps``."""
+
+
+def steps(s: State, i: int) -> int:
+    """``1000 steps``, ``max_steps 1000``: how long the run is, in optimizer steps (the
+    tokens follow from the batch and cards: :func:`count_steps`)."""
+    if s.low(i + 1) in _STEP_WORDS and read_number(s.low(i)) is not None:
+        num, at = read_number(s.low(i)), i
+    elif s.low(i) in _STEP_KEYS and read_number(s.low(i + 1)) is not None:
+        num, at = read_number(s.low(i + 1)), i + 1
+    else:
+        return 0
+    assert num is not None
+    if num.is_price or num.percent:
+        raise error(f'"{quoted(s.raw(at))}" must be a plain count of steps.', s.raw(at),
+                    example=STEPS_EXAMPLE)
+    s.set("steps", whole(round(num.scaled()), s.raw(at), "steps"), s.raw(i, 2), s.raw(at))
+    return 2
