@@ -760,3 +760,16 @@ def test_steps_are_refused_in_a_question_that_solves_for_a_factor_of_them(text: 
 def test_steps_count_a_largest_model_question() -> None:
     request = parse_query("largest model lora 1000 steps 4x a100 bs 2", CAT)
     assert request.dataset_tokens == 1000 * 2 * 2048 * 4
+
+
+def test_a_family_and_a_size_an_alias_names_read_as_that_model() -> None:
+    assert parse_query("bloom 7b lora", CAT).model == "bloom-7b1"
+
+
+def test_a_family_and_a_size_in_millions_it_lacks_asks_which_model() -> None:
+    err = refused("opt 350m lora")
+    assert "Which model" in err.message and "opt-125m" in err.message
+
+
+def test_a_size_in_millions_before_a_unit_is_the_units_number() -> None:
+    assert parse_query("opt 50m tokens lora", CAT).dataset_tokens == 50_000_000

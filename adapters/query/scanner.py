@@ -190,13 +190,23 @@ def _count_then_card(s: State, i: int) -> int:
     return 0
 
 
+_MILLIONS_RE: Final = re.compile(r"^[0-9]+(?:\.[0-9]+)?m$")
+"""A size in millions of parameters (``opt 350m``, ``pythia 410m``)."""
+
+
 def _family_size(s: State, i: int) -> int:
-    """``qwen 72b``: the newest generation of that size in the family."""
+    """``qwen 72b``, ``opt 350m``: the newest generation of that size in the family. A
+    size in millions that a unit claims (``llama 50m tokens``) is the unit's."""
     family, size = s.low(i), s.low(i + 1)
-    if not SIZE_RE.match(size) or normalize_name(family) not in families.families(s.catalog):
+    millions = _MILLIONS_RE.match(size) and s.low(i + 2) not in ALL_UNITS
+    if not (SIZE_RE.match(size) or millions):
         return 0
-    canonical = f"{float(size[:-1]):g}b"
+    if normalize_name(family) not in families.families(s.catalog):
+        return 0
+    canonical = f"{float(size[:-1]):g}{size[-1]}"
     fits = families.newest_of_size(s.catalog, family, canonical)
+    if not fits and resolve_model(s.catalog, f"{family} {size}"):
+        return 0  # an alias names it ("bloom 7b": bloom-7b1): read as a name
     if len(fits) != 1:
         members = families.families(s.catalog)[normalize_name(family)]
         names = fits or [m.model.id for m in members]
