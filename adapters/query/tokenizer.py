@@ -122,30 +122,27 @@ def _merge_phrases(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
+BOOLEAN_WORDS: Final = frozenset({"true", "false"})
+
+
 def _read_booleans(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Read a setting's ``True``/``False`` as configs and HF's arguments write them
-    (``bf16=True``, ``gradient_checkpointing=False``): after a switch, ``false`` turns
-    it off (``no-`` it); after any other word, ``true`` keeps the word and ``false``
-    drops both (``fp16=False`` says nothing to estimate). A lone ``true`` stays a word."""
+    (``bf16=True``, ``gradient_checkpointing=False``): ``true`` keeps the word before it;
+    ``false`` turns a switch off (``no-`` it) and drops any other word with it
+    (``fp16=False``, ``load_in_4bit=False`` say nothing to estimate). A lone ``true``
+    stays a word."""
     out: list[tuple[str, str]] = []
     for raw, low in words:
         prev = out[-1][1] if out else ""
-        if low in ("true", "false") and prev and prev not in BOOLEAN_WORDS:
-            if low == "true":
-                out[-1] = (f"{out[-1][0]} {raw}", prev)
-            elif prev in FLAGS or prev in FOUR_BIT_WORDS:
-                if prev in FLAGS:
-                    out[-1] = (f"{out[-1][0]} {raw}", f"no-{prev}")
-                else:
-                    out.pop()  # load_in_4bit=False: no 4-bit base
-            else:
-                out.pop()
-            continue
-        out.append((raw, low))
+        if low not in BOOLEAN_WORDS or not prev or prev in BOOLEAN_WORDS:
+            out.append((raw, low))
+        elif low == "true":
+            out[-1] = (f"{out[-1][0]} {raw}", prev)
+        elif prev in FLAGS:
+            out[-1] = (f"{out[-1][0]} {raw}", f"no-{prev}")
+        else:
+            out.pop()
     return out
-
-
-BOOLEAN_WORDS: Final = frozenset({"true", "false"})
 
 
 def _is_known(catalog: Catalog, low: str) -> bool:

@@ -87,15 +87,21 @@ def _plain(
     }
 
 
-def _gpt2(f: Fields) -> Read:
-    f.require("gpt2", "n_embd", "n_layer", "n_head", "vocab_size", "n_positions")
+def _gpt2_named(f: Fields, model_type: str, *extra: str, tie: bool) -> dict[str, Any]:
+    """A plain decoder from sizes named the GPT-2 way (``n_embd``, ``n_layer``,
+    ``n_head``, ``n_inner`` defaulting to 4 x ``n_embd``): GPT-2 and GPT-J."""
+    f.require(model_type, "n_embd", "n_layer", "n_head", "vocab_size", *extra)
     hidden = f.need("n_embd")
     inner = f.int("n_inner", default=MLP_EXPANSION * hidden)
     assert inner is not None
-    arch = _plain(
+    return _plain(
         hidden, f.need("n_layer"), f.need("n_head"), inner, f.need("vocab_size"),
-        tie=f.bool("tie_word_embeddings", True),
+        tie=f.bool("tie_word_embeddings", tie),
     )
+
+
+def _gpt2(f: Fields) -> Read:
+    arch = _gpt2_named(f, "gpt2", "n_positions", tie=True)
     return {**arch, "learned_positions": f.need("n_positions")}, ()
 
 
@@ -156,14 +162,7 @@ def _gpt_neox(f: Fields) -> Read:
 
 
 def _gptj(f: Fields) -> Read:
-    f.require("gptj", "n_embd", "n_layer", "n_head", "vocab_size")
-    hidden = f.need("n_embd")
-    inner = f.int("n_inner", default=MLP_EXPANSION * hidden)
-    assert inner is not None
-    arch = _plain(
-        hidden, f.need("n_layer"), f.need("n_head"), inner, f.need("vocab_size"),
-        tie=f.bool("tie_word_embeddings", False),
-    )
+    arch = _gpt2_named(f, "gptj", tie=False)
     return {
         **arch, "qkv_bias": False, "o_bias": False, "norms_per_layer": 1,
         "lm_head_bias": True,
