@@ -54,6 +54,7 @@ MAX_MFU: Final = 1.0
 MIN_PRICE_PER_GPU_HOUR: Final = 0.01  # one cent per GPU-hour
 MAX_LORA_DROPOUT: Final = 0.9  # PEFT's default is 0, common settings 0.05-0.1
 MAX_NODES: Final = 10_000
+MAX_TENSOR_PARALLEL: Final = 64  # past any NVLink domain a run would split a layer over
 MIN_BUDGET_USD: Final = 1.0
 MAX_BUDGET_USD: Final = 1e9
 MIN_DEADLINE_HOURS: Final = 0.1  # six minutes
@@ -262,6 +263,15 @@ FOREACH_ADAMW_STEP_BYTES: Final = {
 GPUS_PER_NODE: Final = 8
 """Cards in one server (HGX/DGX boards and most cloud GPU VMs): beyond this a run
 spans nodes."""
+TP_COLLECTIVES_PER_LAYER: Final = 4
+"""Collectives each tensor-parallel layer runs per pass over the micro-batch, each moving
+the layer's whole ``tokens x hidden`` 16-bit activation: with sequence parallelism an
+all-gather before, and a reduce-scatter after, both attention and the MLP (Korthikanti
+et al. 2022, arXiv:2205.05198, §4.2.2: each of Megatron's two all-reduces per layer
+becomes an all-gather and a reduce-scatter, the same bytes; Shoeybi et al. 2019,
+arXiv:1909.08053, Fig. 4: two in forward, two in backward). The backward runs the
+conjugate collectives, and a fully recomputed forward repeats the forward's. They sit on
+the critical path: torchtitan overlaps them only with ``enable_async_tensor_parallel``."""
 INTERNODE_GBPS: Final = {"nvlink": 50.0, "infinity-fabric": 50.0, "pcie": 12.5, "ethernet": 12.5}
 """Per-GPU bandwidth between nodes, GB/s one direction: data-center boards have one
 400 Gb/s InfiniBand/RoCE NIC per GPU (NVIDIA DGX H100 reference architecture: 8x

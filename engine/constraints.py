@@ -130,9 +130,11 @@ def _card_options(
         return
     price = hourly_price(gpu, request.price_per_gpu_hour, request.spot)
     for n in counts(found[0], _most_cards(request)):
+        if n % fp.tensor_parallel:
+            continue  # not whole tensor-parallel groups
+        stage = resolve_stage(request.sharding, n, fp.tensor_parallel)
         yield make_option(
-            fp, gpu, n, resolve_stage(request.sharding, n), work, price, request.mode,
-            request.offload, nodes=request.nodes,
+            fp, gpu, n, stage, work, price, request.mode, request.offload, nodes=request.nodes,
         )
 
 

@@ -250,11 +250,11 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
     needed = found[0] if found else None
     if request.gpu_count is not None:
         count = request.gpu_count
-        stage = resolve_stage(request.sharding, count)
+        stage = resolve_stage(request.sharding, count, fp.tensor_parallel)
     elif found is not None:
         count, stage = found
     else:
-        count, stage = 1, resolve_stage(request.sharding, 1)
+        count, stage = fp.tensor_parallel, resolve_stage(request.sharding, 1)
     return make_option(
         fp,
         gpu,
@@ -281,7 +281,7 @@ def _plan(
         lead = [named]
         if not named.fits and named.needed:
             # Right after a named count that is too small: the same card at a count that fits.
-            stage = resolve_stage(request.sharding, named.needed)
+            stage = resolve_stage(request.sharding, named.needed, fp.tensor_parallel)
             price = named.price_per_gpu_hour
             lead.append(
                 make_option(
@@ -358,7 +358,7 @@ def _what_ifs(
             found = fewest_cards(fp, pick, variant.sharding, variant.offload)
             if variant.gpu_count is not None and found is not None:
                 count = max(found[0], variant.gpu_count)
-                found = (count, resolve_stage(variant.sharding, count))
+                found = (count, resolve_stage(variant.sharding, count, fp.tensor_parallel))
             if found is not None:
                 option = make_option(
                     fp,
@@ -437,7 +437,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         memory, count = shown[0].memory, shown[0].count
     else:
         stage = resolve_stage(request.sharding, 1)
-        memory, count = fp.per_gpu(stage, 1, request.offload), 1
+        memory, count = fp.per_gpu(stage, 1, request.offload), fp.tensor_parallel
     pick = shown[0].gpu if shown and (shown[0].fits or shown[0].named) else None
     what_if = _what_ifs(request, model, catalog, pick, (fp, work))
     context = caveats.Context(

@@ -135,27 +135,30 @@ def card_capacity(gpu: GpuSpec, napkin: bool) -> float:
     return label_capacity_gb(gpu.memory_gb, napkin)
 
 
-def resolve_stage(requested: Sharding, count: int) -> Sharding:
-    """``auto`` is no sharding on one card and ZeRO-3 on several."""
+def resolve_stage(requested: Sharding, count: int, tensor_parallel: int = 1) -> Sharding:
+    """``auto`` is no sharding on one data-parallel rank (one card, or one
+    tensor-parallel group) and ZeRO-3 on several."""
     if requested is Sharding.AUTO:
-        return Sharding.NONE if count == 1 else Sharding.ZERO3
+        return Sharding.NONE if count <= tensor_parallel else Sharding.ZERO3
     return requested
 
 
 class Sizer:
     """Finds the fewest cards of any GPU that hold one footprint.
 
-    Per-GPU memory is ``fixed + sharded / N`` on several cards, so the per-card
-    work is a little arithmetic; the footprint is split once per request.
+    Per-GPU memory is ``fixed + sharded / N`` on N data-parallel ranks, so the per-card
+    work is a little arithmetic; the footprint is split once per request. Under tensor
+    parallelism a rank is a group of ``tp`` cards: counts are whole groups.
     """
 
-    __slots__ = ("lines", "multi", "napkin_total", "one", "one_stage")
+    __slots__ = ("lines", "multi", "napkin_total", "one", "one_stage", "tp")
 
     def __init__(self, fp: Footprint, requested: Sharding, offload: bool) -> None:
+        self.tp = fp.tensor_parallel
         self.one_stage = resolve_stage(requested, 1)
         self.multi = resolve_stage(requested, 2)
         self.napkin_total = fp.total if fp.napkin else None
-        self.one = fp.per_gpu(self.one_stage, 1, offload).total
+        self.one = fp.per_gpu(self.one_stage, self.tp, offload).total
         self.lines: tuple[tuple[float, float], ...]
         """``(fixed, sharded)`` per phase (backward, optimizer step): per-GPU memory on
         N > 1 cards is the largest ``fixed + sharded / N``."""
@@ -164,11 +167,12 @@ class Sizer:
         else:
             self.lines = fp.split(self.multi, offload)
 
-    def _per_gpu(self, count: int) -> float:
+    def _per_gpu(self, ranks: int) -> float:
+        """Per-GPU GB on ``ranks`` (> 1) data-parallel ranks."""
         if len(self.lines) == 1:  # the usual case: no optimizer-step peak
             fixed, sharded = self.lines[0]
-            return fixed + sharded / count
-        return max(fixed + sharded / count for fixed, sharded in self.lines)
+            return fixed + sharded / ranks
+        return max(fixed + sharded / ranks for fixed, sharded in self.lines)
 
     def fewest(self, gpu: GpuSpec) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` for the fewest cards that fit, or None."""
@@ -185,9 +189,11 @@ class Sizer:
         if self.napkin_total is not None:
             per = self.napkin_total / count
             return (count, resolve_stage(self.one_stage, count), per) if per <= cap else None
-        if count == 1:
-            return (1, self.one_stage, self.one) if self.one <= cap else None
-        per = self._per_gpu(count)
+        if count % self.tp:
+            return None  # not whole tensor-parallel groups
+        if count == self.tp:
+            return (count, self.one_stage, self.one) if self.one <= cap else None
+        per = self._per_gpu(count // self.tp)
         return (count, self.multi, per) if per <= cap + 1e-9 else None
 
     def fewest_for(self, cap: float) -> tuple[int, Sharding, float] | None:
@@ -198,19 +204,20 @@ class Sizer:
                 return None
             return n, resolve_stage(self.one_stage, n), self.napkin_total / n
         if self.one <= cap:
-            return 1, self.one_stage, self.one
-        n = 2
+            return self.tp, self.one_stage, self.one
+        n = 2  # data-parallel ranks
         for fixed, sharded in self.lines:
             if sharded <= 0 or fixed >= cap:
                 if fixed + sharded / 2 > cap:
                     return None  # no count brings this phase under the line
                 continue
             n = max(n, math.ceil(sharded / (cap - fixed) - 1e-12))
-        while n <= MAX_CARDS and self._per_gpu(n) > cap:
+        most = MAX_CARDS // self.tp
+        while n <= most and self._per_gpu(n) > cap:
             n += 1  # guards float rounding at the boundary
-        if n > MAX_CARDS:
+        if n > most:
             return None
-        return n, self.multi, self._per_gpu(n)
+        return n * self.tp, self.multi, self._per_gpu(n)
 
 
 @dataclass(frozen=True, slots=True)

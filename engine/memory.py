@@ -164,6 +164,14 @@ class Footprint(Breakdown):
     """The temporary an unfused (foreach) AdamW step allocates, one moment's size per
     trainable parameter (see the module docstring); 0 for a fused step."""
     napkin: bool = False
+    tensor_parallel: int = 1
+    """Cards every layer is split over (``Request.tensor_parallel``). The components
+    above are then one such card's share, and data-parallel sharding runs over
+    ``count / tensor_parallel`` groups (:meth:`data_parallel`)."""
+
+    def data_parallel(self, count: int) -> int:
+        """Data-parallel ranks among ``count`` cards: one per tensor-parallel group."""
+        return max(1, count // self.tensor_parallel)
 
     @property
     def whole_gradients(self) -> float:
@@ -176,16 +184,20 @@ class Footprint(Breakdown):
         the run's peak: the backward pass (:meth:`during_backward`), or the optimizer step
         (:meth:`at_step`) where that is higher, its excess shown with the optimizer.
 
-        ``auto`` must be resolved by the caller (see ``engine.fit.resolve_stage``).
+        ``count`` is every card of the run; under tensor parallelism the sharding runs
+        over :meth:`data_parallel` of them. ``auto`` must be resolved by the caller (see
+        ``engine.fit.resolve_stage``).
         """
-        during = self.during_backward(stage, count, offload)
-        excess = self.at_step(stage, count, offload) - during.total
+        ranks = self.data_parallel(count)
+        during = self.during_backward(stage, ranks, offload)
+        excess = self.at_step(stage, ranks, offload) - during.total
         if excess <= 0:
             return during
         return replace(during, optimizer=during.optimizer + excess)
 
     def at_step(self, stage: Sharding, count: int, offload: bool = False) -> float:
-        """Per-GPU GB during an unfused AdamW step; 0 when the step allocates nothing
+        """Per-GPU GB during an unfused AdamW step on ``count`` data-parallel ranks (every
+        card without tensor parallelism); 0 when the step allocates nothing
         (a fused step, DeepSpeed ZeRO's own Adam, or the host's under offload).
 
         Activations are freed and FSDP has gathered nothing: weights, master weights,
@@ -208,8 +220,9 @@ class Footprint(Breakdown):
         return held / shards + self.overhead
 
     def during_backward(self, stage: Sharding, count: int, offload: bool = False) -> Breakdown:
-        """Memory on each of ``count`` GPUs while one micro-batch's backward runs: the
-        activations, the gathered units and the gradients as they build up."""
+        """Memory on each GPU of ``count`` data-parallel ranks (every card without tensor
+        parallelism) while one micro-batch's backward runs: the activations, the gathered
+        units and the gradients as they build up."""
         n = max(count, 1)
         if self.napkin:
             return Breakdown(
@@ -259,9 +272,9 @@ class Footprint(Breakdown):
         )
 
     def split(self, stage: Sharding, offload: bool = False) -> tuple[tuple[float, float], ...]:
-        """``(fixed, sharded)`` GB lines such that per-GPU memory on N > 1 cards is the
-        largest ``fixed + sharded / N``: one for the backward pass, one for an unfused
-        optimizer step when it has a temporary."""
+        """``(fixed, sharded)`` GB lines such that per-GPU memory on N > 1 data-parallel
+        ranks is the largest ``fixed + sharded / N``: one for the backward pass, one for an
+        unfused optimizer step when it has a temporary."""
         phases: list[Callable[[int], float]] = [
             lambda n: self.during_backward(stage, n, offload).total
         ]
@@ -344,7 +357,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         optimizer = opt_per_param * lora
         adapter = adapter_bytes * lora
         gathered_bytes = base / params
-    return Footprint(
+    whole = Footprint(
         base_weights=base / GB,
         master_weights=master / GB,
         gradients=gradients / GB,
@@ -365,6 +378,30 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         ),
         step_workspace=_step_workspace(request, trainable, opt_per_param) / GB,
     )
+    return tensor_parallel_share(whole, request.tensor_parallel)
+
+
+def tensor_parallel_share(fp: Footprint, degree: int) -> Footprint:
+    """One card's share of ``fp`` when every layer is split over ``degree`` cards.
+
+    Megatron-style tensor parallelism splits each linear's weight (and its gradient,
+    optimizer state and adapters) over the group (Shoeybi et al. 2019, arXiv:1909.08053,
+    §3); with sequence parallelism the norms' and dropouts' activations are split along
+    the sequence too, so every stored activation is divided by the degree (Korthikanti
+    et al. 2022, arXiv:2205.05198, §4.2.2, Table 2: ``sbh(34/t + 5as/(ht))``), and a
+    vocabulary-parallel loss splits the logits (torchtitan's loss parallel). Only the
+    fixed overhead stays whole. Embeddings and norms are counted as split too: torchtitan
+    shards the embedding and output over the group; the replicated norm weights are a
+    few MB.
+    """
+    if degree <= 1 or fp.napkin:
+        return fp
+    split = {
+        f.name: getattr(fp, f.name) / degree
+        for f in fields(fp)
+        if isinstance(getattr(fp, f.name), float) and f.name != "overhead"
+    }
+    return replace(fp, **split, tensor_parallel=degree)
 
 
 def _activation_bytes(arch: Architecture, request: Request) -> float:

@@ -39,6 +39,7 @@ from engine.constants import (
     MAX_SAMPLES,
     MAX_SEQ_LEN,
     MAX_STEPS,
+    MAX_TENSOR_PARALLEL,
     MIN_BUDGET_USD,
     MIN_DEADLINE_HOURS,
     MIN_EPOCHS,
@@ -383,6 +384,14 @@ class Request(BaseModel):
     )] = Field(default=None, ge=1, le=MAX_NODES)
     """Machines the cards are spread over (``2 nodes of 8x h100``); None: as few as hold
     them. ``gpu_count`` is the total over all nodes."""
+    tensor_parallel: Annotated[int, FieldMeta(
+        label="tensor parallel", noun="tensor-parallel degree", key="Z",
+        example="70b full tp 8 32x h100 1B tokens", display=Display.COUNT,
+    )] = Field(default=1, ge=1, le=MAX_TENSOR_PARALLEL)
+    """Cards that split every layer between them (Megatron-style tensor parallelism with
+    sequence parallelism, as torchtitan's ``tensor_parallel_degree``): each holds 1/tp of
+    every weight and of the activations. 1: none. Cards in all are ``gpu_count``; the
+    data-parallel sharding (``sharding``) runs over ``gpu_count / tensor_parallel``."""
     spot: Annotated[bool, FieldMeta(
         label="spot pricing", noun="spot pricing switch", key="V",
         example="70b qlora 50M tokens h100 spot",

@@ -136,7 +136,9 @@ def per_gpu(model: ModelSpec, request: Request, count: int) -> Breakdown:
     """Per-GPU memory of ``request`` on ``count`` cards, GB: the estimate's own figures
     (``footprint`` spread by ``Footprint.per_gpu`` under the resolved sharding)."""
     fp = footprint(model.architecture, request)
-    return fp.per_gpu(resolve_stage(request.sharding, count), count, request.offload)
+    return fp.per_gpu(
+        resolve_stage(request.sharding, count, fp.tensor_parallel), count, request.offload
+    )
 
 
 def largest(lo: int, hi: int, fits: Callable[[int], bool]) -> int | None:
@@ -239,12 +241,13 @@ def _limit(
     found = Sizer(fp, request.sharding, request.offload).fewest_for(target.usable_gb)
     if found is None:
         return None, None, None, None
-    n = found[0]
+    n, step = found[0], fp.tensor_parallel  # whole tensor-parallel groups
     memory = fp.per_gpu(found[1], n, request.offload)
-    if n == 1:
-        return 1, memory, None, None
-    below = fp.per_gpu(resolve_stage(request.sharding, n - 1), n - 1, request.offload)
-    return n, memory, n - 1, below.total
+    if n == step:
+        return n, memory, None, None
+    fewer = n - step
+    below = fp.per_gpu(resolve_stage(request.sharding, fewer, step), fewer, request.offload)
+    return n, memory, fewer, below.total
 
 
 # --------------------------------------------------------------------------- #

@@ -35,7 +35,11 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
   longer of the two;
 * **CPU offload**: gradients down and weights up over PCIe (``HOST_LINK_GBPS``) and
   the host's CPU-Adam, bound by host memory bandwidth (``HOST_MEMORY_GBPS``), once
-  per step.
+  per step;
+* **tensor parallelism** (``tp``): each card of a group computes and moves 1/tp of the
+  micro-batch's work, and every layer adds ``TP_COLLECTIVES_PER_LAYER`` all-gathers and
+  reduce-scatters of its activations per pass over the node's link, not overlapped;
+  data-parallel traffic then runs between the groups.
 
 Three free parameters (``GEMM_EFFICIENCY``, ``LAUNCH_S_PER_KERNEL``,
 ``ELEMENTWISE_PASSES``) are fitted on published runs by ``benchmarks/accuracy.py``;
@@ -80,6 +84,7 @@ from engine.constants import (
     PRECISION_BYTES,
     TORCHAO_NF4_EAGER_KERNELS,
     TORCHAO_NF4_EAGER_TRAFFIC_BYTES,
+    TP_COLLECTIVES_PER_LAYER,
     WEIGHT_READ_BYTES,
     ZERO3_HOST_OPS_GATHER,
     ZERO3_HOST_OPS_GRADIENT,
@@ -143,6 +148,11 @@ class Workload:
     """``elementwise_bytes`` on cards that shard the weights, where it differs: ``auto``
     sharding of ``hf`` QLoRA, whose FP32 residual stream only an unsharded run has
     (``engine.memory`` counts its activations the same way)."""
+    tensor_parallel: int = 1
+    """Cards each micro-batch's layers are split over. The FLOPs, bytes, states and
+    collectives above are then one card's share; ``tokens`` stays the group's."""
+    tp_comm_bytes: float = 0.0
+    """Bytes each card of a tensor-parallel group sends per micro-batch (0 without)."""
 
 
 def timed_seq_len(request: Request) -> int:
@@ -255,8 +265,24 @@ def _produced_bytes(arch: Architecture, request: Request) -> float:
     )
 
 
+def tp_comm_bytes(arch: Architecture, request: Request, tokens: int) -> float:
+    """Bytes each card of a tensor-parallel group sends in one micro-batch of ``tokens``:
+    ``TP_COLLECTIVES_PER_LAYER`` ring collectives of ``tokens x hidden`` 16-bit values per
+    layer and pass (forward, backward, and a fully recomputed forward), each sending
+    ``(tp - 1) / tp`` of the tensor. 0 without tensor parallelism."""
+    degree = request.tensor_parallel
+    if degree <= 1:
+        return 0.0
+    recompute = request.grad_checkpointing and not request.selective_checkpointing
+    passes = 3.0 if recompute else 2.0
+    tensor = tokens * arch.hidden_size * PRECISION_BYTES["bf16"]
+    share = (degree - 1) / degree
+    return passes * TP_COLLECTIVES_PER_LAYER * arch.num_layers * tensor * share
+
+
 def workload(arch: Architecture, request: Request) -> Workload:
-    """What one micro-batch of ``request`` computes and moves (``request`` resolved)."""
+    """What one micro-batch of ``request`` computes and moves on one card (``request``
+    resolved); under tensor parallelism, one card's share of its group's work."""
     arch = trained_architecture(arch, request)
     seq = timed_seq_len(request)
     if seq != request.seq_len:
@@ -290,25 +316,28 @@ def workload(arch: Architecture, request: Request) -> Workload:
     grad_bytes = trainable * (2.0 if trained or regime == "pure-bf16" else 4.0)
     if request.sharding is Sharding.FSDP and method is Method.LORA and prof.fsdp_frozen_grads:
         grad_bytes += stored
+    t = float(request.tensor_parallel)  # each card's share of the group's work
     return Workload(
         tokens=tokens,
-        matmul_flops=matmul,
-        attention_flops=attention,
+        matmul_flops=matmul / t,
+        attention_flops=attention / t,
         attention_efficiency=FA_EFFICIENCY if request.flash_attention else 1.0,
-        weight_bytes=weight_bytes,
-        dequant_bytes=dequant,
-        elementwise_bytes=elementwise,
+        weight_bytes=weight_bytes / t,
+        dequant_bytes=dequant / t,
+        elementwise_bytes=elementwise / t,
         elementwise_scale=fusion,
-        sharded_elementwise_bytes=sharded_elementwise,
+        sharded_elementwise_bytes=None if sharded_elementwise is None else sharded_elementwise / t,
         kernels=_kernels(arch, request, fusion) + dequant_kernels,
         zero3_host_ops=zero3_host_ops(arch, request) if prof.deepspeed_zero else 0.0,
         grad_accum=request.grad_accum,
-        trainable_params=trainable,
-        optimizer_bytes=optimizer,
-        fused_optimizer_bytes=fused_optimizer,
-        stored_weight_bytes=stored,
-        grad_bytes=grad_bytes,
+        trainable_params=trainable / t,
+        optimizer_bytes=optimizer / t,
+        fused_optimizer_bytes=fused_optimizer / t,
+        stored_weight_bytes=stored / t,
+        grad_bytes=grad_bytes / t,
         useful_flops_per_token=6.0 * arch.active_params,
+        tensor_parallel=request.tensor_parallel,
+        tp_comm_bytes=tp_comm_bytes(arch, request, tokens),
     )
 
 
@@ -324,7 +353,9 @@ class StepTime:
     optimizer_s: float
     offload_s: float
     step_s: float
-    tokens_per_step: int
+    tokens_per_step: float
+    """Tokens each GPU trains per step: its data-parallel rank's, over the
+    tensor-parallel degree."""
 
     @property
     def tokens_per_second(self) -> float:
@@ -365,8 +396,12 @@ def step_time(
     nodes: int | None = None,
     tuning: Tuning = DEFAULT_TUNING,
 ) -> StepTime:
-    """Seconds of one optimizer step (``grad_accum`` micro-batches) on each GPU."""
-    n = max(count, 1)
+    """Seconds of one optimizer step (``grad_accum`` micro-batches) on each GPU.
+
+    ``count`` is every card of the run; data-parallel traffic runs over ``count /
+    tensor_parallel`` ranks, the tensor-parallel collectives inside each group."""
+    tp = work.tensor_parallel
+    n = max(count // tp, 1)  # data-parallel ranks
     hbm = (gpu.hbm_gbps or HBM_FALLBACK_GBPS) * 1e9
     rate = matmul_rate(gpu) * tuning.gemm_efficiency
     gemm = max(work.matmul_flops / rate, work.weight_bytes / hbm)
@@ -380,11 +415,14 @@ def step_time(
     host_ops = work.kernels + (work.zero3_host_ops if stage is Sharding.ZERO3 else 0.0)
     launch = host_ops * tuning.launch_s_per_kernel
     micro = max(gpu_s, launch)
+    if tp > 1:
+        group_nodes = nodes_for(tp)  # a group spans nodes only past one node's cards
+        micro += work.tp_comm_bytes / link_bytes_per_s(gpu, tp, group_nodes)
 
     comm_micro = comm_step = 0.0
     if n > 1:
         share = (n - 1) / n
-        link = link_bytes_per_s(gpu, n, nodes_for(n, nodes))
+        link = link_bytes_per_s(gpu, n, nodes_for(max(count, 1), nodes))
         if stage.shards_weights:
             # All-gather for forward and backward every micro-batch, reduce-scatter grads.
             comm_micro = (2 * work.stored_weight_bytes + work.grad_bytes) * share / link
@@ -418,7 +456,7 @@ def step_time(
         optimizer_s=optimizer_s,
         offload_s=offload_s,
         step_s=step,
-        tokens_per_step=accum * work.tokens,
+        tokens_per_step=accum * work.tokens / tp,
     )
 
 

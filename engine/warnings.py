@@ -18,6 +18,7 @@ from engine.constants import (
     GB,
     GEMM_EFFICIENCY,
     GPTQ_BITS,
+    GPUS_PER_NODE,
     LARGE_LOGITS_GB,
     LOGITS_BYTES,
     LOGITS_BYTES_HF,
@@ -92,6 +93,7 @@ def warnings(ctx: Context) -> list[str]:
             "turn it on (`ckpt`)."
         )
     out += _logits_warning(ctx)
+    out += _tensor_parallel_warnings(ctx)
     if lead is not None:
         out += _card_warnings(ctx, lead)
     if r.offload and detailed:
@@ -167,6 +169,30 @@ def _logits_warning(ctx: Context) -> list[str]:
         f"The loss keeps {kept:.1f} GB of logits ({profile(r.framework).label}); a fused "
         "cross-entropy (Liger, Unsloth) removes them (`fused-ce`)."
     ]
+
+
+def _tensor_parallel_warnings(ctx: Context) -> list[str]:
+    """What the tensor-parallel degree cannot do as asked."""
+    r, arch = ctx.request, ctx.model.architecture
+    degree = r.tensor_parallel
+    if degree <= 1:
+        return []
+    if r.mode is Mode.NAPKIN:
+        return [f"Napkin mode divides memory evenly over the cards: `tp {degree}` changes nothing."]
+    out = []
+    if arch.num_heads % degree or arch.num_kv_heads % degree:
+        out.append(
+            f"{ctx.model.name} has {arch.num_heads} attention heads ({arch.num_kv_heads} "
+            f"key/value); tensor parallel {degree} does not divide them, so frameworks refuse "
+            "it or replicate the key/value heads (not counted here): pick a degree that divides "
+            "both."
+        )
+    if degree > GPUS_PER_NODE:
+        out.append(
+            f"Tensor parallel {degree} spans nodes ({GPUS_PER_NODE} cards each): every layer's "
+            "collectives cross the network. Keep it within one node and shard data over nodes."
+        )
+    return out
 
 
 def _card_warnings(ctx: Context, o: Option) -> list[str]:
@@ -282,6 +308,13 @@ def assumptions(ctx: Context) -> list[str]:
             "sharding auto (none on one card, ZeRO-3 across several)."
             if r.sharding is Sharding.AUTO
             else f"sharding {r.sharding.value}."
+        )
+        + (
+            f" Tensor parallel {r.tensor_parallel} with sequence parallelism: each card of a "
+            f"group holds 1/{r.tensor_parallel} of every layer, its activations and logits; "
+            "the sharding runs between the groups."
+            if r.tensor_parallel > 1 and r.mode is Mode.DETAILED
+            else ""
         )
     )
     out.append(_compute_line(ctx))

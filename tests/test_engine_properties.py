@@ -96,3 +96,22 @@ def test_card_sizing_agrees_with_per_gpu_memory_at_every_count(
     fp = footprint(CATALOG.model(model).architecture, request)
     sizer = Sizer(fp, stage, False)
     assert sizer._per_gpu(n) == pytest.approx(fp.per_gpu(stage, n).total, rel=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    MODELS, st.sampled_from(["full", "lora"]), st.sampled_from([2, 4, 8]),
+    st.sampled_from([Sharding.FSDP, Sharding.ZERO3, Sharding.ZERO1]), st.integers(1, 16),
+)
+def test_card_sizing_agrees_with_per_gpu_memory_under_tensor_parallel(
+    model, method, degree, stage, groups
+) -> None:
+    """Under ``tp`` the sizer counts whole groups and agrees with the footprint at each."""
+    request = Request(model=model, method=method, sharding=stage, tensor_parallel=degree)
+    fp = footprint(CATALOG.model(model).architecture, request)
+    sizer = Sizer(fp, stage, False)
+    cap = 1e9  # every count holds the run: the figure is what is compared
+    found = sizer.at_count_for(cap, groups * degree)
+    assert found is not None
+    assert found[2] == pytest.approx(fp.per_gpu(found[1], groups * degree).total, rel=1e-9)
+    assert sizer.at_count_for(cap, groups * degree + 1) is None
