@@ -155,6 +155,17 @@ def to_price(num: Num, word: str) -> float:
     return finite(num.scaled(), word, "price_per_gpu_hour")
 
 
+TP_WORDS: Final = (
+    "tp", "tp-size", "tp-degree", "tensor-parallel", "tensor-parallelism",
+    # torchtitan's [parallelism] tensor_parallel_degree, vLLM's and axolotl's
+    # tensor_parallel_size, torchtune's tensor_parallel_dim, Megatron's and NeMo's
+    # tensor_model_parallel_size
+    "tensor-parallel-degree", "tensor-parallel-size", "tensor-parallel-dim",
+    "tensor-model-parallel-size",
+)
+"""Words for the tensor-parallel degree (``tp 8``, ``tensor_parallel_degree 8``)."""
+
+
 @dataclass(frozen=True)
 class Unit:
     """A word that names what a neighbouring number counts."""
@@ -202,6 +213,7 @@ UNITS: Final = (
     Unit("gpu_memory_gb", ("gb",), _memory, prefix=False),
     Unit("nodes", ("nodes", "node", "machines", "machine", "hosts", "servers"),
          _integer("nodes")),
+    Unit("tensor_parallel", TP_WORDS, _integer("tensor_parallel")),
     Unit("budget_usd", ("budget", "max-budget"), _budget),
     Unit("price_per_gpu_hour", ("price", "$"), to_price, postfix=False),
     Unit("price_per_gpu_hour", HOURLY, to_price, prefix=False),

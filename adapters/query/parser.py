@@ -6,8 +6,10 @@ from pydantic import ValidationError
 
 from adapters.query.errors import EXAMPLE, QueryError, error, quoted
 from adapters.query.fields import FIELDS, out_of_range
+from adapters.query.parallel import check_tensor_parallel, full_also_method
 from adapters.query.phrases import check_samples
 from adapters.query.scanner import scan
+from adapters.query.state import State
 from adapters.query.steps import OTHER_LENGTHS, check_one_length, count_steps
 from catalog.loader import default_catalog
 from engine.request import ModelPick, Request, Solve
@@ -19,18 +21,16 @@ def parse_fields(text: str, catalog: Catalog | None = None) -> dict[str, object]
     return _fields(text, catalog)[0]
 
 
-def _fields(
-    text: str, catalog: Catalog | None
-) -> tuple[dict[str, object], ModelPick | None, dict[str, str]]:
-    """The fields ``text`` names, how it named the model (bare size, family word) and the
-    words that said each field."""
+def _fields(text: str, catalog: Catalog | None) -> tuple[dict[str, object], State]:
+    """The fields ``text`` names, and the scan's state: how it named the model (bare
+    size, family word) and the words that said each field."""
     state = scan(text, catalog if catalog is not None else default_catalog())
     fields = dict(state.fields)
     if "max_len" in fields and "seq_len" not in fields:
         # A sample cap said alone (HF's max_length) is the longest sequence a batch
         # reaches, so the memory is sized for it.
         fields["seq_len"] = fields["max_len"]
-    return fields, state.model_pick, state.sources
+    return fields, state
 
 
 def build(fields: dict[str, object]) -> Request:
@@ -57,7 +57,9 @@ def which_model(catalog: Catalog) -> QueryError:
 def parse_query(text: str, catalog: Catalog | None = None) -> Request:
     """Parse a one-line query; QueryError (with a message for the user) if it can't."""
     catalog = catalog if catalog is not None else default_catalog()
-    fields, pick, sources = _fields(text, catalog)
+    fields, state = _fields(text, catalog)
+    pick, sources = state.model_pick, state.sources
+    full_also_method(fields, sources, state.full_ac)
     if pick is not None:
         fields["model_pick"] = pick
     if "model" not in fields and fields.get("solve") is Solve.MODEL:
@@ -76,7 +78,8 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
 
     Naming a card without a count clears the count; naming a model switches model.
     """
-    changes, pick, sources = _fields(text, catalog)
+    changes, state = _fields(text, catalog)
+    pick, sources = state.model_pick, state.sources
     if not changes:
         raise error(
             f'I didn\'t find anything to change in "{quoted(str(text).strip())}".',
@@ -102,5 +105,6 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
     if recount:
         merged.pop("dataset_tokens", None)
         check_samples(merged, strict=True)
+    check_tensor_parallel(merged, sources.get("tensor_parallel"))
     count_steps(merged)
     return build(merged)

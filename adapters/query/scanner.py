@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from adapters.query import families, phrases, steps
+from adapters.query import families, parallel, phrases, steps
 from adapters.query.errors import MAX_SHOWN, QueryError, error, quoted
 from adapters.query.fields import FIELDS
 from adapters.query.names import catalog_index, resolve_gpu, resolve_model, size_model
@@ -262,6 +262,9 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrases.no_effect,
     phrases.deepspeed,
     phrases.four_bit,
+    parallel.hybrid_shard,
+    parallel.n_way,
+    parallel.checkpoint_mode,
     steps.global_batch,
     steps.steps,
     _filler,
@@ -378,5 +381,6 @@ def scan(text: str, catalog: Catalog) -> State:
     steps.check_global_batch(state)
     phrases.check_deepspeed(state)
     phrases.check_four_bit(state)
+    parallel.check_tensor_parallel(state.fields, state.sources.get("tensor_parallel"))
     return state
 

@@ -27,6 +27,9 @@ class State:
         self.global_batch: tuple[float, str] | None = None
         """A global batch (sequences per optimizer step over all cards) and the words
         that said it: turned into ``grad_accum`` once the batch and count are read."""
+        self.full_ac: str | None = None
+        """The words that said full checkpointing with ``full`` (``full ac``, ``ac full``):
+        in a query that names no method, the method too."""
         self.four_bit: str | None = None
         """The word that said a 4-bit base (``nf4``, ``4-bit``): QLoRA once all are read."""
 

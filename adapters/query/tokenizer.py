@@ -28,6 +28,7 @@ from adapters.query.vocabulary import (
     NUMBER_WORDS,
     PHRASE_LENGTHS,
     PHRASES,
+    SECTION_PREFIXES,
     SPELLED_SCALE,
     VARIANT_SUFFIXES,
 )
@@ -67,6 +68,19 @@ def _clean(text: object) -> str:
 
 _GIGS: Final = re.compile(r"^([0-9]+(?:\.[0-9]+)?)g$")
 """``80g``: a card's memory as people shorten it (``a100 80g``), read as ``80gb``."""
+_OPTION_DASHES: Final = re.compile(r"^-+(?=[a-z])")
+"""``--tensor-parallel-size``: a command-line option's dashes (never a negative number's)."""
+
+
+def _key(low: str) -> str:
+    """A word as a setting's key: command-line dashes dropped, and a config section's
+    prefix read as ``SECTION_PREFIXES`` says (``training.local_batch_size`` →
+    ``local-batch-size``)."""
+    low = _OPTION_DASHES.sub("", low)
+    for prefix, replacement in SECTION_PREFIXES.items():
+        if low.startswith(prefix) and len(low) > len(prefix):
+            return replacement + low[len(prefix) :]
+    return low
 
 
 def _split(text: str) -> list[tuple[str, str]]:
@@ -75,7 +89,7 @@ def _split(text: str) -> list[tuple[str, str]]:
     for piece in _SEPARATORS.split(_THOUSANDS.sub("", text)):
         raw = piece.strip("'").rstrip(".:").strip("'").lstrip("~≈")  # ~800: about 800
         if raw:
-            low = raw.lower().replace("_", "-")
+            low = _key(raw.lower().replace("_", "-"))
             words.append((raw, _GIGS.sub(r"\1gb", low)))
     return words
 
@@ -176,6 +190,10 @@ def _unglue(catalog: Catalog, low: str) -> list[str]:
     cut = max(low.rfind("x"), low.rfind("*"))
     if cut > 0 and COUNT_RE.match(low[cut + 1 :]) and resolve_gpu(catalog, low[:cut]):
         return [low[:cut], "x" + low[cut + 1 :]]
+    for unit in GLUE_PREFIXES:  # "tp-8", "seq-8k": a hyphen between a unit and its number
+        rest = low[len(unit) + 1 :]
+        if low.startswith(unit + "-") and not rest.startswith("-") and read_number(rest):
+            return [unit, rest]
     for unit in GLUE_PREFIXES:
         if low.startswith(unit) and read_number(low[len(unit) :]):
             return [unit, low[len(unit) :]]

@@ -75,6 +75,7 @@ KEYWORDS: Final = _table(
         ("framework", Framework.LITGPT): ("litgpt", "lit-gpt"),
         ("framework", Framework.TORCHTITAN): ("torchtitan",),
         ("framework", Framework.GENERIC): ("generic",),
+        ("tensor_parallel", 1): ("no-tp", "no-tensor-parallel", "no-tensor-parallelism"),
         ("spot", False): ("on-demand", "ondemand"),
     }
 )
@@ -83,6 +84,7 @@ KEYWORDS: Final = _table(
 FLAGS: Final = {
     **dict.fromkeys(
         ("ckpt", "checkpointing", "grad-ckpt", "gradient-checkpointing",
+         "ac",  # torchtitan's and torchtune's short name (ac_mode, [activation_checkpoint])
          "activation-checkpointing", "enable-activation-checkpointing",  # torchtune
          "use-gradient-checkpointing"),  # Unsloth's get_peft_model
         "grad_checkpointing",
@@ -196,6 +198,8 @@ PHRASES: Final = {
     ("per-device", "train", "batch", "size"): "per-device-train-batch-size",
     ("per-gpu", "batch"): "per-gpu-batch-size",
     ("per-gpu", "batch", "size"): "per-gpu-batch-size",
+    ("local", "batch"): "local-batch-size",  # torchtitan's local_batch_size
+    ("local", "batch", "size"): "local-batch-size",
     ("max", "seq", "length"): "max-seq-length",
     ("max", "sequence", "length"): "max-seq-length",
     ("context", "length"): "context-length",
@@ -207,6 +211,18 @@ PHRASES: Final = {
     ("gradient", "checkpointing"): "gradient-checkpointing",
     ("activation", "checkpointing"): "activation-checkpointing",
     ("flash", "attention"): "flash-attention",
+    # tensor parallelism, and the hybrid sharding that is refused (adapters/query/parallel.py)
+    ("tensor", "parallel"): "tensor-parallel",
+    ("tensor", "parallelism"): "tensor-parallelism",
+    ("tensor", "parallel", "size"): "tensor-parallel-size",
+    ("tensor", "parallel", "degree"): "tensor-parallel-degree",
+    ("tensor", "model", "parallel", "size"): "tensor-model-parallel-size",
+    ("tp", "size"): "tp-size",
+    ("tp", "degree"): "tp-degree",
+    ("hybrid", "shard"): "hybrid-shard",
+    ("hybrid", "sharding"): "hybrid-sharding",
+    ("hybrid", "sharded"): "hybrid-sharding",
+    ("hybrid", "fsdp"): "hsdp",
     ("flash", "attention", "2"): "flash-attention-2",
     ("mixed", "precision"): "mixed-precision",
     ("cpu", "offload"): "cpu-offload",
@@ -255,6 +271,12 @@ attention`` is never the switch ``flash`` and the LoRA target ``attention``. A p
 whose first word would be lost (``lora rank 64``: the method, then the rank) is left to
 be read word by word; ``full parameter`` keeps ``full``'s meaning. ``q, k, v`` is
 counted as ``attn`` (with o), the nearest target set."""
+SECTION_PREFIXES: Final = {
+    "training.": "", "parallelism.": "", "activation-checkpoint.": "ac-",
+}
+"""torchtitan's config sections as its command line names them
+(``--training.local_batch_size 2``, ``--parallelism.tensor_parallel_degree 8``,
+``--activation_checkpoint.mode selective``): the key is read without its section."""
 PHRASE_LENGTHS: Final = tuple(sorted({len(k) for k in PHRASES}, reverse=True))
 NUMBER_WORDS: Final = {
     word: str(n)

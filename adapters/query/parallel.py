@@ -1,0 +1,193 @@
+"""How a run splits over its cards, as torchtitan, Megatron and vLLM users say it: the
+tensor-parallel degree (``tp 8``, ``8-way tensor parallel``), activation checkpointing's
+mode (``ac full``, ``selective ac``, ``ac none``) and hybrid sharding, which is refused.
+
+The plain ``tp 8`` / ``tensor_parallel_degree 8`` forms are a unit
+(:data:`adapters.query.numbers.TP_WORDS`); the handlers here read the rest, like the
+handlers in :mod:`adapters.query.phrases` (scan state and word index in, words consumed
+out). :func:`tensor_parallel_problem` checks the degree against the card count and the
+method once the whole query (or a follow-up merged with its thread) is read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from adapters.query.errors import error, quoted
+from adapters.query.fields import FIELDS
+from adapters.query.numbers import TP_WORDS, read_number, whole
+from adapters.query.state import State
+from engine.request import Method
+
+TP_EXAMPLE: Final = FIELDS["tensor_parallel"].example
+
+# --- "8-way tensor parallel" -----------------------------------------------------------
+
+_WAY_RE: Final = re.compile(r"^([0-9]+(?:\.[0-9]+)?)-way$")
+_TP_AFTER_WAY: Final = frozenset(TP_WORDS)
+
+
+def n_way(s: State, i: int) -> int:
+    """``8-way tensor parallel``, ``8-way tp``, ``8 way tp``: the tensor-parallel degree."""
+    glued = _WAY_RE.match(s.low(i))
+    if glued:
+        number, n = glued.group(1), 1
+    elif s.low(i + 1) == "way" and read_number(s.low(i)) is not None:
+        number, n = s.low(i), 2
+    else:
+        return 0
+    if s.low(i + n) not in _TP_AFTER_WAY:
+        if glued:
+            raise error(
+                f'"{quoted(s.raw(i, n + 1))}": only tensor parallelism is read as N-way '
+                '("8-way tensor parallel"); say sharding as fsdp or zero3.',
+                s.raw(i), example=TP_EXAMPLE,
+            )
+        return 0
+    word = s.raw(i)
+    num = read_number(number)
+    assert num is not None
+    s.set("tensor_parallel", whole(num.value, word, "tensor_parallel"), s.raw(i, n + 1), word)
+    return n + 1
+
+
+# --- activation checkpointing's mode -----------------------------------------------------
+
+_AC_WORDS: Final = frozenset({"ac", "activation-checkpointing"})
+"""Said after ``full`` (``full ac``): full checkpointing, not the method."""
+_AC_KEYS: Final = _AC_WORDS | {"ac-mode", "mode"}
+"""Said before a mode (``ac full``, ``ac_mode selective``, torchtitan's
+``--activation_checkpoint.mode selective`` and ``mode = "selective"``)."""
+_MODES: Final = {
+    "full": "full", "selective": "selective", "op": "selective",
+    "none": "none", "off": "none", "disabled": "none",
+}
+_MODE_FIELDS: Final[dict[str, tuple[tuple[str, bool], ...]]] = {
+    "full": (("grad_checkpointing", True), ("selective_checkpointing", False)),
+    "selective": (("grad_checkpointing", True), ("selective_checkpointing", True)),
+    "none": (("grad_checkpointing", False),),
+}
+"""torchtitan's ``[activation_checkpoint] mode`` values (``selective_ac_option = "op"``
+is the op-level selective checkpointing modeled) and what each sets."""
+
+
+def checkpoint_mode(s: State, i: int) -> int:
+    """``ac full``, ``full ac``, ``ac selective``, ``ac none``, ``ac_mode selective``,
+    ``mode selective``: checkpointing on (every layer's input kept, the rest
+    recomputed), op-level selective, or off. A ``full`` that says the mode is also the
+    method when the query names no other (:func:`full_also_method`)."""
+    low = s.low(i)
+    if low == "full" and s.low(i + 1) in _AC_WORDS and s.low(i + 2) not in _MODES:
+        # "full ac none": the method, then the mode
+        mode, n = "full", 2
+    elif low in _AC_KEYS and s.low(i + 1) in _MODES:
+        mode, n = _MODES[s.low(i + 1)], 2
+    else:
+        return 0
+    phrase = s.raw(i, n)
+    for field, value in _MODE_FIELDS[mode]:
+        s.set(field, value, phrase)
+    if mode == "full":
+        s.full_ac = phrase
+    return n
+
+
+def full_also_method(
+    fields: dict[str, object], sources: dict[str, str], said: str | None
+) -> None:
+    """A query's ``full ac`` with no method named: the run is a full fine-tune too (the
+    word says both; a follow-up's ``full ac`` changes only the checkpointing)."""
+    if said is not None and "method" not in fields:
+        fields["method"] = Method.FULL
+        sources["method"] = said
+
+
+# --- hybrid sharding (HSDP), refused ------------------------------------------------------
+
+_HYBRID_WORDS: Final = frozenset(
+    {"hsdp", "hybrid-shard", "hybrid-sharding", "hybrid-shard-zero2", "fsdp-hybrid-shard"}
+)
+_REPLICATE_KEYS: Final = frozenset(
+    {"data-parallel-replicate-degree", "dp-replicate", "dp-replicate-size",
+     "data-parallel-replicate-dim", "dp-replicate-degree"}
+)
+"""torchtitan's ``data_parallel_replicate_degree``, axolotl's ``dp_replicate_size``,
+torchtune's ``data_parallel_replicate_dim``: above 1 with sharding, that is HSDP."""
+HSDP_EXAMPLE: Final = "70b full fsdp 2 nodes of 8x h100 1B tokens"
+
+
+def hybrid_shard(s: State, i: int) -> int:
+    """Refuse ``hsdp``, ``hybrid_shard``, ``HYBRID_SHARD``, ``hybrid sharding`` and a
+    replicate degree above 1; ``data_parallel_replicate_degree 1`` reads as nothing."""
+    low = s.low(i)
+    if low in _REPLICATE_KEYS and (num := read_number(s.low(i + 1))) is not None:
+        if num.value == 1:
+            return 2
+        phrase = s.raw(i, 2)
+    elif low in _HYBRID_WORDS:
+        phrase = s.raw(i)
+    else:
+        return 0
+    raise error(
+        f'"{quoted(phrase)}": hybrid sharding (HSDP: FSDP within each node, replicas across '
+        "nodes) is not modeled yet. Say fsdp to shard over all the cards; for HSDP's memory "
+        "per card, ask for one node's cards with fsdp (\"8x h100 fsdp\"), since each card "
+        "holds what FSDP over its node holds.",
+        phrase, example=HSDP_EXAMPLE,
+    )
+
+
+# --- the degree against the cards and the method --------------------------------------------
+
+
+def _power_of_two_divisor(count: int, limit: int) -> int:
+    """The largest power of two that divides ``count`` and is at most ``limit``."""
+    degree = 1
+    while count % (degree * 2) == 0 and degree * 2 <= limit:
+        degree *= 2
+    return degree
+
+
+def tensor_parallel_problem(fields: Mapping[str, object]) -> str | None:
+    """What is wrong with the tensor-parallel degree in ``fields``, or None.
+
+    The cards must split into whole groups of ``tensor_parallel`` (each group holds one
+    copy of the model, split layer by layer), and a 4-bit base is not split: bitsandbytes'
+    NF4 layers are not DTensor-sharded by PyTorch's tensor parallelism. QLoRA is refused
+    only when it is named (``qlora``, ``nf4``), not as a framework's default."""
+    tp = fields.get("tensor_parallel")
+    if not isinstance(tp, int) or tp <= 1:
+        return None
+    if fields.get("method") is Method.QLORA:
+        return ("tensor parallelism over a 4-bit base is not modeled: bitsandbytes NF4 "
+                "layers are not split by TP; use lora or full, or drop tp.")
+    count = fields.get("gpu_count")
+    if not isinstance(count, int):
+        return None
+    if count % tp == 0:
+        return None
+    smaller = _power_of_two_divisor(count, tp)
+    degree = f"a degree that divides {count} (tp {smaller})" if smaller > 1 else "drop tp"
+    if tp > count:
+        return (f"tensor-parallel degree {tp} needs at least {tp} cards, but "
+                f'{count} {"is" if count == 1 else "are"} named: name {tp} cards or a multiple '
+                f'("{tp}x h100"), or {degree}.')
+    fits = -(-count // tp) * tp
+    return (f"{count} cards do not split into tensor-parallel groups of {tp}: name a "
+            f"multiple of {tp} cards ({fits}), or {degree}.")
+
+
+def check_tensor_parallel(fields: Mapping[str, object], said: str | None = None) -> None:
+    """Raise a QueryError when :func:`tensor_parallel_problem` finds one. ``said``: the
+    words that set the degree, quoted at the start of the message."""
+    problem = tensor_parallel_problem(fields)
+    if problem is None:
+        return
+    if fields.get("method") is Method.QLORA:
+        example = "70b lora tp 2 2x h100 50M tokens"
+    else:
+        example = TP_EXAMPLE
+    lead = f'"{quoted(said)}": ' if said else ""
+    raise error(lead + problem, said, example=example)
