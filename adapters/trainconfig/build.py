@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from adapters.query.parallel import tensor_parallel_problem
 from adapters.query.steps import OTHER_LENGTHS, count_steps
 from adapters.trainconfig.formats import DATASET_NOTE
 from adapters.trainconfig.load import FORMATS, ConfigError
@@ -87,7 +88,7 @@ def apply_config(config: ConfigRead, request: Request) -> Request:
     # Steps count the config's batch, accumulation and sequence too.
     count_steps(merged)
     try:
-        return Request.model_validate(merged)
+        request = Request.model_validate(merged)
     except ValidationError as exc:
         err = exc.errors()[0]
         name = str(err["loc"][0]) if err["loc"] else ""
@@ -96,6 +97,12 @@ def apply_config(config: ConfigRead, request: Request) -> Request:
             f"{config.format.label} config: {key} = {merged.get(name)!r} is out of range "
             f"({err['msg']})."
         ) from exc
+    if (problem := tensor_parallel_problem(merged)) is not None:
+        from_config = "tensor_parallel" in config.sources and "tensor_parallel" not in said
+        lead = (f"{config.format.label} config, {config.sources['tensor_parallel']} "
+                if from_config else "tp ")
+        raise ConfigError(f"{lead}{request.tensor_parallel}: {problem}")
+    return request
 
 
 def _listing(items: list[str]) -> str:

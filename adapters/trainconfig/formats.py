@@ -168,6 +168,10 @@ def _axolotl(r: Reader) -> None:
     _axolotl_loss(r)
     if found := r.first("deepspeed"):
         m.deepspeed(r, *found)
+    if found := r.first("tensor_parallel_size"):
+        m.tensor_parallel(r, *found)
+    if found := r.first("dp_replicate_size"):
+        m.replicate(r, *found)
     if found := r.first("fsdp"):
         config = {**r.section("fsdp_config")}
         if (version := r.first("fsdp_version")) is not None:
@@ -374,6 +378,10 @@ def _torchtune(r: Reader) -> None:
     if found := r.first("fsdp_cpu_offload"):
         on = r.flag(*found)
         r.take(*found, "FSDP2 with CPU offload" if on else "FSDP2", offload=on)
+    if found := r.first("tensor_parallel_dim"):
+        m.tensor_parallel(r, *found)
+    if found := r.first("data_parallel_replicate_dim"):
+        m.replicate(r, *found)
 
 
 def _torchtune_ac_mode(r: Reader, path: str, value: object) -> None:

@@ -149,6 +149,11 @@ def deepspeed(r: Reader, path: str, value: object) -> None:
             for k in ("offload_optimizer", "offload_param")
         )
         _zero(r, path, r.integer(f"{path}.zero_optimization.stage", stage), offload, value)
+        autotp = value.get("tensor_parallel")
+        if isinstance(autotp, dict) and autotp.get("autotp_size") is not None:
+            # DeepSpeed's AutoTP training: "tensor_parallel": {"autotp_size": 4}
+            key = f"{path}.tensor_parallel.autotp_size"
+            tensor_parallel(r, key, autotp["autotp_size"])
         return
     text = str(value)
     name = text.rsplit("/", 1)[-1].lower()
@@ -240,3 +245,26 @@ def training_arguments(r: Reader) -> None:
         deepspeed(r, *found)
     if found := r.first("fsdp"):
         fsdp(r, *found, r.section("fsdp_config"), "fsdp_config")
+
+
+def tensor_parallel(r: Reader, path: str, value: object) -> None:
+    """A tensor-parallel degree (axolotl's ``tensor_parallel_size``, torchtune's
+    ``tensor_parallel_dim``, DeepSpeed's ``tensor_parallel.autotp_size``); 1 is none.
+    Checked against the card count when the request is built
+    (:func:`adapters.trainconfig.build.apply_config`)."""
+    degree = r.integer(path, value)
+    meaning = f"tensor parallel over {degree} cards" if degree > 1 else "no tensor parallelism"
+    r.take(path, value, meaning, tensor_parallel=degree)
+
+
+def replicate(r: Reader, path: str, value: object) -> None:
+    """A data-parallel replicate degree (axolotl's ``dp_replicate_size``, torchtune's
+    ``data_parallel_replicate_dim``): above 1 with sharding it is hybrid sharding (HSDP),
+    not modeled, and said so."""
+    degree = r.integer(path, value)
+    r.used(path)
+    if degree > 1:
+        r.note(f"{path} {degree}: hybrid sharding (HSDP, replicas of a sharded group) is not "
+               "modeled; the estimate shards over all the cards, which counts less memory per card "
+               "than HSDP holds. For HSDP's memory per card, ask for one shard group's cards "
+               "with fsdp.")
