@@ -263,6 +263,15 @@ FOREACH_ADAMW_STEP_BYTES: Final = {
 GPUS_PER_NODE: Final = 8
 """Cards in one server (HGX/DGX boards and most cloud GPU VMs): beyond this a run
 spans nodes."""
+FLOAT8_CAST_BYTES: Final = 5.0
+"""HBM bytes per element of one dynamic FP8 cast (torchao ``float8`` tensorwise scaling,
+torchao/float8/README.md: each operand's absolute maximum gives its scale, then it is
+cast): the amax pass reads the 16-bit tensor (2), the cast reads it again (2) and writes
+FP8 (1). Every decoder linear casts its input and weight in forward and its output
+gradient in backward; ``torch.compile`` fuses part of it (``COMPILE_FUSION``)."""
+FLOAT8_KERNELS_PER_LINEAR: Final = 6
+"""Kernel launches of those casts per linear per micro-batch, before fusion: an amax
+reduction and a cast for each of the three operands."""
 TP_COLLECTIVES_PER_LAYER: Final = 4
 """Collectives each tensor-parallel layer runs per pass over the micro-batch, each moving
 the layer's whole ``tokens x hidden`` 16-bit activation: with sequence parallelism an

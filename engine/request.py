@@ -335,6 +335,14 @@ class Request(BaseModel):
         label="double quant", noun="double quantization switch", key="d",
         example="70b qlora no-double-quant",
     )] = True
+    float8: Annotated[bool, FieldMeta(
+        label="float8", noun="float8 training switch", key="v",
+        example="8b full float8 compile 8x h100 1B tokens",
+    )] = False
+    """Float8 training (torchao's ``Float8Linear``, torchtitan's ``float8`` converter):
+    the decoder's linear layers multiply in FP8 with dynamic per-tensor scales, while
+    weights, gradients, optimizer states and the saved activations stay as they are, so
+    memory does not change; time does, on cards with FP8 tensor cores."""
     gptq: Annotated[bool, FieldMeta(
         label="GPTQ base", noun="GPTQ switch", key="Y",
         example="qwen2.5-7b qlora gptq 10M tokens",

@@ -36,6 +36,10 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
 * **CPU offload**: gradients down and weights up over PCIe (``HOST_LINK_GBPS``) and
   the host's CPU-Adam, bound by host memory bandwidth (``HOST_MEMORY_GBPS``), once
   per step;
+* **float8 training** (``float8``): the decoder's linear matmuls run at the card's FP8
+  rate (its rated FP8/BF16 ratio times the achievable BF16 rate), plus each operand's
+  dynamic cast (``FLOAT8_CAST_BYTES``, ``FLOAT8_KERNELS_PER_LINEAR``); the LM head,
+  adapters and attention stay 16-bit. Cards without FP8 tensor cores run it at BF16;
 * **tensor parallelism** (``tp``): each card of a group computes and moves 1/tp of the
   micro-batch's work, and every layer adds ``TP_COLLECTIVES_PER_LAYER`` all-gathers and
   reduce-scatters of its activations per pass over the node's link, not overlapped;
@@ -62,6 +66,8 @@ from engine.constants import (
     ELEMENTWISE_PASSES,
     FA_BACKWARD_FLOPS,
     FA_EFFICIENCY,
+    FLOAT8_CAST_BYTES,
+    FLOAT8_KERNELS_PER_LINEAR,
     FOREACH_ADAMW_STEP_BYTES,
     FORWARD_SHARE,
     GEMM_EFFICIENCY,
@@ -153,6 +159,10 @@ class Workload:
     collectives above are then one card's share; ``tokens`` stays the group's."""
     tp_comm_bytes: float = 0.0
     """Bytes each card of a tensor-parallel group sends per micro-batch (0 without)."""
+    float8_flops: float = 0.0
+    """The part of ``matmul_flops`` that multiplies in FP8 (``float8``; 0 without)."""
+    float8_cast_bytes: float = 0.0
+    """HBM traffic of float8's dynamic casts in one micro-batch (0 without)."""
 
 
 def timed_seq_len(request: Request) -> int:
@@ -225,6 +235,36 @@ def _flops(arch: Architecture, request: Request) -> tuple[float, float]:
     attn_rerun = ckpt and not (sac and request.flash_attention)
     attn_passes = 1.0 + attn_bwd + (1.0 if attn_rerun else 0.0)
     return matmul, tokens * arch.num_layers * attn_fwd * attn_passes
+
+
+def uses_float8(request: Request) -> bool:
+    """Whether the decoder's linears multiply in FP8: ``float8`` on a 16-bit base (a
+    QLoRA base is NF4, which torchao's float8 does not take)."""
+    return request.float8 and request.effective_method is not Method.QLORA
+
+
+def _float8(arch: Architecture, request: Request, fusion: float) -> tuple[float, float, float]:
+    """``(FP8 FLOPs, cast bytes, cast kernels)`` of one micro-batch (zeros without float8).
+
+    The FP8 FLOPs are the decoder linears' share of the matmuls: forward, backward (2 or
+    4 per weight) and a recomputed forward. Casts: each linear's input in forward (again
+    when the forward is fully recomputed), its output gradient in backward, and its
+    weight once per pass."""
+    if not uses_float8(request):
+        return 0.0, 0.0, 0.0
+    tokens, dec = request.seq_len * request.micro_batch, float(arch.active_linear_params)
+    trained = request.effective_method is Method.FULL
+    ckpt, sac = request.grad_checkpointing, request.selective_checkpointing
+    recompute = 0.0
+    if ckpt:
+        recompute = 2.0 * selective.recomputed_params(arch, request) if sac else 2.0 * dec
+    flops = tokens * ((2.0 + (4.0 if trained else 2.0)) * dec + recompute)
+    again = 1.0 if ckpt and not sac else 0.0
+    inputs = sum(lin.active * lin.d_in for lin in arch.linear_layers())
+    outputs = sum(lin.active * lin.d_out for lin in arch.linear_layers())
+    elements = tokens * (inputs * (1.0 + again) + outputs) + arch.linear_params * (2.0 + again)
+    kernels = FLOAT8_KERNELS_PER_LINEAR * arch.decoder_matrices * fusion
+    return flops, elements * FLOAT8_CAST_BYTES, kernels
 
 
 def _weight_passes(request: Request) -> float:
@@ -303,6 +343,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         sharded_elementwise = tokens * _produced_bytes(arch, zero3) * (1.0 + recompute)
     prof = profile(request.framework)
     fusion = prof.elementwise_scale * (COMPILE_FUSION if request.compile else 1.0)
+    float8_flops, cast_bytes, cast_kernels = _float8(arch, request, fusion)
     if trained:
         trainable = float(arch.total_params)
     else:
@@ -327,7 +368,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         elementwise_bytes=elementwise / t,
         elementwise_scale=fusion,
         sharded_elementwise_bytes=None if sharded_elementwise is None else sharded_elementwise / t,
-        kernels=_kernels(arch, request, fusion) + dequant_kernels,
+        kernels=_kernels(arch, request, fusion) + dequant_kernels + cast_kernels,
         zero3_host_ops=zero3_host_ops(arch, request) if prof.deepspeed_zero else 0.0,
         grad_accum=request.grad_accum,
         trainable_params=trainable / t,
@@ -338,6 +379,8 @@ def workload(arch: Architecture, request: Request) -> Workload:
         useful_flops_per_token=6.0 * arch.active_params,
         tensor_parallel=request.tensor_parallel,
         tp_comm_bytes=tp_comm_bytes(arch, request, tokens),
+        float8_flops=float8_flops / t,
+        float8_cast_bytes=cast_bytes / t,
     )
 
 
@@ -387,6 +430,15 @@ def matmul_rate(gpu: GpuSpec) -> float:
     return gpu.train_tflops * 1e12 * MATMUL_FALLBACK_FRACTION
 
 
+def float8_speedup(gpu: GpuSpec) -> float:
+    """How much faster ``gpu`` multiplies in FP8 than in BF16: its rated dense FP8 over
+    BF16 figure (2 on Ada, Hopper and Blackwell), taken at the same achievable share; 1
+    for a card without FP8 tensor cores."""
+    if not gpu.fp8_tflops:
+        return 1.0
+    return max(1.0, gpu.fp8_tflops / gpu.train_tflops)
+
+
 def step_time(
     work: Workload,
     gpu: GpuSpec,
@@ -404,12 +456,16 @@ def step_time(
     n = max(count // tp, 1)  # data-parallel ranks
     hbm = (gpu.hbm_gbps or HBM_FALLBACK_GBPS) * 1e9
     rate = matmul_rate(gpu) * tuning.gemm_efficiency
-    gemm = max(work.matmul_flops / rate, work.weight_bytes / hbm)
+    fp8 = work.float8_flops
+    flops_s = (work.matmul_flops - fp8) / rate + fp8 / (rate * float8_speedup(gpu))
+    gemm = max(flops_s, work.weight_bytes / hbm)
     elementwise = work.elementwise_bytes
     if stage.shards_weights and work.sharded_elementwise_bytes is not None:
         elementwise = work.sharded_elementwise_bytes
     memory_bound = (
-        work.dequant_bytes + tuning.elementwise_passes * work.elementwise_scale * elementwise
+        work.dequant_bytes
+        + tuning.elementwise_passes * work.elementwise_scale * elementwise
+        + work.elementwise_scale * work.float8_cast_bytes
     ) / hbm
     gpu_s = gemm + work.attention_flops / (rate * work.attention_efficiency) + memory_bound
     host_ops = work.kernels + (work.zero3_host_ops if stage is Sharding.ZERO3 else 0.0)

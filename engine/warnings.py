@@ -94,6 +94,14 @@ def warnings(ctx: Context) -> list[str]:
         )
     out += _logits_warning(ctx)
     out += _tensor_parallel_warnings(ctx)
+    if r.float8 and detailed:
+        out.append(
+            "float8 does not apply to QLoRA's 4-bit base: timed at 16-bit speed."
+            if r.effective_method is Method.QLORA
+            else "float8: the decoder's linears multiply in FP8 with dynamic scales, timed at "
+            "the card's rated FP8/BF16 ratio and not fitted on measured float8 runs; memory is "
+            "counted as without it (16-bit weights and saved activations)."
+        )
     if lead is not None:
         out += _card_warnings(ctx, lead)
     if r.offload and detailed:
@@ -108,8 +116,8 @@ def warnings(ctx: Context) -> list[str]:
         )
     if r.precision.value == "fp8" and detailed:
         out.append(
-            "FP8 base weights: time is modeled at BF16 matmul speed; FP8 training kernels "
-            "(Transformer Engine, torchao float8) can be faster on Hopper and Blackwell."
+            "FP8 base weights: time is modeled at BF16 matmul speed; for FP8 matmuls with "
+            "16-bit weights (torchao float8, Transformer Engine) say `float8`."
         )
     tokens = r.trained_tokens
     if (
@@ -197,6 +205,11 @@ def _tensor_parallel_warnings(ctx: Context) -> list[str]:
 
 def _card_warnings(ctx: Context, o: Option) -> list[str]:
     r, out = ctx.request, []
+    if r.float8 and r.mode is Mode.DETAILED and not o.gpu.fp8_tflops:
+        out.append(
+            f"{o.gpu.name} has no FP8 tensor cores (torchao's float8 needs compute capability "
+            "8.9+): its matmuls run at BF16 speed, with the casts on top."
+        )
     reason = not_recommended_reason(o.gpu)
     if reason is not None:
         out.append(f"{o.gpu.name}: not recommended. {reason[0].upper()}{reason[1:]}.")
