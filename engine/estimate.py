@@ -311,6 +311,10 @@ def _what_if_variants(request: Request) -> list[tuple[str, Request]]:
     variants: list[tuple[str, Request]] = [
         (label, request.model_copy(update={"method": m})) for m, label in labels.items()
     ]
+    if request.tensor_parallel > 1:
+        # Tensor parallelism does not split a 4-bit base: QLoRA is compared without it.
+        qlora = request.model_copy(update={"method": Method.QLORA, "tensor_parallel": 1})
+        variants[2] = ("QLoRA, no tp", qlora)
     full = request.model_copy(update={"method": Method.FULL})
     if full.state_precision is StatePrecision.FP32 and full.precision.value != "fp32":
         pure = full.model_copy(update={"state_precision": StatePrecision.PURE_BF16})

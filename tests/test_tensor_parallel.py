@@ -159,3 +159,10 @@ def test_lora_and_full_runs_both_split(catalog: Catalog) -> None:
         two = _fp(catalog, model="llama-3.1-8b", method=method, tensor_parallel=2)
         assert two.adapter == pytest.approx(one.adapter / 2)
         assert two.activations == pytest.approx(one.activations / 2)
+
+
+def test_the_what_if_compares_qlora_without_tensor_parallel() -> None:
+    est = estimate(Request(**FULL_70B, tensor_parallel=8, gpu="g80", gpu_count=16),
+                   catalog_with(CARD))
+    row = next(w for w in est.what_if if w.label.startswith("QLoRA"))
+    assert row.label == "QLoRA, no tp" and row.request.tensor_parallel == 1
