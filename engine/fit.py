@@ -151,10 +151,12 @@ class Sizer:
     parallelism a rank is a group of ``tp`` cards: counts are whole groups.
     """
 
-    __slots__ = ("lines", "multi", "napkin_total", "one", "one_stage", "tp")
+    __slots__ = ("lines", "most_shards", "multi", "napkin_total", "one", "one_stage", "tp")
 
     def __init__(self, fp: Footprint, requested: Sharding, offload: bool) -> None:
         self.tp = fp.tensor_parallel
+        self.most_shards = fp.shard_ranks(requested, MAX_CARDS)
+        """Ranks the state spreads over at most (one node's under ``hsdp``)."""
         self.one_stage = resolve_stage(requested, 1)
         self.multi = resolve_stage(requested, 2)
         self.napkin_total = fp.total if fp.napkin else None
@@ -169,6 +171,7 @@ class Sizer:
 
     def _per_gpu(self, ranks: int) -> float:
         """Per-GPU GB on ``ranks`` (> 1) data-parallel ranks."""
+        ranks = min(ranks, self.most_shards)  # hsdp replicates past one node
         if len(self.lines) == 1:  # the usual case: no optimizer-step peak
             fixed, sharded = self.lines[0]
             return fixed + sharded / ranks
@@ -212,7 +215,7 @@ class Sizer:
                     return None  # no count brings this phase under the line
                 continue
             n = max(n, math.ceil(sharded / (cap - fixed) - 1e-12))
-        most = MAX_CARDS // self.tp
+        most = min(MAX_CARDS // self.tp, self.most_shards)
         while n <= most and self._per_gpu(n) > cap:
             n += 1  # guards float rounding at the boundary
         if n > most:

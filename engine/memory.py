@@ -39,6 +39,10 @@ arXiv:2101.06840); under ZeRO-3 the sharded weights and their gradients too,
 leaving the gathered layer on the GPU (as FSDP's ``CPUOffload(offload_params=True)``
 does: "gradients are also offloaded to CPU", torch.distributed.fsdp docs).
 
+``hsdp`` (FSDP's ``HYBRID_SHARD``) shards as ``fsdp`` does over the data-parallel
+ranks of one node (``GPUS_PER_NODE`` cards) and replicates that across nodes, so more
+nodes add speed but no memory relief (:meth:`Footprint.shard_ranks`).
+
 ``fsdp`` is ZeRO-3's sharding with one addition for LoRA (not QLoRA, whose 4-bit
 base FSDP wraps apart from the adapters): FSDP1 with ``use_orig_params=True``
 flattens the frozen base and the trainable adapters of a layer into one parameter,
@@ -80,6 +84,7 @@ from engine.constants import (
     ADAPTER_BYTES,
     GB,
     GPTQ_BITS,
+    GPUS_PER_NODE,
     MASTER_WEIGHT_BYTES,
     NAPKIN_BYTES_PER_PARAM,
     NF4_BITS,
@@ -174,6 +179,18 @@ class Footprint(Breakdown):
         return max(1, count // self.tensor_parallel)
 
     @property
+    def node_ranks(self) -> int:
+        """Data-parallel ranks in one node of ``GPUS_PER_NODE`` cards: ``hsdp``'s shard
+        group."""
+        return max(1, GPUS_PER_NODE // self.tensor_parallel)
+
+    def shard_ranks(self, stage: Sharding, count: int) -> int:
+        """Ranks the sharded state is spread over among ``count`` cards: every
+        data-parallel rank, or under ``hsdp`` one node's (replicas across nodes)."""
+        ranks = self.data_parallel(count)
+        return min(ranks, self.node_ranks) if stage is Sharding.HSDP else ranks
+
+    @property
     def whole_gradients(self) -> float:
         """Every gradient FSDP holds unsharded while it accumulates (frozen base
         included for LoRA), GB."""
@@ -188,7 +205,7 @@ class Footprint(Breakdown):
         over :meth:`data_parallel` of them. ``auto`` must be resolved by the caller (see
         ``engine.fit.resolve_stage``).
         """
-        ranks = self.data_parallel(count)
+        ranks = self.shard_ranks(stage, count)
         during = self.during_backward(stage, ranks, offload)
         excess = self.at_step(stage, ranks, offload) - during.total
         if excess <= 0:
@@ -206,7 +223,7 @@ class Footprint(Breakdown):
         """
         if not self.step_workspace or offload or stage.is_zero or self.napkin:
             return 0.0
-        fsdp = stage is Sharding.FSDP
+        fsdp = stage.is_fsdp
         shards = max(count, 1) if fsdp else 1
         held = (
             self.base_weights
@@ -238,7 +255,7 @@ class Footprint(Breakdown):
         activations = self.activations
         if s3 and self.sharded_activations:
             activations = self.sharded_activations
-        s1 = stage.is_zero or stage is Sharding.FSDP
+        s1 = stage.is_zero or stage.is_fsdp
         s2 = s3 or stage is Sharding.ZERO2
         optimizer = 0.0 if offload else (self.optimizer / n if s1 else self.optimizer)
         if stage.is_zero and not offload:
@@ -252,11 +269,11 @@ class Footprint(Breakdown):
             adapter = self.adapter / n
             unit_grad = self.gathered_grad
             frozen = 0.0
-            if stage is Sharding.FSDP:
+            if stage.is_fsdp:
                 unit_grad += self.frozen_grad_unit
                 frozen = self.frozen_grad / n
             weights = gathered if offload else self.base_weights / n + gathered
-            if stage is Sharding.FSDP and self.accumulates:
+            if stage.is_fsdp and self.accumulates:
                 # no_sync(): every unit's whole gradient stays on the GPU until the sync
                 # step, with or without CPU offload.
                 gradients = self.whole_gradients
@@ -293,7 +310,7 @@ class Footprint(Breakdown):
             host += self.zero_fp32_grads
         if stage.shards_weights:
             host += self.base_weights + self.gradients
-        if stage is Sharding.FSDP:
+        if stage.is_fsdp:
             host += self.frozen_grad
         return host
 

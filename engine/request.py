@@ -151,6 +151,10 @@ class Sharding(StrEnum):
     """Data-parallel sharding. ``auto``: none when one card holds the run,
     otherwise ZeRO-3 across the fewest cards that fit.
 
+    ``hsdp`` is FSDP's ``HYBRID_SHARD`` (torchtitan's ``data_parallel_replicate_degree``):
+    sharded like ``fsdp`` within each node, replicated across nodes, whose copies
+    all-reduce the sharded gradients once per step.
+
     ``fsdp`` shards like ``zero3`` (PyTorch FSDP ``FULL_SHARD``), and models one
     difference that matters for LoRA: FSDP1 wrapped the usual way (a frozen base and
     its adapters in one unit, ``use_orig_params=True``, as Lightning Fabric/litgpt
@@ -164,11 +168,17 @@ class Sharding(StrEnum):
     ZERO2 = "zero2"
     ZERO3 = "zero3"
     FSDP = "fsdp"
+    HSDP = "hsdp"
 
     @cached_property
     def shards_weights(self) -> bool:
-        """Stage 3: weights are sharded too (``zero3``, ``fsdp``)."""
-        return self in (Sharding.ZERO3, Sharding.FSDP)
+        """Stage 3: weights are sharded too (``zero3``, ``fsdp``, ``hsdp``)."""
+        return self in (Sharding.ZERO3, Sharding.FSDP, Sharding.HSDP)
+
+    @cached_property
+    def is_fsdp(self) -> bool:
+        """PyTorch FSDP, fully sharded or hybrid (``fsdp``, ``hsdp``)."""
+        return self in (Sharding.FSDP, Sharding.HSDP)
 
     @cached_property
     def is_zero(self) -> bool:

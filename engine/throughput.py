@@ -30,7 +30,8 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
 * **communication** over the actual link: the card's NVLink / Infinity Fabric / PCIe
   bandwidth inside a node (halved without peer-to-peer), the node's NICs between
   nodes; ZeRO-3/FSDP gathers weights every micro-batch and reduce-scatters
-  gradients, DDP and ZeRO-1/2 reduce once per step. Frameworks overlap it with
+  gradients, DDP and ZeRO-1/2 reduce once per step; HSDP gathers within a node and
+  all-reduces its gradient shard across nodes once per step. Frameworks overlap it with
   compute (FSDP prefetch, DeepSpeed ``overlap_comm``), so a micro-batch takes the
   longer of the two;
 * **CPU offload**: gradients down and weights up over PCIe (``HOST_LINK_GBPS``) and
@@ -355,7 +356,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         optimizer = FOREACH_ADAMW_STEP_BYTES[regime] * trainable
     stored = base_weight_bytes(arch, request)
     grad_bytes = trainable * (2.0 if trained or regime == "pure-bf16" else 4.0)
-    if request.sharding is Sharding.FSDP and method is Method.LORA and prof.fsdp_frozen_grads:
+    if request.sharding.is_fsdp and method is Method.LORA and prof.fsdp_frozen_grads:
         grad_bytes += stored
     t = float(request.tensor_parallel)  # each card's share of the group's work
     return Workload(
@@ -476,7 +477,19 @@ def step_time(
         micro += work.tp_comm_bytes / link_bytes_per_s(gpu, tp, group_nodes)
 
     comm_micro = comm_step = 0.0
-    if n > 1:
+    shards = n  # ranks the state is sharded over
+    if n > 1 and stage is Sharding.HSDP:
+        # Sharded within a node, replicated across nodes: gathers and reduce-scatters
+        # stay on the node's link; the replicas all-reduce their gradient shards per step.
+        shards = min(n, max(1, GPUS_PER_NODE // tp))
+        replicas = n // shards
+        local = link_bytes_per_s(gpu, shards * tp, 1)
+        comm_micro = (2 * work.stored_weight_bytes + work.grad_bytes) * (shards - 1) / shards
+        comm_micro /= local
+        if replicas > 1:
+            across = link_bytes_per_s(gpu, max(count, 1), nodes_for(max(count, 1), nodes))
+            comm_step = 2 * work.grad_bytes / shards * (replicas - 1) / replicas / across
+    elif n > 1:
         share = (n - 1) / n
         link = link_bytes_per_s(gpu, n, nodes_for(max(count, 1), nodes))
         if stage.shards_weights:
@@ -486,13 +499,13 @@ def step_time(
             # DDP all-reduce, or ZeRO-1/2 reduce-scatter + all-gather: 2x the gradients.
             comm_step = 2 * work.grad_bytes * share / link
     micro = max(micro, comm_micro)
-    sharded = stage is not Sharding.NONE and n > 1
+    sharded = stage is not Sharding.NONE and shards > 1
     # DeepSpeed steps its partition with FusedAdam whatever the framework's own optimizer.
     step_bytes = work.fused_optimizer_bytes if stage.is_zero else work.optimizer_bytes
-    optimizer_s = step_bytes / (n if sharded else 1) / hbm
+    optimizer_s = step_bytes / (shards if sharded else 1) / hbm
     offload_s = 0.0
     if offload:
-        shard = work.trainable_params / (n if sharded else 1)
+        shard = work.trainable_params / (shards if sharded else 1)
         host = HOST_LINK_GBPS * 1e9
         # Gradients down and weights up (2 + 2 B); the node's CPUs step every local shard.
         per_param = work.fused_optimizer_bytes / max(work.trainable_params, 1.0)
@@ -500,7 +513,7 @@ def step_time(
         offload_s = 4.0 * shard / host + cpu_bytes / (HOST_MEMORY_GBPS * 1e9)
         optimizer_s = 0.0
         if stage.shards_weights:
-            offload_s += work.grad_accum * 2 * work.stored_weight_bytes / n / host
+            offload_s += work.grad_accum * 2 * work.stored_weight_bytes / shards / host
     accum = work.grad_accum
     # DDP reduces during the last micro-batch's backward (about 2/3 of its time).
     exposed = max(0.0, comm_step - gpu_s * 2 / 3)

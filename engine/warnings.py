@@ -218,7 +218,7 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
             f"{o.gpu.name} has partial FlashAttention-2 support (PyTorch SDPA/cuDNN attention "
             "works): attention speed may differ from the model."
         )
-    if o.count > 1 and r.grad_accum > 1 and r.mode is Mode.DETAILED and r.sharding is Sharding.FSDP:
+    if o.count > 1 and r.grad_accum > 1 and r.mode is Mode.DETAILED and r.sharding.is_fsdp:
         whole = ctx.footprint.whole_gradients
         out.append(
             f"FSDP accumulates {r.grad_accum} micro-batches inside no_sync(), which keeps "
@@ -320,7 +320,12 @@ def assumptions(ctx: Context) -> list[str]:
         + (
             "sharding auto (none on one card, ZeRO-3 across several)."
             if r.sharding is Sharding.AUTO
-            else f"sharding {r.sharding.value}."
+            else f"sharding {r.sharding.value}"
+            + (
+                f" (sharded within each node of {GPUS_PER_NODE}, replicated across nodes)."
+                if r.sharding is Sharding.HSDP
+                else "."
+            )
         )
         + (
             f" Tensor parallel {r.tensor_parallel} with sequence parallelism: each card of a "

@@ -1,0 +1,83 @@
+"""Hybrid sharding (``hsdp``, FSDP's HYBRID_SHARD): sharded within a node, replicated
+across nodes, the replicas all-reducing their gradient shards once per step."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import Request, estimate
+from engine.fit import Sizer
+from engine.memory import footprint
+from engine.profiles import resolve
+from engine.request import Sharding
+from engine.specs import Catalog
+from engine.throughput import step_time, workload
+from tests.helpers import catalog_with, gpu
+
+CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)
+FULL_8B = {"model": "llama-3.1-8b", "method": "full", "seq_len": 4096}
+
+
+def _fp(catalog: Catalog, **fields):
+    request = resolve(Request(**fields))
+    return footprint(catalog.model(request.model).architecture, request)
+
+
+def test_within_one_node_it_shards_like_fsdp(catalog: Catalog) -> None:
+    fp = _fp(catalog, **FULL_8B)
+    for count in (2, 4, 8):
+        assert fp.per_gpu(Sharding.HSDP, count).total == pytest.approx(
+            fp.per_gpu(Sharding.FSDP, count).total
+        )
+
+
+def test_past_one_node_it_holds_one_nodes_shard(catalog: Catalog) -> None:
+    fp = _fp(catalog, **FULL_8B)
+    assert fp.per_gpu(Sharding.HSDP, 64).total == pytest.approx(
+        fp.per_gpu(Sharding.FSDP, 8).total
+    )
+    assert fp.per_gpu(Sharding.HSDP, 64).total > fp.per_gpu(Sharding.FSDP, 64).total
+
+
+def test_under_tensor_parallel_the_shard_group_is_a_nodes_groups(catalog: Catalog) -> None:
+    fp = _fp(catalog, **FULL_8B, tensor_parallel=2)
+    assert fp.shard_ranks(Sharding.HSDP, 64) == 4
+    assert fp.shard_ranks(Sharding.FSDP, 64) == 32
+
+
+def test_a_run_one_node_cannot_hold_fits_no_count(catalog: Catalog) -> None:
+    fp = _fp(catalog, model="llama-3.1-70b", method="full", seq_len=4096)
+    assert Sizer(fp, Sharding.HSDP, offload=False).fewest(CARD) is None
+    assert Sizer(fp, Sharding.FSDP, offload=False).fewest(CARD) is not None
+
+
+def test_sizing_agrees_with_the_footprint_past_one_node(catalog: Catalog) -> None:
+    fp = _fp(catalog, **FULL_8B)
+    found = Sizer(fp, Sharding.HSDP, offload=False).at_count_for(1e9, 32)
+    assert found is not None
+    assert found[2] == pytest.approx(fp.per_gpu(Sharding.HSDP, 32).total)
+
+
+def _rate(catalog: Catalog, stage: Sharding, count: int) -> float:
+    request = resolve(Request(**{**FULL_8B, "seq_len": 512}, sharding=stage))
+    work = workload(catalog.model(request.model).architecture, request)
+    return step_time(work, CARD, count, stage, offload=False).tokens_per_second
+
+
+def test_gathers_stay_on_the_node_so_it_outruns_fsdp_across_nodes(catalog: Catalog) -> None:
+    assert _rate(catalog, Sharding.HSDP, 32) > _rate(catalog, Sharding.FSDP, 32)
+
+
+def test_the_replicas_all_reduce_costs_time_across_nodes(catalog: Catalog) -> None:
+    request = resolve(Request(**FULL_8B, sharding=Sharding.HSDP))
+    work = workload(catalog.model(request.model).architecture, request)
+    one_node = step_time(work, CARD, 8, Sharding.HSDP, offload=False)
+    four = step_time(work, CARD, 32, Sharding.HSDP, offload=False)
+    assert one_node.comm_s < four.comm_s
+
+
+def test_the_estimate_names_hsdp_and_keeps_it() -> None:
+    est = estimate(Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80", gpu_count=16,
+                           dataset_tokens=10**8), catalog_with(CARD))
+    assert est.options[0].stage is Sharding.HSDP
+    assert any("sharding hsdp" in a for a in est.assumptions)
