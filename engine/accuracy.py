@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.constants import PLANNING_UNCERTAINTY
-from engine.request import Method, Mode, Request
+from engine.request import Method, Mode, Request, Sharding
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +74,24 @@ def uncertainty(request: Request) -> Uncertainty:
     band = BANDS[method.value]
     time = band.time if band.time is not None else PLANNING_UNCERTAINTY
     label = {Method.FULL: "full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}[method]
+    untried = unmeasured(request)
+    caveat = f"; none of them used {' or '.join(untried)}" if untried else ""
     return Uncertainty(
         band.memory,
         time,
         band.memory_runs,
-        f"leave-one-source-out, {label} runs",
+        f"leave-one-source-out, {label} runs{caveat}",
     )
+
+
+def unmeasured(request: Request) -> list[str]:
+    """Settings of ``request`` that no published run behind the bands used, so the band
+    does not cover them: tensor parallelism, hybrid sharding, float8."""
+    out = []
+    if request.tensor_parallel > 1:
+        out.append("tensor parallelism")
+    if request.sharding is Sharding.HSDP:
+        out.append("hybrid sharding")
+    if request.float8:
+        out.append("float8")
+    return out

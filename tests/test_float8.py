@@ -68,3 +68,8 @@ def test_a_named_card_without_fp8_is_warned_about() -> None:
 def test_the_reply_says_float8_is_not_fitted() -> None:
     est = estimate(Request(**RUN, float8=True, gpu="f8"), catalog_with(FP8_CARD))
     assert any("not fitted on measured float8 runs" in w for w in est.warnings)
+
+
+def test_the_band_says_no_published_run_used_float8() -> None:
+    est = estimate(Request(**RUN, float8=True, gpu="f8"), catalog_with(FP8_CARD))
+    assert est.uncertainty is not None and "used float8" in est.uncertainty.basis

@@ -81,3 +81,9 @@ def test_the_estimate_names_hsdp_and_keeps_it() -> None:
                            dataset_tokens=10**8), catalog_with(CARD))
     assert est.options[0].stage is Sharding.HSDP
     assert any("sharding hsdp" in a for a in est.assumptions)
+
+
+def test_the_band_says_no_published_run_used_hybrid_sharding() -> None:
+    est = estimate(Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80", gpu_count=16),
+                   catalog_with(CARD))
+    assert est.uncertainty is not None and "hybrid sharding" in est.uncertainty.basis

@@ -166,3 +166,10 @@ def test_the_what_if_compares_qlora_without_tensor_parallel() -> None:
                    catalog_with(CARD))
     row = next(w for w in est.what_if if w.label.startswith("QLoRA"))
     assert row.label == "QLoRA, no tp" and row.request.tensor_parallel == 1
+
+
+def test_the_band_says_no_published_run_used_tensor_parallel() -> None:
+    est = estimate(Request(**FULL_70B, tensor_parallel=8, gpu="g80", gpu_count=16),
+                   catalog_with(CARD))
+    assert est.uncertainty is not None
+    assert "none of them used tensor parallelism" in est.uncertainty.basis
