@@ -227,10 +227,12 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
             None,
             NO_FIT,
         )
+    tp = est.request.tensor_parallel if est.request.mode is Mode.DETAILED else 1
+    groups = f" in {lead.count // tp} groups of tp {tp}" if tp > 1 else ""
     head = (
         f"{fmt_gb(per)} per GPU x {lead.count} = {fmt_gb(total)} on "
-        f"{lead.count}x {lead.gpu.name} ({lead.utilization:.0%} of {lead.capacity_gb:.1f} GB, "
-        f"{lead.band})"
+        f"{lead.count}x {lead.gpu.name}{groups} ({lead.utilization:.0%} of "
+        f"{lead.capacity_gb:.1f} GB, {lead.band})"
     )
     if not lead.runs:
         need = f"{lead.needed} would" if lead.needed else "no count fits"

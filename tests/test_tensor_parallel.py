@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from adapters.report import build_report
 from engine import Request, estimate
 from engine.constants import TP_COLLECTIVES_PER_LAYER
 from engine.fit import Sizer, resolve_stage
@@ -173,3 +174,9 @@ def test_the_band_says_no_published_run_used_tensor_parallel() -> None:
                    catalog_with(CARD))
     assert est.uncertainty is not None
     assert "none of them used tensor parallelism" in est.uncertainty.basis
+
+
+def test_the_headline_names_the_groups() -> None:
+    est = estimate(Request(**FULL_70B, tensor_parallel=8, gpu="g80", gpu_count=16),
+                   catalog_with(CARD))
+    assert "16x G80 in 2 groups of tp 8" in build_report(est).headline
