@@ -39,7 +39,7 @@ Optimizer  adamw, adamw-8bit, sgd, adafactor, lion; optimizer-in-backward
 Precision  bf16, fp16, fp8, fp32; pure-bf16 (BF16 optimizer states)
 Memory     ckpt / no-ckpt, flash / no-flash, fused-ce, hf-loss, offload,
            activation-offload, compile
-Sharding   zero1, zero2, zero3 (deepspeed zero3), fsdp, ddp; tp 8
+Sharding   zero1, zero2, zero3 (deepspeed zero3), fsdp, hsdp, ddp; tp 8
 Limits     under $500, within 2 days; max seq, max batch, largest model,
            fewest cards
 Price      $2.50/hr per GPU-hour; mfu 40% uses the flat 6·P·T rule

@@ -1,6 +1,6 @@
 """How a run splits over its cards, as torchtitan, Megatron and vLLM users say it: the
 tensor-parallel degree and its checks, activation checkpointing's mode, the local batch,
-hybrid sharding (refused), and the same settings read from training configs. One
+hybrid sharding (HSDP), and the same settings read from training configs. One
 behaviour per test, against the shipped catalog."""
 
 from __future__ import annotations
@@ -261,22 +261,48 @@ def test_local_batch_sets_the_micro_batch(form: str) -> None:
     assert parsed(f"8b full {form}").micro_batch == 2
 
 
-# --- hybrid sharding, refused -------------------------------------------------------------------
+# --- hybrid sharding (HSDP) ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("word", ["hsdp", "hybrid_shard", "HYBRID_SHARD", "hybrid sharding",
-                                  "_HYBRID_SHARD_ZERO2", "data_parallel_replicate_degree 2"])
-def test_hybrid_sharding_is_refused_with_what_to_say(word: str) -> None:
-    message = refused(f"70b full {word} 16x h100")
+@pytest.mark.parametrize("words", ["hsdp", "hybrid_shard", "HYBRID_SHARD", "hybrid sharding",
+                                   "fsdp hybrid_shard", '--fsdp "hybrid_shard auto_wrap"',
+                                   "data_parallel_replicate_degree 2",
+                                   "fsdp data_parallel_replicate_degree 2"])
+def test_hybrid_sharding_words_set_hsdp(words: str) -> None:
+    assert parsed(f"70b full {words} 16x h100").sharding is Sharding.HSDP
 
-    assert "hybrid sharding (HSDP: FSDP within each node, replicas across nodes) is not " \
-           "modeled yet" in message
-    assert "Say fsdp to shard over all the cards" in message
-    assert "Did you mean" not in message
+
+def test_hsdp_without_a_card_count_is_read() -> None:
+    assert parsed("70b full hsdp").sharding is Sharding.HSDP
 
 
 def test_a_replicate_degree_of_1_is_not_hybrid_sharding() -> None:
-    assert parsed("70b full data_parallel_replicate_degree 1 16x h100").gpu_count == 16
+    assert "sharding" not in fields("70b full data_parallel_replicate_degree 1 16x h100")
+
+
+def test_a_replicate_degree_with_zero3_is_refused() -> None:
+    message = refused("70b full zero3 data_parallel_replicate_degree 2 16x h100")
+
+    assert "means hybrid sharding (hsdp), but \"zero3\" says zero3: say one" in message
+
+
+def test_a_replicate_degree_that_is_not_one_node_per_replica_is_refused() -> None:
+    message = refused("70b full data_parallel_replicate_degree 4 16x h100")
+
+    assert "HSDP is modeled with one node of 8 cards as the shard group, so 4 replicas " \
+           "are 32 cards" in message
+    assert "say fsdp to shard over all 16" in message
+
+
+def test_a_fractional_replicate_degree_is_refused() -> None:
+    assert "the replicate degree is a whole count of copies" in refused(
+        "70b full data_parallel_replicate_degree 2.5")
+
+
+def test_hybrid_shard_zero2_is_refused_with_what_to_say() -> None:
+    message = refused("70b full _HYBRID_SHARD_ZERO2 16x h100")
+
+    assert "is not modeled: say hsdp for HYBRID_SHARD or zero2 for SHARD_GRAD_OP" in message
 
 
 # --- hyphens between a unit and its number ------------------------------------------------------
@@ -338,8 +364,19 @@ def test_a_config_degree_with_qlora_is_refused() -> None:
         apply_config(read_config(text), parsed("llama-3.1-70b 16x h100"))
 
 
-def test_a_config_replicate_degree_above_1_is_noted_as_hsdp() -> None:
+def test_a_config_replicate_degree_above_1_is_hsdp_with_a_note() -> None:
     config = read_config(AXOLOTL + "dp_replicate_size: 2\n")
 
-    assert any("hybrid sharding (HSDP" in note for note in config.notes)
-    assert "dp_replicate_size" not in config.ignored
+    assert config.fields["sharding"] is Sharding.HSDP
+    assert any("HSDP is estimated with one node of 8 cards" in note for note in config.notes)
+
+
+def test_torchtune_replicate_dim_above_1_is_hsdp() -> None:
+    assert read_config(TORCHTUNE + "data_parallel_replicate_dim: 2\n").fields[
+        "sharding"] is Sharding.HSDP
+
+
+def test_an_fsdp_hybrid_shard_strategy_is_hsdp() -> None:
+    text = AXOLOTL + "fsdp_config:\n  fsdp_sharding_strategy: HYBRID_SHARD\n"
+
+    assert read_config(text).fields["sharding"] is Sharding.HSDP

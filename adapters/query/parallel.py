@@ -1,6 +1,6 @@
 """How a run splits over its cards, as torchtitan, Megatron and vLLM users say it: the
 tensor-parallel degree (``tp 8``, ``8-way tensor parallel``), activation checkpointing's
-mode (``ac full``, ``selective ac``, ``ac none``) and hybrid sharding, which is refused.
+mode (``ac full``, ``selective ac``, ``ac none``) and hybrid sharding's replicate degree.
 
 The plain ``tp 8`` / ``tensor_parallel_degree 8`` forms are a unit
 (:data:`adapters.query.numbers.TP_WORDS`); the handlers here read the rest, like the
@@ -19,7 +19,8 @@ from adapters.query.errors import error, quoted
 from adapters.query.fields import FIELDS
 from adapters.query.numbers import TP_WORDS, read_number, whole
 from adapters.query.state import State
-from engine.request import Method
+from engine.constants import GPUS_PER_NODE, MAX_NODES
+from engine.request import Method, Sharding
 
 TP_EXAMPLE: Final = FIELDS["tensor_parallel"].example
 
@@ -104,39 +105,72 @@ def full_also_method(
         sources["method"] = said
 
 
-# --- hybrid sharding (HSDP), refused ------------------------------------------------------
+# --- hybrid sharding (HSDP) --------------------------------------------------------------
+# ``hsdp``, ``hybrid_shard``, ``HYBRID_SHARD`` and ``hybrid sharding`` are keywords
+# (sharding ``hsdp``, adapters/query/vocabulary.py); what is left here is the replicate
+# degree and FSDP's ZeRO-2 flavour of it.
 
-_HYBRID_WORDS: Final = frozenset(
-    {"hsdp", "hybrid-shard", "hybrid-sharding", "hybrid-shard-zero2", "fsdp-hybrid-shard"}
-)
 _REPLICATE_KEYS: Final = frozenset(
     {"data-parallel-replicate-degree", "dp-replicate", "dp-replicate-size",
      "data-parallel-replicate-dim", "dp-replicate-degree"}
 )
 """torchtitan's ``data_parallel_replicate_degree``, axolotl's ``dp_replicate_size``,
-torchtune's ``data_parallel_replicate_dim``: above 1 with sharding, that is HSDP."""
-HSDP_EXAMPLE: Final = "70b full fsdp 2 nodes of 8x h100 1B tokens"
+torchtune's ``data_parallel_replicate_dim``: above 1, copies of a sharded group (HSDP)."""
+HSDP_EXAMPLE: Final = "70b full hsdp 2 nodes of 8x h100 1B tokens"
 
 
-def hybrid_shard(s: State, i: int) -> int:
-    """Refuse ``hsdp``, ``hybrid_shard``, ``HYBRID_SHARD``, ``hybrid sharding`` and a
-    replicate degree above 1; ``data_parallel_replicate_degree 1`` reads as nothing."""
+def replicate_degree(s: State, i: int) -> int:
+    """``data_parallel_replicate_degree 2``: HSDP over that many copies (checked and set
+    once all words are read, :func:`check_replicate`); 1 reads as nothing. Refuses FSDP's
+    ``_HYBRID_SHARD_ZERO2``, which is not modeled."""
     low = s.low(i)
-    if low in _REPLICATE_KEYS and (num := read_number(s.low(i + 1))) is not None:
-        if num.value == 1:
-            return 2
-        phrase = s.raw(i, 2)
-    elif low in _HYBRID_WORDS:
-        phrase = s.raw(i)
-    else:
+    if low == "hybrid-shard-zero2":
+        raise error(
+            f'"{quoted(s.raw(i))}" (FSDP\'s _HYBRID_SHARD_ZERO2: gradients and states '
+            "sharded within a node, weights kept whole) is not modeled: say hsdp for "
+            "HYBRID_SHARD or zero2 for SHARD_GRAD_OP.", s.raw(i), example=HSDP_EXAMPLE,
+        )
+    if low not in _REPLICATE_KEYS or (num := read_number(s.low(i + 1))) is None:
         return 0
-    raise error(
-        f'"{quoted(phrase)}": hybrid sharding (HSDP: FSDP within each node, replicas across '
-        "nodes) is not modeled yet. Say fsdp to shard over all the cards; for HSDP's memory "
-        "per card, ask for one node's cards with fsdp (\"8x h100 fsdp\"), since each card "
-        "holds what FSDP over its node holds.",
-        phrase, example=HSDP_EXAMPLE,
-    )
+    word = s.raw(i + 1)
+    if num.is_price or num.percent:
+        raise error(f'"{quoted(word)}" must be a plain count of replicas.', word,
+                    example=HSDP_EXAMPLE)
+    if num.scaled() < 1 or num.scaled() != int(num.scaled()) or num.scaled() > MAX_NODES:
+        raise error(f'"{quoted(s.raw(i, 2))}": the replicate degree is a whole count of '
+                    f"copies, 1 to {MAX_NODES:,}.", word, example=HSDP_EXAMPLE)
+    degree = int(num.scaled())
+    if degree > 1:
+        s.replicate = (degree, s.raw(i, 2))
+    return 2
+
+
+def check_replicate(s: State) -> None:
+    """A replicate degree above 1 is HSDP, sharded within each node of
+    ``GPUS_PER_NODE`` cards as the engine models it: with ``fsdp`` (torchtitan's FSDP
+    plus replicas) or no sharding said, and, when the cards are counted, a count of
+    degree x one node."""
+    if s.replicate is None:
+        return
+    degree, phrase = s.replicate
+    said = s.fields.get("sharding")
+    if said is not None and said not in (Sharding.FSDP, Sharding.HSDP):
+        raise error(
+            f'"{quoted(phrase)}" means hybrid sharding (hsdp), but '
+            f'"{quoted(s.sources["sharding"])}" says {said}: say one.',
+            phrase, example=HSDP_EXAMPLE,
+        )
+    count = s.fields.get("gpu_count")
+    if isinstance(count, int) and count != degree * GPUS_PER_NODE:
+        raise error(
+            f'"{quoted(phrase)}" on {count} cards: HSDP is modeled with one node of '
+            f"{GPUS_PER_NODE} cards as the shard group, so {degree} replicas are "
+            f"{degree * GPUS_PER_NODE} cards: name them (\"{degree} nodes of "
+            f'{GPUS_PER_NODE}x h100 hsdp"), or say fsdp to shard over all {count}.',
+            phrase, example=HSDP_EXAMPLE,
+        )
+    s.fields["sharding"] = Sharding.HSDP
+    s.sources["sharding"] = phrase
 
 
 # --- the degree against the cards and the method --------------------------------------------

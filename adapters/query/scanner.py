@@ -262,7 +262,7 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrases.no_effect,
     phrases.deepspeed,
     phrases.four_bit,
-    parallel.hybrid_shard,
+    parallel.replicate_degree,
     parallel.n_way,
     parallel.checkpoint_mode,
     steps.global_batch,
@@ -381,6 +381,7 @@ def scan(text: str, catalog: Catalog) -> State:
     steps.check_global_batch(state)
     phrases.check_deepspeed(state)
     phrases.check_four_bit(state)
+    parallel.check_replicate(state)
     parallel.check_tensor_parallel(state.fields, state.sources.get("tensor_parallel"))
     return state
 

@@ -27,6 +27,9 @@ class State:
         self.global_batch: tuple[float, str] | None = None
         """A global batch (sequences per optimizer step over all cards) and the words
         that said it: turned into ``grad_accum`` once the batch and count are read."""
+        self.replicate: tuple[int, str] | None = None
+        """A data-parallel replicate degree above 1 and the words that said it: HSDP,
+        checked against the sharding and cards once all are read."""
         self.full_ac: str | None = None
         """The words that said full checkpointing with ``full`` (``full ac``, ``ac full``):
         in a query that names no method, the method too."""

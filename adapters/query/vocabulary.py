@@ -63,6 +63,8 @@ KEYWORDS: Final = _table(
         # ``fsdp_sharding_strategy`` spell them (NO_SHARD is plain data parallelism).
         ("sharding", Sharding.FSDP): ("fsdp", "fsdp1", "fsdp2", "full-shard"),
         ("sharding", Sharding.NONE): ("ddp", "no-sharding", "no-shard"),
+        # FSDP's HYBRID_SHARD: sharded within a node, replicated across nodes
+        ("sharding", Sharding.HSDP): ("hsdp", "hybrid-shard", "hybrid-sharding"),
         ("mode", Mode.NAPKIN): ("napkin",),
         ("mode", Mode.DETAILED): ("detailed",),
         ("framework", Framework.HF): (
@@ -211,7 +213,7 @@ PHRASES: Final = {
     ("gradient", "checkpointing"): "gradient-checkpointing",
     ("activation", "checkpointing"): "activation-checkpointing",
     ("flash", "attention"): "flash-attention",
-    # tensor parallelism, and the hybrid sharding that is refused (adapters/query/parallel.py)
+    # tensor parallelism and hybrid sharding (adapters/query/parallel.py)
     ("tensor", "parallel"): "tensor-parallel",
     ("tensor", "parallelism"): "tensor-parallelism",
     ("tensor", "parallel", "size"): "tensor-parallel-size",
@@ -223,6 +225,8 @@ PHRASES: Final = {
     ("hybrid", "sharding"): "hybrid-sharding",
     ("hybrid", "sharded"): "hybrid-sharding",
     ("hybrid", "fsdp"): "hsdp",
+    ("fsdp", "hybrid-shard"): "hsdp",  # HF's --fsdp "hybrid_shard auto_wrap"
+    ("fsdp", "hybrid", "shard"): "hsdp",
     ("flash", "attention", "2"): "flash-attention-2",
     ("mixed", "precision"): "mixed-precision",
     ("cpu", "offload"): "cpu-offload",

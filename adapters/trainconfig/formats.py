@@ -170,14 +170,14 @@ def _axolotl(r: Reader) -> None:
         m.deepspeed(r, *found)
     if found := r.first("tensor_parallel_size"):
         m.tensor_parallel(r, *found)
-    if found := r.first("dp_replicate_size"):
-        m.replicate(r, *found)
     if found := r.first("fsdp"):
         config = {**r.section("fsdp_config")}
         if (version := r.first("fsdp_version")) is not None:
             config.setdefault("fsdp_version", version[1])
             r.used("fsdp_version")
         m.fsdp(r, *found, config, "fsdp_config")
+    if found := r.first("dp_replicate_size"):
+        m.replicate(r, *found)
 
 
 def _axolotl_checkpointing(r: Reader, path: str, value: object) -> None:

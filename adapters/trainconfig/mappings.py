@@ -16,6 +16,7 @@ import re
 from typing import Any, Final
 
 from adapters.trainconfig.reader import Reader
+from engine.constants import GPUS_PER_NODE
 from engine.request import LoraTargets, Optimizer, Precision, Sharding
 
 _OPTIMIZERS: Final[dict[str, tuple[Optimizer, str | None]]] = {
@@ -198,6 +199,12 @@ def fsdp(r: Reader, path: str, value: object, config: dict[str, Any], config_pat
     offload = "offload" in low or (isinstance(offload_value, bool) and offload_value)
     if "shard_grad_op" in low or strategy in ("SHARD_GRAD_OP", "2"):
         sharding, meaning = Sharding.ZERO2, "FSDP SHARD_GRAD_OP (as ZeRO-2)"
+    elif "_hybrid_shard_zero2" in low or strategy in ("_HYBRID_SHARD_ZERO2", "5"):
+        sharding, meaning = Sharding.ZERO2, "FSDP _HYBRID_SHARD_ZERO2 (as ZeRO-2)"
+        r.note(f"{path}: _HYBRID_SHARD_ZERO2 shards gradients and states within a node only; "
+               "the estimate shards them over all the cards (ZeRO-2), less memory per card.")
+    elif "hybrid_shard" in low or strategy in ("HYBRID_SHARD", "4"):
+        sharding, meaning = Sharding.HSDP, "FSDP HYBRID_SHARD (HSDP: sharded within a node)"
     else:
         # FSDP1 and FSDP2 alike: the framework's own FSDP, not DeepSpeed (whose facts the
         # hf profile attaches to the zero stages).
@@ -259,12 +266,13 @@ def tensor_parallel(r: Reader, path: str, value: object) -> None:
 
 def replicate(r: Reader, path: str, value: object) -> None:
     """A data-parallel replicate degree (axolotl's ``dp_replicate_size``, torchtune's
-    ``data_parallel_replicate_dim``): above 1 with sharding it is hybrid sharding (HSDP),
-    not modeled, and said so."""
+    ``data_parallel_replicate_dim``): above 1, copies of a sharded group, FSDP's
+    HYBRID_SHARD (``hsdp``), which the estimate shards within each node of
+    ``GPUS_PER_NODE`` cards. Read after ``fsdp``, whose full shard it turns hybrid."""
     degree = r.integer(path, value)
-    r.used(path)
-    if degree > 1:
-        r.note(f"{path} {degree}: hybrid sharding (HSDP, replicas of a sharded group) is not "
-               "modeled; the estimate shards over all the cards, which counts less memory per card "
-               "than HSDP holds. For HSDP's memory per card, ask for one shard group's cards "
-               "with fsdp.")
+    if degree <= 1:
+        r.used(path)
+        return
+    r.take(path, value, f"HSDP: {degree} replicas of a sharded group", sharding=Sharding.HSDP)
+    r.note(f"{path} {degree}: HSDP is estimated with one node of {GPUS_PER_NODE} cards as "
+           f"the shard group, so {degree} replicas are {degree * GPUS_PER_NODE} cards.")
