@@ -380,3 +380,22 @@ def test_an_fsdp_hybrid_shard_strategy_is_hsdp() -> None:
     text = AXOLOTL + "fsdp_config:\n  fsdp_sharding_strategy: HYBRID_SHARD\n"
 
     assert read_config(text).fields["sharding"] is Sharding.HSDP
+
+
+@pytest.mark.parametrize("text", [
+    "8b full float8 8x h100", "8b full fp8 training 8x h100", "8b full float8 training h100",
+    "8b full --model.converters float8 8x h100", "8b full converters float8 h100",
+    "8b full float8=True h100", "8b full fp8 matmuls h100",
+])
+def test_float8_training_words_set_float8(text: str) -> None:
+    assert parsed(text).float8 is True
+
+
+def test_fp8_alone_still_means_fp8_base_weights() -> None:
+    request = parsed("8b full fp8 h100")
+    assert request.float8 is False and request.precision.value == "fp8"
+
+
+def test_no_float8_turns_it_off_in_a_followup() -> None:
+    previous = parsed("8b full float8 8x h100")
+    assert apply_followup(previous, "no float8", CAT).float8 is False

@@ -349,11 +349,6 @@ _HINTS: Final = {
         "an 8-bit base (bitsandbytes' LLM.int8) is not modeled: say qlora for a 4-bit base "
         "or lora for a 16-bit one (8-bit Adam is adamw-8bit)",
     ),
-    **dict.fromkeys(
-        ("float8", "fp8-training", "float8-training"),
-        "float8 training (torchao's Float8Linear: 16-bit weights, FP8 matmuls) is not "
-        "modeled; fp8 means FP8 base weights",
-    ),
 }
 """Known words that are not settings of the estimate, and what to say instead."""
 

@@ -107,6 +107,11 @@ FLAGS: Final = {
     **dict.fromkeys(("offload", "cpu-offload"), "offload"),
     **dict.fromkeys(("compile", "torch-compile", "torch.compile", "compiled"), "compile"),
     **dict.fromkeys(
+        ("float8", "fp8-training", "float8-training", "float8-linear", "fp8-matmuls",
+         "float8-matmuls"),  # torchao's Float8Linear, torchtitan's float8 converter
+        "float8",
+    ),
+    **dict.fromkeys(
         ("optimizer-in-backward", "optimizer-in-bwd", "opt-in-bwd", "optim-in-bwd"),
         "optimizer_in_backward",
     ),
@@ -232,6 +237,11 @@ PHRASES: Final = {
     ("cpu", "offload"): "cpu-offload",
     ("fused", "cross", "entropy"): "fused-cross-entropy",
     ("torch", "compile"): "torch-compile",
+    ("fp8", "training"): "fp8-training",
+    ("float8", "training"): "float8-training",
+    ("fp8", "matmuls"): "fp8-matmuls",
+    ("float8", "linear"): "float8-linear",
+    ("converters", "float8"): "float8",  # torchtitan's --model.converters float8
     ("sample", "packing"): "sample-packing",
     ("full", "parameter"): "full-parameter",
     ("full", "ft"): "full-ft",
@@ -276,11 +286,12 @@ whose first word would be lost (``lora rank 64``: the method, then the rank) is 
 be read word by word; ``full parameter`` keeps ``full``'s meaning. ``q, k, v`` is
 counted as ``attn`` (with o), the nearest target set."""
 SECTION_PREFIXES: Final = {
-    "training.": "", "parallelism.": "", "activation-checkpoint.": "ac-",
+    "training.": "", "parallelism.": "", "activation-checkpoint.": "ac-", "model.": "",
 }
 """torchtitan's config sections as its command line names them
 (``--training.local_batch_size 2``, ``--parallelism.tensor_parallel_degree 8``,
-``--activation_checkpoint.mode selective``): the key is read without its section."""
+``--activation_checkpoint.mode selective``, ``--model.converters float8``): the key is
+read without its section."""
 PHRASE_LENGTHS: Final = tuple(sorted({len(k) for k in PHRASES}, reverse=True))
 NUMBER_WORDS: Final = {
     word: str(n)
