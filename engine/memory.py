@@ -174,15 +174,17 @@ class Footprint(Breakdown):
     above are then one such card's share, and data-parallel sharding runs over
     ``count / tensor_parallel`` groups (:meth:`data_parallel`)."""
 
+    node_cards: int = GPUS_PER_NODE
+    """Cards in one node: ``GPUS_PER_NODE``, or the request's cards over its nodes."""
+
     def data_parallel(self, count: int) -> int:
         """Data-parallel ranks among ``count`` cards: one per tensor-parallel group."""
         return max(1, count // self.tensor_parallel)
 
     @property
     def node_ranks(self) -> int:
-        """Data-parallel ranks in one node of ``GPUS_PER_NODE`` cards: ``hsdp``'s shard
-        group."""
-        return max(1, GPUS_PER_NODE // self.tensor_parallel)
+        """Data-parallel ranks in one node: ``hsdp``'s shard group."""
+        return max(1, self.node_cards // self.tensor_parallel)
 
     def shard_ranks(self, stage: Sharding, count: int) -> int:
         """Ranks the sharded state is spread over among ``count`` cards: every
@@ -395,6 +397,8 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         ),
         step_workspace=_step_workspace(request, trainable, opt_per_param) / GB,
     )
+    if request.nodes and request.gpu_count:
+        whole = replace(whole, node_cards=max(1, request.gpu_count // request.nodes))
     return tensor_parallel_share(whole, request.tensor_parallel)
 
 

@@ -481,7 +481,8 @@ def step_time(
     if n > 1 and stage is Sharding.HSDP:
         # Sharded within a node, replicated across nodes: gathers and reduce-scatters
         # stay on the node's link; the replicas all-reduce their gradient shards per step.
-        shards = min(n, max(1, GPUS_PER_NODE // tp))
+        per_node = max(1, count // nodes_for(max(count, 1), nodes))
+        shards = min(n, max(1, per_node // tp))
         replicas = n // shards
         local = link_bytes_per_s(gpu, shards * tp, 1)
         comm_micro = (2 * work.stored_weight_bytes + work.grad_bytes) * (shards - 1) / shards

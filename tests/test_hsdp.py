@@ -87,3 +87,19 @@ def test_the_band_says_no_published_run_used_hybrid_sharding() -> None:
     est = estimate(Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80", gpu_count=16),
                    catalog_with(CARD))
     assert est.uncertainty is not None and "hybrid sharding" in est.uncertainty.basis
+
+
+def test_the_shard_group_is_the_nodes_cards_the_query_names(catalog: Catalog) -> None:
+    fp = _fp(catalog, **FULL_8B, gpu_count=8, nodes=2)
+    assert fp.shard_ranks(Sharding.HSDP, 8) == 4
+    assert fp.per_gpu(Sharding.HSDP, 8).total == pytest.approx(
+        fp.per_gpu(Sharding.FSDP, 4).total
+    )
+
+
+def test_the_time_model_shards_over_the_named_nodes_cards(catalog: Catalog) -> None:
+    request = resolve(Request(**FULL_8B, sharding=Sharding.HSDP))
+    work = workload(catalog.model(request.model).architecture, request)
+    two_nodes = step_time(work, CARD, 8, Sharding.HSDP, offload=False, nodes=2)
+    one_node = step_time(work, CARD, 8, Sharding.HSDP, offload=False)
+    assert two_nodes.optimizer_s == pytest.approx(2 * one_node.optimizer_s)
