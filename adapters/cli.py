@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import json
 import os
 import sys
@@ -347,9 +348,9 @@ def main(
         except FrameworkError as exc:
             print(f"ftcost: {exc}", file=err)
             return 2
-        unknown = [a for a in args if a.startswith("--")]
-        if unknown:
-            print(f"ftcost: unknown option {unknown[0]}\n{USAGE}", file=err)
+        typo = _own_option_typo(args)
+        if typo:
+            print(f"ftcost: unknown option {typo}\n{USAGE}", file=err)
             return 2
         return run_query(args, as_json, out, err, chart, config=config, defaults=defaults)
     except CatalogError as exc:
@@ -357,6 +358,23 @@ def main(
         return 2
     except (KeyboardInterrupt, BrokenPipeError):
         return 130
+
+
+OWN_OPTIONS: Final = ("--json", "--chart", "--config", "--framework")
+"""ftcost's own options; any other ``--word`` is part of the query (training-script
+flags such as ``--per_device_train_batch_size 4`` or ``--tensor-parallel-size 8``)."""
+
+
+def _own_option_typo(args: list[str]) -> str | None:
+    """The first ``--word`` that looks like a misspelt option of ftcost's own (``--jsn``:
+    "unknown option --jsn (did you mean --json?)"), or None."""
+    for arg in args:
+        if not arg.startswith("--"):
+            continue
+        close = difflib.get_close_matches(arg.split("=", 1)[0], OWN_OPTIONS, n=1, cutoff=0.7)
+        if close:
+            return f"{arg} (did you mean {close[0]}?)"
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -228,7 +228,8 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
             NO_FIT,
         )
     tp = est.request.tensor_parallel if est.request.mode is Mode.DETAILED else 1
-    groups = f" in {lead.count // tp} groups of tp {tp}" if tp > 1 else ""
+    n = lead.count // tp
+    groups = f" in {n} group{'' if n == 1 else 's'} of tp {tp}" if tp > 1 else ""
     head = (
         f"{fmt_gb(per)} per GPU x {lead.count} = {fmt_gb(total)} on "
         f"{lead.count}x {lead.gpu.name}{groups} ({lead.utilization:.0%} of "

@@ -51,9 +51,21 @@ def test_models_and_gpus_list_the_catalog() -> None:
     assert "h100-sxm" in run("gpus")[1]
 
 
-def test_unknown_option_is_a_usage_error() -> None:
+def test_an_option_the_query_does_not_know_is_a_usage_error() -> None:
     code, _, err = run("--frobnicate", "8b")
     assert code == 2 and "--frobnicate" in err
+
+
+def test_a_misspelt_option_of_ftcost_names_the_one_meant() -> None:
+    code, out, err = run("--jsn", "8b", "lora")
+    assert code == 2 and out == ""
+    assert "unknown option --jsn (did you mean --json?)" in err
+
+
+def test_a_training_script_flag_is_read_as_part_of_the_query() -> None:
+    code, out, _ = run("--json", "70b", "full", "--tensor-parallel-size", "8", "16x", "h100")
+    assert code == 0
+    assert json.loads(out)["request"]["tensor_parallel"] == 8
 
 
 def test_chat_applies_each_later_line_as_a_followup() -> None:
