@@ -304,11 +304,6 @@ def test_common_trainer_spellings_are_read(text: str, expected: dict[str, Any]) 
     assert expected.keys() <= request.model_fields_set
 
 
-def test_float8_training_is_refused_with_what_fp8_means() -> None:
-    err = refused("8b full float8 8x h100 torchtitan")
-    assert "not modeled" in str(err) and "fp8 means FP8 base weights" in str(err)
-
-
 # --- a GPTQ base (issue 13) -------------------------------------------------------
 
 
