@@ -218,6 +218,19 @@ def _title(est: Estimate) -> tuple[str, str]:
     return title, " · ".join(parts)
 
 
+def _parallel_groups(r: Request, count: int) -> str:
+    """`` in 8 groups of tp 8`` (`` of tp 2 x cp 4``): how the cards split each
+    micro-batch; empty without tensor or context parallelism (and in napkin mode)."""
+    if r.mode is not Mode.DETAILED:
+        return ""
+    parts = [f"{name} {n}" for name, n in (("tp", r.tensor_parallel), ("cp", r.context_parallel))
+             if n > 1]
+    if not parts:
+        return ""
+    n = count // (r.tensor_parallel * r.context_parallel)
+    return f" in {n} group{'' if n == 1 else 's'} of {' x '.join(parts)}"
+
+
 def _headline(est: Estimate) -> tuple[str, str | None, str]:
     lead = est.options[0] if est.options else None
     per, total = est.memory.total, est.total_gb
@@ -227,9 +240,7 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
             None,
             NO_FIT,
         )
-    tp = est.request.tensor_parallel if est.request.mode is Mode.DETAILED else 1
-    n = lead.count // tp
-    groups = f" in {n} group{'' if n == 1 else 's'} of tp {tp}" if tp > 1 else ""
+    groups = _parallel_groups(est.request, lead.count)
     head = (
         f"{fmt_gb(per)} per GPU x {lead.count} = {fmt_gb(total)} on "
         f"{lead.count}x {lead.gpu.name}{groups} ({lead.utilization:.0%} of "

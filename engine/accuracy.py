@@ -86,7 +86,7 @@ def uncertainty(request: Request) -> Uncertainty:
 
 def unmeasured(request: Request) -> list[str]:
     """Settings of ``request`` that no published run behind the bands used, so the band
-    does not cover them: tensor parallelism, hybrid sharding, float8."""
+    does not cover them: tensor, context parallelism, hybrid sharding, float8."""
     out = []
     if request.tensor_parallel > 1:
         out.append("tensor parallelism")
@@ -94,4 +94,6 @@ def unmeasured(request: Request) -> list[str]:
         out.append("hybrid sharding")
     if request.float8:
         out.append("float8")
+    if request.context_parallel > 1:
+        out.append("context parallelism")
     return out

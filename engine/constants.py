@@ -55,6 +55,7 @@ MIN_PRICE_PER_GPU_HOUR: Final = 0.01  # one cent per GPU-hour
 MAX_LORA_DROPOUT: Final = 0.9  # PEFT's default is 0, common settings 0.05-0.1
 MAX_NODES: Final = 10_000
 MAX_TENSOR_PARALLEL: Final = 64  # past any NVLink domain a run would split a layer over
+MAX_CONTEXT_PARALLEL: Final = 1024  # a 4M-token sequence in 4k-token shards
 MIN_BUDGET_USD: Final = 1.0
 MAX_BUDGET_USD: Final = 1e9
 MIN_DEADLINE_HOURS: Final = 0.1  # six minutes
@@ -272,6 +273,12 @@ gradient in backward; ``torch.compile`` fuses part of it (``COMPILE_FUSION``).""
 FLOAT8_KERNELS_PER_LINEAR: Final = 6
 """Kernel launches of those casts per linear per micro-batch, before fusion: an amax
 reduction and a cast for each of the three operands."""
+CP_KV_PASSES: Final = {"forward": 1.0, "backward": 2.0}
+"""Times the keys and values go round a context-parallel ring per layer and pass: once
+in forward; in backward the keys and values again and their gradients back (ring
+attention, Liu et al. 2023, arXiv:2310.01889; torch's ``context_parallel`` ring
+``_scaled_dot_product_ring_flash_attention`` and its backward). Each card sends
+``(cp - 1) / cp`` of the layer's 16-bit K and V, overlapped with the attention blocks."""
 TP_COLLECTIVES_PER_LAYER: Final = 4
 """Collectives each tensor-parallel layer runs per pass over the micro-batch, each moving
 the layer's whole ``tokens x hidden`` 16-bit activation: with sequence parallelism an

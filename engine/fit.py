@@ -148,13 +148,17 @@ class Sizer:
 
     Per-GPU memory is ``fixed + sharded / N`` on N data-parallel ranks, so the per-card
     work is a little arithmetic; the footprint is split once per request. Under tensor
-    parallelism a rank is a group of ``tp`` cards: counts are whole groups.
+    parallelism a rank is a group of ``tp`` cards: counts are whole groups. Under context
+    parallelism ranks come in whole rings of ``cp``, which share the sharded state.
     """
 
-    __slots__ = ("lines", "most_shards", "multi", "napkin_total", "one", "one_stage", "tp")
+    __slots__ = (
+        "cp", "lines", "most_shards", "multi", "napkin_total", "one", "one_stage", "tp"
+    )
 
     def __init__(self, fp: Footprint, requested: Sharding, offload: bool) -> None:
         self.tp = fp.tensor_parallel
+        self.cp = fp.context_parallel
         self.most_shards = fp.shard_ranks(requested, MAX_CARDS)
         """Ranks the state spreads over at most (one node's under ``hsdp``)."""
         self.one_stage = resolve_stage(requested, 1)
@@ -192,9 +196,9 @@ class Sizer:
         if self.napkin_total is not None:
             per = self.napkin_total / count
             return (count, resolve_stage(self.one_stage, count), per) if per <= cap else None
-        if count % self.tp:
-            return None  # not whole tensor-parallel groups
-        if count == self.tp:
+        if count % (self.tp * self.cp):
+            return None  # not whole tensor-parallel groups and context-parallel rings
+        if count == self.tp and self.cp == 1:
             return (count, self.one_stage, self.one) if self.one <= cap else None
         per = self._per_gpu(count // self.tp)
         return (count, self.multi, per) if per <= cap + 1e-9 else None
@@ -206,18 +210,19 @@ class Sizer:
             if n > MAX_CARDS:
                 return None
             return n, resolve_stage(self.one_stage, n), self.napkin_total / n
-        if self.one <= cap:
+        if self.cp == 1 and self.one <= cap:
             return self.tp, self.one_stage, self.one
-        n = 2  # data-parallel ranks
+        n = max(2, self.cp)  # data-parallel ranks
         for fixed, sharded in self.lines:
             if sharded <= 0 or fixed >= cap:
-                if fixed + sharded / 2 > cap:
+                if fixed + sharded / n > cap:
                     return None  # no count brings this phase under the line
                 continue
             n = max(n, math.ceil(sharded / (cap - fixed) - 1e-12))
+        n = -(-n // self.cp) * self.cp  # whole rings
         most = min(MAX_CARDS // self.tp, self.most_shards)
         while n <= most and self._per_gpu(n) > cap:
-            n += 1  # guards float rounding at the boundary
+            n += self.cp  # guards float rounding at the boundary
         if n > most:
             return None
         return n * self.tp, self.multi, self._per_gpu(n)

@@ -176,6 +176,9 @@ class Footprint(Breakdown):
 
     node_cards: int = GPUS_PER_NODE
     """Cards in one node: ``GPUS_PER_NODE``, or the request's cards over its nodes."""
+    context_parallel: int = 1
+    """Data-parallel ranks that split each sequence (``Request.context_parallel``): the
+    activations above are one rank's share, and counts of ranks are whole multiples."""
 
     def data_parallel(self, count: int) -> int:
         """Data-parallel ranks among ``count`` cards: one per tensor-parallel group."""
@@ -399,6 +402,8 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
     )
     if request.nodes and request.gpu_count:
         whole = replace(whole, node_cards=max(1, request.gpu_count // request.nodes))
+    if request.context_parallel > 1:
+        whole = replace(whole, context_parallel=request.context_parallel)
     return tensor_parallel_share(whole, request.tensor_parallel)
 
 
@@ -426,9 +431,17 @@ def tensor_parallel_share(fp: Footprint, degree: int) -> Footprint:
 
 
 def _activation_bytes(arch: Architecture, request: Request) -> float:
-    """Activations plus the autocast casts and QLoRA's dequantized copy beside them."""
+    """Activations plus the autocast casts and QLoRA's dequantized copy beside them.
+
+    Under context parallelism each card stores the activations of its ``seq_len / cp``
+    tokens (ring attention keeps no score matrix: FlashAttention's saved output and
+    log-sum-exp are per query); the casts and the dequantized copy are weight-sized."""
+    local = request
+    if request.context_parallel > 1:
+        shard = -(-request.seq_len // request.context_parallel)
+        local = request.model_copy(update={"seq_len": shard})
     return (
-        activation_bytes(arch, request)
+        activation_bytes(arch, local)
         + autocast_copy_bytes(arch, request)
         + dequant_workspace_bytes(arch, request)
     )

@@ -24,6 +24,7 @@ from engine.constants import (
     DEFAULT_MFU,
     DEFAULT_SEQ_LEN,
     MAX_BUDGET_USD,
+    MAX_CONTEXT_PARALLEL,
     MAX_DATASET_TOKENS,
     MAX_DEADLINE_HOURS,
     MAX_EPOCHS,
@@ -410,6 +411,15 @@ class Request(BaseModel):
     sequence parallelism, as torchtitan's ``tensor_parallel_degree``): each holds 1/tp of
     every weight and of the activations. 1: none. Cards in all are ``gpu_count``; the
     data-parallel sharding (``sharding``) runs over ``gpu_count / tensor_parallel``."""
+    context_parallel: Annotated[int, FieldMeta(
+        label="context parallel", noun="context-parallel degree", key="x",
+        example="8b full cp 8 8x h100 seq 128k 1B tokens", display=Display.COUNT,
+    )] = Field(default=1, ge=1, le=MAX_CONTEXT_PARALLEL)
+    """Cards that split every sequence between them (ring attention: torchtitan's
+    ``context_parallel_degree``, accelerate's ``cp_size``): each computes and stores
+    ``seq_len / cp`` tokens, attending to the others' keys and values as they pass round
+    the ring. 1: none. The weights are sharded over these cards too (FSDP's mesh
+    includes them), so cards in all are a multiple of ``tensor_parallel x cp``."""
     spot: Annotated[bool, FieldMeta(
         label="spot pricing", noun="spot pricing switch", key="V",
         example="70b qlora 50M tokens h100 spot",

@@ -63,6 +63,7 @@ from engine.architecture import Architecture
 from engine.constants import (
     BACKWARD_KERNELS,
     COMPILE_FUSION,
+    CP_KV_PASSES,
     EAGER_BACKWARD_FLOPS,
     ELEMENTWISE_PASSES,
     FA_BACKWARD_FLOPS,
@@ -164,6 +165,12 @@ class Workload:
     """The part of ``matmul_flops`` that multiplies in FP8 (``float8``; 0 without)."""
     float8_cast_bytes: float = 0.0
     """HBM traffic of float8's dynamic casts in one micro-batch (0 without)."""
+    context_parallel: int = 1
+    """Cards each micro-batch's sequence is split over (ring attention). The token-wise
+    work above is then one card's share; ``tokens`` stays the ring's."""
+    cp_comm_bytes: float = 0.0
+    """Bytes of keys, values and their gradients each card of a ring sends per
+    micro-batch (0 without context parallelism)."""
 
 
 def timed_seq_len(request: Request) -> int:
@@ -321,6 +328,21 @@ def tp_comm_bytes(arch: Architecture, request: Request, tokens: int) -> float:
     return passes * TP_COLLECTIVES_PER_LAYER * arch.num_layers * tensor * share
 
 
+def cp_comm_bytes(arch: Architecture, request: Request, tokens: int) -> float:
+    """Bytes each card of a context-parallel ring sends in one micro-batch of ``tokens``:
+    every layer's 16-bit keys and values (``2 x kv_width`` per token) go round the ring
+    ``CP_KV_PASSES`` times per pass (forward, backward, a fully recomputed forward), each
+    card sending ``(cp - 1) / cp`` of them. 0 without context parallelism."""
+    degree = request.context_parallel
+    if degree <= 1:
+        return 0.0
+    passes = CP_KV_PASSES["forward"] + CP_KV_PASSES["backward"]
+    if request.grad_checkpointing and not request.selective_checkpointing:
+        passes += CP_KV_PASSES["forward"]
+    kv = tokens * 2 * arch.kv_width * PRECISION_BYTES["bf16"]
+    return passes * arch.num_layers * kv * (degree - 1) / degree
+
+
 def workload(arch: Architecture, request: Request) -> Workload:
     """What one micro-batch of ``request`` computes and moves on one card (``request``
     resolved); under tensor parallelism, one card's share of its group's work."""
@@ -359,16 +381,19 @@ def workload(arch: Architecture, request: Request) -> Workload:
     if request.sharding.is_fsdp and method is Method.LORA and prof.fsdp_frozen_grads:
         grad_bytes += stored
     t = float(request.tensor_parallel)  # each card's share of the group's work
+    c = float(request.context_parallel)  # and of the ring's tokens
     return Workload(
         tokens=tokens,
-        matmul_flops=matmul / t,
-        attention_flops=attention / t,
+        matmul_flops=matmul / t / c,
+        attention_flops=attention / t / c,
         attention_efficiency=FA_EFFICIENCY if request.flash_attention else 1.0,
         weight_bytes=weight_bytes / t,
         dequant_bytes=dequant / t,
-        elementwise_bytes=elementwise / t,
+        elementwise_bytes=elementwise / t / c,
         elementwise_scale=fusion,
-        sharded_elementwise_bytes=None if sharded_elementwise is None else sharded_elementwise / t,
+        sharded_elementwise_bytes=(
+            None if sharded_elementwise is None else sharded_elementwise / t / c
+        ),
         kernels=_kernels(arch, request, fusion) + dequant_kernels + cast_kernels,
         zero3_host_ops=zero3_host_ops(arch, request) if prof.deepspeed_zero else 0.0,
         grad_accum=request.grad_accum,
@@ -380,8 +405,10 @@ def workload(arch: Architecture, request: Request) -> Workload:
         useful_flops_per_token=6.0 * arch.active_params,
         tensor_parallel=request.tensor_parallel,
         tp_comm_bytes=tp_comm_bytes(arch, request, tokens),
-        float8_flops=float8_flops / t,
-        float8_cast_bytes=cast_bytes / t,
+        float8_flops=float8_flops / t / c,
+        float8_cast_bytes=cast_bytes / t / c,
+        context_parallel=request.context_parallel,
+        cp_comm_bytes=cp_comm_bytes(arch, request, tokens) / t,
     )
 
 
@@ -468,13 +495,20 @@ def step_time(
         + tuning.elementwise_passes * work.elementwise_scale * elementwise
         + work.elementwise_scale * work.float8_cast_bytes
     ) / hbm
-    gpu_s = gemm + work.attention_flops / (rate * work.attention_efficiency) + memory_bound
+    attention_s = work.attention_flops / (rate * work.attention_efficiency)
+    gpu_s = gemm + attention_s + memory_bound
     host_ops = work.kernels + (work.zero3_host_ops if stage is Sharding.ZERO3 else 0.0)
     launch = host_ops * tuning.launch_s_per_kernel
     micro = max(gpu_s, launch)
     if tp > 1:
         group_nodes = nodes_for(tp)  # a group spans nodes only past one node's cards
         micro += work.tp_comm_bytes / link_bytes_per_s(gpu, tp, group_nodes)
+    ring = tp * work.context_parallel
+    if work.cp_comm_bytes:
+        # The ring passes keys and values while the attention blocks run: only the excess
+        # over attention's own time waits.
+        ring_s = work.cp_comm_bytes / link_bytes_per_s(gpu, ring, nodes_for(ring))
+        micro += max(0.0, ring_s - attention_s)
 
     comm_micro = comm_step = 0.0
     shards = n  # ranks the state is sharded over
@@ -526,7 +560,7 @@ def step_time(
         optimizer_s=optimizer_s,
         offload_s=offload_s,
         step_s=step,
-        tokens_per_step=accum * work.tokens / tp,
+        tokens_per_step=accum * work.tokens / ring,
     )
 
 

@@ -180,14 +180,18 @@ def _logits_warning(ctx: Context) -> list[str]:
 
 
 def _tensor_parallel_warnings(ctx: Context) -> list[str]:
-    """What the tensor-parallel degree cannot do as asked."""
+    """What the tensor- and context-parallel degrees cannot do as asked."""
     r, arch = ctx.request, ctx.model.architecture
-    degree = r.tensor_parallel
+    degree, out = r.tensor_parallel, []
+    if r.context_parallel > 1 and r.mode is Mode.DETAILED and not r.flash_attention:
+        out.append(
+            "Context parallelism's ring attention runs FlashAttention or SDPA blocks: "
+            "without them (`no-flash`) it does not run as asked."
+        )
     if degree <= 1:
-        return []
+        return out
     if r.mode is Mode.NAPKIN:
         return [f"Napkin mode divides memory evenly over the cards: `tp {degree}` changes nothing."]
-    out = []
     if arch.num_heads % degree or arch.num_kv_heads % degree:
         out.append(
             f"{ctx.model.name} has {arch.num_heads} attention heads ({arch.num_kv_heads} "
@@ -332,6 +336,14 @@ def assumptions(ctx: Context) -> list[str]:
             f"group holds 1/{r.tensor_parallel} of every layer, its activations and logits; "
             "the sharding runs between the groups."
             if r.tensor_parallel > 1 and r.mode is Mode.DETAILED
+            else ""
+        )
+        + (
+            f" Context parallel {r.context_parallel}: each card stores and computes "
+            f"{-(-r.seq_len // r.context_parallel):,} of each sequence's {r.seq_len:,} tokens; "
+            "keys and values go round the ring beside attention, and the weights are "
+            "sharded over the ring's cards too."
+            if r.context_parallel > 1 and r.mode is Mode.DETAILED
             else ""
         )
     )

@@ -164,6 +164,14 @@ TP_WORDS: Final = (
     "tensor-model-parallel-size",
 )
 """Words for the tensor-parallel degree (``tp 8``, ``tensor_parallel_degree 8``)."""
+CP_WORDS: Final = (
+    "cp", "cp-size", "cp-degree", "context-parallel", "context-parallelism",
+    # torchtitan's [parallelism] context_parallel_degree, Megatron's and NeMo's
+    # context_parallel_size, accelerate's ParallelismConfig cp_size, axolotl's
+    # sequence_parallel_degree (ring-flash-attn) and context_parallel_size
+    "context-parallel-degree", "context-parallel-size", "sequence-parallel-degree",
+)
+"""Words for the context-parallel degree (``cp 8``, ``context_parallel_degree 8``)."""
 
 
 @dataclass(frozen=True)
@@ -214,6 +222,7 @@ UNITS: Final = (
     Unit("nodes", ("nodes", "node", "machines", "machine", "hosts", "servers"),
          _integer("nodes")),
     Unit("tensor_parallel", TP_WORDS, _integer("tensor_parallel")),
+    Unit("context_parallel", CP_WORDS, _integer("context_parallel")),
     Unit("budget_usd", ("budget", "max-budget"), _budget),
     Unit("price_per_gpu_hour", ("price", "$"), to_price, postfix=False),
     Unit("price_per_gpu_hour", HOURLY, to_price, prefix=False),

@@ -213,6 +213,43 @@ def tensor_parallel_problem(fields: Mapping[str, object]) -> str | None:
             f"multiple of {tp} cards ({fits}), or {degree}.")
 
 
+CP_EXAMPLE: Final = FIELDS["context_parallel"].example
+
+
+def context_parallel_problem(fields: Mapping[str, object]) -> str | None:
+    """What is wrong with the context-parallel degree in ``fields``, or None: the cards
+    must split into whole rings of ``cp`` tensor-parallel groups, and each card needs at
+    least one token of the sequence."""
+    cp = fields.get("context_parallel")
+    if not isinstance(cp, int) or cp <= 1:
+        return None
+    seq = fields.get("seq_len")
+    if isinstance(seq, int) and seq < cp:
+        return (f"context parallel {cp} splits each sequence over {cp} cards, but the "
+                f"sequence is {seq:,} tokens: use a degree up to the sequence length.")
+    count = fields.get("gpu_count")
+    tp = fields.get("tensor_parallel")
+    group = cp * (tp if isinstance(tp, int) and tp > 1 else 1)
+    if not isinstance(count, int) or count % group == 0:
+        return None
+    within = f"context-parallel rings of {cp}" + (
+        f" ranks of {group // cp} tensor-parallel cards each ({group} cards)"
+        if group > cp else ""
+    )
+    fits = -(-count // group) * group
+    return (f"{count} cards do not split into {within}: name a multiple of {group} cards "
+            f"({fits}), or a degree that divides {count}.")
+
+
+def check_context_parallel(fields: Mapping[str, object], said: str | None = None) -> None:
+    """Raise a QueryError when :func:`context_parallel_problem` finds one."""
+    problem = context_parallel_problem(fields)
+    if problem is None:
+        return
+    lead = f'"{quoted(said)}": ' if said else ""
+    raise error(lead + problem, said, example=CP_EXAMPLE)
+
+
 def check_tensor_parallel(fields: Mapping[str, object], said: str | None = None) -> None:
     """Raise a QueryError when :func:`tensor_parallel_problem` finds one. ``said``: the
     words that set the degree, quoted at the start of the message."""

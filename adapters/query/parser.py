@@ -6,7 +6,11 @@ from pydantic import ValidationError
 
 from adapters.query.errors import EXAMPLE, QueryError, error, quoted
 from adapters.query.fields import FIELDS, out_of_range
-from adapters.query.parallel import check_tensor_parallel, full_also_method
+from adapters.query.parallel import (
+    check_context_parallel,
+    check_tensor_parallel,
+    full_also_method,
+)
 from adapters.query.phrases import check_samples
 from adapters.query.scanner import scan
 from adapters.query.state import State
@@ -106,5 +110,6 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
         merged.pop("dataset_tokens", None)
         check_samples(merged, strict=True)
     check_tensor_parallel(merged, sources.get("tensor_parallel"))
+    check_context_parallel(merged, sources.get("context_parallel"))
     count_steps(merged)
     return build(merged)

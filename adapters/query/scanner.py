@@ -378,5 +378,6 @@ def scan(text: str, catalog: Catalog) -> State:
     phrases.check_four_bit(state)
     parallel.check_replicate(state)
     parallel.check_tensor_parallel(state.fields, state.sources.get("tensor_parallel"))
+    parallel.check_context_parallel(state.fields, state.sources.get("context_parallel"))
     return state
 

@@ -78,6 +78,7 @@ KEYWORDS: Final = _table(
         ("framework", Framework.TORCHTITAN): ("torchtitan",),
         ("framework", Framework.GENERIC): ("generic",),
         ("tensor_parallel", 1): ("no-tp", "no-tensor-parallel", "no-tensor-parallelism"),
+        ("context_parallel", 1): ("no-cp", "no-context-parallel", "no-context-parallelism"),
         ("spot", False): ("on-demand", "ondemand"),
     }
 )
@@ -220,6 +221,10 @@ PHRASES: Final = {
     ("flash", "attention"): "flash-attention",
     # tensor parallelism and hybrid sharding (adapters/query/parallel.py)
     ("tensor", "parallel"): "tensor-parallel",
+    ("context", "parallel"): "context-parallel",
+    ("context", "parallelism"): "context-parallelism",
+    ("context", "parallel", "size"): "context-parallel-size",
+    ("context", "parallel", "degree"): "context-parallel-degree",
     ("tensor", "parallelism"): "tensor-parallelism",
     ("tensor", "parallel", "size"): "tensor-parallel-size",
     ("tensor", "parallel", "degree"): "tensor-parallel-degree",

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from adapters.query.parallel import tensor_parallel_problem
+from adapters.query.parallel import context_parallel_problem, tensor_parallel_problem
 from adapters.query.steps import OTHER_LENGTHS, count_steps
 from adapters.trainconfig.formats import DATASET_NOTE
 from adapters.trainconfig.load import FORMATS, ConfigError
@@ -102,6 +102,11 @@ def apply_config(config: ConfigRead, request: Request) -> Request:
         lead = (f"{config.format.label} config, {config.sources['tensor_parallel']} "
                 if from_config else "tp ")
         raise ConfigError(f"{lead}{request.tensor_parallel}: {problem}")
+    if (problem := context_parallel_problem(merged)) is not None:
+        from_config = "context_parallel" in config.sources and "context_parallel" not in said
+        lead = (f"{config.format.label} config, {config.sources['context_parallel']} "
+                if from_config else "cp ")
+        raise ConfigError(f"{lead}{request.context_parallel}: {problem}")
     return request
 
 

@@ -170,6 +170,8 @@ def _axolotl(r: Reader) -> None:
         m.deepspeed(r, *found)
     if found := r.first("tensor_parallel_size"):
         m.tensor_parallel(r, *found)
+    if found := r.first("context_parallel_size", "sequence_parallel_degree"):
+        m.context_parallel(r, *found)
     if found := r.first("fsdp"):
         config = {**r.section("fsdp_config")}
         if (version := r.first("fsdp_version")) is not None:

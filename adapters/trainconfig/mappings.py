@@ -264,6 +264,16 @@ def tensor_parallel(r: Reader, path: str, value: object) -> None:
     r.take(path, value, meaning, tensor_parallel=degree)
 
 
+def context_parallel(r: Reader, path: str, value: object) -> None:
+    """A context-parallel degree (axolotl's ``context_parallel_size`` and its older
+    ``sequence_parallel_degree``, ring-flash-attn); 1 is none. Checked against the card
+    count when the request is built (:func:`adapters.trainconfig.build.apply_config`)."""
+    degree = r.integer(path, value)
+    meaning = (f"context parallel: each sequence split over {degree} cards" if degree > 1
+               else "no context parallelism")
+    r.take(path, value, meaning, context_parallel=degree)
+
+
 def replicate(r: Reader, path: str, value: object) -> None:
     """A data-parallel replicate degree (axolotl's ``dp_replicate_size``, torchtune's
     ``data_parallel_replicate_dim``): above 1, copies of a sharded group, FSDP's
