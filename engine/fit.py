@@ -175,7 +175,8 @@ class Sizer:
 
     def _per_gpu(self, ranks: int) -> float:
         """Per-GPU GB on ``ranks`` (> 1) data-parallel ranks."""
-        ranks = min(ranks, self.most_shards)  # hsdp replicates past one node
+        if ranks > self.most_shards:
+            ranks = self.most_shards  # hsdp replicates past one node
         if len(self.lines) == 1:  # the usual case: no optimizer-step peak
             fixed, sharded = self.lines[0]
             return fixed + sharded / ranks
@@ -212,7 +213,7 @@ class Sizer:
             return n, resolve_stage(self.one_stage, n), self.napkin_total / n
         if self.cp == 1 and self.one <= cap:
             return self.tp, self.one_stage, self.one
-        n = max(2, self.cp)  # data-parallel ranks
+        n = self.cp if self.cp > 2 else 2  # data-parallel ranks (no call: hot loop)
         for fixed, sharded in self.lines:
             if sharded <= 0 or fixed >= cap:
                 if fixed + sharded / n > cap:

@@ -210,7 +210,12 @@ class Footprint(Breakdown):
         over :meth:`data_parallel` of them. ``auto`` must be resolved by the caller (see
         ``engine.fit.resolve_stage``).
         """
-        ranks = self.shard_ranks(stage, count)
+        # shard_ranks, inlined: card sizing calls this tens of times per estimate.
+        ranks = count // self.tensor_parallel if self.tensor_parallel > 1 else count
+        if stage is Sharding.HSDP and ranks > self.node_ranks:
+            ranks = self.node_ranks
+        if ranks < 1:
+            ranks = 1
         during = self.during_backward(stage, ranks, offload)
         excess = self.at_step(stage, ranks, offload) - during.total
         if excess <= 0:

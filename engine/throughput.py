@@ -481,11 +481,15 @@ def step_time(
     ``count`` is every card of the run; data-parallel traffic runs over ``count /
     tensor_parallel`` ranks, the tensor-parallel collectives inside each group."""
     tp = work.tensor_parallel
-    n = max(count // tp, 1)  # data-parallel ranks
+    n = count // tp if tp > 1 else count  # data-parallel ranks
+    if n < 1:
+        n = 1
     hbm = (gpu.hbm_gbps or HBM_FALLBACK_GBPS) * 1e9
     rate = matmul_rate(gpu) * tuning.gemm_efficiency
-    fp8 = work.float8_flops
-    flops_s = (work.matmul_flops - fp8) / rate + fp8 / (rate * float8_speedup(gpu))
+    flops_s = work.matmul_flops / rate
+    if work.float8_flops:
+        fp8 = work.float8_flops
+        flops_s += fp8 / (rate * float8_speedup(gpu)) - fp8 / rate
     gemm = max(flops_s, work.weight_bytes / hbm)
     elementwise = work.elementwise_bytes
     if stage.shards_weights and work.sharded_elementwise_bytes is not None:
@@ -526,7 +530,7 @@ def step_time(
             comm_step = 2 * work.grad_bytes / shards * (replicas - 1) / replicas / across
     elif n > 1:
         share = (n - 1) / n
-        link = link_bytes_per_s(gpu, n, nodes_for(max(count, 1), nodes))
+        link = link_bytes_per_s(gpu, n, nodes_for(count, nodes))
         if stage.shards_weights:
             # All-gather for forward and backward every micro-batch, reduce-scatter grads.
             comm_micro = (2 * work.stored_weight_bytes + work.grad_bytes) * share / link
