@@ -130,8 +130,8 @@ def _card_options(
         return
     price = hourly_price(gpu, request.price_per_gpu_hour, request.spot)
     for n in counts(found[0], _most_cards(request)):
-        if n % fp.tensor_parallel:
-            continue  # not whole tensor-parallel groups
+        if n % fp.card_step:
+            continue  # not whole tensor-parallel groups and context-parallel rings
         stage = resolve_stage(request.sharding, n, fp.tensor_parallel)
         yield make_option(
             fp, gpu, n, stage, work, price, request.mode, request.offload, nodes=request.nodes,

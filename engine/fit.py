@@ -197,7 +197,7 @@ class Sizer:
         if self.napkin_total is not None:
             per = self.napkin_total / count
             return (count, resolve_stage(self.one_stage, count), per) if per <= cap else None
-        if count % (self.tp * self.cp):
+        if count % (self.tp * self.cp):  # Footprint.card_step
             return None  # not whole tensor-parallel groups and context-parallel rings
         if count == self.tp and self.cp == 1:
             return (count, self.one_stage, self.one) if self.one <= cap else None

@@ -180,6 +180,12 @@ class Footprint(Breakdown):
     """Data-parallel ranks that split each sequence (``Request.context_parallel``): the
     activations above are one rank's share, and counts of ranks are whole multiples."""
 
+    @property
+    def card_step(self) -> int:
+        """Cards come in whole multiples of this: a tensor-parallel group per rank, a
+        context-parallel ring of ranks."""
+        return self.tensor_parallel * self.context_parallel
+
     def data_parallel(self, count: int) -> int:
         """Data-parallel ranks among ``count`` cards: one per tensor-parallel group."""
         return max(1, count // self.tensor_parallel)

@@ -241,7 +241,7 @@ def _limit(
     found = Sizer(fp, request.sharding, request.offload).fewest_for(target.usable_gb)
     if found is None:
         return None, None, None, None
-    n, step = found[0], fp.tensor_parallel  # whole tensor-parallel groups
+    n, step = found[0], fp.card_step  # whole tensor-parallel groups and rings
     memory = fp.per_gpu(found[1], n, request.offload)
     if n == step:
         return n, memory, None, None

@@ -161,3 +161,18 @@ def test_axolotls_older_sequence_parallel_degree_sets_it_too() -> None:
 def test_a_config_degree_the_cards_do_not_divide_is_refused_naming_the_key() -> None:
     with pytest.raises(ConfigError, match="axolotl config, context_parallel_size 4: 6 cards"):
         apply_config(read_config(AXOLOTL), parse_query("llama-3.1-8b 6x h100", CAT))
+
+
+def test_fewest_cards_question_steps_by_whole_rings() -> None:
+    est = estimate(Request(**LONG, context_parallel=4, solve="gpu_count", gpu="g80"),
+                   catalog_with(CARD))
+    assert est.solution is not None
+    found = est.solution.to_json()
+    assert found["value"] % 4 == 0
+    assert found["next_does_not_fit"] in (None, found["value"] - 4)
+
+
+def test_a_budget_tries_only_whole_rings() -> None:
+    est = estimate(Request(**LONG, context_parallel=4, gpu="g80", dataset_tokens=10**8,
+                           budget_usd=10**6), catalog_with(CARD))
+    assert est.options and all(o.count % 4 == 0 for o in est.options)
