@@ -399,3 +399,12 @@ def test_fp8_alone_still_means_fp8_base_weights() -> None:
 def test_no_float8_turns_it_off_in_a_followup() -> None:
     previous = parsed("8b full float8 8x h100")
     assert apply_followup(previous, "no float8", CAT).float8 is False
+
+
+@pytest.mark.parametrize("text", [
+    "405b full pp 4 64x h100", "405b full pipeline parallel 4 64x h100",
+    "405b full --pipeline-parallel-degree 4 64x h100",
+])
+def test_pipeline_parallelism_is_refused_with_what_to_ask_instead(text: str) -> None:
+    message = refused(text)
+    assert "pipeline parallelism is not modeled" in message and "fsdp" in message

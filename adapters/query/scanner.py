@@ -345,6 +345,12 @@ _HINTS: Final = {
         "reference model (with LoRA the base serves): estimate it as SFT at twice the batch",
     ),
     **dict.fromkeys(
+        ("pp", "pipeline-parallel", "pipeline-parallelism", "pipeline-parallel-degree",
+         "pipeline-model-parallel-size", "pp-size"),
+        "pipeline parallelism is not modeled: ask for the same cards with fsdp (and tp "
+        "within a node); per GPU that holds no more than pipeline stages would",
+    ),
+    **dict.fromkeys(
         ("int8", "8bit", "8-bit", "load-in-8bit", "llm-int8", "bnb-8bit"),
         "an 8-bit base (bitsandbytes' LLM.int8) is not modeled: say qlora for a 4-bit base "
         "or lora for a 16-bit one (8-bit Adam is adamw-8bit)",

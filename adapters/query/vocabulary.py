@@ -222,6 +222,8 @@ PHRASES: Final = {
     # tensor parallelism and hybrid sharding (adapters/query/parallel.py)
     ("tensor", "parallel"): "tensor-parallel",
     ("context", "parallel"): "context-parallel",
+    ("pipeline", "parallel"): "pipeline-parallel",
+    ("pipeline", "parallelism"): "pipeline-parallelism",
     ("context", "parallelism"): "context-parallelism",
     ("context", "parallel", "size"): "context-parallel-size",
     ("context", "parallel", "degree"): "context-parallel-degree",
