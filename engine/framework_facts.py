@@ -199,6 +199,23 @@ PROFILE_ACTIVATION_OFFLOAD: Final = {
     "torchtitan": False,
 }
 """Frameworks whose usual setup keeps checkpointed layer inputs in host memory."""
+PROFILE_OFFLOAD_GRADIENTS: Final = {
+    "generic": True,  # [zero-offload]: what "offload" means to most users
+    "hf": True,  # [zero-offload] DeepSpeed's offload_optimizer
+    "unsloth": True,  # through the HF Trainer's DeepSpeed integration
+    "torchtune": False,  # [torchao-offload]
+    "litgpt": True,  # only FSDP's CPU offload, which moves them (sharded runs)
+    "torchtitan": True,  # only FSDP's CPU offload, which moves them (sharded runs)
+}
+"""Whether an offloaded optimizer on unsharded weights (one card, DDP, ZeRO-1/2) also
+moves the gradients to host memory. [zero-offload] ZeRO-Offload (Ren et al. 2021,
+arXiv:2101.06840, §4) "offloads the gradients, optimizer states and optimizer
+computation to CPU, while keeping parameters and forward and backward computation on
+GPU": DeepSpeed copies each reduced gradient bucket (``reduce_bucket_size``) to its host
+buffer as backward produces it, so about one layer's gradient is on the GPU at a time.
+[torchao-offload] torchtune's single-device offload is torchao's
+``CPUOffloadOptimizer``, whose ``offload_gradients`` defaults to False: the gradients
+stay on the GPU."""
 PROFILE_FOREACH_ADAMW: Final = {
     "generic": False,  # one fused step, as the specification's time counts none
     "hf": True,  # [hf-optim]

@@ -165,6 +165,10 @@ class Footprint(Breakdown):
     sharded_activations: float = 0.0
     """The activations on cards that shard the weights, where they differ (``auto``
     sharding of ``hf`` QLoRA, whose FP32 stream only an unsharded run has); 0 else."""
+    offloads_gradients: bool = False
+    """Under ``offload`` on unsharded weights, the gradients stream to host memory as
+    backward produces them (ZeRO-Offload; ``PROFILE_OFFLOAD_GRADIENTS``), leaving about
+    one layer's on the GPU."""
     step_workspace: float = 0.0
     """The temporary an unfused (foreach) AdamW step allocates, one moment's size per
     trainable parameter (see the module docstring); 0 for a fused step."""
@@ -300,6 +304,9 @@ class Footprint(Breakdown):
                 gradients = gradients + frozen + unit_grad
         else:
             weights, adapter = self.base_weights, self.adapter
+            if offload and self.offloads_gradients and self.gathered_grad:
+                # ZeRO-Offload copies each reduced bucket to the host during backward.
+                gradients = min(gradients, self.gathered_grad)
         return Breakdown(
             weights, master, gradients, optimizer, adapter, activations, self.overhead
         )
@@ -324,6 +331,8 @@ class Footprint(Breakdown):
         host = self.optimizer + self.master_weights
         if stage.is_zero:
             host += self.zero_fp32_grads
+        elif self.offloads_gradients and not stage.shards_weights:
+            host += self.gradients
         if stage.shards_weights:
             host += self.base_weights + self.gradients
         if stage.is_fsdp:
@@ -410,6 +419,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
             else 0.0
         ),
         step_workspace=_step_workspace(request, trainable, opt_per_param) / GB,
+        offloads_gradients=profile(request.framework).offload_gradients,
     )
     if request.nodes and request.gpu_count:
         whole = replace(whole, node_cards=max(1, request.gpu_count // request.nodes))

@@ -30,6 +30,7 @@ from engine.framework_facts import (
     PROFILE_KBIT_FP32_NORMS,
     PROFILE_LOGITS_BYTES,
     PROFILE_LORA_DROPOUT,
+    PROFILE_OFFLOAD_GRADIENTS,
     PROFILE_PURE_BF16,
     PROFILE_QUANTIZED_HEAD,
     PROFILE_QUANTIZED_SAVES_INPUTS,
@@ -40,12 +41,12 @@ from engine.request import Framework, Method, Request, Sharding, StatePrecision
 
 Scope = Literal[
     "any", "adapters", "full", "zero", "full-outside-zero", "qlora-eager", "qlora-fp32",
-    "tied",
+    "tied", "offload",
 ]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, full fine-tunes, runs that
 may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several cards),
 full fine-tunes that do not, QLoRA without ``torch.compile``, QLoRA whose weights are
-not sharded, or models with tied embeddings."""
+not sharded, models with tied embeddings, or offloaded runs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,9 @@ class Profile:
     stream and the MLP's intermediates are FP32 (``PROFILE_KBIT_FP32_NORMS``)."""
     untied_head: bool
     """It gives a model with tied embeddings a separate LM head (``PROFILE_UNTIED_HEAD``)."""
+    offload_gradients: bool
+    """Its offloaded optimizer moves the gradients to host memory too, when the weights
+    are not sharded (``PROFILE_OFFLOAD_GRADIENTS``)."""
     changes: tuple[tuple[str, Scope], ...] = field(default=())
     """One line per fact that differs from ``generic``, with the runs it applies to
     (:func:`changes_for` picks a request's)."""
@@ -139,6 +143,8 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
                         "FP32 residual stream and MLP activations", "qlora-fp32"))
     if PROFILE_UNTIED_HEAD[key]:
         changes.append(("the tied embedding copied into a separate LM head", "tied"))
+    if not PROFILE_OFFLOAD_GRADIENTS[key]:
+        changes.append(("an offloaded optimizer leaves the gradients on the GPU", "offload"))
     if not PROFILE_SPEC_ACTIVATIONS[key]:
         changes.append(("activations as autograd keeps them, not the spec's formula", "any"))
     return Profile(
@@ -160,6 +166,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         foreach_adamw=PROFILE_FOREACH_ADAMW[key],
         kbit_fp32_norms=PROFILE_KBIT_FP32_NORMS[key],
         untied_head=PROFILE_UNTIED_HEAD[key],
+        offload_gradients=PROFILE_OFFLOAD_GRADIENTS[key],
         changes=tuple(changes),
     )
 
@@ -205,6 +212,7 @@ def changes_for(
         "qlora-eager": eager_nf4_dequant(request),
         "qlora-fp32": fp32_residual_stream(request, stage),
         "tied": arch is not None and arch.tie_embeddings,
+        "offload": request.offload,
     }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
 

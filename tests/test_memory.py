@@ -492,3 +492,41 @@ def test_fsdp_step_temporary_is_sharded(catalog: Catalog) -> None:
     two, four = f.at_step(Sharding.FSDP, 2), f.at_step(Sharding.FSDP, 4)
     held = two - f.overhead
     assert four - f.overhead == pytest.approx(held / 2)
+
+
+# --- an offloaded optimizer on unsharded weights (ZeRO-Offload) ------------------------
+
+
+def _offloaded(catalog: Catalog, framework: str):
+    f = fp(catalog, model="llama-2-13b", method="full", offload=True, framework=framework)
+    return f, f.per_gpu(Sharding.NONE, 1, offload=True)
+
+
+def test_zero_offload_streams_the_gradients_to_the_host_leaving_one_layers(
+    catalog: Catalog,
+) -> None:
+    whole, on_gpu = _offloaded(catalog, "generic")
+    assert on_gpu.gradients == pytest.approx(whole.gathered_grad)
+    assert on_gpu.gradients < whole.gradients / 30
+
+
+def test_torchtunes_offloaded_optimizer_leaves_the_gradients_on_the_gpu(
+    catalog: Catalog,
+) -> None:
+    whole, on_gpu = _offloaded(catalog, "torchtune")
+    assert on_gpu.gradients == pytest.approx(whole.gradients)
+
+
+def test_offloaded_gradients_count_in_host_memory(catalog: Catalog) -> None:
+    generic, _ = _offloaded(catalog, "generic")
+    torchtune, _ = _offloaded(catalog, "torchtune")
+    assert generic.offloaded_gb(Sharding.NONE) - torchtune.offloaded_gb(Sharding.NONE) == (
+        pytest.approx(generic.gradients)
+    )
+
+
+def test_the_reply_says_when_an_offloaded_optimizer_keeps_the_gradients() -> None:
+    est = estimate(Request(model="llama-2-13b", method="full", offload=True,
+                           framework="torchtune", gpu="a100-80gb-sxm"))
+    assert "an offloaded optimizer leaves the gradients on the GPU" in est.to_json()[
+        "framework"]["changes"]
