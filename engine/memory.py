@@ -165,6 +165,9 @@ class Footprint(Breakdown):
     sharded_activations: float = 0.0
     """The activations on cards that shard the weights, where they differ (``auto``
     sharding of ``hf`` QLoRA, whose FP32 stream only an unsharded run has); 0 else."""
+    offload_weights: bool = True
+    """Under ``offload`` with ZeRO-3/FSDP, the weight shards live in host memory too
+    (``Request.offload_weights``); else only the optimizer does."""
     offloads_gradients: bool = False
     """Under ``offload`` on unsharded weights, the gradients stream to host memory as
     backward produces them (ZeRO-Offload; ``PROFILE_OFFLOAD_GRADIENTS``), leaving about
@@ -292,7 +295,8 @@ class Footprint(Breakdown):
             if stage.is_fsdp:
                 unit_grad += self.frozen_grad_unit
                 frozen = self.frozen_grad / n
-            weights = gathered if offload else self.base_weights / n + gathered
+            on_host = offload and self.offload_weights
+            weights = gathered if on_host else self.base_weights / n + gathered
             if stage.is_fsdp and self.accumulates:
                 # no_sync(): every unit's whole gradient stays on the GPU until the sync
                 # step, with or without CPU offload.
@@ -334,7 +338,7 @@ class Footprint(Breakdown):
         elif self.offloads_gradients and not stage.shards_weights:
             host += self.gradients
         if stage.shards_weights:
-            host += self.base_weights + self.gradients
+            host += self.gradients + (self.base_weights if self.offload_weights else 0.0)
         if stage.is_fsdp:
             host += self.frozen_grad
         return host
@@ -420,6 +424,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         ),
         step_workspace=_step_workspace(request, trainable, opt_per_param) / GB,
         offloads_gradients=profile(request.framework).offload_gradients,
+        offload_weights=request.offload_weights,
     )
     if request.nodes and request.gpu_count:
         whole = replace(whole, node_cards=max(1, request.gpu_count // request.nodes))

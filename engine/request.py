@@ -278,6 +278,14 @@ class Request(BaseModel):
     offload: Annotated[bool, FieldMeta(
         label="offload", noun="offload switch", key="O", example="70b full offload 50M tokens",
     )] = False
+    offload_weights: Annotated[bool, FieldMeta(
+        label="offload weights", noun="weight offload switch", key="y",
+        example="70b full zero3 offload optimizer 8x a100 50M tokens",
+    )] = True
+    """With ``offload`` under ZeRO-3/FSDP, the sharded weights live in host memory too
+    (DeepSpeed's ``offload_param``, FSDP's ``CPUOffload(offload_params=True)``); False:
+    only the optimizer (DeepSpeed's ``offload_optimizer`` alone), so each GPU keeps its
+    weight shard. No effect without ``offload`` or on unsharded weights."""
     seq_len: Annotated[int, FieldMeta(
         label="seq", noun="sequence length", key="q", example="8b lora seq 8k 50M tokens",
         display=Display.COUNT,

@@ -161,6 +161,9 @@ class Workload:
     collectives above are then one card's share; ``tokens`` stays the group's."""
     tp_comm_bytes: float = 0.0
     """Bytes each card of a tensor-parallel group sends per micro-batch (0 without)."""
+    offload_weights: bool = True
+    """Under offload with ZeRO-3/FSDP, the weight shards cross PCIe every micro-batch
+    (``Request.offload_weights``); False: only the optimizer step's traffic."""
     float8_flops: float = 0.0
     """The part of ``matmul_flops`` that multiplies in FP8 (``float8``; 0 without)."""
     float8_cast_bytes: float = 0.0
@@ -408,6 +411,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         float8_flops=float8_flops / t / c,
         float8_cast_bytes=cast_bytes / t / c,
         context_parallel=request.context_parallel,
+        offload_weights=request.offload_weights,
         cp_comm_bytes=cp_comm_bytes(arch, request, tokens) / t,
     )
 
@@ -551,7 +555,7 @@ def step_time(
         cpu_bytes = per_param * shard * min(n, GPUS_PER_NODE)
         offload_s = 4.0 * shard / host + cpu_bytes / (HOST_MEMORY_GBPS * 1e9)
         optimizer_s = 0.0
-        if stage.shards_weights:
+        if stage.shards_weights and work.offload_weights:
             offload_s += work.grad_accum * 2 * work.stored_weight_bytes / shards / host
     accum = work.grad_accum
     # DDP reduces during the last micro-batch's backward (about 2/3 of its time).

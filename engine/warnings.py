@@ -110,9 +110,10 @@ def warnings(ctx: Context) -> list[str]:
         count = lead.count if lead is not None else 1
         nodes = nodes_for(count, r.nodes)
         out.append(
-            f"CPU offload needs about {host:,.0f} GB of host memory in total: "
-            f"{host / nodes:,.0f} GB of RAM on each of {nodes} node(s), plus pinned buffers; "
-            "each step moves gradients and weights over PCIe."
+            f"CPU offload{'' if r.offload_weights else ' of the optimizer'} needs about "
+            f"{host:,.0f} GB of host memory in total: {host / nodes:,.0f} GB of RAM on each "
+            f"of {nodes} node(s), plus pinned buffers; each step moves gradients and weights "
+            "over PCIe."
         )
     if r.precision.value == "fp8" and detailed:
         out.append(

@@ -155,9 +155,11 @@ def test_training_arguments_json_reads_inline_deepspeed_zero3_offload() -> None:
     config = fixture("hf_training_args.json")
     assert config.format is ConfigFormat.TRL
     assert config.fields["sharding"] is Sharding.ZERO3
-    assert config.fields["offload"] is True
+    assert config.fields["offload"] is True and config.fields["offload_weights"] is False
     assert config.fields["method"] is Method.FULL
-    assert keys_read(config)["deepspeed"] == "DeepSpeed ZeRO-3 with CPU offload"
+    assert keys_read(config)["deepspeed"] == (
+        "DeepSpeed ZeRO-3 with CPU offload of the optimizer only"
+    )
 
 
 def test_trl_load_in_4bit_with_peft_is_qlora() -> None:

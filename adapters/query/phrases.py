@@ -402,6 +402,19 @@ def four_bit(s: State, i: int) -> int:
     return 1
 
 
+def check_offload_weights(s: State) -> None:
+    """``offload optimizer`` or ``offload params`` says what goes to host memory, so it
+    also turns ``offload`` on; refused beside a ``no-offload``."""
+    if "offload_weights" not in s.fields:
+        return
+    said = s.sources.get("offload_weights", "offload")
+    if s.fields.get("offload") is False:
+        raise error(f'"{quoted(said)}" offloads, but "{quoted(s.sources["offload"])}" does '
+                    "not: say one.", said, example=FIELDS["offload_weights"].example)
+    if "offload" not in s.fields:
+        s.set("offload", True, said)
+
+
 def check_four_bit(s: State) -> None:
     """A 4-bit base with ``lora`` (or no method) is QLoRA; with ``full`` it is refused."""
     if s.four_bit is None:

@@ -80,6 +80,12 @@ KEYWORDS: Final = _table(
         ("tensor_parallel", 1): ("no-tp", "no-tensor-parallel", "no-tensor-parallelism"),
         ("context_parallel", 1): ("no-cp", "no-context-parallel", "no-context-parallelism"),
         ("spot", False): ("on-demand", "ondemand"),
+        # DeepSpeed's offload_optimizer alone, or with offload_param (FSDP's CPUOffload)
+        ("offload_weights", False): ("offload-optimizer", "optimizer-offload"),
+        ("offload_weights", True): (
+            "offload-param", "offload-params", "param-offload", "offload-weights",
+            "offload-parameters", "offload-all",
+        ),
     }
 )
 """Words that set one field to one value."""
@@ -242,6 +248,12 @@ PHRASES: Final = {
     ("flash", "attention", "2"): "flash-attention-2",
     ("mixed", "precision"): "mixed-precision",
     ("cpu", "offload"): "cpu-offload",
+    ("offload", "optimizer"): "offload-optimizer",
+    ("optimizer", "offload"): "optimizer-offload",
+    ("offload", "params"): "offload-params",
+    ("offload", "param"): "offload-param",
+    ("offload", "weights"): "offload-weights",
+    ("param", "offload"): "param-offload",
     ("fused", "cross", "entropy"): "fused-cross-entropy",
     ("torch", "compile"): "torch-compile",
     ("fp8", "training"): "fp8-training",

@@ -145,11 +145,14 @@ def deepspeed(r: Reader, path: str, value: object) -> None:
         zero = value.get("zero_optimization")
         zero = zero if isinstance(zero, dict) else {}
         stage = zero.get("stage", 0)
-        offload = any(
-            isinstance(zero.get(k), dict) and str(zero[k].get("device", "none")) in ("cpu", "nvme")
+        on = {
+            k: isinstance(zero.get(k), dict)
+            and str(zero[k].get("device", "none")) in ("cpu", "nvme")
             for k in ("offload_optimizer", "offload_param")
-        )
-        _zero(r, path, r.integer(f"{path}.zero_optimization.stage", stage), offload, value)
+        }
+        offload = on["offload_optimizer"] or on["offload_param"]
+        _zero(r, path, r.integer(f"{path}.zero_optimization.stage", stage), offload, value,
+              weights=on["offload_param"])
         autotp = value.get("tensor_parallel")
         if isinstance(autotp, dict) and autotp.get("autotp_size") is not None:
             # DeepSpeed's AutoTP training: "tensor_parallel": {"autotp_size": 4}
@@ -168,7 +171,11 @@ def deepspeed(r: Reader, path: str, value: object) -> None:
     r.note(f"{path}: the ZeRO stage is read from the file name; the file is not opened.")
 
 
-def _zero(r: Reader, path: str, stage: int, offload: bool, value: object) -> None:
+def _zero(
+    r: Reader, path: str, stage: int, offload: bool, value: object, weights: bool = True
+) -> None:
+    """ZeRO ``stage``, with CPU offload of the optimizer and, when ``weights``, of the
+    parameters too (``offload_param``; a file name's ``offload`` is read as both)."""
     sharding = {0: Sharding.NONE, 1: Sharding.ZERO1, 2: Sharding.ZERO2, 3: Sharding.ZERO3}.get(
         stage
     )
@@ -178,7 +185,8 @@ def _zero(r: Reader, path: str, stage: int, offload: bool, value: object) -> Non
     meaning = f"DeepSpeed ZeRO-{stage}" if stage else "DeepSpeed without ZeRO"
     if offload:
         fields["offload"] = True
-        meaning += " with CPU offload"
+        fields["offload_weights"] = weights
+        meaning += " with CPU offload" + ("" if weights else " of the optimizer only")
     r.take(path, value, meaning, **fields)
 
 

@@ -1,0 +1,87 @@
+"""What offload moves: the optimizer alone (DeepSpeed's ``offload_optimizer``), or the
+weight shards too (``offload_param``, FSDP's CPUOffload). Said in the query or read from
+a DeepSpeed config."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.parse import QueryError, apply_followup, parse_query
+from adapters.trainconfig import read_config
+from catalog.loader import default_catalog
+from engine import Request
+from engine.memory import footprint
+from engine.profiles import resolve
+from engine.request import Sharding
+from engine.specs import Catalog
+from engine.throughput import step_time, workload
+from tests.helpers import gpu
+
+CAT = default_catalog()
+CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)
+RUN = {"model": "llama-3.1-70b", "method": "full", "offload": True, "sharding": "zero3"}
+
+
+def _per_gpu(catalog: Catalog, **fields) -> float:
+    request = resolve(Request(**{**RUN, **fields}))
+    fp = footprint(catalog.model(request.model).architecture, request)
+    return fp.per_gpu(Sharding.ZERO3, 8, offload=True).total
+
+
+def test_offloading_only_the_optimizer_keeps_each_weight_shard(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-70b").architecture
+    shard = arch.total_params * 2 / 8 / 1e9
+    kept = _per_gpu(catalog, offload_weights=False) - _per_gpu(catalog)
+    assert kept == pytest.approx(shard, rel=1e-6)
+
+
+def test_offloading_only_the_optimizer_moves_no_weights_per_micro_batch(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-70b").architecture
+    both = workload(arch, resolve(Request(**RUN)))
+    optimizer = workload(arch, resolve(Request(**RUN, offload_weights=False)))
+    slow = step_time(both, CARD, 8, Sharding.ZERO3, offload=True)
+    fast = step_time(optimizer, CARD, 8, Sharding.ZERO3, offload=True)
+    assert fast.offload_s < slow.offload_s
+
+
+@pytest.mark.parametrize("text", ["offload optimizer", "optimizer offload", "offload_optimizer"])
+def test_offload_optimizer_words_offload_the_optimizer_only(text: str) -> None:
+    request = parse_query(f"70b full zero3 {text} 8x a100", CAT)
+    assert request.offload is True and request.offload_weights is False
+
+
+@pytest.mark.parametrize("text", ["offload params", "offload_param", "param offload", "offload"])
+def test_param_offload_words_and_plain_offload_move_the_weights_too(text: str) -> None:
+    request = parse_query(f"70b full zero3 {text} 8x a100", CAT)
+    assert request.offload is True and request.offload_weights is True
+
+
+def test_offload_optimizer_beside_no_offload_is_refused() -> None:
+    with pytest.raises(QueryError) as caught:
+        parse_query("70b full zero3 no-offload offload optimizer 8x a100", CAT)
+    assert "say one" in caught.value.message
+
+
+def test_a_followup_can_narrow_offload_to_the_optimizer() -> None:
+    previous = parse_query("70b full zero3 offload 8x a100", CAT)
+    after = apply_followup(previous, "offload optimizer", CAT)
+    assert after.offload is True and after.offload_weights is False
+
+
+def test_a_deepspeed_config_with_offload_optimizer_alone_keeps_the_weights() -> None:
+    config = read_config(
+        'model_name_or_path: meta-llama/Llama-3.1-70B\ndeepspeed: {"zero_optimization": '
+        '{"stage": 3, "offload_optimizer": {"device": "cpu"}}}\n'
+    )
+    assert config.fields["offload"] is True and config.fields["offload_weights"] is False
+
+
+def test_a_deepspeed_config_with_offload_param_moves_the_weights() -> None:
+    config = read_config(
+        'model_name_or_path: meta-llama/Llama-3.1-70B\ndeepspeed: {"zero_optimization": '
+        '{"stage": 3, "offload_optimizer": {"device": "cpu"}, '
+        '"offload_param": {"device": "cpu"}}}\n'
+    )
+    assert config.fields["offload"] is True and config.fields["offload_weights"] is True
