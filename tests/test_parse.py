@@ -339,7 +339,9 @@ BAD: list[tuple[str, str, str]] = [
     # missing pieces
     ("8b lora tokens", "tokens", "needs a number"),
     ("8b lora seq", "seq", "needs a number"),
-    ("8b seq", "8b", "sequence length"),  # 8b before a unit is a number: 8·2^30
+    ("8b seq", "seq", "needs a number"),  # a size before a unit other than tokens is the model
+    ("8b tp", "tp", "needs a number"),
+    ("8b epochs", "epochs", "needs a number"),
     ("8b 500m", "500m", "needs a unit"),
     ("8b $", "$", "needs a number"),
     ("8b 2x", "2x", "needs a card"),

@@ -91,12 +91,19 @@ def _alternating_run(s: State, i: int) -> int:
     return j - i
 
 
+BILLIONS_FIELDS: Final = frozenset({"dataset_tokens"})
+"""Fields a number in billions can count (``1b tokens``); before any other unit, a
+``Nb`` is the model's size."""
+
+
 def _number_then_unit(s: State, i: int) -> int:
     unit = POSTFIX_UNITS.get(s.low(i + 1))
     if unit is None or read_number(s.low(i)) is None:
         return 0
     if SIZE_RE.match(s.low(i)) and _alternating_run(s, i) % 2 == 1:
         return 0  # "70b tokens 50M": the size is the model, "tokens 50M" the data
+    if SIZE_RE.match(s.low(i)) and unit.field not in BILLIONS_FIELDS:
+        return 0  # "8b tp": a model size, not 8 billion of anything else
     return s.set_number(unit, i, i)
 
 
