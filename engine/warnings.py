@@ -327,7 +327,8 @@ def assumptions(ctx: Context) -> list[str]:
             if r.sharding is Sharding.AUTO
             else f"sharding {r.sharding.value}"
             + (
-                f" (sharded within each node of {GPUS_PER_NODE}, replicated across nodes)."
+                f" (sharded within each node of {ctx.footprint.node_cards}, replicated across "
+                "nodes)."
                 if r.sharding is Sharding.HSDP
                 else "."
             )

@@ -103,3 +103,9 @@ def test_the_time_model_shards_over_the_named_nodes_cards(catalog: Catalog) -> N
     two_nodes = step_time(work, CARD, 8, Sharding.HSDP, offload=False, nodes=2)
     one_node = step_time(work, CARD, 8, Sharding.HSDP, offload=False)
     assert two_nodes.optimizer_s == pytest.approx(2 * one_node.optimizer_s)
+
+
+def test_the_assumptions_name_the_nodes_cards() -> None:
+    est = estimate(Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80", gpu_count=8, nodes=2),
+                   catalog_with(CARD))
+    assert any("sharded within each node of 4" in a for a in est.assumptions)
