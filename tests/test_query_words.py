@@ -768,3 +768,12 @@ def test_a_family_and_a_size_in_millions_it_lacks_asks_which_model() -> None:
 
 def test_a_size_in_millions_before_a_unit_is_the_units_number() -> None:
     assert parse_query("opt 50m tokens lora", CAT).dataset_tokens == 50_000_000
+
+
+def test_an_hqq_base_is_refused_with_the_equivalent_setting() -> None:
+    err = refused("70b qlora hqq 2x rtx-4090 fsdp")
+    assert "4.5 bits" in str(err) and "qlora no-double-quant" in str(err)
+
+
+def test_fsdp_qlora_as_one_word_is_refused_with_what_to_say() -> None:
+    assert "say qlora fsdp" in str(refused("70b qlora 2x 3090 fsdp_qlora"))
