@@ -86,7 +86,7 @@ def uncertainty(request: Request) -> Uncertainty:
 
 def unmeasured(request: Request) -> list[str]:
     """Settings of ``request`` that no published run behind the bands used, so the band
-    does not cover them: tensor, context parallelism, hybrid sharding, float8."""
+    does not cover them: tensor, context parallelism, hybrid sharding, float8, DoRA."""
     out = []
     if request.tensor_parallel > 1:
         out.append("tensor parallelism")
@@ -96,4 +96,6 @@ def unmeasured(request: Request) -> list[str]:
         out.append("float8")
     if request.context_parallel > 1:
         out.append("context parallelism")
+    if request.dora and request.effective_method is not Method.FULL:
+        out.append("DoRA")
     return out

@@ -19,7 +19,9 @@ attention with query width ``q = heads·head_dim`` and key/value width
 * norms beyond the two pre-norms (Gemma 2/3 also normalize each block's output):
   their input, ``2h`` each;
 * LoRA dropout above 0: for each adapted linear, a bool mask and the dropped-out
-  16-bit input, ``3·d_in`` (``LORA_DROPOUT_BYTES``).
+  16-bit input, ``3·d_in`` (``LORA_DROPOUT_BYTES``);
+* DoRA: for each adapted linear, the base and LoRA outputs its magnitude products keep,
+  ``4·d_out`` (``DORA_SAVED_BYTES``).
 
 So a dense gated layer with two norms stores ``s·b·(8h + 4q + 4kv + 8I)`` bytes
 plus the scores term; for Llama 3.1 8B at batch 1 and sequence 2048 that is 11.0 GB
@@ -62,6 +64,9 @@ from engine import selective
 from engine.architecture import Architecture
 from engine.constants import (
     ACTIVATION_BYTES,
+    DORA_EYE_BYTES,
+    DORA_SAVED_BYTES,
+    DORA_WORKSPACE_BYTES,
     FP32_BYTES,
     LOGITS_BYTES_HF,
     LORA_DROPOUT_BYTES,
@@ -197,7 +202,35 @@ def layer_activation_bytes(arch: Architecture, request: Request, produced: bool 
         _layer_bytes(arch, request, width, keep, tally) * count
         for width, count in arch.mlp_width_groups
     )
-    return per_layer + _dropout_bytes_per_token(arch, request) * arch.num_layers
+    return per_layer + _adapter_bytes_per_token(arch, request) * arch.num_layers
+
+
+def uses_dora(request: Request) -> bool:
+    """DoRA on adapters (``dora`` with LoRA or QLoRA; a full fine-tune has none)."""
+    return request.dora and request.effective_method is not Method.FULL
+
+
+def _adapter_bytes_per_token(arch: Architecture, request: Request) -> float:
+    """What the adapters keep beyond the base layers, per token per layer: LoRA
+    dropout's masks and inputs, DoRA's two outputs per adapted linear."""
+    extra = _dropout_bytes_per_token(arch, request)
+    if uses_dora(request):
+        outputs = arch.lora_output_width(request.lora_targets.value)
+        extra += DORA_SAVED_BYTES * outputs / arch.num_layers
+    return extra
+
+
+def dora_workspace_bytes(arch: Architecture, request: Request) -> float:
+    """DoRA's weight-sized temporaries at the adapted linear whose forward needs the
+    most, bytes: ``DORA_WORKSPACE_BYTES`` per weight and the d_in x d_in identity (the
+    down projection, for a gated MLP). 0 without DoRA."""
+    if not uses_dora(request):
+        return 0.0
+    return max(
+        (DORA_WORKSPACE_BYTES * d_in * d_out + DORA_EYE_BYTES * d_in * d_in
+         for d_in, d_out, _, _ in arch.adapted_shapes(request.lora_targets.value)),
+        default=0.0,
+    )
 
 
 def _dropout_bytes_per_token(arch: Architecture, request: Request) -> float:
@@ -222,7 +255,7 @@ def activation_bytes(arch: Architecture, request: Request) -> float:
         widest = max(width for width, _ in arch.mlp_width_groups)
         tally = not profile(request.framework).spec_activations
         one_layer = _layer_bytes(arch, request, widest, saved_inputs(request), tally)
-        one_layer += _dropout_bytes_per_token(arch, request)
+        one_layer += _adapter_bytes_per_token(arch, request)
         kept = arch.num_layers
         if request.activation_offload:
             kept = min(kept, OFFLOADED_INPUTS_IN_FLIGHT)

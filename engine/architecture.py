@@ -331,6 +331,26 @@ class Architecture(BaseModel):
         each of these inputs."""
         return sum(lin.active * lin.d_in for lin in self._targeted(targets))
 
+    @lru_cache(maxsize=8)  # noqa: B019 - as above
+    def lora_output_width(self, targets: str) -> int:
+        """Summed output width of the adapted linears a token passes through, over all
+        layers (routed experts: the k it is sent to). DoRA keeps two tensors of each."""
+        return sum(lin.active * lin.d_out for lin in self._targeted(targets))
+
+    @lru_cache(maxsize=8)  # noqa: B019 - as above
+    def lora_magnitudes(self, targets: str) -> int:
+        """DoRA's magnitude vectors: one value per output of every adapted linear, every
+        copy (expert) counted."""
+        return sum(lin.count * lin.d_out for lin in self._targeted(targets))
+
+    @lru_cache(maxsize=8)  # noqa: B019 - as above
+    def adapted_shapes(self, targets: str) -> tuple[tuple[int, int, int, int], ...]:
+        """``(d_in, d_out, copies, active)`` of every adapted linear kind: every expert
+        counted, and the ones a token passes through."""
+        return tuple(
+            (lin.d_in, lin.d_out, lin.count, lin.active) for lin in self._targeted(targets)
+        )
+
     def _targeted(self, targets: str) -> Iterator[Linear]:
         """The linears LoRA adapts for ``targets`` (see :meth:`_lora_params`)."""
         for lin in self._linears:

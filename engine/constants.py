@@ -131,6 +131,30 @@ ACTIVATION_BYTES: Final = 2.0
 """Activations are stored in 16-bit."""
 FP32_BYTES: Final = 4.0
 """Bytes of an FP32 element (an RMSNorm's upcast input kept for backward)."""
+DORA_SAVED_BYTES: Final = 4.0
+"""Bytes per output element of each DoRA-adapted linear kept for backward, beyond LoRA's:
+PEFT's ``DoraLinearLayer.forward`` returns ``(mag_norm_scale - 1) * base_result +
+mag_norm_scale * lora_result * scaling``, and each product keeps its 16-bit tensor
+operand (the base output and the LoRA output, 2 B each) for the magnitude's gradient
+(huggingface/peft ``src/peft/tuners/lora/dora.py``)."""
+DORA_WEIGHT_BYTES: Final = 12.0
+"""HBM bytes per weight of one DoRA forward's weight norm: ``lora_weight`` written (2),
+scaled (read 2, write 2), added to the weight (read 2 + 2, write 2), and the column norm
+reading the sum (2)... 12 in all, once per forward of every adapted linear (PEFT
+recomputes ``get_weight_norm`` on every call; the norm is detached, so backward adds
+none)."""
+DORA_WORKSPACE_BYTES: Final = 6.0
+"""Bytes per weight of the largest adapted linear alive during its DoRA forward: the
+16-bit ``lora_weight`` (``lora_B(lora_A(eye))``, d_in x d_out), its scaled copy and the
+sum with the weight; beside them the ``torch.eye(d_in)`` PEFT builds to compute it
+(``DORA_EYE_BYTES`` per element of d_in x d_in)."""
+DORA_EYE_BYTES: Final = 2.0
+"""Bytes per element of the d_in x d_in identity in the input's 16-bit dtype."""
+DORA_KERNELS_PER_ADAPTER: Final = 20
+"""Kernel launches DoRA adds per adapted linear per forward and backward, counted on
+PEFT's ``DoraLinearLayer.forward``: the identity, two adapter matmuls and a transpose for
+``lora_weight``, the cast, scale, add and norm, the division and view, the two products,
+the sum (about 14), and their backward (about 6)."""
 LORA_DROPOUT_BYTES: Final = 3.0
 """Bytes per input element of each adapted linear when LoRA dropout is on: the bool
 mask ``native_dropout`` keeps for backward (1 B) and the dropped-out 16-bit input the

@@ -78,7 +78,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
-from engine.activations import activation_bytes, autocast_copy_bytes, dequant_workspace_bytes
+from engine.activations import (
+    activation_bytes,
+    autocast_copy_bytes,
+    dequant_workspace_bytes,
+    dora_workspace_bytes,
+)
 from engine.architecture import Architecture
 from engine.constants import (
     ADAPTER_BYTES,
@@ -396,6 +401,8 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
     else:
         grad_bytes = 0.0
         lora = arch.lora_params(request.lora_rank, request.lora_targets.value)
+        if request.dora:  # and its magnitude vectors, trained alike
+            lora += arch.lora_magnitudes(request.lora_targets.value)
         trainable = lora
         adapter_bytes = PRECISION_BYTES["bf16"] if pure else ADAPTER_BYTES
         master = 0.0
@@ -470,6 +477,7 @@ def _activation_bytes(arch: Architecture, request: Request) -> float:
         activation_bytes(arch, local)
         + autocast_copy_bytes(arch, request)
         + dequant_workspace_bytes(arch, request)
+        + dora_workspace_bytes(arch, request)
     )
 
 

@@ -263,6 +263,13 @@ class Request(BaseModel):
     lora_targets: Annotated[LoraTargets, FieldMeta(
         label="LoRA targets", noun="LoRA targets", key="t", example="8b lora attn 50M tokens",
     )] = LoraTargets.ALL_LINEAR
+    dora: Annotated[bool, FieldMeta(
+        label="DoRA", noun="DoRA switch", key="z", example="8b lora dora 50M tokens",
+    )] = False
+    """DoRA (weight-decomposed LoRA, PEFT's ``use_dora=True``): every adapted linear also
+    trains a magnitude per output and, on every forward, recomputes the norm of its
+    weight plus the LoRA update, and keeps two more output-sized tensors for backward.
+    LoRA and QLoRA only."""
     lora_dropout: Annotated[float, FieldMeta(
         label="LoRA dropout", noun="LoRA dropout", key="D",
         example="8b lora dropout 0.05 50M tokens", display=Display.NUMBER,

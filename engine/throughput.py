@@ -60,16 +60,14 @@ from dataclasses import dataclass, replace
 from engine import selective
 from engine.activations import layer_activation_bytes, logits_bytes_per_token
 from engine.architecture import Architecture
+from engine.collectives import cp_comm_bytes, tp_comm_bytes
 from engine.constants import (
     BACKWARD_KERNELS,
     COMPILE_FUSION,
-    CP_KV_PASSES,
     EAGER_BACKWARD_FLOPS,
     ELEMENTWISE_PASSES,
     FA_BACKWARD_FLOPS,
     FA_EFFICIENCY,
-    FLOAT8_CAST_BYTES,
-    FLOAT8_KERNELS_PER_LINEAR,
     FOREACH_ADAMW_STEP_BYTES,
     FORWARD_SHARE,
     GEMM_EFFICIENCY,
@@ -92,7 +90,6 @@ from engine.constants import (
     PRECISION_BYTES,
     TORCHAO_NF4_EAGER_KERNELS,
     TORCHAO_NF4_EAGER_TRAFFIC_BYTES,
-    TP_COLLECTIVES_PER_LAYER,
     WEIGHT_READ_BYTES,
     ZERO3_HOST_OPS_GATHER,
     ZERO3_HOST_OPS_GRADIENT,
@@ -102,6 +99,7 @@ from engine.memory import base_weight_bytes
 from engine.profiles import eager_nf4_dequant, fp32_residual_stream, profile, trained_architecture
 from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
 from engine.specs import GpuSpec
+from engine.variant_work import dora_work, float8_speedup, float8_work
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,36 +246,6 @@ def _flops(arch: Architecture, request: Request) -> tuple[float, float]:
     return matmul, tokens * arch.num_layers * attn_fwd * attn_passes
 
 
-def uses_float8(request: Request) -> bool:
-    """Whether the decoder's linears multiply in FP8: ``float8`` on a 16-bit base (a
-    QLoRA base is NF4, which torchao's float8 does not take)."""
-    return request.float8 and request.effective_method is not Method.QLORA
-
-
-def _float8(arch: Architecture, request: Request, fusion: float) -> tuple[float, float, float]:
-    """``(FP8 FLOPs, cast bytes, cast kernels)`` of one micro-batch (zeros without float8).
-
-    The FP8 FLOPs are the decoder linears' share of the matmuls: forward, backward (2 or
-    4 per weight) and a recomputed forward. Casts: each linear's input in forward (again
-    when the forward is fully recomputed), its output gradient in backward, and its
-    weight once per pass."""
-    if not uses_float8(request):
-        return 0.0, 0.0, 0.0
-    tokens, dec = request.seq_len * request.micro_batch, float(arch.active_linear_params)
-    trained = request.effective_method is Method.FULL
-    ckpt, sac = request.grad_checkpointing, request.selective_checkpointing
-    recompute = 0.0
-    if ckpt:
-        recompute = 2.0 * selective.recomputed_params(arch, request) if sac else 2.0 * dec
-    flops = tokens * ((2.0 + (4.0 if trained else 2.0)) * dec + recompute)
-    again = 1.0 if ckpt and not sac else 0.0
-    inputs = sum(lin.active * lin.d_in for lin in arch.linear_layers())
-    outputs = sum(lin.active * lin.d_out for lin in arch.linear_layers())
-    elements = tokens * (inputs * (1.0 + again) + outputs) + arch.linear_params * (2.0 + again)
-    kernels = FLOAT8_KERNELS_PER_LINEAR * arch.decoder_matrices * fusion
-    return flops, elements * FLOAT8_CAST_BYTES, kernels
-
-
 def _weight_passes(request: Request) -> float:
     """Times each weight is read per micro-batch: forward, backward, a recomputed forward,
     and for a full fine-tune the weight-gradient matmul's read of its gradient buffer."""
@@ -316,36 +284,6 @@ def _produced_bytes(arch: Architecture, request: Request) -> float:
     )
 
 
-def tp_comm_bytes(arch: Architecture, request: Request, tokens: int) -> float:
-    """Bytes each card of a tensor-parallel group sends in one micro-batch of ``tokens``:
-    ``TP_COLLECTIVES_PER_LAYER`` ring collectives of ``tokens x hidden`` 16-bit values per
-    layer and pass (forward, backward, and a fully recomputed forward), each sending
-    ``(tp - 1) / tp`` of the tensor. 0 without tensor parallelism."""
-    degree = request.tensor_parallel
-    if degree <= 1:
-        return 0.0
-    recompute = request.grad_checkpointing and not request.selective_checkpointing
-    passes = 3.0 if recompute else 2.0
-    tensor = tokens * arch.hidden_size * PRECISION_BYTES["bf16"]
-    share = (degree - 1) / degree
-    return passes * TP_COLLECTIVES_PER_LAYER * arch.num_layers * tensor * share
-
-
-def cp_comm_bytes(arch: Architecture, request: Request, tokens: int) -> float:
-    """Bytes each card of a context-parallel ring sends in one micro-batch of ``tokens``:
-    every layer's 16-bit keys and values (``2 x kv_width`` per token) go round the ring
-    ``CP_KV_PASSES`` times per pass (forward, backward, a fully recomputed forward), each
-    card sending ``(cp - 1) / cp`` of them. 0 without context parallelism."""
-    degree = request.context_parallel
-    if degree <= 1:
-        return 0.0
-    passes = CP_KV_PASSES["forward"] + CP_KV_PASSES["backward"]
-    if request.grad_checkpointing and not request.selective_checkpointing:
-        passes += CP_KV_PASSES["forward"]
-    kv = tokens * 2 * arch.kv_width * PRECISION_BYTES["bf16"]
-    return passes * arch.num_layers * kv * (degree - 1) / degree
-
-
 def workload(arch: Architecture, request: Request) -> Workload:
     """What one micro-batch of ``request`` computes and moves on one card (``request``
     resolved); under tensor parallelism, one card's share of its group's work."""
@@ -369,7 +307,8 @@ def workload(arch: Architecture, request: Request) -> Workload:
         sharded_elementwise = tokens * _produced_bytes(arch, zero3) * (1.0 + recompute)
     prof = profile(request.framework)
     fusion = prof.elementwise_scale * (COMPILE_FUSION if request.compile else 1.0)
-    float8_flops, cast_bytes, cast_kernels = _float8(arch, request, fusion)
+    float8_flops, cast_bytes, cast_kernels = float8_work(arch, request, fusion)
+    dora_flops, dora_bytes, dora_kernels = dora_work(arch, request)
     if trained:
         trainable = float(arch.total_params)
     else:
@@ -387,17 +326,17 @@ def workload(arch: Architecture, request: Request) -> Workload:
     c = float(request.context_parallel)  # and of the ring's tokens
     return Workload(
         tokens=tokens,
-        matmul_flops=matmul / t / c,
+        matmul_flops=(matmul + dora_flops) / t / c,
         attention_flops=attention / t / c,
         attention_efficiency=FA_EFFICIENCY if request.flash_attention else 1.0,
         weight_bytes=weight_bytes / t,
-        dequant_bytes=dequant / t,
+        dequant_bytes=(dequant + dora_bytes) / t,
         elementwise_bytes=elementwise / t / c,
         elementwise_scale=fusion,
         sharded_elementwise_bytes=(
             None if sharded_elementwise is None else sharded_elementwise / t / c
         ),
-        kernels=_kernels(arch, request, fusion) + dequant_kernels + cast_kernels,
+        kernels=_kernels(arch, request, fusion) + dequant_kernels + cast_kernels + dora_kernels,
         zero3_host_ops=zero3_host_ops(arch, request) if prof.deepspeed_zero else 0.0,
         grad_accum=request.grad_accum,
         trainable_params=trainable / t,
@@ -460,15 +399,6 @@ def matmul_rate(gpu: GpuSpec) -> float:
     if gpu.matmul_tflops is not None:
         return gpu.matmul_tflops * 1e12
     return gpu.train_tflops * 1e12 * MATMUL_FALLBACK_FRACTION
-
-
-def float8_speedup(gpu: GpuSpec) -> float:
-    """How much faster ``gpu`` multiplies in FP8 than in BF16: its rated dense FP8 over
-    BF16 figure (2 on Ada, Hopper and Blackwell), taken at the same achievable share; 1
-    for a card without FP8 tensor cores."""
-    if not gpu.fp8_tflops:
-        return 1.0
-    return max(1.0, gpu.fp8_tflops / gpu.train_tflops)
 
 
 def step_time(

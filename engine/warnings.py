@@ -296,6 +296,9 @@ def assumptions(ctx: Context) -> list[str]:
                 parts[-1] = f"base NF4 {bits}"
         if method is not Method.FULL:
             lora = f"rank {r.lora_rank} on {r.lora_targets.value}"
+            if r.dora:
+                lora += ", DoRA (magnitudes, two kept outputs per linear, a weight norm "
+                lora += "per forward)"
             if r.lora_dropout > 0:
                 lora += f", dropout {r.lora_dropout:g}"
             parts.append(lora)

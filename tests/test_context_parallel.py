@@ -15,13 +15,14 @@ from adapters.trainconfig.build import apply_config
 from catalog.loader import default_catalog
 from engine import Request, estimate
 from engine.activations import activation_bytes
+from engine.collectives import cp_comm_bytes
 from engine.constants import GB
 from engine.fit import Sizer
 from engine.memory import footprint
 from engine.profiles import resolve
 from engine.request import Sharding
 from engine.specs import Catalog
-from engine.throughput import cp_comm_bytes, step_time, workload
+from engine.throughput import step_time, workload
 from tests.helpers import catalog_with, gpu
 
 CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)

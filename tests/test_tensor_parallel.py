@@ -10,13 +10,14 @@ import pytest
 
 from adapters.report import build_report
 from engine import Request, estimate
+from engine.collectives import tp_comm_bytes
 from engine.constants import TP_COLLECTIVES_PER_LAYER
 from engine.fit import Sizer, resolve_stage
 from engine.memory import COMPONENTS, footprint, tensor_parallel_share
 from engine.profiles import resolve
 from engine.request import Method, Sharding
 from engine.specs import Catalog
-from engine.throughput import step_time, tp_comm_bytes, workload
+from engine.throughput import step_time, workload
 from tests.helpers import catalog_with, gpu
 
 CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)

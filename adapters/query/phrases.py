@@ -294,6 +294,7 @@ def check_nodes(s: State) -> None:
 _NO_EFFECT: Final = frozenset(
     {"alpha", "lora-alpha", "lr", "learning-rate", "warmup", "warmup-steps", "warmup-ratio",
      "seed", "weight-decay", "wd", "max-grad-norm", "neftune-noise-alpha",
+     "loraplus-lr-ratio",  # LoRA+'s learning-rate ratio
      # how often a run logs, saves and evaluates (HF's *_steps arguments)
      "logging-steps", "save-steps", "eval-steps"}
 )
@@ -413,6 +414,16 @@ def check_offload_weights(s: State) -> None:
                     "not: say one.", said, example=FIELDS["offload_weights"].example)
     if "offload" not in s.fields:
         s.set("offload", True, said)
+
+
+def check_dora(s: State) -> None:
+    """DoRA trains adapters: refused beside ``full``."""
+    if s.fields.get("dora") is True and s.fields.get("method") is Method.FULL:
+        raise error(
+            f'"{quoted(s.sources["dora"])}" decomposes LoRA adapters, which a full fine-tune '
+            f'has none of: say lora or qlora, or drop "{quoted(s.sources["dora"])}".',
+            s.sources["dora"], example=FIELDS["dora"].example,
+        )
 
 
 def check_four_bit(s: State) -> None:

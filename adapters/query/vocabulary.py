@@ -109,6 +109,8 @@ FLAGS: Final = {
         "fused_ce",
     ),
     **dict.fromkeys(("hf-loss", "hf-ce", "unfused-ce"), "hf_loss"),
+    # PEFT's LoraConfig(use_dora=True), axolotl's peft_use_dora, torchtune's use_dora
+    **dict.fromkeys(("dora", "use-dora", "peft-use-dora"), "dora"),
     **dict.fromkeys(("double-quant", "double-quantization"), "double_quant"),
     **dict.fromkeys(("gptq", "gptq-int4", "auto-gptq", "int4-gptq"), "gptq"),
     **dict.fromkeys(("offload", "cpu-offload"), "offload"),
@@ -174,6 +176,9 @@ FILLER: Final = frozenset(
         "sxm", "sxm4", "sxm5",
         # the learning-rate schedule and NEFTune's noise: no change to memory or time
         "cosine", "cosine-schedule", "linear-schedule", "constant-schedule", "neftune",
+        # LoRA variants that change only the adapter's scaling (rsLoRA: alpha / sqrt(r))
+        # or its learning rates (LoRA+): the same memory and time as LoRA
+        "rslora", "use-rslora", "lora+", "loraplus", "lora-plus",
     }
 )
 """Words that carry no meaning for the estimate."""

@@ -95,6 +95,15 @@ def _lora(r: Reader, rank: str, alpha: str, dropout: str) -> None:
     if found := r.first(dropout):
         value_f = r.number(*found)
         r.take(*found, f"LoRA dropout {value_f:g}", lora_dropout=value_f)
+    _dora(r, "use_dora", "peft_use_dora")
+
+
+def _dora(r: Reader, *paths: str) -> None:
+    """DoRA on the adapters (PEFT's ``use_dora``, axolotl's ``peft_use_dora``,
+    torchtune's ``use_dora``)."""
+    if found := r.first(*paths):
+        on = r.flag(*found)
+        r.take(*found, "DoRA (weight-decomposed LoRA)" if on else "plain LoRA", dora=on)
 
 
 def _int_field(r: Reader, field: str, label: str, *paths: str) -> None:
@@ -350,6 +359,7 @@ def _torchtune(r: Reader) -> None:
     if found := r.first("model.lora_dropout"):
         value_f = r.number(*found)
         r.take(*found, f"LoRA dropout {value_f:g}", lora_dropout=value_f)
+    _dora(r, "model.use_dora")
     _torchtune_targets(r, model)
     _int_field(r, "seq_len", "sequence", "tokenizer.max_seq_len")
     _packing(r, "dataset.packed")

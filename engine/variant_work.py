@@ -1,0 +1,88 @@
+"""What float8 training and DoRA add to one micro-batch's work.
+
+Each returns the FLOPs, HBM bytes and kernel launches the time model
+(:mod:`engine.throughput`) adds to its matmuls, memory-bound traffic and launch floor;
+each is zero when the request does not use it. Units: FLOPs, bytes, launches.
+"""
+
+from __future__ import annotations
+
+from engine import selective
+from engine.activations import uses_dora
+from engine.architecture import Architecture
+from engine.constants import (
+    DORA_KERNELS_PER_ADAPTER,
+    DORA_WEIGHT_BYTES,
+    FLOAT8_CAST_BYTES,
+    FLOAT8_KERNELS_PER_LINEAR,
+    NF4_DEQUANT_BYTES,
+)
+from engine.request import Method, Request
+from engine.specs import GpuSpec
+
+
+def uses_float8(request: Request) -> bool:
+    """Whether the decoder's linears multiply in FP8: ``float8`` on a 16-bit base (a
+    QLoRA base is NF4, which torchao's float8 does not take)."""
+    return request.float8 and request.effective_method is not Method.QLORA
+
+
+def float8_speedup(gpu: GpuSpec) -> float:
+    """How much faster ``gpu`` multiplies in FP8 than in BF16: its rated dense FP8 over
+    BF16 figure (2 on Ada, Hopper and Blackwell), taken at the same achievable share; 1
+    for a card without FP8 tensor cores."""
+    if not gpu.fp8_tflops:
+        return 1.0
+    return max(1.0, gpu.fp8_tflops / gpu.train_tflops)
+
+
+def float8_work(arch: Architecture, request: Request, fusion: float) -> tuple[float, float, float]:
+    """``(FP8 FLOPs, cast bytes, cast kernels)`` of one micro-batch (zeros without float8).
+
+    The FP8 FLOPs are the decoder linears' share of the matmuls: forward, backward (2 or
+    4 per weight) and a recomputed forward. Casts: each linear's input in forward (again
+    when the forward is fully recomputed), its output gradient in backward, and its
+    weight once per pass."""
+    if not uses_float8(request):
+        return 0.0, 0.0, 0.0
+    tokens, dec = request.seq_len * request.micro_batch, float(arch.active_linear_params)
+    trained = request.effective_method is Method.FULL
+    ckpt, sac = request.grad_checkpointing, request.selective_checkpointing
+    recompute = 0.0
+    if ckpt:
+        recompute = 2.0 * selective.recomputed_params(arch, request) if sac else 2.0 * dec
+    flops = tokens * ((2.0 + (4.0 if trained else 2.0)) * dec + recompute)
+    again = 1.0 if ckpt and not sac else 0.0
+    inputs = sum(lin.active * lin.d_in for lin in arch.linear_layers())
+    outputs = sum(lin.active * lin.d_out for lin in arch.linear_layers())
+    elements = tokens * (inputs * (1.0 + again) + outputs) + arch.linear_params * (2.0 + again)
+    kernels = FLOAT8_KERNELS_PER_LINEAR * arch.decoder_matrices * fusion
+    return flops, elements * FLOAT8_CAST_BYTES, kernels
+
+
+def dora_work(arch: Architecture, request: Request) -> tuple[float, float, float]:
+    """``(matmul FLOPs, weight-norm bytes, kernels)`` DoRA adds to one micro-batch.
+
+    Every forward of an adapted linear (again when checkpointing recomputes it) builds
+    ``lora_weight`` through the adapters from a d_in x d_in identity (``2·d_in·r·(d_in +
+    d_out)`` FLOPs) and the column norm of the weight plus it (``DORA_WEIGHT_BYTES`` per
+    weight); with LoRA dropout PEFT cannot reuse the base output and runs the base
+    matmul again, forward and input-gradient (4 FLOPs per weight per token). A 4-bit
+    base is dequantized once more for the norm (``dequantize_module_weight``). Zeros
+    without DoRA."""
+    if not uses_dora(request):
+        return 0.0, 0.0, 0.0
+    r, targets = request.lora_rank, request.lora_targets.value
+    forwards = 2.0 if request.grad_checkpointing else 1.0
+    shapes = arch.adapted_shapes(targets)
+    flops = forwards * sum(2.0 * d_in * r * (d_in + d_out) * n for d_in, d_out, n, _ in shapes)
+    weights = float(sum(d_in * d_out * n for d_in, d_out, n, _ in shapes))
+    if request.lora_dropout > 0:
+        tokens = request.seq_len * request.micro_batch
+        active = sum(d_in * d_out * k for d_in, d_out, _, k in shapes)
+        flops += tokens * (2.0 * forwards + 2.0) * active
+    kernels = DORA_KERNELS_PER_ADAPTER * arch.adapted_linears(targets)
+    per_weight = DORA_WEIGHT_BYTES
+    if request.effective_method is Method.QLORA:
+        per_weight += NF4_DEQUANT_BYTES
+    return flops, forwards * per_weight * weights, kernels
