@@ -408,3 +408,14 @@ def test_no_float8_turns_it_off_in_a_followup() -> None:
 def test_pipeline_parallelism_is_refused_with_what_to_ask_instead(text: str) -> None:
     message = refused(text)
     assert "pipeline parallelism is not modeled" in message and "fsdp" in message
+
+
+def test_a_replicate_degree_matching_the_nodes_named_is_hsdp() -> None:
+    request = parsed("8b full data_parallel_replicate_degree 2 2 nodes of 4x h100")
+    assert request.sharding is Sharding.HSDP and request.nodes == 2
+
+
+def test_a_replicate_degree_other_than_the_nodes_named_is_refused() -> None:
+    assert "2 replicas are 2 nodes" in refused(
+        "8b full data_parallel_replicate_degree 2 3 nodes of 4x h100"
+    )

@@ -160,8 +160,16 @@ def check_replicate(s: State) -> None:
             f'"{quoted(s.sources["sharding"])}" says {said}: say one.',
             phrase, example=HSDP_EXAMPLE,
         )
-    count = s.fields.get("gpu_count")
-    if isinstance(count, int) and count != degree * GPUS_PER_NODE:
+    count, nodes = s.fields.get("gpu_count"), s.fields.get("nodes")
+    if isinstance(nodes, int):
+        if nodes != degree:
+            raise error(
+                f'"{quoted(phrase)}" on {nodes} nodes: HSDP is modeled with one node as the '
+                f"shard group, so {degree} replicas are {degree} nodes: name them "
+                f'("{degree} nodes of 8x h100 hsdp"), or say fsdp.',
+                phrase, example=HSDP_EXAMPLE,
+            )
+    elif isinstance(count, int) and count != degree * GPUS_PER_NODE:
         raise error(
             f'"{quoted(phrase)}" on {count} cards: HSDP is modeled with one node of '
             f"{GPUS_PER_NODE} cards as the shard group, so {degree} replicas are "
