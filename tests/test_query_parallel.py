@@ -419,3 +419,18 @@ def test_a_replicate_degree_other_than_the_nodes_named_is_refused() -> None:
     assert "2 replicas are 2 nodes" in refused(
         "8b full data_parallel_replicate_degree 2 3 nodes of 4x h100"
     )
+
+
+@pytest.mark.parametrize("text", [
+    "mixtral full expert parallel 8 8x h100", "mixtral full expert_parallel_degree 8 8x h100",
+])
+def test_expert_parallelism_is_refused_with_what_to_ask_instead(text: str) -> None:
+    message = refused(text)
+    assert "expert parallelism is not modeled" in message and "fsdp" in message
+
+
+@pytest.mark.parametrize("text", [
+    "8b full sequence_parallel_size 4 seq 64k 8x h100", "8b full ulysses_degree 4 seq 64k 8x h100",
+])
+def test_ulysses_sequence_parallelism_reads_as_context_parallel(text: str) -> None:
+    assert parsed(text).context_parallel == 4

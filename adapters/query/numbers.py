@@ -170,6 +170,9 @@ CP_WORDS: Final = (
     # context_parallel_size, accelerate's ParallelismConfig cp_size, axolotl's
     # sequence_parallel_degree (ring-flash-attn) and context_parallel_size
     "context-parallel-degree", "context-parallel-size", "sequence-parallel-degree",
+    # DeepSpeed-Ulysses splits the sequence too (all-to-all instead of a ring; the
+    # memory is the same): its sequence_parallel_size
+    "sequence-parallel-size", "ulysses-degree",
 )
 """Words for the context-parallel degree (``cp 8``, ``context_parallel_degree 8``)."""
 

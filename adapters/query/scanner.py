@@ -354,6 +354,12 @@ _HINTS: Final = {
     "hqq": "an HQQ 4-bit base (group 64, 16-bit scale and zero) stores 4.5 bits a weight, "
            "as NF4 without double quantization does: say qlora no-double-quant (its "
            "dequantization is then timed as bitsandbytes')",
+    **dict.fromkeys(
+        ("expert-parallel", "expert-parallelism", "expert-parallel-degree",
+         "expert-parallel-size", "expert-model-parallel-size", "ep-size"),  # "ep 2": epochs
+        "expert parallelism is not modeled: ask for the same cards with fsdp, which "
+        "shards the experts with the rest of the model (all experts are counted resident)",
+    ),
     "fsdp-qlora": "say qlora fsdp (FSDP over a 4-bit base, as Answer.AI's fsdp_qlora runs it)",
     **dict.fromkeys(
         ("pp", "pipeline-parallel", "pipeline-parallelism", "pipeline-parallel-degree",

@@ -234,6 +234,8 @@ PHRASES: Final = {
     ("tensor", "parallel"): "tensor-parallel",
     ("context", "parallel"): "context-parallel",
     ("pipeline", "parallel"): "pipeline-parallel",
+    ("expert", "parallel"): "expert-parallel",
+    ("expert", "parallelism"): "expert-parallelism",
     ("pipeline", "parallelism"): "pipeline-parallelism",
     ("context", "parallelism"): "context-parallelism",
     ("context", "parallel", "size"): "context-parallel-size",
