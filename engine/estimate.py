@@ -355,7 +355,9 @@ def _what_ifs(
             fp, work = planned
         else:
             fp = footprint(model.architecture, variant)
-            work = compute(model.active_params, variant, model.architecture)
+            # Without a dataset a row has no time, so it needs no physical workload.
+            timed = variant.dataset_tokens is not None
+            work = compute(model.active_params, variant, model.architecture if timed else None)
         option: Option | None = None
         elsewhere: Option | None = None
         if pick is not None:
