@@ -153,12 +153,13 @@ class Sizer:
     """
 
     __slots__ = (
-        "cp", "lines", "most_shards", "multi", "napkin_total", "one", "one_stage", "tp"
+        "cp", "lines", "most_shards", "multi", "napkin_total", "one", "one_stage", "step", "tp"
     )
 
     def __init__(self, fp: Footprint, requested: Sharding, offload: bool) -> None:
         self.tp = fp.tensor_parallel
         self.cp = fp.context_parallel
+        self.step = fp.card_step
         self.most_shards = fp.shard_ranks(requested, MAX_CARDS)
         """Ranks the state spreads over at most (one node's under ``hsdp``)."""
         self.one_stage = resolve_stage(requested, 1)
@@ -197,7 +198,7 @@ class Sizer:
         if self.napkin_total is not None:
             per = self.napkin_total / count
             return (count, resolve_stage(self.one_stage, count), per) if per <= cap else None
-        if count % (self.tp * self.cp):  # Footprint.card_step
+        if count % self.step:
             return None  # not whole tensor-parallel groups and context-parallel rings
         if count == self.tp and self.cp == 1:
             return (count, self.one_stage, self.one) if self.one <= cap else None

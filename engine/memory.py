@@ -185,7 +185,6 @@ class Footprint(Breakdown):
     """Cards every layer is split over (``Request.tensor_parallel``). The components
     above are then one such card's share, and data-parallel sharding runs over
     ``count / tensor_parallel`` groups (:meth:`data_parallel`)."""
-
     node_cards: int = GPUS_PER_NODE
     """Cards in one node: ``GPUS_PER_NODE``, or the request's cards over its nodes."""
     context_parallel: int = 1

@@ -453,14 +453,14 @@ def step_time(
     if n > 1 and stage is Sharding.HSDP:
         # Sharded within a node, replicated across nodes: gathers and reduce-scatters
         # stay on the node's link; the replicas all-reduce their gradient shards per step.
-        per_node = max(1, count // nodes_for(max(count, 1), nodes))
+        per_node = max(1, count // nodes_for(count, nodes))
         shards = min(n, max(1, per_node // tp))
         replicas = n // shards
         local = link_bytes_per_s(gpu, shards * tp, 1)
         comm_micro = (2 * work.stored_weight_bytes + work.grad_bytes) * (shards - 1) / shards
         comm_micro /= local
         if replicas > 1:
-            across = link_bytes_per_s(gpu, max(count, 1), nodes_for(max(count, 1), nodes))
+            across = link_bytes_per_s(gpu, count, nodes_for(count, nodes))
             comm_step = 2 * work.grad_bytes / shards * (replicas - 1) / replicas / across
     elif n > 1:
         share = (n - 1) / n

@@ -6,6 +6,9 @@ from datetime import date
 from typing import Any
 
 from catalog.loader import default_catalog
+from engine.memory import Footprint, footprint
+from engine.profiles import resolve
+from engine.request import Request
 from engine.specs import Catalog, GpuSpec
 
 
@@ -34,3 +37,14 @@ def gpu(gpu_id: str, memory_gb: float, **fields: Any) -> GpuSpec:
 def catalog_with(*gpus: GpuSpec) -> Catalog:
     """The shipped models with only the given cards."""
     return Catalog(list(default_catalog().models.values()), list(gpus))
+
+
+H100_LIKE = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0,
+                link_gbps=450.0)
+"""An 80 GB data-center card with round figures, for time-model tests."""
+
+
+def resolved_footprint(catalog: Catalog, **fields: Any) -> Footprint:
+    """The footprint of a request built from ``fields``, its framework profile applied."""
+    request = resolve(Request(**fields))
+    return footprint(catalog.model(request.model).architecture, request)

@@ -18,39 +18,34 @@ from engine.activations import activation_bytes
 from engine.collectives import cp_comm_bytes
 from engine.constants import GB
 from engine.fit import Sizer
-from engine.memory import footprint
 from engine.profiles import resolve
 from engine.request import Sharding
 from engine.specs import Catalog
 from engine.throughput import step_time, workload
-from tests.helpers import catalog_with, gpu
+from tests.helpers import H100_LIKE, catalog_with, resolved_footprint
 
-CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)
+CARD = H100_LIKE
 LONG = {"model": "llama-3.1-8b", "method": "full", "seq_len": 65536}
 CAT = default_catalog()
 
 
-def _fp(catalog: Catalog, **fields):
-    request = resolve(Request(**fields))
-    return footprint(catalog.model(request.model).architecture, request)
-
-
 def test_each_card_stores_the_activations_of_its_share_of_the_tokens(catalog: Catalog) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
-    ring = _fp(catalog, **LONG, context_parallel=4)
+    ring = resolved_footprint(catalog, **LONG, context_parallel=4)
     shard = resolve(Request(**{**LONG, "seq_len": 65536 // 4}))
     assert ring.activations == pytest.approx(activation_bytes(arch, shard) / GB)
 
 
 def test_the_model_state_is_not_split_by_the_ring_alone(catalog: Catalog) -> None:
-    whole = _fp(catalog, **LONG)
-    ring = _fp(catalog, **LONG, context_parallel=4)
+    whole = resolved_footprint(catalog, **LONG)
+    ring = resolved_footprint(catalog, **LONG, context_parallel=4)
     assert ring.base_weights == pytest.approx(whole.base_weights)
     assert ring.optimizer == pytest.approx(whole.optimizer)
 
 
 def test_card_counts_are_whole_rings(catalog: Catalog) -> None:
-    sizer = Sizer(_fp(catalog, **LONG, context_parallel=4), Sharding.FSDP, offload=False)
+    fp = resolved_footprint(catalog, **LONG, context_parallel=4)
+    sizer = Sizer(fp, Sharding.FSDP, offload=False)
     found = sizer.fewest(CARD)
     assert found is not None and found[0] % 4 == 0
     assert sizer.at_count(CARD, 6) is None

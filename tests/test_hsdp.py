@@ -7,24 +7,18 @@ import pytest
 
 from engine import Request, estimate
 from engine.fit import Sizer
-from engine.memory import footprint
 from engine.profiles import resolve
 from engine.request import Sharding
 from engine.specs import Catalog
 from engine.throughput import step_time, workload
-from tests.helpers import catalog_with, gpu
+from tests.helpers import H100_LIKE, catalog_with, resolved_footprint
 
-CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)
+CARD = H100_LIKE
 FULL_8B = {"model": "llama-3.1-8b", "method": "full", "seq_len": 4096}
 
 
-def _fp(catalog: Catalog, **fields):
-    request = resolve(Request(**fields))
-    return footprint(catalog.model(request.model).architecture, request)
-
-
 def test_within_one_node_it_shards_like_fsdp(catalog: Catalog) -> None:
-    fp = _fp(catalog, **FULL_8B)
+    fp = resolved_footprint(catalog, **FULL_8B)
     for count in (2, 4, 8):
         assert fp.per_gpu(Sharding.HSDP, count).total == pytest.approx(
             fp.per_gpu(Sharding.FSDP, count).total
@@ -32,7 +26,7 @@ def test_within_one_node_it_shards_like_fsdp(catalog: Catalog) -> None:
 
 
 def test_past_one_node_it_holds_one_nodes_shard(catalog: Catalog) -> None:
-    fp = _fp(catalog, **FULL_8B)
+    fp = resolved_footprint(catalog, **FULL_8B)
     assert fp.per_gpu(Sharding.HSDP, 64).total == pytest.approx(
         fp.per_gpu(Sharding.FSDP, 8).total
     )
@@ -40,19 +34,19 @@ def test_past_one_node_it_holds_one_nodes_shard(catalog: Catalog) -> None:
 
 
 def test_under_tensor_parallel_the_shard_group_is_a_nodes_groups(catalog: Catalog) -> None:
-    fp = _fp(catalog, **FULL_8B, tensor_parallel=2)
+    fp = resolved_footprint(catalog, **FULL_8B, tensor_parallel=2)
     assert fp.shard_ranks(Sharding.HSDP, 64) == 4
     assert fp.shard_ranks(Sharding.FSDP, 64) == 32
 
 
 def test_a_run_one_node_cannot_hold_fits_no_count(catalog: Catalog) -> None:
-    fp = _fp(catalog, model="llama-3.1-70b", method="full", seq_len=4096)
+    fp = resolved_footprint(catalog, model="llama-3.1-70b", method="full", seq_len=4096)
     assert Sizer(fp, Sharding.HSDP, offload=False).fewest(CARD) is None
     assert Sizer(fp, Sharding.FSDP, offload=False).fewest(CARD) is not None
 
 
 def test_sizing_agrees_with_the_footprint_past_one_node(catalog: Catalog) -> None:
-    fp = _fp(catalog, **FULL_8B)
+    fp = resolved_footprint(catalog, **FULL_8B)
     found = Sizer(fp, Sharding.HSDP, offload=False).at_count_for(1e9, 32)
     assert found is not None
     assert found[2] == pytest.approx(fp.per_gpu(Sharding.HSDP, 32).total)
@@ -90,7 +84,7 @@ def test_the_band_says_no_published_run_used_hybrid_sharding() -> None:
 
 
 def test_the_shard_group_is_the_nodes_cards_the_query_names(catalog: Catalog) -> None:
-    fp = _fp(catalog, **FULL_8B, gpu_count=8, nodes=2)
+    fp = resolved_footprint(catalog, **FULL_8B, gpu_count=8, nodes=2)
     assert fp.shard_ranks(Sharding.HSDP, 8) == 4
     assert fp.per_gpu(Sharding.HSDP, 8).total == pytest.approx(
         fp.per_gpu(Sharding.FSDP, 4).total

@@ -15,10 +15,10 @@ from engine.profiles import resolve
 from engine.request import Sharding
 from engine.specs import Catalog
 from engine.throughput import step_time, workload
-from tests.helpers import gpu
+from tests.helpers import H100_LIKE
 
 CAT = default_catalog()
-CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)
+CARD = H100_LIKE
 RUN = {"model": "llama-3.1-70b", "method": "full", "offload": True, "sharding": "zero3"}
 
 

@@ -13,25 +13,20 @@ from engine import Request, estimate
 from engine.collectives import tp_comm_bytes
 from engine.constants import TP_COLLECTIVES_PER_LAYER
 from engine.fit import Sizer, resolve_stage
-from engine.memory import COMPONENTS, footprint, tensor_parallel_share
+from engine.memory import COMPONENTS, tensor_parallel_share
 from engine.profiles import resolve
 from engine.request import Method, Sharding
 from engine.specs import Catalog
 from engine.throughput import step_time, workload
-from tests.helpers import catalog_with, gpu
+from tests.helpers import H100_LIKE, catalog_with, resolved_footprint
 
-CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)
+CARD = H100_LIKE
 FULL_70B = {"model": "llama-3.1-70b", "method": "full", "seq_len": 8192}
 
 
-def _fp(catalog: Catalog, **fields):
-    request = resolve(Request(**fields))
-    return footprint(catalog.model(request.model).architecture, request)
-
-
 def test_every_component_but_the_overhead_is_split_over_the_group(catalog: Catalog) -> None:
-    whole = _fp(catalog, **FULL_70B)
-    split = _fp(catalog, **FULL_70B, tensor_parallel=8)
+    whole = resolved_footprint(catalog, **FULL_70B)
+    split = resolved_footprint(catalog, **FULL_70B, tensor_parallel=8)
     for name in COMPONENTS:
         expected = getattr(whole, name) if name == "overhead" else getattr(whole, name) / 8
         assert getattr(split, name) == pytest.approx(expected), name
@@ -39,8 +34,8 @@ def test_every_component_but_the_overhead_is_split_over_the_group(catalog: Catal
 
 
 def test_sharding_runs_over_the_groups_not_the_cards(catalog: Catalog) -> None:
-    whole = _fp(catalog, **FULL_70B)
-    split = _fp(catalog, **FULL_70B, tensor_parallel=4)
+    whole = resolved_footprint(catalog, **FULL_70B)
+    split = resolved_footprint(catalog, **FULL_70B, tensor_parallel=4)
     on_16 = split.per_gpu(Sharding.FSDP, 16)
     assert on_16.total == pytest.approx(
         tensor_parallel_share(whole, 4).during_backward(Sharding.FSDP, 4).total
@@ -53,7 +48,8 @@ def test_a_group_that_holds_the_run_needs_no_sharding() -> None:
 
 
 def test_card_counts_are_whole_groups(catalog: Catalog) -> None:
-    sizer = Sizer(_fp(catalog, **FULL_70B, tensor_parallel=8), Sharding.FSDP, offload=False)
+    fp = resolved_footprint(catalog, **FULL_70B, tensor_parallel=8)
+    sizer = Sizer(fp, Sharding.FSDP, offload=False)
     found = sizer.fewest(CARD)
     assert found is not None and found[0] % 8 == 0
     assert sizer.at_count(CARD, found[0] + 4) is None
@@ -157,8 +153,8 @@ def test_fewest_cards_question_steps_by_whole_groups(catalog: Catalog) -> None:
 
 def test_lora_and_full_runs_both_split(catalog: Catalog) -> None:
     for method in (Method.LORA, Method.FULL):
-        one = _fp(catalog, model="llama-3.1-8b", method=method)
-        two = _fp(catalog, model="llama-3.1-8b", method=method, tensor_parallel=2)
+        one = resolved_footprint(catalog, model="llama-3.1-8b", method=method)
+        two = resolved_footprint(catalog, model="llama-3.1-8b", method=method, tensor_parallel=2)
         assert two.adapter == pytest.approx(one.adapter / 2)
         assert two.activations == pytest.approx(one.activations / 2)
 

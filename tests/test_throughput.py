@@ -25,9 +25,9 @@ from engine.throughput import (
     workload,
     zero3_host_ops,
 )
-from tests.helpers import catalog_with, gpu
+from tests.helpers import H100_LIKE, catalog_with
 
-CARD = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0, link_gbps=450.0)
+CARD = H100_LIKE
 
 
 def rate(catalog: Catalog, card=CARD, count: int = 1, stage=Sharding.NONE, **fields) -> float:
