@@ -130,6 +130,13 @@ class GpuSpec(BaseModel):
     published matmul benchmarks (``matmul_source``); None: not measured, the time
     model derives it from the rated figure."""
     matmul_source: str = ""
+    flash_attention_tflops: float | None = Field(default=None, gt=0)
+    """FlashAttention-2's forward+backward TFLOPs where its kernels reach a smaller share
+    of the matmul rate than the A100's ``FA_EFFICIENCY``: the Hopper cards, where its
+    Ampere-style ``mma.sync`` tiles cannot use the ``wgmma`` path and reach about 35% of
+    the dense peak (``flash_attention_source``); None: ``FA_EFFICIENCY`` x the matmul
+    rate."""
+    flash_attention_source: str = ""
     hbm_gbps: float | None = Field(default=None, gt=0)
     """Memory bandwidth in GB/s (10^9 bytes/s) from the vendor datasheet."""
     p2p: bool = True

@@ -11,7 +11,9 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
 * **attention**: ``2·s·q_width`` FLOPs per token per layer forward with causal
   masking skipped (FlashAttention), ``4·s·q_width`` eager, and ``FA_BACKWARD_FLOPS``
   (2.5x) / ``EAGER_BACKWARD_FLOPS`` (2x) for backward, so time grows with sequence;
-* attention at ``FA_EFFICIENCY`` of the matmul rate (FlashAttention runs below cuBLAS);
+* attention at ``FA_EFFICIENCY`` of the matmul rate (FlashAttention runs below cuBLAS),
+  or at the card's own FlashAttention-2 rate where the catalog has one (Hopper, whose
+  new tensor-core instructions FlashAttention-2 does not use: ``attention_rate``);
 * both at ``GEMM_EFFICIENCY`` of the card's **achievable** matmul rate
   (``GpuSpec.matmul_tflops``, the best shape in published matmul benchmarks; a step's
   own shapes reach less), with each pass's weight reads as a memory-bound floor
@@ -124,8 +126,8 @@ class Workload:
     """Linear-layer FLOPs of one micro-batch: forward, backward, recompute, adapters."""
     attention_flops: float
     """Score and value matmuls of one micro-batch, forward, backward and recompute."""
-    attention_efficiency: float
-    """Their rate relative to a large GEMM's (``FA_EFFICIENCY``; 1 for eager matmuls)."""
+    flash_attention: bool
+    """Attention runs as FlashAttention (``attention_rate``), not eager batched GEMMs."""
     weight_bytes: float
     """16-bit weight reads of one micro-batch (the GEMMs' memory floor)."""
     dequant_bytes: float
@@ -328,7 +330,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         tokens=tokens,
         matmul_flops=(matmul + dora_flops) / t / c,
         attention_flops=attention / t / c,
-        attention_efficiency=FA_EFFICIENCY if request.flash_attention else 1.0,
+        flash_attention=request.flash_attention,
         weight_bytes=weight_bytes / t,
         dequant_bytes=(dequant + dora_bytes) / t,
         elementwise_bytes=elementwise / t / c,
@@ -401,6 +403,21 @@ def matmul_rate(gpu: GpuSpec) -> float:
     return gpu.train_tflops * 1e12 * MATMUL_FALLBACK_FRACTION
 
 
+def attention_rate(gpu: GpuSpec, flash: bool) -> float:
+    """Achievable FLOP/s of attention's score and value matmuls on ``gpu``.
+
+    Eager attention runs as batched GEMMs at the matmul rate. FlashAttention runs at the
+    card's FlashAttention-2 rate where the catalog has one (``flash_attention_tflops``:
+    the Hopper cards, where FlashAttention-2's Ampere-style ``mma.sync`` tiles reach about
+    35% of the dense peak, Shah et al. 2024, arXiv:2407.08608), else at ``FA_EFFICIENCY``
+    of the matmul rate (its share on the A100, Dao 2023, arXiv:2307.08691)."""
+    if not flash:
+        return matmul_rate(gpu)
+    if gpu.flash_attention_tflops is not None:
+        return gpu.flash_attention_tflops * 1e12
+    return matmul_rate(gpu) * FA_EFFICIENCY
+
+
 def step_time(
     work: Workload,
     gpu: GpuSpec,
@@ -433,7 +450,9 @@ def step_time(
         + tuning.elementwise_passes * work.elementwise_scale * elementwise
         + work.elementwise_scale * work.float8_cast_bytes
     ) / hbm
-    attention_s = work.attention_flops / (rate * work.attention_efficiency)
+    attention_s = work.attention_flops / (
+        attention_rate(gpu, work.flash_attention) * tuning.gemm_efficiency
+    )
     gpu_s = gemm + attention_s + memory_bound
     host_ops = work.kernels + (work.zero3_host_ops if stage is Sharding.ZERO3 else 0.0)
     launch = host_ops * tuning.launch_s_per_kernel

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from catalog.loader import default_catalog, load_gpus
+from engine.constants import FA_EFFICIENCY
 from engine.specs import GpuSpec, normalize_name
 
 
@@ -178,3 +179,34 @@ def test_cards_issue_15_found_unpriced_now_have_a_sourced_price(card: str) -> No
     spec = default_catalog().gpus[card]
     assert spec.price_per_gpu_hour is not None
     assert "http" in spec.price_source or ".com" in spec.price_source
+
+
+def test_every_flash_attention_rate_names_its_source_as_measured_or_derived(
+    gpus: list[GpuSpec],
+) -> None:
+    unclear = [
+        g.id
+        for g in gpus
+        if g.flash_attention_tflops is not None
+        and not g.flash_attention_source.startswith(("measured", "derived"))
+    ]
+    assert unclear == []
+
+
+def test_a_flash_attention_rate_is_only_given_where_it_is_below_the_default_share(
+    gpus: list[GpuSpec],
+) -> None:
+    # The column exists for cards whose FlashAttention-2 falls behind their matmul rate
+    # (Hopper); a figure at or above FA_EFFICIENCY x matmul would make the card faster.
+    over = [
+        g.id
+        for g in gpus
+        if g.flash_attention_tflops is not None
+        and (g.matmul_tflops is None or g.flash_attention_tflops >= FA_EFFICIENCY * g.matmul_tflops)
+    ]
+    assert over == []
+
+
+def test_every_hopper_card_has_a_flash_attention_rate(gpus: list[GpuSpec]) -> None:
+    hopper = [g.id for g in gpus if g.id.startswith(("h100", "h200", "gh200"))]
+    assert hopper and all(default_catalog().gpu(i).flash_attention_tflops for i in hopper)
