@@ -245,3 +245,20 @@ PROFILE_ELEMENTWISE_SCALE: Final = {
 """Memory-bound elementwise traffic relative to eager PyTorch. Unsloth's fused kernels
 replace multi-kernel chains (norm, RoPE, SwiGLU, loss) with one pass each; 0.5 is an
 assumption (half the reads and writes), not a measurement."""
+PROFILE_CUDNN_ATTENTION_FROM: Final[dict[str, float | None]] = {
+    "generic": None,  # FlashAttention-2, as the specification's FLOP rate assumes
+    "hf": None,  # [sdpa-order]
+    "unsloth": None,  # [sdpa-order]
+    "torchtune": None,  # [sdpa-order]
+    "litgpt": None,  # [sdpa-order]
+    "torchtitan": 10.0,  # [titan-cudnn]
+}
+"""The compute capability from which the framework's attention puts cuDNN's fused
+kernels first (the card's native attention, ``native_attention``); None: FlashAttention-2
+on every card. [titan-cudnn] torchtitan's ``ScaledDotProductAttention`` calls SDPA under
+``sdpa_kernel([FLASH_ATTENTION, EFFICIENT_ATTENTION, MATH], set_priority=True)`` and
+inserts ``CUDNN_ATTENTION`` first when ``has_cuda_capability(10, 0)`` (PR #1196, 2025:
+"Use cudnn backend on B200"), so Hopper runs FlashAttention-2 and Blackwell cuDNN.
+[sdpa-order] the others call SDPA in PyTorch's own order, FlashAttention first (until
+PyTorch 2.11's bundled cuDNN passes the 9.15 threshold of ``check_prefer_cudnn_attention``
+on sm_90/sm_100), or flash-attn's ``flash_attention_2``."""

@@ -22,6 +22,7 @@ from engine.architecture import Architecture
 from engine.framework_facts import (
     FSDP_FROZEN_GRADS,
     PROFILE_ACTIVATION_OFFLOAD,
+    PROFILE_CUDNN_ATTENTION_FROM,
     PROFILE_DEEPSPEED_ZERO,
     PROFILE_DEQUANT_BYTES,
     PROFILE_EAGER_NF4,
@@ -96,6 +97,9 @@ class Profile:
     offload_gradients: bool
     """Its offloaded optimizer moves the gradients to host memory too, when the weights
     are not sharded (``PROFILE_OFFLOAD_GRADIENTS``)."""
+    cudnn_attention_from: float | None
+    """The compute capability from which its attention runs cuDNN's kernels instead of
+    FlashAttention-2 (``PROFILE_CUDNN_ATTENTION_FROM``)."""
     changes: tuple[tuple[str, Scope], ...] = field(default=())
     """One line per fact that differs from ``generic``, with the runs it applies to
     (:func:`changes_for` picks a request's)."""
@@ -145,6 +149,9 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         changes.append(("the tied embedding copied into a separate LM head", "tied"))
     if not PROFILE_OFFLOAD_GRADIENTS[key]:
         changes.append(("an offloaded optimizer leaves the gradients on the GPU", "offload"))
+    if PROFILE_CUDNN_ATTENTION_FROM[key] is not None:
+        changes.append(("cuDNN attention on Blackwell (B200), FlashAttention-2 before it",
+                        "any"))
     if not PROFILE_SPEC_ACTIVATIONS[key]:
         changes.append(("activations as autograd keeps them, not the spec's formula", "any"))
     return Profile(
@@ -167,6 +174,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         kbit_fp32_norms=PROFILE_KBIT_FP32_NORMS[key],
         untied_head=PROFILE_UNTIED_HEAD[key],
         offload_gradients=PROFILE_OFFLOAD_GRADIENTS[key],
+        cudnn_attention_from=PROFILE_CUDNN_ATTENTION_FROM[key],
         changes=tuple(changes),
     )
 

@@ -347,6 +347,15 @@ class Request(BaseModel):
         label="flash attention", noun="FlashAttention switch", key="f",
         example="8b lora no-flash 50M tokens",
     )] = True
+    native_attention: Annotated[bool, FieldMeta(
+        label="native attention kernels", noun="native attention kernel switch", key="w",
+        example="8b lora fa3 seq 8192 h100 50M tokens",
+    )] = False
+    """Attention runs on the card's own newest kernels (FlashAttention-3 on Hopper,
+    cuDNN's fused attention, FlashAttention-4 on Blackwell) instead of FlashAttention-2,
+    which PyTorch's SDPA and transformers' ``flash_attention_2`` run: at
+    ``FA_EFFICIENCY`` of the matmul rate on every card, where FlashAttention-2 reaches
+    less on Hopper and Blackwell (``GpuSpec.flash_attention_tflops``). Time only."""
     fused_ce: Annotated[bool, FieldMeta(
         label="fused CE", noun="fused cross-entropy switch", key="F",
         example="8b lora fused-ce 50M tokens",

@@ -118,6 +118,9 @@ class GpuSpec(BaseModel):
     name: str
     vendor: Literal["NVIDIA", "AMD", "Intel"]
     aliases: tuple[str, ...] = ()
+    compute_capability: float | None = Field(default=None, ge=1.0, le=20.0)
+    """NVIDIA's CUDA compute capability (8.0 A100, 9.0 Hopper, 10.0 B200; NVIDIA's "CUDA
+    GPUs" table); None for other vendors. Frameworks pick attention kernels by it."""
     memory_gb: float = Field(gt=0)
     """Memory as the vendor labels it ("80 GB"); see ``capacity_gb`` for bytes."""
     bf16_tflops: float | None = Field(default=None, gt=0)
@@ -132,10 +135,10 @@ class GpuSpec(BaseModel):
     matmul_source: str = ""
     flash_attention_tflops: float | None = Field(default=None, gt=0)
     """FlashAttention-2's forward+backward TFLOPs where its kernels reach a smaller share
-    of the matmul rate than the A100's ``FA_EFFICIENCY``: the Hopper cards, where its
-    Ampere-style ``mma.sync`` tiles cannot use the ``wgmma`` path and reach about 35% of
-    the dense peak (``flash_attention_source``); None: ``FA_EFFICIENCY`` x the matmul
-    rate."""
+    of the matmul rate than the A100's ``FA_EFFICIENCY``: Hopper and sm_100 Blackwell,
+    whose new tensor-core paths (``wgmma``, ``tcgen05``) its Ampere-style ``mma.sync``
+    tiles cannot use (about 35% of the H100's dense peak, 17% of the B200's;
+    ``flash_attention_source``); None: ``FA_EFFICIENCY`` x the matmul rate."""
     flash_attention_source: str = ""
     hbm_gbps: float | None = Field(default=None, gt=0)
     """Memory bandwidth in GB/s (10^9 bytes/s) from the vendor datasheet."""

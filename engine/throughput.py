@@ -128,6 +128,12 @@ class Workload:
     """Score and value matmuls of one micro-batch, forward, backward and recompute."""
     flash_attention: bool
     """Attention runs as FlashAttention (``attention_rate``), not eager batched GEMMs."""
+    native_attention: bool
+    """FlashAttention on the card's own newest kernels (FlashAttention-3, cuDNN), not
+    FlashAttention-2 (``Request.native_attention``)."""
+    cudnn_attention_from: float | None
+    """The compute capability from which the framework runs cuDNN's attention anyway
+    (``Profile.cudnn_attention_from``)."""
     weight_bytes: float
     """16-bit weight reads of one micro-batch (the GEMMs' memory floor)."""
     dequant_bytes: float
@@ -331,6 +337,8 @@ def workload(arch: Architecture, request: Request) -> Workload:
         matmul_flops=(matmul + dora_flops) / t / c,
         attention_flops=attention / t / c,
         flash_attention=request.flash_attention,
+        native_attention=request.native_attention,
+        cudnn_attention_from=prof.cudnn_attention_from,
         weight_bytes=weight_bytes / t,
         dequant_bytes=(dequant + dora_bytes) / t,
         elementwise_bytes=elementwise / t / c,
@@ -403,19 +411,31 @@ def matmul_rate(gpu: GpuSpec) -> float:
     return gpu.train_tflops * 1e12 * MATMUL_FALLBACK_FRACTION
 
 
-def attention_rate(gpu: GpuSpec, flash: bool) -> float:
+def attention_rate(gpu: GpuSpec, flash: bool, native: bool = False) -> float:
     """Achievable FLOP/s of attention's score and value matmuls on ``gpu``.
 
-    Eager attention runs as batched GEMMs at the matmul rate. FlashAttention runs at the
-    card's FlashAttention-2 rate where the catalog has one (``flash_attention_tflops``:
-    the Hopper cards, where FlashAttention-2's Ampere-style ``mma.sync`` tiles reach about
-    35% of the dense peak, Shah et al. 2024, arXiv:2407.08608), else at ``FA_EFFICIENCY``
-    of the matmul rate (its share on the A100, Dao 2023, arXiv:2307.08691)."""
+    Eager attention runs as batched GEMMs at the matmul rate. FlashAttention-2 runs at the
+    card's own rate where the catalog has one (``flash_attention_tflops``: Hopper and
+    sm_100 Blackwell, whose new tensor-core paths its Ampere-style ``mma.sync`` tiles
+    cannot use: about 35% of the H100's peak, Shah et al. 2024, arXiv:2407.08608; 17% of
+    the B200's), else at ``FA_EFFICIENCY`` of the matmul rate (its share on the A100, Dao
+    2023, arXiv:2307.08691). ``native`` kernels (FlashAttention-3, cuDNN) reach that share
+    on every card."""
     if not flash:
         return matmul_rate(gpu)
-    if gpu.flash_attention_tflops is not None:
+    if gpu.flash_attention_tflops is not None and not native:
         return gpu.flash_attention_tflops * 1e12
     return matmul_rate(gpu) * FA_EFFICIENCY
+
+
+def runs_native_attention(gpu: GpuSpec, requested: bool, cudnn_from: float | None) -> bool:
+    """Whether attention on ``gpu`` runs the card's native kernels (FlashAttention-3,
+    cuDNN): asked for, or the framework's own choice from ``cudnn_from`` on."""
+    return requested or (
+        cudnn_from is not None
+        and gpu.compute_capability is not None
+        and gpu.compute_capability >= cudnn_from
+    )
 
 
 def step_time(
@@ -450,8 +470,9 @@ def step_time(
         + tuning.elementwise_passes * work.elementwise_scale * elementwise
         + work.elementwise_scale * work.float8_cast_bytes
     ) / hbm
+    native = runs_native_attention(gpu, work.native_attention, work.cudnn_attention_from)
     attention_s = work.attention_flops / (
-        attention_rate(gpu, work.flash_attention) * tuning.gemm_efficiency
+        attention_rate(gpu, work.flash_attention, native) * tuning.gemm_efficiency
     )
     gpu_s = gemm + attention_s + memory_bound
     host_ops = work.kernels + (work.zero3_host_ops if stage is Sharding.ZERO3 else 0.0)

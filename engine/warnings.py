@@ -32,8 +32,14 @@ from engine.fit import Option, not_recommended_reason
 from engine.memory import Footprint
 from engine.profiles import changes_for, logits_bytes, profile
 from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
-from engine.specs import Catalog, ModelSpec
-from engine.throughput import link_bytes_per_s, matmul_rate, nodes_for, zero3_hook_share
+from engine.specs import Catalog, GpuSpec, ModelSpec
+from engine.throughput import (
+    link_bytes_per_s,
+    matmul_rate,
+    nodes_for,
+    runs_native_attention,
+    zero3_hook_share,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,11 +411,26 @@ def _compute_line(ctx: Context) -> str:
     return (
         f"{head}. Time: modeled per micro-batch on {lead.count}x {lead.gpu.id}: "
         f"{t.tokens_per_second:,.0f} tokens/s per GPU ({t.mfu or 0:.0%} MFU), matmuls by method "
-        f"at {GEMM_EFFICIENCY:.0%} of {achievable:,.0f} TFLOPs achievable, attention by sequence, "
+        f"at {GEMM_EFFICIENCY:.0%} of {achievable:,.0f} TFLOPs achievable, "
+        f"{_attention_words(r, lead.gpu)}, "
         f"memory-bound work at "
         f"{lead.gpu.hbm_gbps or 0:,.0f} GB/s, launch floor and communication. The napkin rule "
         f"(6·P·T at 35%) says {t.napkin_gpu_hours or 0:,.1f} GPU-hours."
     )
+
+
+def _attention_words(r: Request, gpu: GpuSpec) -> str:
+    """How the compute line names attention: by sequence, and on FlashAttention-2 where
+    the card runs it below its native kernels (Hopper, Blackwell)."""
+    fa2 = gpu.flash_attention_tflops
+    if not r.flash_attention:
+        return "eager attention by sequence"
+    if fa2 is None or runs_native_attention(
+        gpu, r.native_attention, profile(r.framework).cudnn_attention_from
+    ):
+        return "attention by sequence"
+    return (f"attention by sequence on FlashAttention-2 ({fa2:,.0f} TFLOPs on this card; "
+            "`fa3` for FlashAttention-3 or cuDNN)")
 
 
 def notes(ctx: Context, catalog: Catalog) -> list[str]:

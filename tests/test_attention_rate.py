@@ -1,25 +1,37 @@
-"""Attention's FLOP rate: FlashAttention-2 below cuBLAS, and further below it on Hopper."""
+"""Attention's FLOP rate: FlashAttention-2 below cuBLAS, and further below it on Hopper
+and Blackwell; the card's native kernels (FlashAttention-3, cuDNN) when the user says
+``fa3`` or the framework picks them; and how queries and configs say so."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from engine import Request
+from adapters.parse import QueryError, parse_query
+from adapters.trainconfig import read_config
+from catalog.loader import default_catalog
+from engine import Request, estimate
 from engine.constants import FA_EFFICIENCY
 from engine.profiles import resolve
 from engine.request import Sharding
 from engine.specs import Catalog, GpuSpec
 from engine.throughput import attention_rate, matmul_rate, step_time, workload
-from tests.helpers import H100_LIKE, gpu
+from tests.helpers import H100_LIKE, catalog_with, gpu
 
 # The same card with the FlashAttention-2 rate the catalog gives Hopper cards (0.35 of
 # its 1,000 TF peak), and one without the column.
-HOPPER_LIKE = H100_LIKE.model_copy(update={"flash_attention_tflops": 350.0})
+HOPPER_LIKE = H100_LIKE.model_copy(
+    update={"flash_attention_tflops": 350.0, "compute_capability": 9.0}
+)
+BLACKWELL_LIKE = H100_LIKE.model_copy(
+    update={"id": "g180", "flash_attention_tflops": 350.0, "compute_capability": 10.0}
+)
 AMPERE_LIKE = gpu("a80", 80, bf16_tflops=312.0, matmul_tflops=270.0, hbm_gbps=2000.0,
                   link_gbps=300.0)
 
 
-def tokens_per_s(catalog: Catalog, card: GpuSpec, **fields: object) -> float:
+def tokens_per_s(catalog: Catalog, card: GpuSpec, **fields: Any) -> float:
     request = resolve(Request(**{"model": "llama-3.1-8b", "method": "full", **fields}))
     work = workload(catalog.model(request.model).architecture, request)
     return step_time(work, card, 1, Sharding.NONE, False).tokens_per_second
@@ -61,3 +73,91 @@ def test_the_shipped_h100_runs_flash_attention_at_about_35_percent_of_its_peak(
 ) -> None:
     h100 = catalog.gpu("h100-sxm")
     assert h100.flash_attention_tflops == pytest.approx(0.35 * h100.bf16_tflops, rel=0.01)
+
+
+def test_native_kernels_reach_fa_efficiency_of_the_matmul_rate_on_hopper_too() -> None:
+    assert attention_rate(HOPPER_LIKE, flash=True, native=True) == pytest.approx(
+        FA_EFFICIENCY * matmul_rate(HOPPER_LIKE)
+    )
+
+
+def test_fa3_shortens_a_long_sequence_step_on_hopper(catalog: Catalog) -> None:
+    fa2 = tokens_per_s(catalog, HOPPER_LIKE, seq_len=16384, micro_batch=1)
+    fa3 = tokens_per_s(catalog, HOPPER_LIKE, seq_len=16384, micro_batch=1, native_attention=True)
+    assert fa3 > 1.05 * fa2
+
+
+def test_fa3_changes_nothing_where_flash_attention_2_already_reaches_its_share(
+    catalog: Catalog,
+) -> None:
+    fa2 = tokens_per_s(catalog, AMPERE_LIKE, seq_len=16384, micro_batch=1)
+    fa3 = tokens_per_s(catalog, AMPERE_LIKE, seq_len=16384, micro_batch=1, native_attention=True)
+    assert fa3 == pytest.approx(fa2)
+
+
+def test_torchtitan_runs_cudnn_attention_on_blackwell(catalog: Catalog) -> None:
+    titan = tokens_per_s(catalog, BLACKWELL_LIKE, seq_len=16384, framework="torchtitan")
+    told = tokens_per_s(catalog, BLACKWELL_LIKE, seq_len=16384, framework="torchtitan",
+                        native_attention=True)
+    assert titan == pytest.approx(told)
+
+
+def test_torchtitan_runs_flash_attention_2_on_hopper(catalog: Catalog) -> None:
+    titan = tokens_per_s(catalog, HOPPER_LIKE, seq_len=16384, framework="torchtitan")
+    told = tokens_per_s(catalog, HOPPER_LIKE, seq_len=16384, framework="torchtitan",
+                        native_attention=True)
+    assert titan < 0.95 * told
+
+
+def test_the_shipped_b200_runs_flash_attention_2_at_its_measured_rate(
+    catalog: Catalog,
+) -> None:
+    b200 = catalog.gpu("b200")
+    assert b200.compute_capability == 10.0
+    assert attention_rate(b200, flash=True) == pytest.approx(333e12)
+
+
+@pytest.mark.parametrize(
+    "words", ["fa3", "fa4", "flash attention 3", "flash_attention_3", "cudnn attention"]
+)
+def test_fa3_words_ask_for_the_native_kernels(words: str) -> None:
+    assert parse_query(f"8b lora {words} h100", default_catalog()).native_attention
+
+
+def test_fa2_words_keep_flash_attention_2() -> None:
+    assert not parse_query("8b lora fa2 h100", default_catalog()).native_attention
+
+
+def test_fa3_beside_no_flash_is_refused_naming_both() -> None:
+    with pytest.raises(QueryError, match='"fa3" is a FlashAttention kernel, but "no-flash"'):
+        parse_query("8b lora fa3 no-flash h100", default_catalog())
+
+
+@pytest.mark.parametrize(
+    ("value", "native"),
+    [("flash_attention_3", True), ("kernels-community/flash-attn3", True),
+     ("flash_attention_2", False), ("sdpa", False)],
+)
+def test_a_configs_attn_implementation_says_which_kernels(value: str, native: bool) -> None:
+    read = read_config(
+        "model_name_or_path: meta-llama/Llama-3.1-8B\nuse_peft: true\n"
+        f"attn_implementation: {value}\n"
+    )
+    assert read.fields.get("native_attention", False) is native
+    assert read.fields["flash_attention"] is True
+
+
+def test_the_compute_line_names_flash_attention_2_on_a_hopper_card(catalog: Catalog) -> None:
+    cards = catalog_with(HOPPER_LIKE)
+    request = Request(model="llama-3.1-8b", method="lora", gpu="g80", dataset_tokens=10**7)
+    line = next(a for a in estimate(request, cards).assumptions if a.startswith("Compute"))
+    assert "FlashAttention-2 (350 TFLOPs on this card; `fa3`" in line
+
+
+def test_the_compute_line_says_nothing_of_kernels_where_the_card_has_no_fa2_rate(
+    catalog: Catalog,
+) -> None:
+    cards = catalog_with(AMPERE_LIKE)
+    request = Request(model="llama-3.1-8b", method="lora", gpu="a80", dataset_tokens=10**7)
+    line = next(a for a in estimate(request, cards).assumptions if a.startswith("Compute"))
+    assert "FlashAttention-2" not in line

@@ -207,6 +207,14 @@ def test_a_flash_attention_rate_is_only_given_where_it_is_below_the_default_shar
     assert over == []
 
 
-def test_every_hopper_card_has_a_flash_attention_rate(gpus: list[GpuSpec]) -> None:
-    hopper = [g.id for g in gpus if g.id.startswith(("h100", "h200", "gh200"))]
-    assert hopper and all(default_catalog().gpu(i).flash_attention_tflops for i in hopper)
+def test_every_hopper_and_sm100_card_has_a_flash_attention_2_rate(gpus: list[GpuSpec]) -> None:
+    new_cores = [g for g in gpus if g.compute_capability in (9.0, 10.0)]
+    assert len(new_cores) >= 9
+    assert [g.id for g in new_cores if g.flash_attention_tflops is None] == []
+
+
+def test_every_nvidia_card_states_its_compute_capability_and_no_other_does(
+    gpus: list[GpuSpec],
+) -> None:
+    stated = [g.id for g in gpus if g.compute_capability is not None]
+    assert stated == [g.id for g in gpus if g.vendor == "NVIDIA"]

@@ -426,6 +426,18 @@ def check_dora(s: State) -> None:
         )
 
 
+def check_native_attention(s: State) -> None:
+    """FlashAttention-3 and cuDNN attention are FlashAttention kernels: refused beside
+    ``no-flash``."""
+    if s.fields.get("native_attention") is True and s.fields.get("flash_attention") is False:
+        said = s.sources["native_attention"]
+        raise error(
+            f'"{quoted(said)}" is a FlashAttention kernel, but '
+            f'"{quoted(s.sources["flash_attention"])}" turns FlashAttention off: say one.',
+            said, example=FIELDS["native_attention"].example,
+        )
+
+
 def check_four_bit(s: State) -> None:
     """A 4-bit base with ``lora`` (or no method) is QLoRA; with ``full`` it is refused."""
     if s.four_bit is None:

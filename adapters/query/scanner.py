@@ -401,6 +401,7 @@ def scan(text: str, catalog: Catalog) -> State:
     phrases.check_four_bit(state)
     phrases.check_offload_weights(state)
     phrases.check_dora(state)
+    phrases.check_native_attention(state)
     parallel.check_replicate(state)
     parallel.check_tensor_parallel(state.fields, state.sources.get("tensor_parallel"))
     parallel.check_context_parallel(state.fields, state.sources.get("context_parallel"))

@@ -104,6 +104,12 @@ FLAGS: Final = {
         "flash_attention",
     ),
     **dict.fromkeys(
+        ("fa3", "fa4", "flash-attention-3", "flash-attn-3", "flash_attention_3",
+         "flashattention-3", "flashattention3", "flash-attention-4", "flash-attn-4",
+         "cudnn-attention", "cudnn-attn", "cudnn-sdpa"),
+        "native_attention",
+    ),
+    **dict.fromkeys(
         ("fused-ce", "fused-cross-entropy", "liger", "liger-kernel", "use-liger-kernel",
          "use-liger"),
         "fused_ce",
@@ -253,6 +259,10 @@ PHRASES: Final = {
     ("fsdp", "hybrid-shard"): "hsdp",  # HF's --fsdp "hybrid_shard auto_wrap"
     ("fsdp", "hybrid", "shard"): "hsdp",
     ("flash", "attention", "2"): "flash-attention-2",
+    ("flash", "attention", "3"): "flash-attention-3",
+    ("flash", "attention", "4"): "flash-attention-4",
+    ("cudnn", "attention"): "cudnn-attention",
+    ("cudnn", "sdpa"): "cudnn-sdpa",
     ("mixed", "precision"): "mixed-precision",
     ("cpu", "offload"): "cpu-offload",
     ("offload", "optimizer"): "offload-optimizer",

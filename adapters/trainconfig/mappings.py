@@ -125,8 +125,11 @@ def attention(r: Reader, path: str, value: object) -> None:
     if low in ("eager", "disabled", "false", "none"):
         r.take(path, value, "no FlashAttention (eager attention keeps the scores)",
                flash_attention=False)
-    elif low in ("flash_attention_2", "flash_attention_3", "fa2", "fa3", "sdpa", "auto",
-                 "true", "kernels-community/vllm-flash-attn3", "flex_attention"):
+    elif low in ("flash_attention_3", "fa3", "kernels-community/vllm-flash-attn3",
+                 "kernels-community/flash-attn3"):
+        r.take(path, value, "FlashAttention-3 (the card's native attention kernels)",
+               flash_attention=True, native_attention=True)
+    elif low in ("flash_attention_2", "fa2", "sdpa", "auto", "true", "flex_attention"):
         r.take(path, value, "FlashAttention-style attention (no score matrix)",
                flash_attention=True)
     else:
