@@ -411,7 +411,9 @@ def matmul_rate(gpu: GpuSpec) -> float:
     return gpu.train_tflops * 1e12 * MATMUL_FALLBACK_FRACTION
 
 
-def attention_rate(gpu: GpuSpec, flash: bool, native: bool = False) -> float:
+def attention_rate(
+    gpu: GpuSpec, flash: bool, native: bool = False, matmul: float | None = None
+) -> float:
     """Achievable FLOP/s of attention's score and value matmuls on ``gpu``.
 
     Eager attention runs as batched GEMMs at the matmul rate. FlashAttention-2 runs at the
@@ -420,12 +422,14 @@ def attention_rate(gpu: GpuSpec, flash: bool, native: bool = False) -> float:
     cannot use: about 35% of the H100's peak, Shah et al. 2024, arXiv:2407.08608; 17% of
     the B200's), else at ``FA_EFFICIENCY`` of the matmul rate (its share on the A100, Dao
     2023, arXiv:2307.08691). ``native`` kernels (FlashAttention-3, cuDNN) reach that share
-    on every card."""
+    on every card. ``matmul``: ``matmul_rate(gpu)`` when the caller has it."""
+    if matmul is None:
+        matmul = matmul_rate(gpu)
     if not flash:
-        return matmul_rate(gpu)
+        return matmul
     if gpu.flash_attention_tflops is not None and not native:
         return gpu.flash_attention_tflops * 1e12
-    return matmul_rate(gpu) * FA_EFFICIENCY
+    return matmul * FA_EFFICIENCY
 
 
 def runs_native_attention(gpu: GpuSpec, requested: bool, cudnn_from: float | None) -> bool:
@@ -456,7 +460,8 @@ def step_time(
     if n < 1:
         n = 1
     hbm = (gpu.hbm_gbps or HBM_FALLBACK_GBPS) * 1e9
-    rate = matmul_rate(gpu) * tuning.gemm_efficiency
+    achievable = matmul_rate(gpu)
+    rate = achievable * tuning.gemm_efficiency
     flops_s = work.matmul_flops / rate
     if work.float8_flops:
         fp8 = work.float8_flops
@@ -470,9 +475,12 @@ def step_time(
         + tuning.elementwise_passes * work.elementwise_scale * elementwise
         + work.elementwise_scale * work.float8_cast_bytes
     ) / hbm
-    native = runs_native_attention(gpu, work.native_attention, work.cudnn_attention_from)
+    native = work.native_attention or (
+        work.cudnn_attention_from is not None
+        and runs_native_attention(gpu, False, work.cudnn_attention_from)
+    )
     attention_s = work.attention_flops / (
-        attention_rate(gpu, work.flash_attention, native) * tuning.gemm_efficiency
+        attention_rate(gpu, work.flash_attention, native, achievable) * tuning.gemm_efficiency
     )
     gpu_s = gemm + attention_s + memory_bound
     host_ops = work.kernels + (work.zero3_host_ops if stage is Sharding.ZERO3 else 0.0)
