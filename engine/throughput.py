@@ -432,10 +432,10 @@ def attention_rate(
     return matmul * FA_EFFICIENCY
 
 
-def runs_native_attention(gpu: GpuSpec, requested: bool, cudnn_from: float | None) -> bool:
-    """Whether attention on ``gpu`` runs the card's native kernels (FlashAttention-3,
-    cuDNN): asked for, or the framework's own choice from ``cudnn_from`` on."""
-    return requested or (
+def framework_picks_native_attention(gpu: GpuSpec, cudnn_from: float | None) -> bool:
+    """Whether the framework runs cuDNN's attention on ``gpu`` unasked: from compute
+    capability ``cudnn_from`` on (``Profile.cudnn_attention_from``; None: never)."""
+    return (
         cudnn_from is not None
         and gpu.compute_capability is not None
         and gpu.compute_capability >= cudnn_from
@@ -477,7 +477,7 @@ def step_time(
     ) / hbm
     native = work.native_attention or (
         work.cudnn_attention_from is not None
-        and runs_native_attention(gpu, False, work.cudnn_attention_from)
+        and framework_picks_native_attention(gpu, work.cudnn_attention_from)
     )
     attention_s = work.attention_flops / (
         attention_rate(gpu, work.flash_attention, native, achievable) * tuning.gemm_efficiency

@@ -34,10 +34,10 @@ from engine.profiles import changes_for, logits_bytes, profile
 from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
 from engine.specs import Catalog, GpuSpec, ModelSpec
 from engine.throughput import (
+    framework_picks_native_attention,
     link_bytes_per_s,
     matmul_rate,
     nodes_for,
-    runs_native_attention,
     zero3_hook_share,
 )
 
@@ -425,8 +425,10 @@ def _attention_words(r: Request, gpu: GpuSpec) -> str:
     fa2 = gpu.flash_attention_tflops
     if not r.flash_attention:
         return "eager attention by sequence"
-    if fa2 is None or runs_native_attention(
-        gpu, r.native_attention, profile(r.framework).cudnn_attention_from
+    if (
+        fa2 is None
+        or r.native_attention
+        or framework_picks_native_attention(gpu, profile(r.framework).cudnn_attention_from)
     ):
         return "attention by sequence"
     return (f"attention by sequence on FlashAttention-2 ({fa2:,.0f} TFLOPs on this card; "
