@@ -37,6 +37,7 @@ import pytest_asyncio
 
 from bot.price_store import Subscription
 from bot.prices import PricesConfig
+from bot.store import ThreadKey
 from bot.store_redis import RedisStore
 from catalog.loader import default_catalog
 from catalog.price_sources import refresh_prices
@@ -141,10 +142,23 @@ class Cluster:
         return await self.send(body, to=to)
 
     async def estimate(self, text: str, channel: str, *, to: int) -> str:
-        """A slash command on replica ``to`` that posts an estimate; its ts."""
+        """A slash command on replica ``to`` that posts an estimate; its ts, once the
+        thread's context is in the store. The replica saves it just after posting (the
+        post's ts is its key): a person's follow-up comes seconds later, a test's at once,
+        and a follow-up in a thread with no context is (rightly) ignored."""
         await self.command(text, channel, to=to)
         (post,) = await until(lambda: posts(self.slack, channel), f"an estimate in {channel}")
-        return str(post["ts"])
+        ts = str(post["ts"])
+        await until(lambda: self.thread_saved(channel, ts), f"the thread context in {channel}")
+        return ts
+
+    async def thread_saved(self, channel: str, ts: str) -> bool:
+        store = RedisStore(self.redis.url)
+        await store.open()
+        try:
+            return await store.get_thread(ThreadKey("slack", channel, ts)) is not None
+        finally:
+            await store.close()
 
     def followup_body(self, text: str, channel: str, thread_ts: str, event_id: str) -> str:
         event = message_event(text, channel=channel, ts=fresh_ts(), thread_ts=thread_ts,
