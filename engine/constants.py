@@ -211,6 +211,9 @@ COMM_WARNING_SHARE: Final = 0.15
 """Warn when this share of each step waits on communication."""
 ZERO3_HOOKS_WARNING_SHARE: Final = 0.15
 """Warn when DeepSpeed ZeRO-3's per-parameter hooks add this share of each step."""
+NATIVE_ATTENTION_TIP_SHARE: Final = 0.05
+"""Suggest ``fa3`` when the card's native attention kernels would cut the time by this
+share or more (FlashAttention-2 on Hopper and Blackwell, long sequences)."""
 SMALL_DATASET_TOKENS: Final = 5_000_000
 """Below this many trained tokens, batch 1 leaves the GPU idle between steps."""
 

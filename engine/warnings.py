@@ -8,7 +8,7 @@ given).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.accuracy import uncertainty
 from engine.compute import Compute, uses_flat_rule
@@ -23,6 +23,7 @@ from engine.constants import (
     LOGITS_BYTES,
     LOGITS_BYTES_HF,
     LONG_SEQ_WARNING,
+    NATIVE_ATTENTION_TIP_SHARE,
     OVERHEAD_GB,
     SMALL_DATASET_TOKENS,
     USABLE_FRACTION,
@@ -34,10 +35,12 @@ from engine.profiles import changes_for, logits_bytes, profile
 from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
 from engine.specs import Catalog, GpuSpec, ModelSpec
 from engine.throughput import (
+    Workload,
     framework_picks_native_attention,
     link_bytes_per_s,
     matmul_rate,
     nodes_for,
+    step_time,
     zero3_hook_share,
 )
 
@@ -224,7 +227,11 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
     reason = not_recommended_reason(o.gpu)
     if reason is not None:
         out.append(f"{o.gpu.name}: not recommended. {reason[0].upper()}{reason[1:]}.")
-    elif o.gpu.flash_attention_2 == "partial" and r.flash_attention:
+    elif (
+        o.gpu.flash_attention_2 == "partial"
+        and r.flash_attention
+        and o.gpu.flash_attention_tflops is None  # else its measured rate is modeled
+    ):
         out.append(
             f"{o.gpu.name} has partial FlashAttention-2 support (PyTorch SDPA/cuDNN attention "
             "works): attention speed may differ from the model."
@@ -250,7 +257,39 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
                 "communication. Fewer, larger cards or a faster link would help."
             )
     out += _zero3_hooks_warning(ctx, o)
+    out += _native_attention_tip(ctx, o)
     return out
+
+
+def _native_attention_tip(ctx: Context, o: Option) -> list[str]:
+    """FlashAttention-2 holding a Hopper or Blackwell card back: what ``fa3`` would save."""
+    r, work = ctx.request, ctx.compute.work
+    fa2 = o.gpu.flash_attention_tflops
+    if (
+        work is None
+        or fa2 is None
+        or o.timing.tokens_per_second is None
+        or not r.flash_attention
+        or r.native_attention
+        or framework_picks_native_attention(o.gpu, work.cudnn_attention_from)
+    ):
+        return []
+    native: Workload = replace(work, native_attention=True)
+    fast = step_time(native, o.gpu, o.count, o.stage, r.offload, r.nodes).tokens_per_second
+    saving = 1.0 - o.timing.tokens_per_second / fast
+    if saving < NATIVE_ATTENTION_TIP_SHARE:
+        return []
+    blackwell = (o.gpu.compute_capability or 0.0) >= 10.0
+    kernels = (
+        "cuDNN attention or FlashAttention-4 (`cudnn attention`)"
+        if blackwell
+        else "FlashAttention-3 or cuDNN attention (`fa3`)"
+    )
+    return [
+        f"On {o.gpu.id}, FlashAttention-2 (what PyTorch's SDPA and `flash_attention_2` run) "
+        f"reaches about {fa2:,.0f} TFLOPs, {fa2 / o.gpu.train_tflops:.0%} of the card's peak: "
+        f"{kernels} would cut the time by about {saving:.0%}."
+    ]
 
 
 def _zero3_hooks_warning(ctx: Context, o: Option) -> list[str]:
@@ -431,8 +470,7 @@ def _attention_words(r: Request, gpu: GpuSpec) -> str:
         or framework_picks_native_attention(gpu, profile(r.framework).cudnn_attention_from)
     ):
         return "attention by sequence"
-    return (f"attention by sequence on FlashAttention-2 ({fa2:,.0f} TFLOPs on this card; "
-            "`fa3` for FlashAttention-3 or cuDNN)")
+    return f"attention by sequence on FlashAttention-2 ({fa2:,.0f} TFLOPs on this card)"
 
 
 def notes(ctx: Context, catalog: Catalog) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from adapters.parse import QueryError, parse_query
+from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.trainconfig import read_config
 from catalog.loader import default_catalog
 from engine import Request, estimate
@@ -151,7 +151,7 @@ def test_the_compute_line_names_flash_attention_2_on_a_hopper_card(catalog: Cata
     cards = catalog_with(HOPPER_LIKE)
     request = Request(model="llama-3.1-8b", method="lora", gpu="g80", dataset_tokens=10**7)
     line = next(a for a in estimate(request, cards).assumptions if a.startswith("Compute"))
-    assert "FlashAttention-2 (350 TFLOPs on this card; `fa3`" in line
+    assert "on FlashAttention-2 (350 TFLOPs on this card)" in line
 
 
 def test_the_compute_line_says_nothing_of_kernels_where_the_card_has_no_fa2_rate(
@@ -161,3 +161,36 @@ def test_the_compute_line_says_nothing_of_kernels_where_the_card_has_no_fa2_rate
     request = Request(model="llama-3.1-8b", method="lora", gpu="a80", dataset_tokens=10**7)
     line = next(a for a in estimate(request, cards).assumptions if a.startswith("Compute"))
     assert "FlashAttention-2" not in line
+
+
+def _warnings(card: GpuSpec, **fields: Any) -> list[str]:
+    request = Request(**{"model": "llama-3.1-8b", "method": "lora", "gpu": card.id,
+                         "dataset_tokens": 10**7, **fields})
+    return estimate(request, catalog_with(card)).warnings
+
+
+def test_a_long_sequence_on_hopper_is_told_what_fa3_would_save() -> None:
+    (tip,) = [w for w in _warnings(HOPPER_LIKE, seq_len=16384) if "`fa3`" in w]
+    assert "FlashAttention-3 or cuDNN attention (`fa3`) would cut the time by about" in tip
+
+
+def test_blackwell_is_told_to_ask_for_cudnn_attention() -> None:
+    tips = [w for w in _warnings(BLACKWELL_LIKE, seq_len=16384) if "would cut the time" in w]
+    assert tips and "(`cudnn attention`)" in tips[0]
+
+
+def test_no_fa3_tip_once_fa3_is_said_or_the_sequence_is_short() -> None:
+    said = _warnings(HOPPER_LIKE, seq_len=16384, native_attention=True)
+    short = _warnings(HOPPER_LIKE, seq_len=512, micro_batch=1)
+    assert not [w for w in said + short if "would cut the time" in w]
+
+
+def test_no_fa3_tip_where_the_framework_already_runs_cudnn() -> None:
+    titan = _warnings(BLACKWELL_LIKE, seq_len=16384, framework="torchtitan")
+    assert not [w for w in titan if "would cut the time" in w]
+
+
+def test_cudnn_attention_as_a_followup_asks_for_the_native_kernels() -> None:
+    cat = default_catalog()
+    before = parse_query("8b lora seq 8k b200", cat)
+    assert apply_followup(before, "what if cudnn attention", cat).native_attention
