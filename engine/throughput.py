@@ -12,8 +12,10 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
   masking skipped (FlashAttention), ``4·s·q_width`` eager, and ``FA_BACKWARD_FLOPS``
   (2.5x) / ``EAGER_BACKWARD_FLOPS`` (2x) for backward, so time grows with sequence;
 * attention at ``FA_EFFICIENCY`` of the matmul rate (FlashAttention runs below cuBLAS),
-  or at the card's own FlashAttention-2 rate where the catalog has one (Hopper, whose
-  new tensor-core instructions FlashAttention-2 does not use: ``attention_rate``);
+  or at the card's own FlashAttention-2 rate where the catalog has one (Hopper and sm_100
+  Blackwell, whose new tensor-core instructions FlashAttention-2 does not use), unless
+  the run uses the card's native kernels (``fa3``; torchtitan's cuDNN on Blackwell):
+  ``attention_rate``;
 * both at ``GEMM_EFFICIENCY`` of the card's **achievable** matmul rate
   (``GpuSpec.matmul_tflops``, the best shape in published matmul benchmarks; a step's
   own shapes reach less), with each pass's weight reads as a memory-bound floor

@@ -35,7 +35,6 @@ from engine.profiles import changes_for, logits_bytes, profile
 from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
 from engine.specs import Catalog, GpuSpec, ModelSpec
 from engine.throughput import (
-    Workload,
     framework_picks_native_attention,
     link_bytes_per_s,
     matmul_rate,
@@ -274,7 +273,7 @@ def _native_attention_tip(ctx: Context, o: Option) -> list[str]:
         or framework_picks_native_attention(o.gpu, work.cudnn_attention_from)
     ):
         return []
-    native: Workload = replace(work, native_attention=True)
+    native = replace(work, native_attention=True)
     fast = step_time(native, o.gpu, o.count, o.stage, r.offload, r.nodes).tokens_per_second
     saving = 1.0 - o.timing.tokens_per_second / fast
     if saving < NATIVE_ATTENTION_TIP_SHARE:
