@@ -15,6 +15,11 @@ carried as a wheel for QLoRA)::
 Everything is sized to finish in under 8 minutes on one H100/H200 (``--budget-s`` stops
 the grid early and says so). ``--smoke`` runs a tiny model on the CPU to check the script
 itself (no memory counters there). Not imported by the product or the tests.
+
+It starts with a few seconds of attention alone: causal SDPA forward and backward at
+2,048 and 8,192 tokens under each backend (its default, FlashAttention-2, cuDNN,
+memory-efficient), the check on the catalog's FlashAttention-2 rate for Hopper and
+Blackwell (``flash_attention_tflops``) and on what ``fa3`` assumes.
 """
 
 from __future__ import annotations
@@ -63,6 +68,12 @@ SMOKE_GRID = [
 ]
 WARMUP_STEPS = 2
 TIMED_STEPS = 4
+ATTENTION_SHAPES = [(2048, 4), (8192, 1)]
+"""(seq_len, batch) of the attention probe: 32 heads of 128, causal, BF16 (Llama 3 8B's
+attention without GQA), forward and backward through PyTorch's SDPA."""
+ATTENTION_BACKENDS = ("default", "FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION")
+"""SDPA's own choice, then each backend forced: the catalog's ``flash_attention_tflops``
+(FlashAttention-2 on Hopper and Blackwell) against the card's cuDNN kernels (``fa3``)."""
 
 
 @dataclass
@@ -202,6 +213,59 @@ def run_one(name: str, method: str, seq: int, batch: int, device: str) -> Result
             torch.cuda.empty_cache()
 
 
+def attention_rates(device: str, smoke: bool) -> Iterator[dict[str, Any]]:
+    """Forward+backward TFLOPs of causal SDPA per backend, counted as FlashAttention's
+    benchmarks count them: ``4·B·H·S²·D / 2`` forward, 2.5x that backward."""
+    import contextlib
+
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    cuda = device == "cuda"
+    gpu = torch.cuda.get_device_name(0) if cuda else platform.processor() or "cpu"
+    heads, dim = (4, 16) if smoke else (32, 128)
+    shapes = [(64, 1)] if smoke else ATTENTION_SHAPES
+    backends = ("default", "MATH") if smoke else ATTENTION_BACKENDS
+    for seq, batch in shapes:
+        flops = 4 * batch * heads * seq * seq * dim / 2 * (1 + 2.5)
+        q, k, v = (
+            torch.randn(batch, heads, seq, dim, device=device, dtype=torch.bfloat16,
+                        requires_grad=True)
+            for _ in range(3)
+        )
+        grad = torch.randn(batch, heads, seq, dim, device=device, dtype=torch.bfloat16)
+        for name in backends:
+            row: dict[str, Any] = {
+                "kind": "attention", "backend": name, "seq_len": seq, "micro_batch": batch,
+                "heads": heads, "head_dim": dim, "gpu": gpu, "torch": torch.__version__,
+                "date": str(date.today()),
+            }
+            chosen = (
+                contextlib.nullcontext() if name == "default"
+                else sdpa_kernel(getattr(SDPBackend, name))
+            )
+            try:
+                with chosen:
+                    start = 0.0
+                    for step in range(WARMUP_STEPS + TIMED_STEPS):
+                        if step == WARMUP_STEPS:
+                            if cuda:
+                                torch.cuda.synchronize()
+                            start = time.perf_counter()
+                        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                        out.backward(grad)
+                    if cuda:
+                        torch.cuda.synchronize()
+                row["tflops"] = flops * TIMED_STEPS / (time.perf_counter() - start) / 1e12
+            except Exception as exc:  # a backend this card or build does not have
+                row["error"] = f"{type(exc).__name__}: {str(exc)[:160]}"
+            yield row
+        del q, k, v, grad
+        if cuda:
+            torch.cuda.empty_cache()
+
+
 def grid(smoke: bool) -> Iterator[tuple[str, str, int, int]]:
     yield from SMOKE_GRID if smoke else GRID
 
@@ -221,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
     began = time.monotonic()
     try:
+        for row in attention_rates(device, args.smoke):  # seconds: before the grid
+            print(json.dumps(row), file=out, flush=True)
         for name, method, seq, batch in grid(args.smoke):
             if time.monotonic() - began > args.budget_s:
                 print(json.dumps({"stopped": "time budget", "at": [name, method, seq, batch]}),
