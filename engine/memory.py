@@ -278,18 +278,24 @@ class Footprint(Breakdown):
                 0.0,
                 0.0,
             )
-        s3 = stage.shards_weights
+        # What each stage shards, as ZeRO numbers them: 1 the optimizer states (and master
+        # weights), 2 the gradients too, 3 the weights too (ZeRO-3, FSDP, HSDP).
+        shards_weights = stage.shards_weights
+        shards_states = stage.is_zero or stage.is_fsdp
+        shards_grads = shards_weights or stage is Sharding.ZERO2
         activations = self.activations
-        if s3 and self.sharded_activations:
+        if shards_weights and self.sharded_activations:
             activations = self.sharded_activations
-        s1 = stage.is_zero or stage.is_fsdp
-        s2 = s3 or stage is Sharding.ZERO2
-        optimizer = 0.0 if offload else (self.optimizer / n if s1 else self.optimizer)
+        optimizer = 0.0 if offload else (
+            self.optimizer / n if shards_states else self.optimizer
+        )
         if stage.is_zero and not offload:
             optimizer += self.zero_fp32_grads / n
-        master = 0.0 if offload else (self.master_weights / n if s1 else self.master_weights)
-        gradients = self.gradients / n if s2 else self.gradients
-        if s3 and (n > 1 or offload):
+        master = 0.0 if offload else (
+            self.master_weights / n if shards_states else self.master_weights
+        )
+        gradients = self.gradients / n if shards_grads else self.gradients
+        if shards_weights and (n > 1 or offload):
             # The unit being computed and the prefetched next one are gathered in full;
             # a full fine-tune also holds one unit's unsharded gradient before reduce-scatter.
             gathered = ZERO3_GATHERED_UNITS * self.gathered
