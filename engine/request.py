@@ -353,7 +353,7 @@ class Request(BaseModel):
     )] = False
     """Attention runs on the card's own newest kernels (FlashAttention-3 on Hopper,
     cuDNN's fused attention, FlashAttention-4 on Blackwell) instead of FlashAttention-2,
-    which PyTorch's SDPA and transformers' ``flash_attention_2`` run: at
+    which transformers' ``flash_attention_2`` and PyTorch's SDPA before 2.11 run: at
     ``FA_EFFICIENCY`` of the matmul rate on every card, where FlashAttention-2 reaches
     less on Hopper and Blackwell (``GpuSpec.flash_attention_tflops``). Time only."""
     fused_ce: Annotated[bool, FieldMeta(

@@ -285,7 +285,8 @@ def _native_attention_tip(ctx: Context, o: Option) -> list[str]:
         else "FlashAttention-3 or cuDNN attention (`fa3`)"
     )
     return [
-        f"On {o.gpu.id}, FlashAttention-2 (what PyTorch's SDPA and `flash_attention_2` run) "
+        f"On {o.gpu.id}, FlashAttention-2 (what `flash_attention_2` and PyTorch's SDPA "
+        f"before 2.11 run) "
         f"reaches about {fa2:,.0f} TFLOPs, {fa2 / o.gpu.train_tflops:.0%} of the card's peak: "
         f"{kernels} would cut the time by about {saving:.0%}."
     ]
