@@ -23,7 +23,8 @@ fitted parameter, so its LOSO errors equal its in-sample ones. Time error is
 factor is max(est/meas, meas/est).
 
 Run: ``python benchmarks/accuracy.py`` (``--fit`` prints the fitted constants for
-engine/constants.py; ``--bands`` prints the BANDS block for engine/accuracy.py).
+engine/constants.py; ``--bands`` prints the BANDS block and TIMED_CARDS for
+engine/accuracy.py).
 """
 
 from __future__ import annotations
@@ -342,6 +343,12 @@ def bands(result: dict[str, Any]) -> list[str]:
     return out
 
 
+def timed_cards(result: dict[str, Any]) -> str:
+    """The TIMED_CARDS line for engine/accuracy.py: the cards the timed runs ran on."""
+    cards = sorted({r.request.gpu for r in result["scored"] if r.run_id in result["time_loso"]})
+    return f"TIMED_CARDS: Final = frozenset({{{', '.join(repr(c) for c in cards)}}})"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fit", action="store_true", help="print the fitted constants")
@@ -356,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.bands:
         print("\n".join(bands(result)))
+        print(timed_cards(result))
         return 0
     print("\n".join(report(result)))
     return 0

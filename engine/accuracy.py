@@ -4,14 +4,15 @@
 (benchmarks/measurements.yaml), leaving each source out of the fit in turn and
 testing on it. The 80th percentile of the absolute leave-one-source-out error, per
 method, is the band a reply states ("memory ±12%, time ±25%, from 48 published
-runs"). The figures below are that script's output (``--bands``); a test re-runs it
+runs"). The figures below are that script's output (``--bands``), with the cards its
+timed runs ran on (a named card outside them is said to be untimed); a test re-runs it
 and checks they are current.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from engine.constants import PLANNING_UNCERTAINTY
 from engine.request import Method, Mode, Request, Sharding
@@ -35,6 +36,7 @@ BANDS: dict[str, Band] = {
     "lora": Band(memory=0.09, time=0.28, memory_runs=60, time_runs=21),
     "qlora": Band(memory=0.18, time=0.19, memory_runs=44, time_runs=6),
 }
+TIMED_CARDS: Final = frozenset({'a100-80gb-sxm', 'l40s', 'rtx-4090'})
 # --- end of generated block -------------------------------------------------------------
 
 
@@ -76,6 +78,8 @@ def uncertainty(request: Request) -> Uncertainty:
     label = {Method.FULL: "full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}[method]
     untried = unmeasured(request)
     caveat = f"; none of them used {' or '.join(untried)}" if untried else ""
+    if request.gpu is not None and request.gpu not in TIMED_CARDS:
+        caveat += f"; timed on {', '.join(sorted(TIMED_CARDS))} only"
     return Uncertainty(
         band.memory,
         time,

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
 
-from engine.accuracy import BANDS
+from engine import Request
+from engine.accuracy import BANDS, TIMED_CARDS, uncertainty
 from engine.constants import ELEMENTWISE_PASSES, GEMM_EFFICIENCY, LAUNCH_S_PER_KERNEL
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@functools.cache
 def _benchmark():
     spec = importlib.util.spec_from_file_location("accuracy_benchmark", ROOT / "benchmarks" /
                                                   "accuracy.py")
@@ -23,9 +26,17 @@ def _benchmark():
     return module
 
 
+@functools.cache
+def _evaluated() -> dict[str, Any]:
+    """The benchmark's evaluation of every run (one pass for every test here)."""
+    bench = _benchmark()
+    result: dict[str, Any] = bench.evaluate(bench.load_runs())
+    return result
+
+
 def test_the_bands_in_the_engine_are_the_benchmarks_current_output() -> None:
     bench = _benchmark()
-    lines = bench.bands(bench.evaluate(bench.load_runs()))
+    lines = bench.bands(_evaluated())
     for method, line in zip(("full", "lora", "qlora"), lines, strict=True):
         band = BANDS[method]
         assert f"memory={band.memory:.2f}" in line
@@ -33,9 +44,25 @@ def test_the_bands_in_the_engine_are_the_benchmarks_current_output() -> None:
         assert f"memory_runs={band.memory_runs}" in line
 
 
-def test_the_fitted_time_constants_are_the_benchmarks_fit() -> None:
+def test_the_timed_cards_in_the_engine_are_the_benchmarks_current_ones() -> None:
     bench = _benchmark()
-    tuning = bench.evaluate(bench.load_runs())["tuning"]
+    line = bench.timed_cards(_evaluated())
+    cards = ", ".join(map(repr, sorted(TIMED_CARDS)))
+    assert line == f"TIMED_CARDS: Final = frozenset({{{cards}}})"
+
+
+def test_a_named_card_no_timed_run_used_is_said_to_be_untimed() -> None:
+    basis = uncertainty(Request(model="llama-3.1-8b", method="lora", gpu="h100-sxm")).basis
+    assert basis.endswith(f"; timed on {', '.join(sorted(TIMED_CARDS))} only")
+
+
+def test_a_named_card_the_timed_runs_used_carries_no_such_caveat() -> None:
+    card = sorted(TIMED_CARDS)[0]
+    assert "timed on" not in uncertainty(Request(model="llama-3.1-8b", gpu=card)).basis
+
+
+def test_the_fitted_time_constants_are_the_benchmarks_fit() -> None:
+    tuning = _evaluated()["tuning"]
     assert tuning.launch_s_per_kernel == LAUNCH_S_PER_KERNEL
     assert tuning.elementwise_passes == ELEMENTWISE_PASSES
     assert abs(tuning.gemm_efficiency - GEMM_EFFICIENCY) < 1e-9
