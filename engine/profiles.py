@@ -150,7 +150,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
     if not PROFILE_OFFLOAD_GRADIENTS[key]:
         changes.append(("an offloaded optimizer leaves the gradients on the GPU", "offload"))
     if PROFILE_CUDNN_ATTENTION_FROM[key] is not None:
-        changes.append(("cuDNN attention on Blackwell (B200), FlashAttention-2 before it",
+        changes.append(("cuDNN attention on Blackwell (B200), FlashAttention-2 on older cards",
                         "any"))
     if not PROFILE_SPEC_ACTIVATIONS[key]:
         changes.append(("activations as autograd keeps them, not the spec's formula", "any"))
