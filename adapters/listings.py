@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adapters.report import Table, fmt_params
+from adapters.report import Table
 from engine.specs import Catalog
 
 
@@ -14,12 +14,19 @@ def model_table(catalog: Catalog) -> Table:
         sizes.setdefault(model_id, []).append(size)
     rows = []
     for m in sorted(catalog.models.values(), key=lambda m: (m.family, m.params)):
-        params = fmt_params(m.params)
+        params = _three_figures(m.params)
         if m.is_moe:
-            params += f" ({fmt_params(m.active_params)} act.)"
+            params += f"/{_three_figures(m.active_params)}"
         short = sorted((a for a in m.aliases if "/" not in a), key=len)[:1]
         rows.append([m.id, params, ", ".join([*sizes.get(m.id, []), *short])])
     return Table(["model", "params", "also"], rows, "lrl")
+
+
+def _three_figures(n: float) -> str:
+    """A parameter count to three significant figures (``8.03B``, ``70.6B``, ``671B``,
+    ``559M``): the listing's column stays narrow enough for one Discord message."""
+    value, unit = (n / 1e9, "B") if n >= 999.5e6 else (n / 1e6, "M")
+    return f"{value:.3g}{unit}" if value < 999.5 else f"{value:.0f}{unit}"
 
 
 def gpu_table(catalog: Catalog) -> Table:
@@ -36,7 +43,8 @@ def gpu_table(catalog: Catalog) -> Table:
 def model_listing(catalog: Catalog) -> str:
     return (
         model_table(catalog).render()
-        + "\n\nAny other size (e.g. 20b) gets a synthetic Llama-style model."
+        + "\n\nMixture-of-experts params: total/active. Any other size (e.g. 20b) gets a "
+        "synthetic Llama-style model."
     )
 
 
