@@ -434,3 +434,24 @@ def test_expert_parallelism_is_refused_with_what_to_ask_instead(text: str) -> No
 ])
 def test_ulysses_sequence_parallelism_reads_as_context_parallel(text: str) -> None:
     assert parsed(text).context_parallel == 4
+
+
+# --- `ep`: epochs, or expert parallelism beside a mixture-of-experts model ---------------------
+
+@pytest.mark.parametrize("words", ["ep 8", "ep8", "8 ep", "ep=8"])
+def test_ep_beside_a_moe_model_asks_whether_it_means_epochs(words: str) -> None:
+    message = refused(f"mixtral full {words} 8x h100")
+    assert "could mean 8 epochs or expert parallelism over 8 cards" in message
+    assert 'say "8 epochs"' in message
+
+
+def test_ep_beside_a_dense_model_is_epochs() -> None:
+    assert parsed("llama-3.1-8b lora ep 2").epochs == 2
+
+
+def test_epochs_spelled_out_beside_a_moe_model_is_epochs() -> None:
+    assert parsed("mixtral full 3 epochs 8x h100").epochs == 3
+
+
+def test_the_moe_check_waits_for_a_model_named_after_ep() -> None:
+    assert "mixture-of-experts" in refused("lora ep 2 qwen3-30b-a3b h100")

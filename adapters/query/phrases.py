@@ -426,6 +426,29 @@ def check_dora(s: State) -> None:
         )
 
 
+_EP_WORD = re.compile(r"(?:^|\s)eps?(?:\s|\d|$)|\d\s*eps?$")
+"""``ep`` or ``eps`` as the epochs unit (``ep 8``, ``ep8``, ``8 ep``), not ``epochs``."""
+
+
+def check_expert_parallel_word(s: State) -> None:
+    """``ep 8`` beside a mixture-of-experts model: Megatron's and torchtitan's users mean
+    expert parallelism by it, everyone else epochs. Read as epochs it would multiply the
+    time silently, so the query must say which."""
+    said = s.sources.get("epochs")
+    model = s.catalog.models.get(str(s.fields.get("model", "")))
+    if said is None or model is None or not model.is_moe or not _EP_WORD.search(said.lower()):
+        return
+    n = s.fields["epochs"]
+    count = f"{n:g}"
+    raise error(
+        f'"{quoted(said)}" beside {model.name}, a mixture-of-experts model, could mean '
+        f'{count} epochs or expert parallelism over {count} cards: say "{count} epochs" '
+        "for epochs. Expert parallelism is not modeled; for the same cards say fsdp, which "
+        "shards the experts with the rest of the model.",
+        said, example=f"{model.id} qlora {count} epochs 50M tokens",
+    )
+
+
 def check_native_attention(s: State) -> None:
     """FlashAttention-3 and cuDNN attention are FlashAttention kernels: refused beside
     ``no-flash``."""
