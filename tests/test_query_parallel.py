@@ -455,3 +455,13 @@ def test_epochs_spelled_out_beside_a_moe_model_is_epochs() -> None:
 
 def test_the_moe_check_waits_for_a_model_named_after_ep() -> None:
     assert "mixture-of-experts" in refused("lora ep 2 qwen3-30b-a3b h100")
+
+
+def test_ep_in_a_followup_on_a_moe_thread_asks_too() -> None:
+    previous = parsed("mixtral full 8x h100 10M tokens")
+    assert "could mean 4 epochs" in refused_followup(previous, "what if ep 4")
+
+
+def test_epochs_in_a_followup_on_a_moe_thread_are_epochs() -> None:
+    previous = parsed("mixtral full 8x h100 10M tokens")
+    assert apply_followup(previous, "what if 4 epochs", CAT).epochs == 4

@@ -11,7 +11,7 @@ from adapters.query.parallel import (
     check_tensor_parallel,
     full_also_method,
 )
-from adapters.query.phrases import check_samples
+from adapters.query.phrases import check_expert_parallel_word, check_samples
 from adapters.query.scanner import scan
 from adapters.query.state import State
 from adapters.query.steps import OTHER_LENGTHS, check_one_length, count_steps
@@ -111,5 +111,6 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
         check_samples(merged, strict=True)
     check_tensor_parallel(merged, sources.get("tensor_parallel"))
     check_context_parallel(merged, sources.get("context_parallel"))
+    check_expert_parallel_word(merged, sources.get("epochs"), catalog)
     count_steps(merged)
     return build(merged)

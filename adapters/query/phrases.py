@@ -8,6 +8,7 @@ Each handler takes the scan state and the word index and returns the words it co
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Final
 
 from adapters.query.errors import error, quoted
@@ -24,6 +25,7 @@ from adapters.query.numbers import (
 from adapters.query.state import State
 from adapters.query.vocabulary import FOUR_BIT_WORDS
 from engine.request import Framework, Method, Sharding, Solve
+from engine.specs import Catalog
 
 # --- solve for a limit -------------------------------------------------------------
 
@@ -430,16 +432,19 @@ _EP_WORD = re.compile(r"(?:^|\s)eps?(?:\s|\d|$)|\d\s*eps?$")
 """``ep`` or ``eps`` as the epochs unit (``ep 8``, ``ep8``, ``8 ep``), not ``epochs``."""
 
 
-def check_expert_parallel_word(s: State) -> None:
-    """``ep 8`` beside a mixture-of-experts model: Megatron's and torchtitan's users mean
-    expert parallelism by it, everyone else epochs. Read as epochs it would multiply the
-    time silently, so the query must say which."""
-    said = s.sources.get("epochs")
-    model = s.catalog.models.get(str(s.fields.get("model", "")))
-    if said is None or model is None or not model.is_moe or not _EP_WORD.search(said.lower()):
+def check_expert_parallel_word(
+    fields: Mapping[str, object], said: str | None, catalog: Catalog | None
+) -> None:
+    """``ep 8`` (``said``, the words that set ``epochs``) beside a mixture-of-experts
+    model: Megatron's and torchtitan's users mean expert parallelism by it, everyone else
+    epochs. Read as epochs it would multiply the time silently, so the query must say
+    which. ``fields``: the query's, or a follow-up's merged with its thread's."""
+    if said is None or catalog is None or not _EP_WORD.search(said.lower()):
         return
-    n = s.fields["epochs"]
-    count = f"{n:g}"
+    model = catalog.models.get(str(fields.get("model", "")))
+    if model is None or not model.is_moe:
+        return
+    count = f"{fields['epochs']:g}"
     raise error(
         f'"{quoted(said)}" beside {model.name}, a mixture-of-experts model, could mean '
         f'{count} epochs or expert parallelism over {count} cards: say "{count} epochs" '

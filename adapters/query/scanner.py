@@ -402,7 +402,7 @@ def scan(text: str, catalog: Catalog) -> State:
     phrases.check_offload_weights(state)
     phrases.check_dora(state)
     phrases.check_native_attention(state)
-    phrases.check_expert_parallel_word(state)
+    phrases.check_expert_parallel_word(state.fields, state.sources.get("epochs"), catalog)
     parallel.check_replicate(state)
     parallel.check_tensor_parallel(state.fields, state.sources.get("tensor_parallel"))
     parallel.check_context_parallel(state.fields, state.sources.get("context_parallel"))
