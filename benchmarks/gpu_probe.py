@@ -30,7 +30,7 @@ import json
 import platform
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import date
 from typing import Any
@@ -168,6 +168,41 @@ def quantize_nf4(model: Any) -> Any:
     return model
 
 
+def timed(cuda: bool, step: Callable[..., object], *args: Any) -> float:
+    """Seconds of ``TIMED_STEPS`` calls of ``step(*args)`` after ``WARMUP_STEPS`` untimed
+    ones (synchronized on the GPU)."""
+    import torch
+
+    for _ in range(WARMUP_STEPS):
+        step(*args)
+    if cuda:
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(TIMED_STEPS):
+        step(*args)
+    if cuda:
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def train_step(model: Any, optimizer: Any, ids: Any, device: str, autocast: bool) -> None:
+    """One optimizer step on ``ids`` (BF16 autocast for TRL's path)."""
+    import torch
+
+    with torch.autocast(device, dtype=torch.bfloat16, enabled=autocast):
+        loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+
+
+def attention_step(q: Any, k: Any, v: Any, grad: Any) -> None:
+    """Causal SDPA forward and backward."""
+    import torch.nn.functional as F
+
+    F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(grad)
+
+
 def run_one(name: str, method: str, seq: int, batch: int, device: str) -> Result:
     import torch
 
@@ -183,20 +218,9 @@ def run_one(name: str, method: str, seq: int, batch: int, device: str) -> Result
         if cuda:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
-        start = 0.0
-        for step in range(WARMUP_STEPS + TIMED_STEPS):
-            if step == WARMUP_STEPS:
-                if cuda:
-                    torch.cuda.synchronize()
-                start = time.perf_counter()
-            with torch.autocast(device, dtype=torch.bfloat16, enabled=method.endswith("-trl")):
-                loss = model(input_ids=ids, labels=ids).loss
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-        if cuda:
-            torch.cuda.synchronize()
-        seconds = time.perf_counter() - start
+        seconds = timed(
+            cuda, train_step, model, optimizer, ids, device, method.endswith("-trl")
+        )
         return Result(
             name, method, seq, batch, gpu,
             torch.cuda.max_memory_allocated() / 1e9 if cuda else None,
@@ -219,7 +243,6 @@ def attention_rates(device: str, smoke: bool) -> Iterator[dict[str, Any]]:
     import contextlib
 
     import torch
-    import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     cuda = device == "cuda"
@@ -247,17 +270,8 @@ def attention_rates(device: str, smoke: bool) -> Iterator[dict[str, Any]]:
             )
             try:
                 with chosen:
-                    start = 0.0
-                    for step in range(WARMUP_STEPS + TIMED_STEPS):
-                        if step == WARMUP_STEPS:
-                            if cuda:
-                                torch.cuda.synchronize()
-                            start = time.perf_counter()
-                        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                        out.backward(grad)
-                    if cuda:
-                        torch.cuda.synchronize()
-                row["tflops"] = flops * TIMED_STEPS / (time.perf_counter() - start) / 1e12
+                    seconds = timed(cuda, attention_step, q, k, v, grad)
+                row["tflops"] = flops * TIMED_STEPS / seconds / 1e12
             except Exception as exc:  # a backend this card or build does not have
                 row["error"] = f"{type(exc).__name__}: {str(exc)[:160]}"
             yield row
