@@ -308,8 +308,12 @@ def _what_if_variants(request: Request) -> list[tuple[str, Request]]:
     state); otherwise "Full + offload" (optimizer state in host memory).
     """
     labels = {Method.FULL: "Full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
+    # The request's own method is the request itself (an unsaid method included), so
+    # its row reuses the estimate's footprint and workload.
+    own = request.effective_method
     variants: list[tuple[str, Request]] = [
-        (label, request.model_copy(update={"method": m})) for m, label in labels.items()
+        (label, request if m is own else request.model_copy(update={"method": m}))
+        for m, label in labels.items()
     ]
     if request.tensor_parallel > 1:
         # Tensor parallelism does not split a 4-bit base: QLoRA is compared without it.
@@ -351,7 +355,7 @@ def _what_ifs(
             and variant.state_precision is request.state_precision
             and variant.offload is request.offload
         )
-        if variant == request:
+        if variant is request:
             fp, work = planned
         else:
             fp = footprint(model.architecture, variant)

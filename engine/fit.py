@@ -240,19 +240,25 @@ class Card:
     price: float | None
     order: tuple[bool, bool]
     """(end of life, not recommended for training): the leading part of the sort key."""
+    flagged: bool
+    """Either of ``order``: the card ranks after every unflagged one."""
 
 
 def cards(gpus: list[GpuSpec]) -> list[Card]:
-    return [
-        Card(
-            gpu=g,
-            capacity=g.capacity_gb,
-            napkin_capacity=g.memory_gb,
-            price=g.price_per_gpu_hour,
-            order=(g.status != "live", not_recommended_reason(g) is not None),
+    table = []
+    for g in gpus:
+        order = (g.status != "live", not_recommended_reason(g) is not None)
+        table.append(
+            Card(
+                gpu=g,
+                capacity=g.capacity_gb,
+                napkin_capacity=g.memory_gb,
+                price=g.price_per_gpu_hour,
+                order=order,
+                flagged=order[0] or order[1],
+            )
         )
-        for g in gpus
-    ]
+    return table
 
 
 def hourly_price(gpu: GpuSpec, override: float | None, spot: bool) -> float | None:
@@ -307,23 +313,30 @@ def rank_cards(
     napkin = sizer.napkin_total is not None
     timed = work.flops is not None
     ranked: list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]] = []
-    for index, card in enumerate(table):
-        capacity = card.napkin_capacity if napkin else card.capacity
-        cap = USABLE_FRACTION * capacity
-        found = sizer.fewest_for(cap) if count is None else sizer.at_count_for(cap, count)
-        if found is None:
-            continue
-        n, stage, per_gpu = found
-        price = hourly_price(card.gpu, price_override, spot)
-        if timed:
-            seconds = run_seconds(work, card.gpu, n, stage, mode, offload, nodes)
-            cost = math.inf if price is None else seconds / 3600 * price
-            key = (card.order[0], card.order[1], cost, seconds / n, float(n))
-        else:
-            closeness = round(abs(USABLE_FRACTION - per_gpu / capacity) / 0.05)
-            hourly = math.inf if price is None else price * n
-            key = (card.order[0], card.order[1], float(closeness), float(n), hourly)
-        ranked.append((key, index, card, n, stage))
+    # Flagged cards sort after every other card, so they are sized and timed only when
+    # fewer than ``keep`` of the others hold the run.
+    for flagged in (False, True):
+        if flagged and len(ranked) >= keep:
+            break
+        for index, card in enumerate(table):
+            if card.flagged is not flagged:
+                continue
+            capacity = card.napkin_capacity if napkin else card.capacity
+            cap = USABLE_FRACTION * capacity
+            found = sizer.fewest_for(cap) if count is None else sizer.at_count_for(cap, count)
+            if found is None:
+                continue
+            n, stage, per_gpu = found
+            price = hourly_price(card.gpu, price_override, spot)
+            if timed:
+                seconds = run_seconds(work, card.gpu, n, stage, mode, offload, nodes)
+                cost = math.inf if price is None else seconds / 3600 * price
+                key = (card.order[0], card.order[1], cost, seconds / n, float(n))
+            else:
+                closeness = round(abs(USABLE_FRACTION - per_gpu / capacity) / 0.05)
+                hourly = math.inf if price is None else price * n
+                key = (card.order[0], card.order[1], float(closeness), float(n), hourly)
+            ranked.append((key, index, card, n, stage))
     if keep == 1:
         return [min(ranked)[2:]] if ranked else []
     ranked.sort()
