@@ -218,7 +218,7 @@ class Service:
             special = command_reply(words, self.catalog, catalog)
             if special is not None:
                 return special
-        if previous is not None and starts_over(words):
+        if starts_over(words):  # ``new 8b lora``: with or without an earlier estimate
             words, previous = without_new(words), None
         try:
             if build is not None:

@@ -137,7 +137,7 @@ class GpuSpec(BaseModel):
     """FlashAttention-2's forward+backward TFLOPs where its kernels reach a smaller share
     of the matmul rate than the A100's ``FA_EFFICIENCY``: Hopper and sm_100 Blackwell,
     whose new tensor-core paths (``wgmma``, ``tcgen05``) its Ampere-style ``mma.sync``
-    tiles cannot use (about 35% of the H100's dense peak, 17% of the B200's;
+    tiles cannot use (about 35% of the H100's dense peak, 15% of the B200's;
     ``flash_attention_source``); None: ``FA_EFFICIENCY`` x the matmul rate."""
     flash_attention_source: str = ""
     hbm_gbps: float | None = Field(default=None, gt=0)

@@ -421,7 +421,7 @@ def attention_rate(
     Eager attention runs as batched GEMMs at the matmul rate. FlashAttention-2 runs at the
     card's own rate where the catalog has one (``flash_attention_tflops``: Hopper and
     sm_100 Blackwell, whose new tensor-core paths its Ampere-style ``mma.sync`` tiles
-    cannot use: about 35% of the H100's peak, Shah et al. 2024, arXiv:2407.08608; 17% of
+    cannot use: about 35% of the H100's peak, Shah et al. 2024, arXiv:2407.08608; 15% of
     the B200's), else at ``FA_EFFICIENCY`` of the matmul rate (its share on the A100, Dao
     2023, arXiv:2307.08691). ``native`` kernels (FlashAttention-3, cuDNN) reach that share
     on every card. ``matmul``: ``matmul_rate(gpu)`` when the caller has it."""

@@ -77,6 +77,12 @@ def test_new_in_a_thread_starts_over(service):
     assert reply.changes == []
 
 
+def test_new_without_an_earlier_estimate_is_a_question(service):
+    reply = service.answer("new 8b lora")
+
+    assert reply.request is not None and reply.request.model == "llama-3.1-8b"
+
+
 def test_describe_changes_words_values_for_people():
     old = Request(model="llama-3.1-8b")
     new = Request(model="llama-3.1-8b", gpu="h100-sxm", gpu_count=4, dataset_tokens=2_000_000,

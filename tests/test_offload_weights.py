@@ -52,7 +52,9 @@ def test_offload_optimizer_words_offload_the_optimizer_only(text: str) -> None:
     assert request.offload is True and request.offload_weights is False
 
 
-@pytest.mark.parametrize("text", ["offload params", "offload_param", "param offload", "offload"])
+@pytest.mark.parametrize(
+    "text", ["offload params", "offload_param", "param offload", "offload all", "offload"]
+)
 def test_param_offload_words_and_plain_offload_move_the_weights_too(text: str) -> None:
     request = parse_query(f"70b full zero3 {text} 8x a100", CAT)
     assert request.offload is True and request.offload_weights is True

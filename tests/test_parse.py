@@ -20,6 +20,7 @@ from adapters.parse import (
     parse_fields,
     parse_query,
 )
+from adapters.query.vocabulary import FLAGS, KEYWORDS, PHRASES
 from catalog.loader import default_catalog
 from engine.architecture import Architecture
 from engine.request import (
@@ -223,6 +224,9 @@ GOOD: list[tuple[str, dict[str, object]]] = [
     ("adamw-8bit", {"optimizer": Optimizer.ADAMW_8BIT}),
     ("adam8bit", {"optimizer": Optimizer.ADAMW_8BIT}),
     ("8bit-adam", {"optimizer": Optimizer.ADAMW_8BIT}),
+    ("adamw_bnb_8bit", {"optimizer": Optimizer.ADAMW_8BIT}),  # HF's optim name
+    ("bnb_adamw_8bit", {"optimizer": Optimizer.ADAMW_8BIT}),
+    ("paged_adamw_8bit", {"optimizer": Optimizer.ADAMW_8BIT}),
     ("sgd", {"optimizer": Optimizer.SGD}),
     ("adafactor", {"optimizer": Optimizer.ADAFACTOR}),
     ("lion", {"optimizer": Optimizer.LION}),
@@ -348,6 +352,14 @@ BAD: list[tuple[str, str, str]] = [
     ("8b no", "no", "switch"),
     ("llama 20b", "llama 20b", "Which model"),
 ]
+
+
+def test_every_fixed_word_is_spelled_as_the_tokenizer_reads_it() -> None:
+    """Queries are lower-cased and read ``_`` as ``-``: a word spelled otherwise in the
+    vocabulary could never match, and would still be offered as a suggestion."""
+    words = [*KEYWORDS, *FLAGS, *PHRASES.values()]
+    unreachable = [w for w in words if w != w.lower() or "_" in w or " " in w]
+    assert unreachable == []
 
 
 @pytest.mark.parametrize(("text", "word", "fragment"), BAD, ids=[t for t, _, _ in BAD])

@@ -38,12 +38,11 @@ KEYWORDS: Final = _table(
         ("lora_targets", LoraTargets.QV): ("qv", "qv-only", "q-v"),
         ("lora_targets", LoraTargets.MLP): ("mlp", "mlp-only", "ffn"),
         ("optimizer", Optimizer.ADAMW): (
-            "adamw", "adam", "adamw-torch", "adamw_torch", "adamw-torch-fused",
-            "adamw_torch_fused", "adamw-hf", "paged-adamw-32bit", "paged_adamw_32bit",
+            "adamw", "adam", "adamw-torch", "adamw-torch-fused", "adamw-hf", "paged-adamw-32bit",
         ),
         ("optimizer", Optimizer.ADAMW_8BIT): (
             "adamw-8bit", "adamw8bit", "adam8bit", "adam-8bit", "8bit-adam", "8bit-adamw",
-            "paged-adamw-8bit", "paged_adamw_8bit", "adamw_8bit", "adamw_bnb_8bit",
+            "paged-adamw-8bit", "adamw-bnb-8bit", "bnb-adamw-8bit",  # HF's adamw_bnb_8bit
         ),
         ("optimizer", Optimizer.SGD): ("sgd",),
         ("optimizer", Optimizer.ADAFACTOR): ("adafactor",),
@@ -100,12 +99,12 @@ FLAGS: Final = {
     ),
     **dict.fromkeys(
         ("flash", "flash-attn", "flash-attention", "flashattention", "fa2", "flash-attention-2",
-         "flash-attn-2", "flash_attention_2", "sdpa"),
+         "flash-attn-2", "sdpa"),
         "flash_attention",
     ),
     **dict.fromkeys(
-        ("fa3", "fa4", "flash-attention-3", "flash-attn-3", "flash_attention_3",
-         "flashattention-3", "flashattention3", "flash-attention-4", "flash-attn-4",
+        ("fa3", "fa4", "flash-attention-3", "flash-attn-3", "flashattention-3", "flashattention3",
+         "flash-attention-4", "flash-attn-4",
          "cudnn-attention", "cudnn-attn", "cudnn-sdpa"),
         "native_attention",
     ),
@@ -270,6 +269,7 @@ PHRASES: Final = {
     ("offload", "params"): "offload-params",
     ("offload", "param"): "offload-param",
     ("offload", "weights"): "offload-weights",
+    ("offload", "all"): "offload-all",
     ("param", "offload"): "param-offload",
     ("fused", "cross", "entropy"): "fused-cross-entropy",
     ("torch", "compile"): "torch-compile",
