@@ -141,7 +141,10 @@ def tokens_per_second(
     hit = work.rates.get(key)
     if hit is None:
         step = step_time(work.work, gpu, count, stage, offload, nodes)
-        waited = max(0.0, step.step_s - step.compute_s - step.optimizer_s - step.offload_s)
+        # Waiting is what the step spends beyond its own work: the GPU's kernels or, where
+        # the host cannot launch them fast enough, the launch floor (not the link's doing).
+        busy = max(step.compute_s, step.launch_floor_s)
+        waited = max(0.0, step.step_s - busy - step.optimizer_s - step.offload_s)
         hit = work.rates[key] = (step.tokens_per_second, min(1.0, waited / step.step_s))
     return hit
 
@@ -163,7 +166,11 @@ def timing(
     wall-clock = GPU-hours / count; cost = GPU-hours · $/GPU-hour.
     """
     if work.flops is None or work.trained_tokens is None:
-        return Timing(None, None, None, comm_overhead(gpu, count, mode))
+        # No dataset, so no hours; the share of a step spent waiting still holds.
+        if work.work is None:
+            return Timing(None, None, None, comm_overhead(gpu, count, mode))
+        _, share = tokens_per_second(work, gpu, count, stage, offload, nodes)
+        return Timing(None, None, None, share)
     napkin = napkin_gpu_hours(work.flops, gpu)
     if work.work is None:
         overhead = comm_overhead(gpu, count, mode)

@@ -21,6 +21,7 @@ from engine.fit import (
     Option,
     Sizer,
     cards,
+    count_on_card,
     fewest_cards,
     hourly_price,
     make_option,
@@ -29,7 +30,7 @@ from engine.fit import (
 )
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
 from engine.profiles import changes_for, resolve
-from engine.request import Method, Request, StatePrecision
+from engine.request import Method, Mode, Request, StatePrecision
 from engine.solve import Solution, solve
 from engine.specs import Catalog, GpuSpec, ModelSpec
 
@@ -132,6 +133,7 @@ class Estimate:
             "what_if": [
                 {
                     "label": w.label,
+                    "current": w.current,
                     "per_gpu_gb": _r(w.per_gpu_gb),
                     "gpu": w.gpu.id if w.gpu else None,
                     "count": w.count,
@@ -301,7 +303,8 @@ def _plan(
 
 
 def _what_if_variants(request: Request) -> list[tuple[str, Request]]:
-    """The three methods, the full fine-tune's next question, and 0.5x / 2x / 4x sequence.
+    """The three methods, the full fine-tune's next question, and 0.5x / 2x / 4x sequence
+    (in napkin mode the methods alone: its rule reads nothing else).
 
     The full fine-tune's extra row answers what a user asks next rather than repeating
     a row: with FP32 states, "Full, pure BF16" (torchtune/litgpt's regime, half the
@@ -315,6 +318,8 @@ def _what_if_variants(request: Request) -> list[tuple[str, Request]]:
         (label, request if m is own else request.model_copy(update={"method": m}))
         for m, label in labels.items()
     ]
+    if request.mode is Mode.NAPKIN:
+        return variants  # the napkin rule sees only the method: other rows would repeat it
     if request.tensor_parallel > 1:
         # Tensor parallelism does not split a 4-bit base: QLoRA is compared without it.
         qlora = request.model_copy(update={"method": Method.QLORA, "tensor_parallel": 1})
@@ -335,16 +340,19 @@ def _what_ifs(
     request: Request,
     model: ModelSpec,
     catalog: Catalog,
-    pick: GpuSpec | None,
+    headline: Option | None,
     planned: tuple[Footprint, Compute],
 ) -> list[WhatIf]:
     """Each variant on the pick's card type, at the count it needs there.
 
     "At your settings" (the specification's what-if panel): every row uses the card
-    the headline picked, so methods are compared on one card. A variant no count of
-    that card holds names the smallest card that does. ``planned`` is the request's
-    own footprint and workload, reused for the variant equal to the request.
+    the headline picked, so methods are compared on one card, at the count the user named
+    where it holds the variant (as the headline allows, up to the whole card). A variant
+    no count of that card holds names the smallest card that does. ``headline`` is the
+    reply's own option (None when nothing fits) and ``planned`` the request's footprint
+    and workload: the request's own row reuses them.
     """
+    pick = headline.gpu if headline is not None else None
     base_method = request.effective_method
     table = _card_table(catalog)
     out: list[WhatIf] = []
@@ -364,11 +372,10 @@ def _what_ifs(
             work = compute(model.active_params, variant, model.architecture if timed else None)
         option: Option | None = None
         elsewhere: Option | None = None
-        if pick is not None:
-            found = fewest_cards(fp, pick, variant.sharding, variant.offload)
-            if variant.gpu_count is not None and found is not None:
-                count = max(found[0], variant.gpu_count)
-                found = (count, resolve_stage(variant.sharding, count, fp.tensor_parallel))
+        if variant is request and headline is not None and headline.runs:
+            option = headline  # the request's own row is the headline's answer
+        elif pick is not None:
+            found = count_on_card(fp, pick, variant.sharding, variant.offload, variant.gpu_count)
             if found is not None:
                 option = make_option(
                     fp,
@@ -379,6 +386,7 @@ def _what_ifs(
                     _price(variant, pick),
                     variant.mode,
                     variant.offload,
+                    named=variant.gpu_count is not None,  # timed in the tight band too
                     nodes=variant.nodes,
                 )
         if option is None:
@@ -448,8 +456,8 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
     else:
         stage = resolve_stage(request.sharding, 1)
         memory, count = fp.per_gpu(stage, 1, request.offload), fp.tensor_parallel
-    pick = shown[0].gpu if shown and (shown[0].fits or shown[0].named) else None
-    what_if = _what_ifs(request, model, catalog, pick, (fp, work))
+    headline = shown[0] if shown and (shown[0].fits or shown[0].named) else None
+    what_if = _what_ifs(request, model, catalog, headline, (fp, work))
     context = caveats.Context(
         request=request,
         model=model,

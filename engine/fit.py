@@ -355,6 +355,27 @@ def fewest_cards(
     return None if found is None else (found[0], found[1])
 
 
+def count_on_card(
+    fp: Footprint, gpu: GpuSpec, requested: Sharding, offload: bool, named: int | None
+) -> tuple[int, Sharding] | None:
+    """The cards of ``gpu`` a run takes, with the sharding used there: the ``named`` count
+    when it holds the run within the whole card (the ``tight`` band, as the headline
+    allows a count the user named), else the fewest within the planning line, and never
+    fewer than named. None when no count up to ``MAX_CARDS`` holds it."""
+    sizer = Sizer(fp, requested, offload)
+    if named is not None:
+        whole = BAND_FULL * card_capacity(gpu, sizer.napkin_total is not None)
+        found = sizer.at_count_for(whole, named)
+        if found is not None:
+            return found[0], found[1]
+    fewest = sizer.fewest(gpu)
+    if fewest is None:
+        return None
+    if named is None or fewest[0] >= named:
+        return fewest[0], fewest[1]
+    return named, resolve_stage(requested, named, fp.tensor_parallel)
+
+
 def make_option(
     fp: Footprint,
     gpu: GpuSpec,

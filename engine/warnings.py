@@ -170,7 +170,11 @@ def _logits_warning(ctx: Context) -> list[str]:
     r = ctx.request
     if r.mode is not Mode.DETAILED or r.fused_ce:
         return []
-    logits = r.micro_batch * r.seq_len * ctx.model.architecture.vocab_size
+    # One card's logits: its ring share of the sequence, its share of a vocabulary-parallel
+    # loss under tensor parallelism.
+    local_seq = -(-r.seq_len // r.context_parallel)
+    vocab = ctx.model.architecture.vocab_size
+    logits = r.micro_batch * local_seq * vocab / r.tensor_parallel
     one_copy = LOGITS_BYTES * logits / GB
     if one_copy < LARGE_LOGITS_GB:
         return []
@@ -182,6 +186,8 @@ def _logits_warning(ctx: Context) -> list[str]:
             f"(`hf`: transformers, TRL, axolotl) the loss keeps about {extra:.1f} GB more, "
             "and a fused cross-entropy (Liger, Unsloth) removes them (`fused-ce`)."
         ]
+    if kept < LARGE_LOGITS_GB:
+        return []  # the framework's own loss keeps little (Unsloth's fused loss, none)
     return [
         f"The loss keeps {kept:.1f} GB of logits ({profile(r.framework).label}); a fused "
         "cross-entropy (Liger, Unsloth) removes them (`fused-ce`)."

@@ -42,6 +42,7 @@ OPTION_KEYS = {
 }
 WHAT_IF_KEYS = {
     "label",
+    "current",
     "per_gpu_gb",
     "gpu",
     "count",
@@ -285,3 +286,66 @@ def test_a_sequence_past_a_learned_position_table_is_warned(catalog: Catalog) ->
 def test_a_sequence_within_a_learned_position_table_is_not_warned(catalog: Catalog) -> None:
     quiet = estimate(Request(model="gpt2", method="full", seq_len=1024), catalog).warnings
     assert not any("learned position table" in w for w in quiet)
+
+
+# --- the what-if panel agrees with the headline ------------------------------------
+
+TIGHT = {"model": "llama-3.1-70b", "method": "full", "framework": "torchtune",
+         "dataset_tokens": 50_000_000, "gpu": "h100-sxm", "gpu_count": 8}
+
+
+def test_the_requests_own_what_if_row_is_the_headline_even_when_tight(catalog) -> None:
+    est = estimate(Request(**TIGHT), catalog)
+    [own] = [w for w in est.what_if if w.current]
+    head = est.options[0]
+    assert head.band == "tight"
+    assert (own.count, own.per_gpu_gb, own.gpu_hours) == (
+        head.count, head.per_gpu_gb, head.timing.gpu_hours
+    )
+
+
+def test_a_named_count_keeps_what_if_rows_it_holds_up_to_the_whole_card(catalog) -> None:
+    est = estimate(Request(**TIGHT), catalog)
+    longer = next(w for w in est.what_if if w.label.startswith("2× seq"))
+    assert longer.count == 8 and longer.per_gpu_gb > 0.85 * 85.9
+    assert longer.gpu_hours is not None
+
+
+def test_json_marks_the_requests_own_what_if_row(doc: dict) -> None:
+    assert [w["label"] for w in doc["what_if"] if w["current"]] == ["QLoRA"]
+
+
+def test_napkin_what_if_compares_the_methods_only(catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="full", mode="napkin"), catalog)
+    assert [w.label for w in est.what_if] == ["Full", "LoRA", "QLoRA"]
+
+
+# --- warnings say what the model says -----------------------------------------------
+
+def test_launch_bound_steps_are_not_blamed_on_the_link(catalog) -> None:
+    request = Request(model="qwen2.5-0.5b", method="lora", dataset_tokens=50_000_000,
+                      gpu="h100-sxm", gpu_count=8, sharding="zero2")
+    est = estimate(request, catalog)
+    assert est.options[0].timing.comm_overhead < 0.05
+    assert not any("waits on communication" in w for w in est.warnings)
+
+
+def test_the_communication_share_holds_without_a_dataset(catalog) -> None:
+    run = {"model": "llama-2-7b", "method": "lora", "seq_len": 512, "micro_batch": 2,
+           "grad_checkpointing": False, "gpu": "rtx-4090", "gpu_count": 2, "sharding": "fsdp"}
+    timed = estimate(Request(**run, dataset_tokens=10**7), catalog).options[0].timing
+    untimed = estimate(Request(**run), catalog).options[0].timing
+    assert untimed.gpu_hours is None
+    assert untimed.comm_overhead == pytest.approx(timed.comm_overhead)
+
+
+def test_no_logits_warning_where_the_frameworks_loss_keeps_none(catalog) -> None:
+    request = Request(model="llama-3.1-8b", method="lora", seq_len=16384, framework="unsloth")
+    assert not any("logits" in w for w in estimate(request, catalog).warnings)
+
+
+def test_the_logits_warning_counts_one_cards_ring_share(catalog) -> None:
+    request = Request(model="llama-3.1-8b", method="lora", seq_len=32768, context_parallel=4,
+                      gpu="h100-sxm", gpu_count=4)
+    [warning] = [w for w in estimate(request, catalog).warnings if "logits take" in w]
+    assert "4.2 GB" in warning  # 8,192 tokens x 128,256 x 4 B, not the whole sequence's
