@@ -4,8 +4,9 @@ clock, no I/O; ``catalog.price_sources`` fetches and parses).
 How a card's prices are derived (per refresh):
 
 1. Every SkyPilot offer for the card (``catalog.skypilot.Offer``) is screened: a price
-   must be positive and at most ``Limits.max_price_per_gpu_hour``; others are rejected
-   and reported (:class:`~catalog.price_snapshot.Rejection`).
+   must lie in :func:`catalog.team_sheets.price_range` (a query's ``$X/hr`` bounds, the
+   top capped by ``Limits.max_price_per_gpu_hour``); others are rejected and reported
+   (:class:`~catalog.price_snapshot.Rejection`). Team rates are held to the same range.
 2. Per cloud, the card's lowest on-demand and lowest spot offer (any region, any
    instance size) are kept (:class:`~catalog.price_snapshot.CloudQuotes`).
 3. Across the configured clouds: the **lowest** on-demand, the **median** on-demand
@@ -51,7 +52,7 @@ from catalog.price_snapshot import (
     snapshot_id,
 )
 from catalog.skypilot import Offer, ParsedCatalog
-from catalog.team_sheets import ParsedSheet
+from catalog.team_sheets import ParsedSheet, price_problem, rate_hint
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,14 +80,10 @@ class TeamFetch:
 
 
 def bad_price(price: float, limits: Limits) -> str | None:
-    """Why ``price`` ($/GPU-hour) cannot be used, or None when it can."""
-    if not math.isfinite(price):
-        return f"not a finite number ({price})"
-    if price <= 0:
-        return "not positive"
-    if price > limits.max_price_per_gpu_hour:
-        return f"above the ${limits.max_price_per_gpu_hour:g}/GPU-hr bound"
-    return None
+    """Why ``price`` ($/GPU-hour) cannot be used, or None when it lies in
+    :func:`catalog.team_sheets.price_range` (the bounds of a price typed in a query,
+    capped by ``limits``)."""
+    return price_problem(price, limits)
 
 
 def screen_offers(
@@ -232,9 +229,9 @@ def _team_sheet(
     limits: Limits,
 ) -> tuple[TeamSheet, list[Rejection], list[HeldBack]]:
     """The sheet in force after this refresh. A rate that is rejected (not a number, not
-    finite, not positive, above the bound) or moved more than the 5x rule allows keeps
-    the sheet's previous rate for that card, so a typo never drops a team to public
-    prices; a card the sheet no longer lists is dropped (the editor removed it)."""
+    finite, outside :func:`~catalog.team_sheets.price_range`) or moved more than the 5x
+    rule allows keeps the sheet's previous rate for that card, so a typo never drops a
+    team to public prices; a card the sheet no longer lists is dropped (the editor removed it)."""
     sheet = fetch.sheet
     assert sheet is not None
     prices: dict[str, TeamPrice] = {}
@@ -248,7 +245,7 @@ def _team_sheet(
         if reason is not None:
             rejected.append(Rejection(source=fetch.name, card=card, kind="team",
                                       price=value if math.isfinite(value) else None,
-                                      reason=reason))
+                                      reason=f"{reason}; {rate_hint(card, limits)}"))
             continue
         entry = sheet.prices[card]
         old = before.prices.get(card) if before else None

@@ -1,8 +1,12 @@
 """Team price sheets: a team's negotiated $/GPU-hour rates, read from YAML or JSON.
 
 Pure: text in, :class:`ParsedSheet` out (``catalog.price_sources`` fetches the text and
-parses it off the event loop). Judging the rates (bounds, the 5x hold-back, keeping a
-rejected entry's previous rate) is :func:`catalog.price_build.build_snapshot`'s job.
+parses it off the event loop). The parse lists every entry it cannot use in
+:attr:`ParsedSheet.problems`, each with the card, the value as written and how to write it.
+A rate must lie in :func:`price_range`: the bounds of a price typed in a query
+(``$X/hr``, ``engine.request.Request.price_per_gpu_hour``), capped by the refresh's
+``Limits.max_price_per_gpu_hour``. Applying the rates (the 5x hold-back, keeping a rejected
+entry's previous rate) is :func:`catalog.price_build.build_snapshot`'s job.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from typing import Any, Final
 import yaml
 
 from catalog.echo import shown
-from catalog.price_snapshot import TeamPrice
+from catalog.price_snapshot import Limits, TeamPrice
+from engine.constants import MAX_PRICE_PER_GPU_HOUR, MIN_PRICE_PER_GPU_HOUR
 
 MAX_SHEET_BYTES: Final = 256 * 1024
 """A team sheet longer than this (UTF-8) is refused unread: a sheet of every catalog
@@ -23,6 +28,36 @@ card with notes is a few KB."""
 MAX_NAME_CHARS: Final = 80
 """The sheet's ``name`` and each ``note`` are cut to this many characters."""
 MAX_NOTE_CHARS: Final = 200
+
+
+def price_range(limits: Limits) -> tuple[float, float]:
+    """The lowest and highest usable price, $/GPU-hour (inclusive): a query's own bounds
+    (:data:`engine.constants.MIN_PRICE_PER_GPU_HOUR` and ``MAX_PRICE_PER_GPU_HOUR``, what
+    ``$X/hr`` accepts), the top capped by ``limits.max_price_per_gpu_hour`` (a price above
+    it is a data error). Refreshed (SkyPilot) and team prices are held to it alike."""
+    return MIN_PRICE_PER_GPU_HOUR, min(MAX_PRICE_PER_GPU_HOUR, limits.max_price_per_gpu_hour)
+
+
+def price_problem(price: float, limits: Limits) -> str | None:
+    """Why ``price`` ($/GPU-hour) cannot be used, or None when it lies in
+    :func:`price_range`."""
+    low, high = price_range(limits)
+    if not math.isfinite(price):
+        return f"not a finite number ({price})"
+    if price <= 0:
+        return "not positive"
+    if price < low:
+        return f"below the ${low:g}/GPU-hr minimum"
+    if price > high:
+        return f"above the ${high:g}/GPU-hr bound"
+    return None
+
+
+def rate_hint(key: str, limits: Limits) -> str:
+    """How to write a team rate: the allowed range and an example entry for ``key``."""
+    low, high = price_range(limits)
+    return (f"a rate must be between ${low:g} and ${high:,g} per GPU-hour, in dollars, "
+            f"e.g. `{key}: 2.49`")
 
 
 class MalformedSheet(ValueError):
@@ -49,10 +84,10 @@ class _NoAliasLoader(yaml.SafeLoader):
 class ParsedSheet:
     name: str
     prices: dict[str, TeamPrice]
-    """Catalog card id -> rate, for entries that are a positive finite number."""
+    """Catalog card id -> rate, for entries within :func:`price_range`."""
     raw_prices: dict[str, float]
-    """Catalog card id -> the number as written (may be 0, negative, inf or nan: judged
-    by :func:`catalog.price_build.build_snapshot`)."""
+    """Catalog card id -> the number as written (may be out of range, inf or nan: also
+    listed in ``problems``, and rejected by :func:`catalog.price_build.build_snapshot`)."""
     unknown: dict[str, int]
     """Card names the catalog does not know -> 1."""
     problems: tuple[str, ...]
@@ -75,7 +110,9 @@ def load_sheet(text: str) -> Any:
         raise MalformedSheet("nested too deeply to be a price sheet") from exc
 
 
-def parse_team_sheet(text: str, resolve: Callable[[str], str | None]) -> ParsedSheet:
+def parse_team_sheet(
+    text: str, resolve: Callable[[str], str | None], limits: Limits | None = None
+) -> ParsedSheet:
     """Read a team sheet (YAML or JSON)::
 
         name: Acme negotiated rates        # optional
@@ -84,9 +121,11 @@ def parse_team_sheet(text: str, resolve: Callable[[str], str | None]) -> ParsedS
           a100-80gb-sxm: {price: 1.40, note: "1-year reserved"}
 
     ``resolve`` maps a card name or alias to a catalog id (None when unknown). Unknown
-    cards and unreadable entries are listed in ``problems``; the rest are kept. CPU
+    cards, unreadable entries and rates outside :func:`price_range` (``limits``: the
+    default :class:`Limits` when None) are listed in ``problems``; the rest are kept. CPU
     bound (YAML): the refresh calls it in a worker thread.
     """
+    limits = limits or Limits()
     doc = load_sheet(text)
     if not isinstance(doc, dict) or not isinstance(doc.get("prices"), dict):
         raise MalformedSheet("expected a mapping with a 'prices:' mapping of card -> $/GPU-hour")
@@ -108,10 +147,21 @@ def parse_team_sheet(text: str, resolve: Callable[[str], str | None]) -> ParsedS
             problems.append(f"{shown(str(key))}: expected a number or {{price: N, note: ...}}")
             continue
         raw[card], notes[card] = price, note
+        reason = price_problem(price, limits)
+        if reason is not None:
+            written = shown(value.get("price") if isinstance(value, dict) else value)
+            problems.append(f"{_named(str(key), card)}: {written} refused, {reason}; "
+                            f"{rate_hint(shown(str(key)), limits)}")
     prices = {
-        c: TeamPrice(price=p, note=notes[c]) for c, p in raw.items() if math.isfinite(p) and p > 0
+        c: TeamPrice(price=p, note=notes[c]) for c, p in raw.items()
+        if price_problem(p, limits) is None
     }
     return ParsedSheet(name, prices, raw, unknown, tuple(problems), unreadable)
+
+
+def _named(key: str, card: str) -> str:
+    """The entry's name as written, with the catalog card it means when that differs."""
+    return shown(key) if key == card else f"{shown(key)} ({card})"
 
 
 def _sheet_entry(value: Any) -> tuple[float | None, str]:
