@@ -229,9 +229,10 @@ def _team_sheet(
     limits: Limits,
 ) -> tuple[TeamSheet, list[Rejection], list[HeldBack]]:
     """The sheet in force after this refresh. A rate that is rejected (not a number, not
-    finite, outside :func:`~catalog.team_sheets.price_range`) or moved more than the 5x
-    rule allows keeps the sheet's previous rate for that card, so a typo never drops a
-    team to public prices; a card the sheet no longer lists is dropped (the editor removed it)."""
+    finite, outside :func:`~catalog.team_sheets.price_range`, or one of two entries for
+    the same card) or moved more than the 5x rule allows keeps the sheet's previous rate
+    for that card, so a typo never drops a team to public prices; a card the sheet no
+    longer lists is dropped (the editor removed it)."""
     sheet = fetch.sheet
     assert sheet is not None
     prices: dict[str, TeamPrice] = {}
@@ -239,7 +240,11 @@ def _team_sheet(
     held: list[HeldBack] = []
     for card, text in sheet.unreadable.items():
         rejected.append(Rejection(source=fetch.name, card=card, kind="team", price=None,
-                                  reason=f"not a number ({text})"))
+                                  reason=f"not a number ({text}); {rate_hint(card, limits)}"))
+    for card, entries in sheet.duplicates.items():
+        rejected.append(Rejection(source=fetch.name, card=card, kind="team", price=None,
+                                  reason=f"listed more than once ({entries}): neither rate "
+                                  "used; keep one entry per card"))
     for card, value in sheet.raw_prices.items():
         reason = bad_price(value, limits)
         if reason is not None:

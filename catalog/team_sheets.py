@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import yaml
 
@@ -64,10 +64,40 @@ class MalformedSheet(ValueError):
     """A team price sheet that cannot be read as a whole (the message says why)."""
 
 
-class _NoAliasLoader(yaml.SafeLoader):
+class _Entry(NamedTuple):
+    """One ``key: value`` pair of a YAML mapping, as written."""
+
+    key: Any
+    value: Any
+    line: int
+    """1-based line of the key."""
+    text: str
+    """The value as written when it is a scalar (``0.0001``, ``cheap``), else ``""``."""
+
+
+class _Mapping(dict[Any, Any]):
+    """A YAML mapping (the last of a repeated key's values, as any YAML reader) that also
+    keeps every entry in order, so a repeated key is seen instead of silently merged."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: list[_Entry] = []
+
+    def repeated(self) -> dict[Any, list[_Entry]]:
+        """Each key written more than once -> its entries."""
+        groups: dict[Any, list[_Entry]] = {}
+        for entry in self.entries:
+            groups.setdefault(entry.key, []).append(entry)
+        return {key: group for key, group in groups.items() if len(group) > 1}
+
+
+class _SheetLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` that refuses aliases (``*name``, and so ``<<: *name``): a
     nine-line sheet of nested aliases expands to 10^8 items ("billion laughs"), and a
-    price sheet never needs one."""
+    price sheet never needs one. Mappings load as :class:`_Mapping`, which keeps a
+    repeated key's every entry (PyYAML keeps the last one silently)."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -78,6 +108,27 @@ class _NoAliasLoader(yaml.SafeLoader):
                 "in a price sheet: write each rate out"
             )
         return super().compose_node(parent, index)
+
+
+def _construct_mapping(loader: _SheetLoader, node: yaml.MappingNode) -> _Mapping:
+    loader.flatten_mapping(node)
+    data = _Mapping()
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError as exc:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, "found unhashable key",
+                key_node.start_mark) from exc  # fmt: skip
+        value = loader.construct_object(value_node, deep=True)
+        text = value_node.value if isinstance(value_node, yaml.ScalarNode) else ""
+        data.entries.append(_Entry(key, value, key_node.start_mark.line + 1, text))
+        data[key] = value
+    return data
+
+
+_SheetLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +145,10 @@ class ParsedSheet:
     unreadable: dict[str, str] = field(default_factory=dict)
     """Catalog card id -> the entry as written, when it is not a number (a string,
     ``true``, ``1.0e9`` which YAML reads as a string): rejected, the previous rate kept."""
+    duplicates: dict[str, str] = field(default_factory=dict)
+    """Catalog card id -> its entries as written, when the sheet lists the card more than
+    once (a repeated key, or two aliases of one card): neither rate is used, the previous
+    rate kept."""
 
 
 def load_sheet(text: str) -> Any:
@@ -103,7 +158,7 @@ def load_sheet(text: str) -> Any:
     if size > MAX_SHEET_BYTES:
         raise MalformedSheet(f"{size:,} bytes, over the {MAX_SHEET_BYTES:,}-byte limit")
     try:
-        return yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader without aliases
+        return yaml.load(text, Loader=_SheetLoader)  # a SafeLoader without aliases
     except yaml.YAMLError as exc:
         raise MalformedSheet(f"not YAML or JSON: {shown(str(exc), 200)}") from exc
     except RecursionError as exc:
@@ -121,42 +176,95 @@ def parse_team_sheet(
           a100-80gb-sxm: {price: 1.40, note: "1-year reserved"}
 
     ``resolve`` maps a card name or alias to a catalog id (None when unknown). Unknown
-    cards, unreadable entries and rates outside :func:`price_range` (``limits``: the
-    default :class:`Limits` when None) are listed in ``problems``; the rest are kept. CPU
-    bound (YAML): the refresh calls it in a worker thread.
+    cards, unreadable entries, rates outside :func:`price_range` (``limits``: the default
+    :class:`Limits` when None) and cards listed more than once (a repeated key, or two
+    aliases of one card: neither rate is used) are listed in ``problems``; the rest are
+    kept. A repeated top-level key (two ``prices:``) refuses the sheet. CPU bound (YAML):
+    the refresh calls it in a worker thread.
     """
     limits = limits or Limits()
     doc = load_sheet(text)
-    if not isinstance(doc, dict) or not isinstance(doc.get("prices"), dict):
+    if not isinstance(doc, _Mapping) or not isinstance(doc.get("prices"), _Mapping):
         raise MalformedSheet("expected a mapping with a 'prices:' mapping of card -> $/GPU-hour")
+    if doc.repeated():  # two 'prices:' mappings: which one the editor meant is unknown
+        key, group = next(iter(doc.repeated().items()))
+        lines = ", ".join(str(e.line) for e in group)
+        raise MalformedSheet(
+            f"'{shown(str(key))}:' is written {len(group)} times (lines {lines}): "
+            "a sheet has one of each; merge them into one"
+        )
     name = shown(str(doc.get("name") or ""), MAX_NAME_CHARS)
     raw: dict[str, float] = {}
     notes: dict[str, str] = {}
     unknown: dict[str, int] = {}
     unreadable: dict[str, str] = {}
+    duplicates: dict[str, str] = {}
     problems: list[str] = []
-    for key, value in doc["prices"].items():
-        card = resolve(str(key))
+    by_card: dict[str, list[_Entry]] = {}
+    for entry in doc["prices"].entries:
+        card = resolve(str(entry.key))
         if card is None:
-            unknown[shown(str(key))] = 1
-            problems.append(f"{shown(str(key))}: unknown card")
+            if shown(str(entry.key)) not in unknown:
+                unknown[shown(str(entry.key))] = 1
+                problems.append(f"{shown(str(entry.key))}: unknown card")
             continue
-        price, note = _sheet_entry(value)
+        by_card.setdefault(card, []).append(entry)
+    for card, group in by_card.items():
+        repeats = group if len(group) > 1 else _flatten(_repeated(group[0].value))
+        if repeats:
+            duplicates[card] = ", ".join(
+                f"{shown(str(e.key))}: {_written(e)} (line {e.line})" for e in repeats)
+            problems.append(
+                f"{card} is listed more than once ({duplicates[card]}): neither rate is used, "
+                f"the sheet's previous rate for {card} (if any) stays; keep one entry per card"
+            )
+            continue
+        price, note, problem = _judge(group[0], card, limits)
+        if problem is not None:
+            problems.append(problem)
         if price is None:
-            unreadable[card] = shown(value.get("price") if isinstance(value, dict) else value)
-            problems.append(f"{shown(str(key))}: expected a number or {{price: N, note: ...}}")
-            continue
-        raw[card], notes[card] = price, note
-        reason = price_problem(price, limits)
-        if reason is not None:
-            written = shown(value.get("price") if isinstance(value, dict) else value)
-            problems.append(f"{_named(str(key), card)}: {written} refused, {reason}; "
-                            f"{rate_hint(shown(str(key)), limits)}")
+            unreadable[card] = _written(group[0])
+        else:
+            raw[card], notes[card] = price, note
     prices = {
         c: TeamPrice(price=p, note=notes[c]) for c, p in raw.items()
         if price_problem(p, limits) is None
     }
-    return ParsedSheet(name, prices, raw, unknown, tuple(problems), unreadable)
+    return ParsedSheet(name, prices, raw, unknown, tuple(problems), unreadable, duplicates)
+
+
+def _judge(entry: _Entry, card: str, limits: Limits) -> tuple[float | None, str, str | None]:
+    """A card's one entry: its rate ($/GPU-hour; None when not a number), its note, and
+    the problem to report (None when the rate is usable)."""
+    key = shown(str(entry.key))
+    price, note = _sheet_entry(entry.value)
+    if price is None:
+        return None, note, f"{key}: expected a number or {{price: N, note: ...}}"
+    reason = price_problem(price, limits)
+    if reason is None:
+        return price, note, None
+    return price, note, (f"{_named(str(entry.key), card)}: {_written(entry)} refused, "
+                         f"{reason}; {rate_hint(key, limits)}")
+
+
+def _repeated(value: Any) -> dict[Any, list[_Entry]]:
+    """A loaded mapping's repeated keys -> their entries (none for anything else)."""
+    return value.repeated() if isinstance(value, _Mapping) else {}
+
+
+def _flatten(groups: dict[Any, list[_Entry]]) -> list[_Entry]:
+    return [entry for group in groups.values() for entry in group]
+
+
+def _written(entry: _Entry) -> str:
+    """An entry's rate as written: the scalar's text, or the ``price:`` of a mapping."""
+    if entry.text:
+        return shown(entry.text)
+    if isinstance(entry.value, _Mapping):
+        prices = [e for e in entry.value.entries if e.key == "price"]
+        if prices:
+            return _written(prices[-1])
+    return shown(entry.value)
 
 
 def _named(key: str, card: str) -> str:

@@ -1,15 +1,22 @@
-"""A team price sheet's rates are bounded like a price typed in a query.
+"""A team price sheet's rates are bounded like a price typed in a query, and a card is
+priced by one entry only.
 
 A sheet entry outside the query's ``$X/hr`` range (``engine.request.Request``'s
 ``price_per_gpu_hour`` bounds) is refused: it never reaches an estimate, the sheet's
 ``problems`` name the card, the value as written, the range and how to write it, and the
 refresh's rejection (logged, counted in ``/ftcost prices``) says the same. SkyPilot
 offers are held to the same range.
+
+A card listed twice (two aliases of one card, or a repeated YAML key, which PyYAML would
+silently resolve to the last value) is refused whole: neither rate is used, the sheet's
+previous rate for the card stays, and both entries are named with their lines.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import annotated_types
 import pytest
@@ -19,9 +26,10 @@ from adapters.report import build_report
 from bot.price_commands import prices_view
 from catalog.price_build import CloudFetch, TeamFetch, build_snapshot
 from catalog.price_snapshot import Limits, PriceSnapshot
+from catalog.price_sources import PriceSettings, TeamSheetSource, refresh_prices
 from catalog.prices import effective_prices, priced_catalog
 from catalog.skypilot import parse_vms_csv
-from catalog.team_sheets import ParsedSheet, parse_team_sheet
+from catalog.team_sheets import MalformedSheet, ParsedSheet, parse_team_sheet
 from engine import estimate
 from engine.request import Request
 from engine.specs import Catalog
@@ -196,3 +204,111 @@ def test_a_skypilot_offer_below_the_query_minimum_is_rejected(catalog: Catalog) 
     assert s.rejected[0].reason == "below the $0.01/GPU-hr minimum"
     assert all(c.lowest_on_demand is None or c.lowest_on_demand.price >= LOW
                for c in s.cards.values())  # fmt: skip
+
+
+# -- one entry per card -----------------------------------------------------------------
+
+ALIASES = "prices:\n  h100: 2\n  l4: 0.5\n  h100-sxm: 2.5\n"
+REPEATED_KEY = "prices:\n  h100: 2\n  l4: 0.5\n  h100: 3\n"
+
+
+def test_two_aliases_of_one_card_price_it_with_neither_rate(catalog: Catalog) -> None:
+    assert "h100-sxm" not in sheet(catalog, ALIASES).prices
+
+
+def test_two_aliases_of_one_card_are_named_in_the_problems_with_their_lines(
+    catalog: Catalog,
+) -> None:
+    assert sheet(catalog, ALIASES).problems == (
+        "h100-sxm is listed more than once (h100: 2 (line 2), h100-sxm: 2.5 (line 4)): "
+        "neither rate is used, the sheet's previous rate for h100-sxm (if any) stays; keep "
+        "one entry per card",
+    )
+
+
+def test_a_duplicated_card_leaves_the_sheets_other_cards_in_force(catalog: Catalog) -> None:
+    assert sheet(catalog, ALIASES).prices["l4"].price == 0.5
+
+
+def test_a_repeated_yaml_key_is_a_problem_not_the_last_value(catalog: Catalog) -> None:
+    parsed = sheet(catalog, REPEATED_KEY)
+
+    assert "h100-sxm" not in parsed.prices
+    assert parsed.problems[0].startswith(
+        "h100-sxm is listed more than once (h100: 2 (line 2), h100: 3 (line 4))")
+
+
+def test_a_repeated_key_in_a_json_sheet_is_a_problem(catalog: Catalog) -> None:
+    parsed = sheet(catalog, '{"prices": {"l4": 0.4, "l4": 0.5}}')
+
+    assert "l4" not in parsed.prices and "l4: 0.4" in parsed.problems[0]
+
+
+def test_a_price_written_twice_in_one_entry_is_a_problem(catalog: Catalog) -> None:
+    parsed = sheet(catalog, "prices:\n  l4:\n    price: 0.4\n    price: 0.5\n")
+
+    assert "l4" not in parsed.prices
+    assert parsed.problems[0].startswith(
+        "l4 is listed more than once (price: 0.4 (line 3), price: 0.5 (line 4))")
+
+
+def test_two_prices_mappings_refuse_the_whole_sheet(catalog: Catalog) -> None:
+    with pytest.raises(MalformedSheet, match=r"'prices:' is written 2 times \(lines 1, 2\)"):
+        sheet(catalog, "prices: {l4: 0.4}\nprices: {h100: 2}\n")
+
+
+def test_a_duplicated_card_keeps_the_previous_team_rate(catalog: Catalog) -> None:
+    first = snapshot(catalog, "prices: {h100: 2.10}")
+
+    second = snapshot(catalog, ALIASES, previous=first, at=T1)
+
+    assert team_h100(second, catalog) == (2.10, "team")
+
+
+def test_a_duplicated_card_in_a_first_sheet_leaves_estimates_on_the_public_price(
+    catalog: Catalog,
+) -> None:
+    priced = priced_catalog(catalog, snapshot(catalog, ALIASES), workspace=WORKSPACE)
+    line = build_report(estimate(parse_query(QUERY, priced), priced), now=T0).price_line
+
+    built_in = catalog.gpus["h100-sxm"].price_per_gpu_hour
+    assert line is not None and line.startswith(f"h100-sxm ${built_in:.2f}/hr, built-in")
+
+
+def test_the_refresh_rejection_of_a_duplicated_card_names_both_entries(
+    catalog: Catalog,
+) -> None:
+    rejected = snapshot(catalog, ALIASES).rejected
+
+    assert [(r.card, r.kind, r.price, r.reason) for r in rejected] == [(
+        "h100-sxm", "team", None,
+        "listed more than once (h100: 2 (line 2), h100-sxm: 2.5 (line 4)): neither rate "
+        "used; keep one entry per card",
+    )]  # fmt: skip
+
+
+def test_the_prices_view_counts_a_duplicated_card_as_rejected(catalog: Catalog) -> None:
+    view = prices_view(snapshot(catalog, ALIASES), catalog, T0, workspace=WORKSPACE)
+
+    assert f"team:{WORKSPACE}: ok, 1 offers (1 prices rejected)" in view.sources
+
+
+# -- through the refresh: a sheet file read, parsed and logged ---------------------------
+
+
+async def test_a_refresh_logs_each_refused_sheet_entry_with_its_reason(
+    catalog: Catalog, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "rates.yaml"
+    path.write_text(REPEATED_KEY.replace("l4: 0.5", "l4: 0.0001"), encoding="utf-8")
+    settings = PriceSettings(
+        clouds=(), team_sheets=(TeamSheetSource(workspace=WORKSPACE, location=str(path)),))
+
+    with caplog.at_level(logging.WARNING):
+        s = await refresh_prices(settings, catalog, None, T0)
+
+    assert s.team_sheets[WORKSPACE].prices == {}
+    logged = [r.getMessage() for r in caplog.records if "price rejected" in r.getMessage()]
+    assert len(logged) == 2
+    assert "card=h100-sxm" in logged[0] and "h100: 2 (line 2), h100: 3 (line 4)" in logged[0]
+    assert "card=l4" in logged[1] and "below the $0.01/GPU-hr minimum" in logged[1]
