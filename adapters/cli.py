@@ -163,6 +163,19 @@ def error_status(reply: Reply) -> int:
     return 1 if reply.retry else 2
 
 
+def catalog_json(service: Service, kind: ReplyKind) -> str | None:
+    """``--json models`` / ``--json gpus``: the catalog entries as JSON (the cards with the
+    prices the listing shows); None for other replies (help)."""
+    if kind is ReplyKind.MODELS:
+        entries = [m.model_dump(mode="json") for m in service.catalog.models.values()]
+    elif kind is ReplyKind.GPUS:
+        priced = service.catalog_for(None)
+        entries = [g.model_dump(mode="json") for g in priced.gpus.values()]
+    else:
+        return None
+    return json.dumps(entries, indent=2)
+
+
 def run_query(
     words: list[str], as_json: bool, out: TextIO, err: TextIO, chart: Path | None = None,
     service: Service | None = None, config: ConfigRead | None = None,
@@ -185,7 +198,8 @@ def run_query(
         print(f"ftcost: {reply.text}", file=err)
         return error_status(reply)
     if reply.kind is not ReplyKind.ESTIMATE or reply.request is None:
-        print(reply.text, file=out)  # models, gpus
+        listing = catalog_json(service, reply.kind) if as_json else None
+        print(reply.text if listing is None else listing, file=out)  # models, gpus
         return 0
     text = estimate_json(reply) if as_json else report_text(reply, out)
     if as_json and config is not None:
@@ -330,6 +344,9 @@ def main(
             return _interactive_chat(out, err)
         as_json = "--json" in args
         args = [a for a in args if a != "--json"]
+        if not args:  # `ftcost --json` alone: as bare `ftcost`, a usage error
+            print(USAGE + "\n" + terminal_service().answer("help").text, file=out)
+            return 2
         try:
             args, chart = split_chart_option(args)
         except ChartPathError as exc:

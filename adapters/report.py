@@ -158,7 +158,7 @@ def fmt_hours(hours: float | None) -> str:
         return f"{hours * 60:.0f} min"
     if hours < 48:
         return f"{hours:.1f} h"
-    return f"{hours / 24:.1f} d"
+    return f"{hours / 24:,.1f} d"
 
 
 def fmt_age(seconds: float) -> str:
@@ -173,9 +173,12 @@ def fmt_age(seconds: float) -> str:
 
 
 def fmt_tokens(n: float) -> str:
+    """``50M``, ``1.5B``, ``3T``; three significant figures, never an exponent
+    (``1,000T``)."""
     for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
         if n >= scale:
-            return f"{n / scale:,.3g}{suffix}"
+            value = n / scale
+            return f"{value:,.0f}{suffix}" if value >= 999.5 else f"{value:.3g}{suffix}"
     return f"{n:,.0f}"
 
 
@@ -485,11 +488,13 @@ def solve_headline(est: Estimate, sol: Solution) -> str:
     if sol.value is None or sol.memory is None:
         if sol.next_value is None or sol.next_gb is None:
             return f"{what}: nothing fits ({line})."
+        first = sol.next_value  # a model id for the largest-model question, else a number
+        shown = first if isinstance(first, str) else f"{int(first):,}"
         smallest = {
-            Solve.SEQ_LEN: f"a sequence of {sol.next_value:,} tokens",
-            Solve.MICRO_BATCH: f"a micro-batch of {sol.next_value}",
-            Solve.MODEL: f"the smallest model, {sol.next_value},",
-            Solve.GPU_COUNT: f"{sol.next_value} cards",
+            Solve.SEQ_LEN: f"a sequence of {shown} tokens",
+            Solve.MICRO_BATCH: f"a micro-batch of {shown}",
+            Solve.MODEL: f"the smallest model, {shown},",
+            Solve.GPU_COUNT: f"{shown} cards",
         }[sol.goal]
         return (
             f"{what}: nothing fits; {smallest} already needs {fmt_gb(sol.next_gb)} per GPU "

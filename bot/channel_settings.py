@@ -176,8 +176,8 @@ class ChannelSettings:
             if verb in SHOW_WORDS:
                 return SettingsAnswer(await self._show(platform, channel, command))
             if verb in UNSET_WORDS:
-                return await self._set(platform, channel, words[1:], None, command)
-            return await self._set(platform, channel, words[1:2], words[2:], command)
+                return await self._set(platform, channel, words[1:], None, command, verb)
+            return await self._set(platform, channel, words[1:2], words[2:], command, verb)
         except StoreUnavailable:
             record_store_unavailable("channel_settings")
             return SettingsAnswer("Channel settings are unavailable right now: I can't reach "
@@ -199,15 +199,16 @@ class ChannelSettings:
 
     async def _set(
         self, platform: str, channel: str, name_words: list[str], value_words: list[str] | None,
-        command: str,
+        command: str, verb: str = "set",
     ) -> SettingsAnswer:
+        """``set NAME VALUE`` (``value_words`` a list) or ``unset NAME`` (None)."""
         assert self.store is not None
         settings = available()
         names = ", ".join(f"`{n}`" for n in settings)
         if len(name_words) != 1 or name_words[0].lower() not in settings:
-            said = f' "{_shown(" ".join(name_words))}"' if name_words else ""
-            return SettingsAnswer(f"I can't set{said}. Settings: {names}. "
-                                  f"For example {_examples(command)}.", ok=False)
+            said = f' "{_shown(" ".join(name_words))}"' if name_words else " nothing"
+            return SettingsAnswer(f"I can't {verb.lower()}{said}: name one setting of "
+                                  f"{names}. For example {_examples(command)}.", ok=False)
         setting = settings[name_words[0].lower()]
         choices = ", ".join(f"`{v}`" for v in setting.values)
         if value_words is not None and not value_words:
@@ -222,8 +223,10 @@ class ChannelSettings:
         catalog = self._catalog() if self._catalog is not None else None
         value = read_value(setting, word, catalog)
         if value is None:
-            return SettingsAnswer(f'"{_shown(word)}" is not a {setting.name}: one of '
-                                  f"{choices}.", ok=False)
+            return SettingsAnswer(f'"{_shown(word)}" is not a value of the {setting.name} '
+                                  f"setting: say one of {choices}, e.g. "
+                                  f"`{command} set {setting.name} {list(setting.values)[-1]}`.",
+                                  ok=False)
         await self.store.set_channel_setting(platform, channel, setting.name, value)
         return SettingsAnswer(
             f"New estimates in this channel now use {setting.name} {value} unless the "

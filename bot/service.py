@@ -55,6 +55,7 @@ from bot.words import (
     NEW_PREFIXES,
     chart_only,
     command_reply,
+    misplaced_word_hint,
     split_chart_word,
     starts_over,
     with_chart,
@@ -230,6 +231,9 @@ class Service:
             if previous is None:
                 request = with_defaults(request, defaults)
         except QueryError as err:
+            hint = misplaced_word_hint(words)
+            if hint is not None:
+                return Reply(ReplyKind.ERROR, text=hint, word=words.split()[0])
             return Reply(
                 ReplyKind.ERROR, text=str(err), word=err.word, suggestions=list(err.suggestions)
             )

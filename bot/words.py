@@ -29,6 +29,12 @@ GPUS_WORDS: Final = frozenset({"gpus", "gpu", "cards", "list gpus", "gpus list"}
 NEW_PREFIXES: Final = ("new ", "new:")
 """In a thread, ``new 8b lora`` starts over instead of changing the last request."""
 
+CHANNEL_WORDS: Final = frozenset(
+    {"set", "unset", "reset", "settings", "setting", "subscribe", "unsubscribe", "prices"}
+)
+"""Channel commands of the chat front ends (:mod:`bot.channel_settings`,
+:mod:`bot.price_service`), which intercept them before a query is parsed."""
+
 CHART_WORD: Final = "chart"
 CHART_NEEDS_QUERY: Final = (
     "A chart of what? Add `chart` to a query (`70b qlora 50M tokens chart`), or say "
@@ -58,6 +64,25 @@ def command_reply(text: str, models: Catalog, gpus: Catalog) -> Reply | None:
         return Reply(ReplyKind.MODELS, text=model_listing(models), title="Models")
     if low in GPUS_WORDS:
         return Reply(ReplyKind.GPUS, text=gpu_listing(gpus), title="GPUs")
+    return None
+
+
+def misplaced_word_hint(text: str) -> str | None:
+    """What to say instead when a query that failed to parse began with a word that only
+    means something elsewhere: ``new`` with no question after it, or a channel command
+    where there is no channel (the terminal). None otherwise."""
+    words = normalized(text).split()
+    if words == ["new"] or words == ["new:"]:
+        return (
+            "`new` starts a new question in an estimate's thread: say the question after it, "
+            "e.g. `new 8b lora 50M tokens`."
+        )
+    if words and words[0] in CHANNEL_WORDS:
+        return (
+            f"`{words[0]}` is a channel command in Slack and Discord (`/ftcost {words[0]} ...`)."
+            " In the terminal, `ftcost gpus` lists the cards with their prices, and "
+            "`--framework NAME` (or FTCOST_FRAMEWORK) sets the framework."
+        )
     return None
 
 

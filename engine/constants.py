@@ -436,3 +436,7 @@ times the memory (else the largest bigger one), so the step is worth a change of
 MAX_CLUSTER_NODES: Final = 64
 """Nodes a budget or deadline option may use at most (64 x 8 = 512 cards): the largest
 on-demand clusters the catalog's clouds rent without a reservation."""
+NODE_STEP_PAST_CLUSTER: Final = 1.25
+"""Past ``MAX_CLUSTER_NODES``, a budget or deadline search tries node counts 25% apart
+rather than every one: the cost of a run changes by a few percent between neighbours
+there, and thousands of counts per card would stall the bot for seconds."""

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.compute import Compute, compute
-from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
+from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES, NODE_STEP_PAST_CLUSTER
 from engine.fit import (
+    MAX_CARDS,
     Option,
     Sizer,
     hourly_price,
@@ -107,18 +108,26 @@ def meets(option: Option, budget: float | None, deadline: float | None) -> bool:
 
 
 def counts(fewest: int, most: int) -> list[int]:
-    """Card counts to try: every count up to one node, then whole nodes, up to ``most``."""
+    """Card counts to try: every count up to one node, then whole nodes up to
+    ``MAX_CLUSTER_NODES``, and past that every ``NODE_STEP_PAST_CLUSTER``-th larger
+    whole-node count, up to ``most``: a few dozen counts per card, whatever was named."""
     out = [n for n in range(fewest, min(GPUS_PER_NODE, most) + 1)]
     start = max(2, -(-fewest // GPUS_PER_NODE))  # whole nodes above the first
-    out += [k * GPUS_PER_NODE for k in range(start, most // GPUS_PER_NODE + 1)]
+    last = most // GPUS_PER_NODE
+    k = start
+    while k <= last:
+        out.append(k * GPUS_PER_NODE)
+        k = k + 1 if k < MAX_CLUSTER_NODES else max(k + 1, int(k * NODE_STEP_PAST_CLUSTER))
     if fewest > GPUS_PER_NODE and fewest % GPUS_PER_NODE and fewest <= most:
         out.append(fewest)
     return sorted(set(out))
 
 
 def _most_cards(request: Request) -> int:
+    """The most cards tried: the nodes named (else ``MAX_CLUSTER_NODES``) of
+    ``GPUS_PER_NODE``, and never past ``MAX_CARDS``, the most any card is sized for."""
     nodes = request.nodes or MAX_CLUSTER_NODES
-    return nodes * GPUS_PER_NODE
+    return min(nodes * GPUS_PER_NODE, MAX_CARDS)
 
 
 def _card_options(

@@ -83,6 +83,14 @@ def test_new_without_an_earlier_estimate_is_a_question(service):
     assert reply.request is not None and reply.request.model == "llama-3.1-8b"
 
 
+def test_new_alone_in_a_thread_asks_for_the_question_after_it(service):
+    first = service.answer("70b qlora 50M tokens h100").request
+
+    reply = service.answer("new", first)
+
+    assert reply.kind is ReplyKind.ERROR and "say the question after it" in reply.text
+
+
 def test_describe_changes_words_values_for_people():
     old = Request(model="llama-3.1-8b")
     new = Request(model="llama-3.1-8b", gpu="h100-sxm", gpu_count=4, dataset_tokens=2_000_000,

@@ -81,7 +81,8 @@ async def test_settings_are_per_channel(store: SQLiteStore) -> None:
 @pytest.mark.parametrize(
     ("text", "says"),
     [("set colour blue", 'I can\'t set "colour"'), ("set framework jax", '"jax" is not a'),
-     ("set framework", "Set framework to what?"), ("set", "Settings: `framework`")],
+     ("set framework", "Set framework to what?"), ("set", "name one setting of `framework`"),
+     ("unset", "I can't unset nothing"), ("reset framework extra", 'I can\'t reset "framework')],
 )
 async def test_a_bad_settings_command_says_what_is_wrong_and_how_to_say_it(
     store: SQLiteStore, text: str, says: str
@@ -92,6 +93,14 @@ async def test_a_bad_settings_command_says_what_is_wrong_and_how_to_say_it(
     assert says in answer.text
     assert "`hf`" in answer.text or "framework hf`" in answer.text  # how to say it right
     assert await store.channel_settings("slack", "C1") == {}
+
+
+async def test_a_bad_value_names_the_setting_and_a_value_to_say(store: SQLiteStore) -> None:
+    answer = await ChannelSettings(store).handle("set prices nan", "slack", "C1")
+
+    assert answer is not None and not answer.ok
+    assert '"nan" is not a value of the prices setting' in answer.text
+    assert "`/ftcost set prices spot`" in answer.text
 
 
 async def test_the_service_applies_a_channels_defaults_to_new_questions_only(

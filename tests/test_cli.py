@@ -113,3 +113,20 @@ def test_an_unknown_framework_is_refused_with_the_names_to_use(capsys) -> None:
     assert main(["--framework", "bogus", "8b lora"]) == 2
     err = capsys.readouterr().err
     assert '"bogus" is not a framework' in err and "torchtune" in err
+
+
+def test_json_models_and_gpus_print_the_catalog_as_json() -> None:
+    models = json.loads(run("--json", "models")[1])
+    gpus = json.loads(run("--json", "gpus")[1])
+    assert any(m["id"] == "llama-3.1-70b" for m in models)
+    assert any(g["id"] == "h100-sxm" and g["price_per_gpu_hour"] for g in gpus)
+
+
+def test_json_alone_is_a_usage_error_like_no_arguments() -> None:
+    assert run("--json")[0] == 2
+
+
+def test_a_channel_command_in_the_terminal_says_where_it_works() -> None:
+    code, _, err = run("set", "framework", "hf")
+    assert code == 2
+    assert "channel command in Slack and Discord" in err and "--framework" in err

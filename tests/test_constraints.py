@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from itertools import pairwise
 from typing import Any
 
 from adapters.cli import main
@@ -123,3 +124,15 @@ def test_counts_cover_one_node_then_whole_nodes() -> None:
     assert counts(3, 32) == [3, 4, 5, 6, 7, 8, 16, 24, 32]
     assert counts(13, 40) == [13, 16, 24, 32, 40]
     assert counts(1, 4) == [1, 2, 3, 4]
+
+
+def test_past_64_nodes_the_search_steps_a_quarter_at_a_time() -> None:
+    tried = counts(1, 4096)
+    nodes = [n // GPUS_PER_NODE for n in tried if n > 64 * GPUS_PER_NODE]
+    assert len(tried) < 100 and nodes[-1] <= 512
+    assert all(b >= a * 1.25 - 1 for a, b in pairwise(nodes))
+
+
+def test_thousands_of_nodes_named_do_not_widen_the_search_past_the_sizer() -> None:
+    doc = cli_json("8b", "lora", "1B", "tokens", "10000", "nodes", "under", "$100")
+    assert all(o["count"] <= 4096 for o in doc["options"])

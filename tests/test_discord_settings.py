@@ -51,5 +51,5 @@ async def test_a_bad_setting_is_explained_privately(discord_fake, sqlite_store):
         cb = await slash(discord_fake, {"query": "set prices cheap"})
 
     assert cb["data"]["flags"] & FLAG_EPHEMERAL
-    assert "is not a prices" in json.dumps(cb["data"]["embeds"])
+    assert "is not a value of the prices setting" in json.dumps(cb["data"]["embeds"])
     assert await sqlite_store.channel_settings("discord", str(discord_fake.channel_id)) == {}

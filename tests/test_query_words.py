@@ -86,7 +86,7 @@ def test_a_limit_without_a_unit_asks_for_dollars_or_hours() -> None:
 
 
 def test_a_budget_out_of_bounds_is_refused_with_the_bound() -> None:
-    assert "between $1 and $1e+09" in refused("8b lora budget $0.5").message
+    assert "between $1 and $1,000,000,000" in refused("8b lora budget $0.5").message
 
 
 def test_a_deadline_out_of_bounds_is_refused() -> None:
@@ -138,6 +138,33 @@ def test_a_followup_in_tokens_drops_the_sample_count() -> None:
 def test_node_layouts_give_the_total_count_and_the_nodes(text: str) -> None:
     request = parse_query(text, CAT)
     assert (request.gpu, request.gpu_count, request.nodes) == ("h100-sxm", 16, 2)
+
+
+def test_nodes_alone_are_whole_nodes_of_eight() -> None:
+    request = parse_query("8b lora 1B tokens 2 nodes", CAT)
+    assert (request.gpu_count, request.nodes) == (16, 2)
+
+
+@pytest.mark.parametrize("text", [
+    "8b lora 1B tokens 8 gpus", "8b lora 1B tokens 8 h100", "8b lora 1B tokens 8x h100",
+    "8b lora 1B tokens 2 epochs 8 gpus", "1B tokens 8 gpus 8b lora",
+])
+def test_billions_of_tokens_before_a_card_count_are_the_data(text: str) -> None:
+    request = parse_query(text, CAT)
+    assert (request.model, request.dataset_tokens, request.gpu_count) == (
+        "llama-3.1-8b", 1_000_000_000, 8
+    )
+
+
+def test_a_size_before_tokens_and_a_number_is_still_the_model() -> None:
+    request = parse_query("70b tokens 50M 8 gpus", CAT)
+    assert (request.model, request.dataset_tokens) == ("llama-3.1-70b", 50_000_000)
+
+
+@pytest.mark.parametrize("text", ["8b lora 1M tokens under $-50%", "8b lora 1M tokens within 1e-9"])
+def test_a_limit_without_a_unit_gives_valid_examples_for_a_bad_number(text: str) -> None:
+    message = refused(text).message
+    assert "(under $500)" in message and "48 hours" in message
 
 
 def test_a_named_card_count_is_kept() -> None:

@@ -678,7 +678,8 @@ async def test_a_bad_setting_is_explained_to_the_asker_only(bot, slack):
 
     (post,) = slack.responses
     assert post["response_type"] == "ephemeral"
-    assert "is not a framework" in all_text(post["blocks"]) and "`hf`" in all_text(post["blocks"])
+    text = all_text(post["blocks"])
+    assert "is not a value of the framework setting" in text and "`hf`" in text
     assert slack.calls_to("chat.postMessage") == []
 
 

@@ -272,3 +272,9 @@ def test_fewest_cards_reply_names_the_count(catalog: Catalog) -> None:
     head = build_report(est).headline
     assert f": {est.solution.value} cards," in head
     assert f"{est.solution.next_value} do not fit" in head
+
+
+def test_largest_model_when_none_fits_names_the_smallest_model() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["largest", "model", "bs", "343"], out, err) == 0, err.getvalue()
+    assert "nothing fits; the smallest model," in out.getvalue()

@@ -13,11 +13,16 @@ from adapters.query.errors import QueryError, error, quoted
 from engine.request import Display, FieldMeta, Request, field_metas
 
 
+def _plain(value: float) -> str:
+    """A bound as a person writes it: ``0.01``, ``2,048``, ``1,000,000,000`` (no exponent)."""
+    return f"{value:,g}" if value < 1e6 else f"{value:,.0f}"
+
+
 @dataclass(frozen=True)
 class FieldInfo:
     label: str
     example: str
-    show: Callable[[float], str] = lambda v: f"{v:,g}" if v < 1e6 else f"{v:,.0f}"
+    show: Callable[[float], str] = _plain
 
 
 def human_tokens(value: float) -> str:
@@ -30,10 +35,10 @@ def human_tokens(value: float) -> str:
 _BOUND_TEXT: Final[dict[Display, Callable[[float], str]]] = {
     Display.TOKENS: human_tokens,
     Display.PERCENT: lambda v: f"{v * 100:g}%",
-    Display.USD: lambda v: f"${v:,g}",
-    Display.USD_PER_HOUR: lambda v: f"${v:,g}",
-    Display.HOURS: lambda v: f"{v:,g} hours",
-    Display.GB: lambda v: f"{v:,g} GB",
+    Display.USD: lambda v: f"${_plain(v)}",
+    Display.USD_PER_HOUR: lambda v: f"${_plain(v)}",
+    Display.HOURS: lambda v: f"{_plain(v)} hours",
+    Display.GB: lambda v: f"{_plain(v)} GB",
 }
 """How a bound reads in a range message, by the field's display (default: a number)."""
 

@@ -24,6 +24,7 @@ from adapters.query.numbers import (
 )
 from adapters.query.state import State
 from adapters.query.vocabulary import FOUR_BIT_WORDS
+from engine.constants import GPUS_PER_NODE
 from engine.request import Framework, Method, Sharding, Solve
 from engine.specs import Catalog
 
@@ -118,10 +119,13 @@ def limit(s: State, i: int) -> int:
         if found is not None and low not in ("budget", "max-budget", "cap"):
             return _set_deadline(s, found, i, 1 + found[1])
         if low in ("under", "below", "within", "less-than", "at-most") and num is not None:
+            # Echo the number in the examples only where it would be a valid limit.
+            said = s.low(i + 1)
+            plain = not (num.dollar or num.percent or num.hourly) and 1 <= num.value <= 1e6
+            budget, deadline = (said, said) if plain else ("500", "48")
             raise error(
                 f'"{quoted(s.raw(i, 2))}": say what the limit is in: a budget in dollars '
-                f"(under ${s.low(i + 1)}) or a deadline in hours or days "
-                f"({low} {s.low(i + 1)} hours).",
+                f"(under ${budget}) or a deadline in hours or days ({low} {deadline} hours).",
                 s.raw(i, 2), example="8b lora 50M tokens under $500 within 2 days",
             )
         return 0
@@ -283,6 +287,10 @@ def check_nodes(s: State) -> None:
             s.fields.pop("gpu_count")
             s.set("gpu_count", count * node_count, s.sources.pop("gpu_count"))
             count = s.fields["gpu_count"]
+    if isinstance(node_count, int) and count is None:
+        # "2 nodes" alone: whole nodes of GPUS_PER_NODE cards, as clusters are rented.
+        count = node_count * GPUS_PER_NODE
+        s.set("gpu_count", count, s.sources["nodes"])
     if isinstance(count, int) and isinstance(node_count, int) and count % node_count:
         raise error(
             f"{count} cards do not split evenly over {node_count} nodes: name the cards per "

@@ -84,11 +84,20 @@ def _price(s: State, i: int) -> int:
 
 
 def _alternating_run(s: State, i: int) -> int:
-    """Length of the number, unit, number, unit... run starting at ``i``."""
+    """Length of the number, unit, number, unit... run starting at ``i``. A number that
+    counts cards (``8 gpus``, ``8 h100``) ends it: it pairs with the card, not a unit."""
     j = i
     while read_number(s.low(j)) if (j - i) % 2 == 0 else s.low(j) in POSTFIX_UNITS:
+        if (j - i) % 2 == 0 and _counts_cards(s, j):
+            break
         j += 1
     return j - i
+
+
+def _counts_cards(s: State, j: int) -> bool:
+    """Whether the number at ``j`` is followed by a card word or a card's name."""
+    nxt = j + 1 + (s.low(j + 1) in ("x", "*"))
+    return s.low(nxt) in CARD_WORDS or _match_span(s, nxt, resolve_gpu) is not None
 
 
 BILLIONS_FIELDS: Final = frozenset({"dataset_tokens"})
@@ -100,7 +109,8 @@ def _number_then_unit(s: State, i: int) -> int:
     unit = POSTFIX_UNITS.get(s.low(i + 1))
     if unit is None or read_number(s.low(i)) is None:
         return 0
-    if SIZE_RE.match(s.low(i)) and _alternating_run(s, i) % 2 == 1:
+    named = "model" in s.fields  # "8b lora 1B tokens": the model is said, so 1B is data
+    if SIZE_RE.match(s.low(i)) and not named and _alternating_run(s, i) % 2 == 1:
         return 0  # "70b tokens 50M": the size is the model, "tokens 50M" the data
     if SIZE_RE.match(s.low(i)) and unit.field not in BILLIONS_FIELDS:
         return 0  # "8b tp": a model size, not 8 billion of anything else
