@@ -3,14 +3,19 @@
 The text comes from users (a file, a Slack snippet, a Discord attachment), so it is
 parsed with ``yaml.safe_load`` (JSON is read as YAML) and nothing in it is executed or
 imported: torchtune's ``_component_`` paths are read as strings. Before parsing, the
-size is capped at :data:`MAX_CONFIG_BYTES` and any anchor or alias is refused (aliases
-let a few hundred bytes expand into gigabytes, the "billion laughs"); after parsing the
-nesting depth and the number of values are capped too.
+size is capped at :data:`MAX_CONFIG_BYTES`; then PyYAML's event stream (which is not
+recursive) is checked before any node is built: any anchor or alias is refused (aliases
+let a few hundred bytes expand into gigabytes, the "billion laughs"), and the nesting
+depth and the number of values are capped, so building the nodes (recursive in PyYAML)
+cannot reach Python's recursion limit.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import sys
+from dataclasses import dataclass
 from typing import Any, Final
 
 import yaml
@@ -19,8 +24,9 @@ MAX_CONFIG_BYTES: Final = 64 * 1024
 """The largest config read (issue 16): real axolotl/TRL/torchtune configs are 1-10 KB."""
 MAX_DEPTH: Final = 16
 """Nesting deeper than this is not a training config."""
-MAX_VALUES: Final = 10_000
-"""Keys and list items in the whole document, at most."""
+MAX_VALUES: Final = 20_000
+"""Keys, values and list items in the whole document, at most (a real config has a few
+hundred; 64 KB of ``[1,1,1,...]`` would be 32,000)."""
 
 FORMATS: Final = (
     "an axolotl YAML, a TRL/Transformers TrainingArguments or SFTConfig (YAML or JSON), "
@@ -41,61 +47,143 @@ def strip_code_fence(text: str) -> str:
     return match.group("body") if match else text
 
 
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A parsed config: its values, and each mapping value's text as the file wrote it."""
+
+    values: dict[str, Any]
+    written: dict[str, str]
+    """Dotted key path (``deepspeed.zero_optimization.stage``) -> the value's text in the
+    file: a scalar's characters without quotes (``.inf``, ``NaN``, ``abc``), a list's or
+    mapping's source (``[null, "v_proj"]``). Messages quote these, never Python's repr."""
+
+
 def load_document(data: str | bytes, name: str = "the config") -> dict[str, Any]:
-    """Parse a config's text into a mapping, within the bounds above.
+    """Parse a config's text into a mapping, within the bounds above (see :func:`load`)."""
+    return load(data, name).values
+
+
+def load(data: str | bytes, name: str = "the config") -> Document:
+    """Parse a config's text into a :class:`Document`, within the bounds above.
 
     Raises :class:`ConfigError` for text over 64 KB, text that is not UTF-8, YAML/JSON
-    that does not parse, anchors or aliases, a document that is not a mapping, or one
-    nested too deep or too large.
+    that does not parse, anchors or aliases, a document that is not a mapping, one nested
+    more than :data:`MAX_DEPTH` levels or with more than :data:`MAX_VALUES` values, and
+    a value YAML cannot construct (a 5,000-digit integer, a date such as 2024-13-45).
     """
     raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(
-            f"{name} is {len(raw) / 1024:,.0f} KB; ftcost reads configs up to "
-            f"{MAX_CONFIG_BYTES // 1024} KB ({FORMATS}). Share the training config itself, "
-            "without datasets inlined."
-        )
+        raise too_large(name)
     try:
         text = raw.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{name} is not UTF-8 text; ftcost reads {FORMATS}.") from exc
     text = strip_code_fence(text)
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                raise ConfigError(
-                    f"{name} uses YAML anchors or aliases (&name / *name), which ftcost does "
-                    "not read: write the values out."
-                )
-        doc = yaml.safe_load(text)
+        _check_events(text, name)
+        # The events were checked (no aliases, bounded depth), so building the nodes
+        # (recursive in PyYAML) stays shallow; RecursionError is caught all the same.
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            doc = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except ConfigError:
+        raise
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""
         raise ConfigError(
             f"{name} is not valid YAML or JSON{line}; ftcost reads {FORMATS}."
         ) from exc
-    if not isinstance(doc, dict):
+    except RecursionError as exc:
+        raise _too_deep(name) from exc
+    except (ValueError, OverflowError) as exc:
+        # PyYAML builds ints, floats and dates with Python's own constructors.
+        digits = sys.get_int_max_str_digits()
+        raise ConfigError(
+            f"{name} has a value YAML cannot read ({str(exc).split(';')[0]}); write "
+            f"numbers with at most {digits:,} digits and dates as YYYY-MM-DD. ftcost "
+            f"reads {FORMATS}."
+        ) from exc
+    if not isinstance(doc, dict) or not isinstance(node, yaml.MappingNode):
         raise ConfigError(
             f"{name} is not a mapping of settings (key: value); ftcost reads {FORMATS}."
         )
-    _check_shape(doc, name)
-    return {str(k): v for k, v in doc.items()}
+    return Document({_key(k): v for k, v in doc.items()}, _written(node, text))
 
 
-def _check_shape(doc: object, name: str) -> None:
-    """Refuse documents nested deeper than ``MAX_DEPTH`` or with over ``MAX_VALUES`` values."""
-    stack: list[tuple[object, int]] = [(doc, 1)]
-    seen = 0
+def _key(key: object) -> str:
+    """A top-level key as YAML spells it (``null``, ``true``, ``.inf``), not as Python."""
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, float) and not math.isfinite(key):
+        return ".nan" if math.isnan(key) else ".inf" if key > 0 else "-.inf"
+    return str(key)
+
+
+def too_large(name: str, size: int | None = None) -> ConfigError:
+    """The error for a config of ``size`` bytes over :data:`MAX_CONFIG_BYTES` (None: the
+    size is unknown, only that it is larger: a pipe, ``/dev/zero``, a cut-off read)."""
+    how_big = (f"{size / 1024:,.0f} KB" if size is not None and size > MAX_CONFIG_BYTES
+               else f"larger than {MAX_CONFIG_BYTES // 1024} KB")
+    return ConfigError(
+        f"{name} is {how_big}; ftcost reads configs up to {MAX_CONFIG_BYTES // 1024} KB "
+        f"({FORMATS}). Share the training config itself, without datasets inlined."
+    )
+
+
+def _too_deep(name: str) -> ConfigError:
+    return ConfigError(
+        f"{name} is nested more than {MAX_DEPTH} levels deep; a training config nests a "
+        "few (fsdp_config:, model:). Check its brackets and indentation."
+    )
+
+
+def _check_events(text: str, name: str) -> None:
+    """Refuse anchors and aliases, nesting deeper than :data:`MAX_DEPTH` and more than
+    :data:`MAX_VALUES` values, from PyYAML's event stream (which is not recursive), before
+    any node is built."""
+    depth = values = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise ConfigError(
+                f"{name} uses YAML anchors or aliases (&name / *name), which ftcost does "
+                "not read: write the values out."
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _too_deep(name)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        if isinstance(event, yaml.NodeEvent):
+            values += 1
+            if values > MAX_VALUES:
+                raise ConfigError(
+                    f"{name} has more than {MAX_VALUES:,} values (keys and list items); a "
+                    "training config has a few hundred. Share the config without "
+                    "datasets or prompts inlined."
+                )
+
+
+def _written(root: yaml.MappingNode, text: str) -> dict[str, str]:
+    """Each mapping value's text as written, by dotted key path (see :class:`Document`)."""
+    written: dict[str, str] = {}
+    stack: list[tuple[yaml.MappingNode, str]] = [(root, "")]
     while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise ConfigError(f"{name} is nested more than {MAX_DEPTH} levels deep.")
-        children: list[object] = []
-        if isinstance(node, dict):
-            children = list(node.values())
-        elif isinstance(node, list):
-            children = list(node)
-        seen += len(children)
-        if seen > MAX_VALUES:
-            raise ConfigError(f"{name} has more than {MAX_VALUES:,} values.")
-        stack += [(child, depth + 1) for child in children]
+        node, prefix = stack.pop()
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                continue
+            path = f"{prefix}{key.value}"
+            if isinstance(value, yaml.ScalarNode):
+                written[path] = value.value
+            else:
+                written[path] = text[value.start_mark.index:value.end_mark.index]
+                if isinstance(value, yaml.MappingNode):
+                    stack.append((value, path + "."))
+    return written
