@@ -8,6 +8,8 @@ for its model id, the same channel defaults, the same report.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from typing import Any
 
@@ -83,13 +85,18 @@ def split_config_option(args: list[str]) -> tuple[list[str], str | None]:
 
 def read_config_file(path: str) -> ConfigRead:
     """Read the config file at ``path``: at most ``MAX_CONFIG_BYTES`` are read, so a huge
-    or endless file (``/dev/zero``) is refused without loading it."""
+    or endless file (``/dev/zero``, a pipe) is refused without loading it; the message
+    gives a regular file's size, or says "larger than 64 KB" where none is known."""
     from adapters.trainconfig import read_config
-    from adapters.trainconfig.load import MAX_CONFIG_BYTES
+    from adapters.trainconfig.load import MAX_CONFIG_BYTES, too_large
 
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_CONFIG_BYTES + 1)
+            if len(data) > MAX_CONFIG_BYTES:
+                size = os.fstat(handle.fileno())
+                regular = stat.S_ISREG(size.st_mode)
+                raise too_large(path, size.st_size if regular else None)
     except IsADirectoryError as exc:
         raise ConfigError(f"{path} is a folder; give the config file.") from exc
     except OSError as exc:
