@@ -17,6 +17,7 @@ from adapters.trainconfig.load import (
     FORMATS,
     MAX_CONFIG_BYTES,
     ConfigError,
+    load,
     load_document,
     strip_code_fence,
 )
@@ -27,9 +28,13 @@ def read_config(data: str | bytes, name: str = "the config") -> ConfigRead:
     """Read a training config's text (YAML or JSON; a Markdown code block is unwrapped).
 
     Raises :class:`ConfigError` (the message says what is read) for text over 64 KB,
-    text that does not parse, anchors/aliases, or a mapping in none of the four formats.
+    text that does not parse, anchors/aliases, nesting over 16 levels, a mapping in none
+    of the four formats, and a key whose value is the wrong type, not finite or out of
+    its range (the message names the key, quotes its value as written and says what to
+    write). Nothing else escapes: front ends catch only :class:`ConfigError`.
     """
-    doc = load_document(data, name)
+    document = load(data, name)
+    doc = document.values
     fmt = detect(doc)
     if fmt is None:
         raise ConfigError(
@@ -38,7 +43,7 @@ def read_config(data: str | bytes, name: str = "the config") -> ConfigRead:
             "per_device_train_batch_size (TRL), model._component_ (torchtune) or "
             "finetuning_type (LLaMA-Factory) tell them apart."
         )
-    return read(doc, fmt)
+    return read(doc, fmt, document.written)
 
 
 __all__ = [
@@ -52,6 +57,7 @@ __all__ = [
     "config_notes",
     "config_query",
     "detect",
+    "load_document",
     "read_config",
     "strip_code_fence",
 ]

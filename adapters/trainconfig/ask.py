@@ -49,10 +49,15 @@ def builder(
                 names_model=lambda text: _names_model(text, catalog),
                 resolves=lambda ref: resolve_model(catalog, ref) is not None,
             )
-            request = parse_query(query, catalog)
+        except ConfigError as exc:  # no model: show how this front end names one
+            raise error(str(exc), None, example=example) from exc
+        request = parse_query(query, catalog)
+        try:
             return apply_config(config, request)
         except ConfigError as exc:
-            raise error(str(exc), None, example=example) from exc
+            # The message names the config key and says what to set it to; the front
+            # end's example (how to ask with a config) would be beside the point.
+            raise QueryError(str(exc)) from exc
 
     return build
 

@@ -18,12 +18,19 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from adapters.query.fields import human_tokens
 from adapters.query.parallel import context_parallel_problem, tensor_parallel_problem
 from adapters.query.steps import OTHER_LENGTHS, count_steps
 from adapters.trainconfig.formats import DATASET_NOTE
 from adapters.trainconfig.load import FORMATS, ConfigError
-from adapters.trainconfig.reader import ConfigRead
-from engine.request import Request
+from adapters.trainconfig.reader import (
+    ConfigRead,
+    field_bounds,
+    number_range,
+    range_error,
+    shown,
+)
+from engine.request import Request, field_meta
 
 MAX_LISTED_KEYS = 24
 """Keys named in a reply's "read"/"ignored" lines before "and N more"."""
@@ -54,8 +61,9 @@ def config_query(
     model = next((ref for ref in config.model if resolves(ref)), config.model[0])
     if any(c.isspace() for c in model):
         raise ConfigError(
-            f"The config's model {model!r} is not a model name or Hugging Face id; name one "
-            "after the config (e.g. `llama-3.1-8b`)."
+            f"The config's model '{shown(model)}' is not a model name or Hugging Face id "
+            f"(it has a space): set {_model_keys(config)} to one such as "
+            "meta-llama/Llama-3.1-8B, or name one after the config (e.g. `llama-3.1-8b`)."
         )
     return f"{model} {words}".strip()
 
@@ -73,29 +81,36 @@ def apply_config(config: ConfigRead, request: Request) -> Request:
     """``request`` (parsed from :func:`config_query`'s text) with the config's fields for
     every field the words did not name, and the config's framework unless they named one.
 
-    Every value is checked against the request's bounds; :class:`ConfigError` names the
-    config key of the first that is out of range.
+    Every value is checked against the request's bounds (and a ``max_steps`` against the
+    token bound its steps reach); :class:`ConfigError` names the config key of the first
+    that is out of range, its value as written, the range and what to set it to.
     """
     said = request.model_dump(exclude_unset=True)
     fields: dict[str, Any] = {"framework": config.framework, **config.fields}
     merged = {**fields, **said}
+    for name in config.fields:
+        if name not in said:
+            _check_bounds(config, name, merged[name])
     if "steps" not in said and (
         merged.get("gpu_count") is None or any(f in said for f in (*OTHER_LENGTHS, "samples"))
     ):
         # The config's max_steps counts the run only with a card count, and only when
         # the words give no other length.
         merged.pop("steps", None)
+    if "steps" in merged and "steps" not in said:
+        _check_step_tokens(config, merged)
     # Steps count the config's batch, accumulation and sequence too.
     count_steps(merged)
     try:
         request = Request.model_validate(merged)
     except ValidationError as exc:
+        # Every number was bounded above; what is left is a value of the wrong kind.
         err = exc.errors()[0]
         name = str(err["loc"][0]) if err["loc"] else ""
         key = config.sources.get(name, name)
         raise ConfigError(
-            f"{config.format.label} config: {key} = {merged.get(name)!r} is out of range "
-            f"({err['msg']})."
+            f"{config.format.label} config: {key} = {_written(config, name, merged.get(name))}"
+            f" is not accepted for the {field_meta(name).noun}; fix or remove {key}."
         ) from exc
     if (problem := tensor_parallel_problem(merged)) is not None:
         from_config = "tensor_parallel" in config.sources and "tensor_parallel" not in said
@@ -108,6 +123,48 @@ def apply_config(config: ConfigRead, request: Request) -> Request:
                 if from_config else "cp ")
         raise ConfigError(f"{lead}{request.context_parallel}: {problem}")
     return request
+
+
+def _written(config: ConfigRead, name: str, value: object) -> str:
+    """The config's text for the key that set the request field ``name``, as written."""
+    key = config.sources.get(name)
+    return next((k.value for k in config.read if k.key == key), None) or shown(value)
+
+
+def _check_bounds(config: ConfigRead, name: str, value: object) -> None:
+    """Refuse a config's number outside the request field's bounds (LoRA rank and
+    dropout reach here unchecked; the reader bounds the rest as it reads them)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    low, high = field_bounds(name)
+    if not low <= value <= high:
+        whole = isinstance(Request.model_fields[name].default, int)
+        raise range_error(
+            config.format.label, config.sources.get(name, name), _written(config, name, value),
+            field_meta(name).noun, number_range(low, high, whole),
+        )
+
+
+def _check_step_tokens(config: ConfigRead, merged: dict[str, Any]) -> None:
+    """Refuse a config's ``max_steps`` whose tokens (steps x cards x micro-batch x
+    accumulation x sequence) pass the request's token bound, naming the key and the most
+    steps that fit, rather than a token count the user never wrote."""
+    steps = merged["steps"]
+    per_step = 1
+    for name in ("gpu_count", "micro_batch", "grad_accum", "seq_len"):
+        value = merged.get(name)
+        per_step *= value if isinstance(value, int) else Request.model_fields[name].default
+    _, high = field_bounds("dataset_tokens")
+    if isinstance(steps, int) and steps * per_step > high:
+        key = config.sources.get("steps", "max_steps")
+        most = max(1, int(high) // per_step)
+        raise ConfigError(
+            f"{config.format.label} config: {key} = {_written(config, 'steps', steps)} is "
+            f"{steps * per_step:.3g} tokens at {per_step:,} tokens a step (cards x "
+            f"micro-batch x accumulation x sequence), past the {human_tokens(high)} ftcost "
+            f"counts. Set {key} to at most {most:,}, or give the run in tokens "
+            "(`20M tokens`)."
+        )
 
 
 def _listing(items: list[str]) -> str:

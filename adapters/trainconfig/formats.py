@@ -14,10 +14,11 @@ torchtune's recipe configs (``model._component_`` such as
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Final
 
 from adapters.trainconfig import mappings as m
-from adapters.trainconfig.reader import ConfigFormat, ConfigRead, Reader, shown
+from adapters.trainconfig.reader import ConfigFormat, ConfigRead, Reader
 from engine.request import Framework, Method, Precision
 
 DATASET_NOTE = (
@@ -57,8 +58,11 @@ def detect(doc: dict[str, Any]) -> ConfigFormat | None:
     return None
 
 
-def read(doc: dict[str, Any], fmt: ConfigFormat) -> ConfigRead:
-    """Read ``doc`` as ``fmt``."""
+def read(
+    doc: dict[str, Any], fmt: ConfigFormat, written: Mapping[str, str] | None = None
+) -> ConfigRead:
+    """Read ``doc`` as ``fmt``; ``written``: each key's text as the file wrote it, for
+    messages (:class:`adapters.trainconfig.load.Document`)."""
     readers = {
         ConfigFormat.AXOLOTL: _axolotl,
         ConfigFormat.TRL: _trl,
@@ -66,7 +70,7 @@ def read(doc: dict[str, Any], fmt: ConfigFormat) -> ConfigRead:
         ConfigFormat.LLAMA_FACTORY: _llama_factory,
     }
     framework = Framework.TORCHTUNE if fmt is ConfigFormat.TORCHTUNE else Framework.HF
-    r = Reader(doc, fmt, framework)
+    r = Reader(doc, fmt, framework, written)
     readers[fmt](r)
     if r.first("datasets", "dataset", "dataset_name", "train_file"):
         r.note(DATASET_NOTE)
@@ -87,13 +91,15 @@ def _model(r: Reader, *paths: str) -> None:
 
 
 def _lora(r: Reader, rank: str, alpha: str, dropout: str) -> None:
+    # Rank and dropout are checked whole/finite here and against the request's bounds
+    # when the request is built (build.apply_config), like every field the words leave.
     if found := r.first(rank):
-        value = r.integer(*found)
-        r.take(*found, f"LoRA rank {value}", lora_rank=value)
+        value = r.whole(*found, "lora_rank")
+        r.take(*found, f"LoRA rank {r.text(*found)}", lora_rank=value)
     if found := r.first(alpha):
         r.take(*found, "LoRA alpha (scales the update; no effect on memory or time)")
     if found := r.first(dropout):
-        value_f = r.number(*found)
+        value_f = r.number(*found, "lora_dropout", check_range=False)
         r.take(*found, f"LoRA dropout {value_f:g}", lora_dropout=value_f)
     _dora(r, "use_dora", "peft_use_dora")
 
@@ -108,7 +114,7 @@ def _dora(r: Reader, *paths: str) -> None:
 
 def _int_field(r: Reader, field: str, label: str, *paths: str) -> None:
     if found := r.first(*paths):
-        value = r.integer(*found)
+        value = r.integer(*found, field)
         r.take(*found, f"{label} {value:,}", **{field: value})
 
 
@@ -127,6 +133,28 @@ def _method(r: Reader, method: Method, path: str, value: object) -> None:
                          Method.QLORA: "QLoRA (4-bit base)"}[method], method=method)
 
 
+def _word(r: Reader, found: tuple[str, Any] | None, expected: str) -> str:
+    """A one-word choice (``adapter: qlora``), lower case; empty when absent or null."""
+    if found is None:
+        return ""
+    path, value = found
+    if not isinstance(value, str):
+        raise r.bad(path, value, expected)
+    return value.strip().lower()
+
+
+_QUANT_BITS: Final = (2, 3, 4, 5, 6, 8)
+"""LLaMA-Factory's ``quantization_bit`` choices (bitsandbytes 4/8, HQQ and EETQ others)."""
+
+
+def _bits(r: Reader, path: str, value: object) -> int:
+    bits = r.whole(path, value)
+    if bits not in _QUANT_BITS:
+        raise r.bad(path, value, "one of " + ", ".join(map(str, _QUANT_BITS[:-1]))
+                    + f" or {_QUANT_BITS[-1]}")
+    return bits
+
+
 # --------------------------------------------------------------------------------------- #
 # the formats
 
@@ -136,7 +164,7 @@ def _axolotl(r: Reader) -> None:
     adapter = r.first("adapter")
     four_bit = r.first("load_in_4bit")
     eight_bit = r.first("load_in_8bit")
-    kind = str(adapter[1]).strip().lower() if adapter else ""
+    kind = _word(r, adapter, "lora, qlora or none")
     if kind == "qlora" or (kind == "lora" and four_bit and r.flag(*four_bit)):
         _method(r, Method.QLORA, "adapter", kind)
     elif kind == "lora":
@@ -166,7 +194,7 @@ def _axolotl(r: Reader) -> None:
     _int_field(r, "micro_batch", "micro-batch", "micro_batch_size")
     _int_field(r, "grad_accum", "accumulation", "gradient_accumulation_steps")
     if found := r.first("num_epochs"):
-        epochs = r.number(*found)
+        epochs = r.number(*found, "epochs")
         r.take(*found, _epochs(epochs), epochs=epochs)
     if found := r.first("optimizer"):
         m.optimizer(r, *found)
@@ -270,11 +298,15 @@ def _trl(r: Reader) -> None:
 
 
 def _dtype(r: Reader, path: str, value: object) -> None:
-    low = str(value).strip().lower().removeprefix("torch.")
+    low = str(value).strip().lower().removeprefix("torch.") if isinstance(value, str) else ""
     choice = {"bfloat16": Precision.BF16, "bf16": Precision.BF16, "float16": Precision.FP16,
               "fp16": Precision.FP16, "float32": Precision.FP32, "fp32": Precision.FP32}.get(low)
     if choice is None:
         r.used(path)
+        if low != "auto":  # auto: the checkpoint's own dtype
+            r.note(f"{path}: {r.text(path, value)} is not a dtype ftcost reads (bfloat16, "
+                   "float16, float32); the precision is left as the rest of the config "
+                   "sets it.")
         return
     r.take(path, value, f"weights in {choice.value.upper()}", precision=choice)
 
@@ -283,8 +315,8 @@ def _llama_factory(r: Reader) -> None:
     _model(r, "model_name_or_path")
     kind = r.first("finetuning_type")
     bits = r.first("quantization_bit")
-    ftype = str(kind[1]).strip().lower() if kind else "lora"  # LLaMA-Factory's default
-    quant = r.integer(*bits) if bits else None
+    ftype = _word(r, kind, "lora, full or freeze") or "lora"  # LLaMA-Factory's default
+    quant = _bits(r, *bits) if bits else None
     if ftype == "lora" and quant == 4:
         _method(r, Method.QLORA, "quantization_bit", 4)
         if kind:
@@ -343,7 +375,10 @@ def tune_model_name(component: str) -> tuple[Method, str] | None:
 def _torchtune(r: Reader) -> None:
     model = r.section("model")
     component = model.get("_component_")
-    parsed = tune_model_name(str(component)) if component else None
+    if component is not None and not isinstance(component, str):
+        raise r.bad("model._component_", component,
+                    "a model builder such as torchtune.models.llama3_1.lora_llama3_1_8b")
+    parsed = tune_model_name(component) if component else None
     if parsed is not None:
         method, name = parsed
         r.model.append(name)
@@ -352,12 +387,12 @@ def _torchtune(r: Reader) -> None:
     if isinstance(checkpoint, str) and checkpoint.strip("/ "):
         r.model.append([p for p in checkpoint.strip().split("/") if p][-1])
     if found := r.first("model.lora_rank"):
-        rank = r.integer(*found)
-        r.take(*found, f"LoRA rank {rank}", lora_rank=rank)
+        rank = r.whole(*found, "lora_rank")  # bounded when the request is built, as _lora's
+        r.take(*found, f"LoRA rank {r.text(*found)}", lora_rank=rank)
     if found := r.first("model.lora_alpha"):
         r.take(*found, "LoRA alpha (scales the update; no effect on memory or time)")
     if found := r.first("model.lora_dropout"):
-        value_f = r.number(*found)
+        value_f = r.number(*found, "lora_dropout", check_range=False)
         r.take(*found, f"LoRA dropout {value_f:g}", lora_dropout=value_f)
     _dora(r, "model.use_dora")
     _torchtune_targets(r, model)
@@ -366,7 +401,7 @@ def _torchtune(r: Reader) -> None:
     _int_field(r, "micro_batch", "micro-batch", "batch_size")
     _int_field(r, "grad_accum", "accumulation", "gradient_accumulation_steps")
     if found := r.first("epochs"):
-        epochs = r.number(*found)
+        epochs = r.number(*found, "epochs")
         r.take(*found, _epochs(epochs), epochs=epochs)
     if found := r.first("optimizer._component_"):
         m.optimizer(r, *found)
@@ -401,7 +436,7 @@ def _torchtune_ac_mode(r: Reader, path: str, value: object) -> None:
     selective checkpointing; a layer interval (``ac_option: 2``) is not modeled."""
     option = r.value("ac_option")
     if str(value).strip().lower() != "selective":
-        r.take(path, value, f"ac_mode {shown(value)}: full activation checkpointing")
+        r.take(path, value, f"ac_mode {r.text(path, value)}: full activation checkpointing")
         return
     if option is not None and str(option).strip().lower() != "op":
         r.take(path, value, "selective checkpointing every few layers (counted as full)")

@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any, Final
 
-from adapters.trainconfig.reader import Reader
+from adapters.trainconfig.reader import Reader, shown
 from engine.constants import GPUS_PER_NODE
 from engine.request import LoraTargets, Optimizer, Precision, Sharding
 
@@ -74,11 +74,12 @@ _LINEAR_WORDS: Final = frozenset({"all-linear", "all_linear", "all"})
 
 def optimizer(r: Reader, path: str, name: object) -> None:
     """``optim``/``optimizer`` by name, or torchtune's ``optimizer._component_``."""
-    key = str(name).strip().lower()
+    key = r.string(path, name, "an optimizer name such as adamw_torch").lower()
     found = _OPTIMIZERS.get(key)
     if found is None:
         r.used(path)
-        r.note(f"{path}: {name} is not modelled; the estimate keeps AdamW with FP32 states.")
+        r.note(f"{path}: {r.text(path, name)} is not modelled; the estimate keeps AdamW with "
+               "FP32 states.")
         return
     choice, note = found
     r.take(path, name, f"optimizer {choice.value}", optimizer=choice)
@@ -88,23 +89,33 @@ def optimizer(r: Reader, path: str, name: object) -> None:
 
 def lora_targets(r: Reader, path: str, modules: object) -> None:
     """LoRA target modules: a list, a comma-separated string, or ``all``/``all-linear``."""
+    expected = "a list of module names (q_proj, v_proj, ...) or all-linear"
     if isinstance(modules, str):
         names = [m.strip() for m in modules.split(",") if m.strip()]
-    elif isinstance(modules, list):
-        names = [str(m).strip() for m in modules]
+    elif isinstance(modules, list) and all(isinstance(m, str) for m in modules):
+        names = [m.strip() for m in modules if m.strip()]
     else:
-        raise r.bad(path, modules, "a list of module names or all-linear")
+        raise r.bad(path, modules, expected)
+    if not names:
+        raise r.bad(path, modules, expected)
     low = {n.lower() for n in names}
-    if low and low <= _MLP_MODULES:
-        target = LoraTargets.MLP
-    elif not low or low & _LINEAR_WORDS or not low <= _ATTENTION_MODULES:
+    unknown = sorted(low - _ATTENTION_MODULES - _MLP_MODULES - _LINEAR_WORDS)
+    if low & _LINEAR_WORDS:
         target = LoraTargets.ALL_LINEAR
+    elif low <= _MLP_MODULES:
+        target = LoraTargets.MLP
     elif low <= _QV_MODULES:
         target = LoraTargets.QV
-    else:
+    elif low <= _ATTENTION_MODULES:
         target = LoraTargets.ATTENTION
+    else:
+        target = LoraTargets.ALL_LINEAR
     r.take(path, modules, f"LoRA on {target.value}", lora_targets=target)
-    if target is LoraTargets.ALL_LINEAR and low and not low & _LINEAR_WORDS and len(low) < 7:
+    if target is LoraTargets.ALL_LINEAR and unknown and not low & _LINEAR_WORDS:
+        verb = "is not a module" if len(unknown) == 1 else "are not modules"
+        r.note(f"{path}: {shown(', '.join(unknown))} {verb} ftcost knows; the adapters are "
+               "counted as on every linear layer (an upper bound).")
+    elif target is LoraTargets.ALL_LINEAR and not low & _LINEAR_WORDS and len(low) < 7:
         r.note(f"{path}: adapters on some MLP layers are counted as on every linear layer.")
 
 
@@ -121,6 +132,8 @@ def precision(r: Reader, bf16: tuple[str, Any] | None, fp16: tuple[str, Any] | N
 def attention(r: Reader, path: str, value: object) -> None:
     """``attn_implementation`` (``flash_attention_2``, ``sdpa``, ``eager``) or
     LLaMA-Factory's ``flash_attn`` (``fa2``, ``sdpa``, ``auto``, ``disabled``)."""
+    if not isinstance(value, str | bool):
+        raise r.bad(path, value, "an attention kernel such as flash_attention_2, sdpa or eager")
     low = str(value).strip().lower()
     if low in ("eager", "disabled", "false", "none"):
         r.take(path, value, "no FlashAttention (eager attention keeps the scores)",
@@ -134,44 +147,56 @@ def attention(r: Reader, path: str, value: object) -> None:
                flash_attention=True)
     else:
         r.used(path)
-        r.note(f"{path}: {value} is not a known attention kernel; FlashAttention assumed.")
+        r.note(f"{path}: {r.text(path, value)} is not a known attention kernel; "
+               "FlashAttention assumed.")
 
 
 def deepspeed(r: Reader, path: str, value: object) -> None:
     """A DeepSpeed config: inline (a mapping, or JSON text) or a file path (not opened)."""
+    expected = "a DeepSpeed JSON object or a file path"
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
             value = json.loads(value)
-        except ValueError as exc:
-            raise r.bad(path, value, "a DeepSpeed JSON object or a file path") from exc
+        except (ValueError, RecursionError) as exc:
+            raise r.bad(path, value, expected) from exc
     if isinstance(value, dict):
-        zero = value.get("zero_optimization")
-        zero = zero if isinstance(zero, dict) else {}
-        stage = zero.get("stage", 0)
-        on = {
-            k: isinstance(zero.get(k), dict)
-            and str(zero[k].get("device", "none")) in ("cpu", "nvme")
-            for k in ("offload_optimizer", "offload_param")
-        }
-        offload = on["offload_optimizer"] or on["offload_param"]
-        _zero(r, path, r.integer(f"{path}.zero_optimization.stage", stage), offload, value,
-              weights=on["offload_param"])
-        autotp = value.get("tensor_parallel")
-        if isinstance(autotp, dict) and autotp.get("autotp_size") is not None:
-            # DeepSpeed's AutoTP training: "tensor_parallel": {"autotp_size": 4}
-            key = f"{path}.tensor_parallel.autotp_size"
-            tensor_parallel(r, key, autotp["autotp_size"])
+        _deepspeed_object(r, path, value)
         return
-    text = str(value)
+    text = r.string(path, value, expected)
     name = text.rsplit("/", 1)[-1].lower()
     match = re.search(r"(?:zero|z|ds_z|stage)[_-]?([0-3])", name)
     if match is None:
         r.used(path)
-        r.note(f"{path}: {text} is a file ftcost does not open; paste its JSON inline "
-               "(deepspeed: {{...}}) or say zero2/zero3 to include it.")
+        r.note(f"{path}: {r.text(path, value)} is a file ftcost does not open; paste its "
+               "JSON inline (deepspeed: {...}) or say zero2/zero3 to include it.")
         return
-    _zero(r, path, int(match.group(1)), "offload" in name, text)
+    _zero(r, path, int(match.group(1)), "offload" in name, value)
     r.note(f"{path}: the ZeRO stage is read from the file name; the file is not opened.")
+
+
+def _deepspeed_object(r: Reader, path: str, value: dict[str, Any]) -> None:
+    """An inline DeepSpeed config: ``zero_optimization`` (``stage``, ``offload_optimizer``
+    / ``offload_param`` with ``device``) and AutoTP's ``tensor_parallel.autotp_size``."""
+    key = f"{path}.zero_optimization"
+    zero = value.get("zero_optimization")
+    if zero is None:
+        zero = {}
+    elif not isinstance(zero, dict):
+        raise r.bad(key, zero, 'a mapping such as {"stage": 3}')
+    stage = r.whole(f"{key}.stage", zero.get("stage", 0))
+    on: dict[str, bool] = {}
+    for part in ("offload_optimizer", "offload_param"):
+        offload = zero.get(part)
+        if offload is not None and not isinstance(offload, dict):
+            raise r.bad(f"{key}.{part}", offload, 'a mapping such as {"device": "cpu"}')
+        device = offload.get("device", "none") if offload else "none"
+        on[part] = isinstance(device, str) and device.strip().lower() in ("cpu", "nvme")
+    offload_any = on["offload_optimizer"] or on["offload_param"]
+    _zero(r, path, stage, offload_any, value, weights=on["offload_param"])
+    autotp = value.get("tensor_parallel")
+    if isinstance(autotp, dict) and autotp.get("autotp_size") is not None:
+        # DeepSpeed's AutoTP training: "tensor_parallel": {"autotp_size": 4}
+        tensor_parallel(r, f"{path}.tensor_parallel.autotp_size", autotp["autotp_size"])
 
 
 def _zero(
@@ -193,29 +218,51 @@ def _zero(
     r.take(path, value, meaning, **fields)
 
 
+_FSDP_WORDS: Final = frozenset(
+    {"full_shard", "shard_grad_op", "no_shard", "hybrid_shard", "hybrid_shard_zero2",
+     "_hybrid_shard_zero2", "offload", "auto_wrap", "true"}
+)
+"""``fsdp`` words: Transformers' ``FSDPOption`` values (and ``true``, axolotl's switch)."""
+_FSDP_OFF: Final = frozenset({"false", "", "none", "no"})
+
+
 def fsdp(r: Reader, path: str, value: object, config: dict[str, Any], config_path: str) -> None:
     """Transformers/axolotl ``fsdp`` (``full_shard auto_wrap``, a list, or true) with
     ``fsdp_config`` (``fsdp_version``, ``offload_params``/``fsdp_offload_params``,
-    ``sharding_strategy``)."""
-    words = value if isinstance(value, list) else str(value).replace(",", " ").split()
-    low = {str(w).strip().lower() for w in words}
-    if not low or low <= {"false", "", "none", "no"}:
+    ``sharding_strategy``). Strategy numbers are torch's ``ShardingStrategy`` values."""
+    expected = ("FSDP options (full_shard, shard_grad_op, hybrid_shard, no_shard, offload, "
+                "auto_wrap), as a string or a list, or true/false")
+    if isinstance(value, bool):
+        words = [str(value)]
+    elif isinstance(value, str):
+        words = value.replace(",", " ").split()
+    elif isinstance(value, list) and all(isinstance(w, str) for w in value):
+        words = [w for item in value for w in item.replace(",", " ").split()]
+    else:
+        raise r.bad(path, value, expected)
+    low = {w.strip().lower() for w in words}
+    if not low or low <= _FSDP_OFF:
         r.used(path)
         return
+    if not low <= _FSDP_WORDS:
+        raise r.bad(path, value, expected)
     version = config.get("fsdp_version", config.get("version", 1))
-    strategy = str(
-        config.get("fsdp_sharding_strategy", config.get("sharding_strategy", ""))
-    ).upper()
+    strategy = config.get("fsdp_sharding_strategy", config.get("sharding_strategy", ""))
+    strategy = str(strategy).strip().upper() if isinstance(strategy, str | int) else ""
     offload_value = config.get("fsdp_offload_params", config.get("offload_params", False))
     offload = "offload" in low or (isinstance(offload_value, bool) and offload_value)
     if "shard_grad_op" in low or strategy in ("SHARD_GRAD_OP", "2"):
         sharding, meaning = Sharding.ZERO2, "FSDP SHARD_GRAD_OP (as ZeRO-2)"
-    elif "_hybrid_shard_zero2" in low or strategy in ("_HYBRID_SHARD_ZERO2", "5"):
+    elif low & {"hybrid_shard_zero2", "_hybrid_shard_zero2"} or strategy in (
+        "_HYBRID_SHARD_ZERO2", "HYBRID_SHARD_ZERO2", "5"
+    ):
         sharding, meaning = Sharding.ZERO2, "FSDP _HYBRID_SHARD_ZERO2 (as ZeRO-2)"
         r.note(f"{path}: _HYBRID_SHARD_ZERO2 shards gradients and states within a node only; "
                "the estimate shards them over all the cards (ZeRO-2), less memory per card.")
     elif "hybrid_shard" in low or strategy in ("HYBRID_SHARD", "4"):
         sharding, meaning = Sharding.HSDP, "FSDP HYBRID_SHARD (HSDP: sharded within a node)"
+    elif "no_shard" in low or strategy in ("NO_SHARD", "3"):
+        sharding, meaning = Sharding.NONE, "FSDP NO_SHARD (as DDP: every card holds it all)"
     else:
         # FSDP1 and FSDP2 alike: the framework's own FSDP, not DeepSpeed (whose facts the
         # hf profile attaches to the zero stages).
@@ -233,16 +280,18 @@ def fsdp(r: Reader, path: str, value: object, config: dict[str, Any], config_pat
 def training_arguments(r: Reader) -> None:
     """The Transformers ``TrainingArguments`` keys the estimate uses."""
     if found := r.first("per_device_train_batch_size"):
-        batch = r.integer(*found)
+        batch = r.integer(*found, "micro_batch")
         r.take(*found, f"micro-batch {batch}", micro_batch=batch)
     if found := r.first("gradient_accumulation_steps"):
-        accum = r.integer(*found)
+        accum = r.integer(*found, "grad_accum")
         r.take(*found, f"accumulation {accum}", grad_accum=accum)
     if found := r.first("num_train_epochs"):
-        epochs = r.number(*found)
+        epochs = r.number(*found, "epochs")
         r.take(*found, f"{epochs:g} epoch" + ("" if epochs == 1 else "s"), epochs=epochs)
     if found := r.first("max_steps"):
-        if (steps := r.integer(*found)) > 0:
+        # HF's max_steps <= 0 (the default -1) is no limit: the epochs count the run.
+        if r.whole(*found, "steps") > 0:
+            steps = r.integer(*found, "steps")
             r.take(*found, f"{steps:,} steps", steps=steps)
             r.note(f"max_steps {steps}: the run is counted by its steps when the card count "
                    "is given (`4x a100`); otherwise give `N tokens` (or samples of a length) "
@@ -270,7 +319,7 @@ def tensor_parallel(r: Reader, path: str, value: object) -> None:
     ``tensor_parallel_dim``, DeepSpeed's ``tensor_parallel.autotp_size``); 1 is none.
     Checked against the card count when the request is built
     (:func:`adapters.trainconfig.build.apply_config`)."""
-    degree = r.integer(path, value)
+    degree = r.integer(path, value, "tensor_parallel")
     meaning = f"tensor parallel over {degree} cards" if degree > 1 else "no tensor parallelism"
     r.take(path, value, meaning, tensor_parallel=degree)
 
@@ -279,7 +328,7 @@ def context_parallel(r: Reader, path: str, value: object) -> None:
     """A context-parallel degree (axolotl's ``context_parallel_size`` and its older
     ``sequence_parallel_degree``, ring-flash-attn); 1 is none. Checked against the card
     count when the request is built (:func:`adapters.trainconfig.build.apply_config`)."""
-    degree = r.integer(path, value)
+    degree = r.integer(path, value, "context_parallel")
     meaning = (f"context parallel: each sequence split over {degree} cards" if degree > 1
                else "no context parallelism")
     r.take(path, value, meaning, context_parallel=degree)
@@ -290,7 +339,7 @@ def replicate(r: Reader, path: str, value: object) -> None:
     ``data_parallel_replicate_dim``): above 1, copies of a sharded group, FSDP's
     HYBRID_SHARD (``hsdp``), which the estimate shards within each node of
     ``GPUS_PER_NODE`` cards. Read after ``fsdp``, whose full shard it turns hybrid."""
-    degree = r.integer(path, value)
+    degree = r.integer(path, value, "gpu_count")  # replicas: bounded as a card count
     if degree <= 1:
         r.used(path)
         return

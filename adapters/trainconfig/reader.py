@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import math
+import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
+import annotated_types
+
 from adapters.trainconfig.load import ConfigError
-from engine.request import Framework
+from engine.request import Framework, Request, field_meta
 
 MAX_SHOWN_VALUE: Final = 48
 """Characters of a value echoed back in the list of keys read."""
@@ -75,16 +80,77 @@ class ConfigRead:
 
 
 def shown(value: object) -> str:
-    """A value as the reply echoes it: short, one line."""
-    text = str(value).replace("\n", " ")
-    return text if len(text) <= MAX_SHOWN_VALUE else text[: MAX_SHOWN_VALUE - 1] + "…"
+    """A value as the reply echoes it: short, one line, spelled as YAML/JSON spell it
+    (``null``, ``true``, ``.inf``, ``[a, b]``), never as Python's repr. The reader echoes
+    a key's text as the file wrote it (:attr:`Reader.written`); this is for values it
+    derived (a DeepSpeed JSON string's members)."""
+    text = " ".join(_flow(value).split())
+    text = text if len(text) <= MAX_SHOWN_VALUE else text[: MAX_SHOWN_VALUE - 1] + "…"
+    # Control and format characters (a right-to-left override) would garble the reply.
+    return "".join("\ufffd" if unicodedata.category(c) in ("Cc", "Cf") else c for c in text)
+
+
+def _flow(value: object, depth: int = 0) -> str:
+    """``value`` in YAML's flow style; nesting is bounded by the loader's depth cap."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
+    if isinstance(value, int) and abs(value) >= 10**MAX_SHOWN_VALUE:
+        return "a number of over 40 digits"  # str() refuses 4,300+ digits
+    if isinstance(value, list) and depth < 8:
+        return "[" + ", ".join(_flow(v, depth + 1) for v in value[:MAX_SHOWN_VALUE]) + "]"
+    if isinstance(value, dict) and depth < 8:
+        return "{" + ", ".join(
+            f"{_flow(k, depth + 1)}: {_flow(v, depth + 1)}"
+            for k, v in list(value.items())[:MAX_SHOWN_VALUE]
+        ) + "}"
+    if isinstance(value, list | dict):
+        return "[…]" if isinstance(value, list) else "{…}"
+    return str(value)
+
+
+def field_bounds(name: str) -> tuple[float, float]:
+    """The inclusive bounds of the :class:`engine.request.Request` field ``name``, read
+    from its pydantic ``Field(ge=..., le=...)`` (so a config is held to the same bounds as
+    a typed query, from one place)."""
+    low, high = -math.inf, math.inf
+    for bound in Request.model_fields[name].metadata:
+        if isinstance(bound, annotated_types.Ge | annotated_types.Gt):
+            low = float(getattr(bound, "ge", getattr(bound, "gt", low)))
+        elif isinstance(bound, annotated_types.Le | annotated_types.Lt):
+            high = float(getattr(bound, "le", getattr(bound, "lt", high)))
+    return low, high
+
+
+def plain_number(value: float) -> str:
+    """A bound as a message writes it: ``4,096``, ``0.001``, ``1,000,000,000``."""
+    if value == int(value) and abs(value) < 1e21:
+        return f"{int(value):,}"
+    return f"{value:,g}"
+
+
+def number_range(low: float, high: float, whole: bool) -> str:
+    """``a whole number between 1 and 4,096`` (or ``a number ...``)."""
+    kind = "a whole number" if whole else "a number"
+    return f"{kind} between {plain_number(low)} and {plain_number(high)}"
 
 
 class Reader:
     """Walks one config: looks keys up, records what each set, and what was left."""
 
-    def __init__(self, doc: dict[str, Any], fmt: ConfigFormat, framework: Framework) -> None:
+    def __init__(
+        self,
+        doc: dict[str, Any],
+        fmt: ConfigFormat,
+        framework: Framework,
+        written: Mapping[str, str] | None = None,
+    ) -> None:
         self.doc = doc
+        self.written: Mapping[str, str] = written or {}
+        """Dotted key -> its value's text in the file (:class:`load.Document`)."""
         self.format = fmt
         self.framework = framework
         self.fields: dict[str, Any] = {}
@@ -124,7 +190,7 @@ class Reader:
     def take(self, path: str, value: Any, meaning: str, /, **fields: Any) -> None:
         """Record that ``path`` (holding ``value``) set ``fields``, worded as ``meaning``."""
         self.used(path)
-        self.read.append(KeyRead(path, shown(value), meaning))
+        self.read.append(KeyRead(path, self.text(path, value), meaning))
         for name, field_value in fields.items():
             self.fields[name] = field_value
             self.sources[name] = path
@@ -133,25 +199,74 @@ class Reader:
         if text not in self.notes:
             self.notes.append(text)
 
+    def text(self, path: str, value: object) -> str:
+        """``value`` as messages show it: the key's text as the file wrote it when
+        ``value`` is the key's own value, else :func:`shown`; short, one line."""
+        written = self.written.get(path)
+        if written is not None and self.value(path) is value:
+            return shown(written)
+        return shown(value)
+
     # -- typed values --------------------------------------------------------------------
-    def integer(self, path: str, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise self.bad(path, value, "a whole number")
-        try:
-            number = float(value)
-        except ValueError as exc:
-            raise self.bad(path, value, "a whole number") from exc
-        if number != int(number):
-            raise self.bad(path, value, "a whole number")
+    def whole(self, path: str, value: Any, field: str | None = None) -> int:
+        """A whole number: an int, a float with no fraction, or digits in a string.
+        Infinite and NaN are refused (YAML's ``.inf``/``.nan``, JSON's ``Infinity``), the
+        message giving the :class:`Request` field ``field``'s range when one is named;
+        the range itself is checked by :meth:`integer`."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        expected = _expected(field, whole=True)
+        number = self._finite(path, value, expected)
+        if not number.is_integer():
+            raise self.bad(path, value, expected)
         return int(number)
 
-    def number(self, path: str, value: Any) -> float:
+    def integer(
+        self, path: str, value: Any, field: str, *, low: float | None = None,
+        high: float | None = None,
+    ) -> int:
+        """A whole number within the :class:`Request` field ``field``'s bounds (``low`` /
+        ``high`` narrow or replace them)."""
+        number = self.whole(path, value, field)
+        self._check_range(path, value, number, field, low, high, whole=True)
+        return number
+
+    def number(
+        self, path: str, value: Any, field: str, *, check_range: bool = True
+    ) -> float:
+        """A finite number within the :class:`Request` field ``field``'s bounds (only
+        named in messages when not ``check_range``); ``-0`` reads as 0."""
+        if isinstance(value, int) and not isinstance(value, bool) and check_range:
+            self._check_range(path, value, value, field, None, None, whole=False)
+        number = self._finite(path, value, _expected(field, whole=False)) + 0.0
+        if check_range:
+            self._check_range(path, value, number, field, None, None, whole=False)
+        return number
+
+    def _finite(self, path: str, value: Any, expected: str) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise self.bad(path, value, "a number")
+            raise self.bad(path, value, expected)
         try:
-            return float(value)
-        except ValueError as exc:
-            raise self.bad(path, value, "a number") from exc
+            number = float(value)
+        except (ValueError, OverflowError) as exc:  # OverflowError: a 400-digit int
+            raise self.bad(path, value, expected) from exc
+        if not math.isfinite(number):
+            raise ConfigError(
+                f"{self.format.label} config: {path} is '{self.text(path, value)}', which is "
+                f"not a finite number; expected {expected}. Set {path} to {expected}."
+            )
+        return number
+
+    def _check_range(
+        self, path: str, value: Any, number: float, field: str, low: float | None,
+        high: float | None, whole: bool,
+    ) -> None:
+        field_low, field_high = field_bounds(field)
+        low = field_low if low is None else low
+        high = field_high if high is None else high
+        if not low <= number <= high:
+            raise range_error(self.format.label, path, self.text(path, value),
+                              field_meta(field).noun, number_range(low, high, whole))
 
     def flag(self, path: str, value: Any, auto: bool = True) -> bool:
         """A switch: YAML booleans, ``"true"``/``"false"``, and ``"auto"`` read as ``auto``."""
@@ -167,14 +282,23 @@ class Reader:
             return bool(value)
         raise self.bad(path, value, "true or false")
 
+    def string(self, path: str, value: Any, expected: str) -> str:
+        """A non-empty string (a name, a path); anything else is refused as not ``expected``."""
+        if not isinstance(value, str) or not value.strip():
+            raise self.bad(path, value, expected)
+        return value.strip()
+
     def bad(self, path: str, value: Any, expected: str) -> ConfigError:
+        """The error for a key whose value is not ``expected``: the key, its value as
+        written and what to write instead."""
         return ConfigError(
-            f"{self.format.label} config: {path} is {shown(value)!r}, expected {expected}."
+            f"{self.format.label} config: {path} is '{self.text(path, value)}', expected "
+            f"{expected}. Set {path} to {expected}."
         )
 
     # -- result --------------------------------------------------------------------------
     def result(self) -> ConfigRead:
-        ignored = tuple(k for k in self.doc if k not in self._used)
+        ignored = tuple(shown(k) for k in self.doc if k not in self._used)
         return ConfigRead(
             format=self.format,
             framework=self.framework,
@@ -185,3 +309,20 @@ class Reader:
             notes=tuple(self.notes),
             sources=dict(self.sources),
         )
+
+
+def _expected(field: str | None, whole: bool) -> str:
+    """``a whole number between 1 and 4,096`` for a :class:`Request` field, else the kind."""
+    if field is None:
+        return "a whole number" if whole else "a number"
+    return number_range(*field_bounds(field), whole)
+
+
+def range_error(label: str, path: str, written: str, noun: str, allowed: str) -> ConfigError:
+    """The error for a config key out of range: the key, its value as written, the
+    allowed range in words, and what to write (``set max_steps to a whole number between
+    1 and 1,000,000,000``)."""
+    return ConfigError(
+        f"{label} config: {path} = {written} is out of range: the {noun} must be {allowed}. "
+        f"Set {path} to {allowed}."
+    )
