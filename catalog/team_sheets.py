@@ -49,7 +49,7 @@ def price_problem(price: float, limits: Limits) -> str | None:
     if price < low:
         return f"below the ${low:g}/GPU-hr minimum"
     if price > high:
-        return f"above the ${high:g}/GPU-hr bound"
+        return f"above the ${high:,g}/GPU-hr bound"
     return None
 
 
