@@ -289,6 +289,9 @@ FOREACH_ADAMW_STEP_BYTES: Final = {
 }
 """HBM traffic of one unfused AdamW step per trainable parameter, bytes."""
 GPUS_PER_NODE: Final = 8
+MAX_GPUS_PER_NODE: Final = 72
+"""The largest NVLink domain a catalog card may declare (GB200 NVL72): a bound on
+``GpuSpec.gpus_per_node`` read from outside."""
 """Cards in one server (HGX/DGX boards and most cloud GPU VMs): beyond this a run
 spans nodes."""
 FLOAT8_CAST_BYTES: Final = 5.0

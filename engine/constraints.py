@@ -28,6 +28,7 @@ from engine.fit import (
     MAX_CARDS,
     Option,
     Sizer,
+    card_limit,
     hourly_price,
     make_option,
     not_recommended_reason,
@@ -138,7 +139,7 @@ def _card_options(
     if found is None:
         return
     price = hourly_price(gpu, request.price_per_gpu_hour, request.spot)
-    for n in counts(found[0], _most_cards(request)):
+    for n in counts(found[0], min(_most_cards(request), card_limit(gpu))):
         if n % fp.card_step:
             continue  # not whole tensor-parallel groups and context-parallel rings
         stage = resolve_stage(request.sharding, n, fp.tensor_parallel)

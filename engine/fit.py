@@ -33,6 +33,7 @@ from engine.constants import (
     BAND_FULL,
     BAND_GOOD,
     BAND_LOOSE,
+    MAX_CLUSTER_NODES,
     RUN_STARTUP_S,
     USABLE_FRACTION,
 )
@@ -185,7 +186,8 @@ class Sizer:
 
     def fewest(self, gpu: GpuSpec) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` for the fewest cards that fit, or None."""
-        return self.fewest_for(USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None))
+        cap = USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None)
+        return self.fewest_for(cap, card_limit(gpu))
 
     def at_count(self, gpu: GpuSpec, count: int) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` when exactly ``count`` cards of ``gpu`` hold
@@ -205,11 +207,14 @@ class Sizer:
         per = self._per_gpu(count // self.tp)
         return (count, self.multi, per) if per <= cap + 1e-9 else None
 
-    def fewest_for(self, cap: float) -> tuple[int, Sharding, float] | None:
-        """As :meth:`fewest`, for a card offering ``cap`` usable GB."""
+    def fewest_for(
+        self, cap: float, most_cards: int = MAX_CARDS
+    ) -> tuple[int, Sharding, float] | None:
+        """As :meth:`fewest`, for a card offering ``cap`` usable GB, of which a run can
+        have ``most_cards`` (:func:`card_limit`)."""
         if self.napkin_total is not None:
             n = max(1, math.ceil(self.napkin_total / cap - 1e-12))
-            if n > MAX_CARDS:
+            if n > most_cards:
                 return None
             return n, resolve_stage(self.one_stage, n), self.napkin_total / n
         if self.cp == 1 and self.one <= cap:
@@ -222,12 +227,22 @@ class Sizer:
                 continue
             n = max(n, math.ceil(sharded / (cap - fixed) - 1e-12))
         n = -(-n // self.cp) * self.cp  # whole rings
-        most = min(MAX_CARDS // self.tp, self.most_shards)
+        most = min(most_cards // self.tp, self.most_shards)
         while n <= most and self._per_gpu(n) > cap:
             n += self.cp  # guards float rounding at the boundary
         if n > most:
             return None
         return n * self.tp, self.multi, self._per_gpu(n)
+
+
+def card_limit(gpu: GpuSpec) -> int:
+    """The most cards of ``gpu`` a plan the user did not size is offered on: its machines
+    (``GpuSpec.max_nodes``, else ``MAX_CLUSTER_NODES``, the largest cluster the catalog's
+    clouds rent without a reservation) times its ``gpus_per_node``. Past that a plan
+    spends hundreds of cards to shave a sliver off each (a run whose fixed part nearly
+    fills the card); a count the user names is sized as asked."""
+    nodes = gpu.max_nodes if gpu.max_nodes is not None else MAX_CLUSTER_NODES
+    return min(MAX_CARDS, nodes * gpu.gpus_per_node)
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +257,8 @@ class Card:
     """(end of life, not recommended for training): the leading part of the sort key."""
     flagged: bool
     """Either of ``order``: the card ranks after every unflagged one."""
+    most_cards: int
+    """:func:`card_limit`."""
 
 
 def cards(gpus: list[GpuSpec]) -> list[Card]:
@@ -256,6 +273,7 @@ def cards(gpus: list[GpuSpec]) -> list[Card]:
                 price=g.price_per_gpu_hour,
                 order=order,
                 flagged=order[0] or order[1],
+                most_cards=card_limit(g),
             )
         )
     return table
@@ -323,7 +341,10 @@ def rank_cards(
                 continue
             capacity = card.napkin_capacity if napkin else card.capacity
             cap = USABLE_FRACTION * capacity
-            found = sizer.fewest_for(cap) if count is None else sizer.at_count_for(cap, count)
+            found = (
+                sizer.fewest_for(cap, card.most_cards) if count is None
+                else sizer.at_count_for(cap, count)
+            )
             if found is None:
                 continue
             n, stage, per_gpu = found

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engine.architecture import Architecture
-from engine.constants import CARD_GB_BYTES, GB
+from engine.constants import CARD_GB_BYTES, GB, GPUS_PER_NODE, MAX_GPUS_PER_NODE, MAX_NODES
 
 _SYNTHETIC = re.compile(r"^synthetic-(\d+(?:\.\d+)?)b$")
 
@@ -148,6 +148,15 @@ class GpuSpec(BaseModel):
     link_gbps: float | None = Field(default=None, gt=0)
     """Per-GPU bandwidth between cards of one node in GB/s, one direction (NVLink,
     Infinity Fabric, or the PCIe slot); None: derived from ``fabric``."""
+    gpus_per_node: int = Field(default=GPUS_PER_NODE, ge=1, le=MAX_GPUS_PER_NODE)
+    """Cards one rented machine holds, which share ``link_gbps``; past it a run spans
+    nodes and talks over the network (``gpus_per_node_source`` where not the usual 8)."""
+    gpus_per_node_source: str = ""
+    max_nodes: int | None = Field(default=None, ge=1, le=MAX_NODES)
+    """Machines of this card one run can rent together over a fast network; None: as
+    many as the sizer allows. GeForce cards rent as single machines (``max_nodes_source``),
+    so a plan past one machine's cards is not offered."""
+    max_nodes_source: str = ""
     bf16: bool
     flash_attention_2: Literal["yes", "partial", "no"]
     interconnect: str

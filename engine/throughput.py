@@ -389,11 +389,13 @@ class StepTime:
         return self.tokens_per_step / self.step_s
 
 
-def nodes_for(count: int, nodes: int | None = None) -> int:
-    """Nodes a run of ``count`` cards spans: as given, else ``GPUS_PER_NODE`` per node."""
+def nodes_for(count: int, nodes: int | None = None, per_node: int = GPUS_PER_NODE) -> int:
+    """Nodes a run of ``count`` cards spans: as given, else ``per_node`` (the card's
+    ``gpus_per_node``) per node; never fewer than ``per_node`` cards a node allows."""
+    least = max(1, math.ceil(count / per_node))
     if nodes is not None:
-        return max(1, min(nodes, count))
-    return max(1, math.ceil(count / GPUS_PER_NODE))
+        return max(least, min(nodes, count))
+    return least
 
 
 def link_bytes_per_s(gpu: GpuSpec, count: int, nodes: int) -> float:
@@ -462,6 +464,7 @@ def step_time(
     if n < 1:
         n = 1
     hbm = (gpu.hbm_gbps or HBM_FALLBACK_GBPS) * 1e9
+    per_node = gpu.gpus_per_node
     achievable = matmul_rate(gpu)
     rate = achievable * tuning.gemm_efficiency
     flops_s = work.matmul_flops / rate
@@ -489,13 +492,14 @@ def step_time(
     launch = host_ops * tuning.launch_s_per_kernel
     micro = max(gpu_s, launch)
     if tp > 1:
-        group_nodes = nodes_for(tp)  # a group spans nodes only past one node's cards
+        group_nodes = nodes_for(tp, per_node=per_node)  # past one node's cards only
         micro += work.tp_comm_bytes / link_bytes_per_s(gpu, tp, group_nodes)
     ring = tp * work.context_parallel
     if work.cp_comm_bytes:
         # The ring passes keys and values while the attention blocks run: only the excess
         # over attention's own time waits.
-        ring_s = work.cp_comm_bytes / link_bytes_per_s(gpu, ring, nodes_for(ring))
+        ring_link = link_bytes_per_s(gpu, ring, nodes_for(ring, None, per_node))
+        ring_s = work.cp_comm_bytes / ring_link
         micro += max(0.0, ring_s - attention_s)
 
     comm_micro = comm_step = 0.0
@@ -503,18 +507,18 @@ def step_time(
     if n > 1 and stage is Sharding.HSDP:
         # Sharded within a node, replicated across nodes: gathers and reduce-scatters
         # stay on the node's link; the replicas all-reduce their gradient shards per step.
-        per_node = max(1, count // nodes_for(count, nodes))
-        shards = min(n, max(1, per_node // tp))
+        node_cards = max(1, count // nodes_for(count, nodes, per_node))
+        shards = min(n, max(1, node_cards // tp))
         replicas = n // shards
         local = link_bytes_per_s(gpu, shards * tp, 1)
         comm_micro = (2 * work.stored_weight_bytes + work.grad_bytes) * (shards - 1) / shards
         comm_micro /= local
         if replicas > 1:
-            across = link_bytes_per_s(gpu, count, nodes_for(count, nodes))
+            across = link_bytes_per_s(gpu, count, nodes_for(count, nodes, per_node))
             comm_step = 2 * work.grad_bytes / shards * (replicas - 1) / replicas / across
     elif n > 1:
         share = (n - 1) / n
-        link = link_bytes_per_s(gpu, n, nodes_for(count, nodes))
+        link = link_bytes_per_s(gpu, n, nodes_for(count, nodes, per_node))
         if stage.shards_weights:
             # All-gather for forward and backward every micro-batch, reduce-scatter grads.
             comm_micro = (2 * work.stored_weight_bytes + work.grad_bytes) * share / link
@@ -532,7 +536,7 @@ def step_time(
         host = HOST_LINK_GBPS * 1e9
         # Gradients down and weights up (2 + 2 B); the node's CPUs step every local shard.
         per_param = work.fused_optimizer_bytes / max(work.trainable_params, 1.0)
-        cpu_bytes = per_param * shard * min(n, GPUS_PER_NODE)
+        cpu_bytes = per_param * shard * min(n, per_node)
         offload_s = 4.0 * shard / host + cpu_bytes / (HOST_MEMORY_GBPS * 1e9)
         optimizer_s = 0.0
         if stage.shards_weights and work.offload_weights:

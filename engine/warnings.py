@@ -116,7 +116,7 @@ def warnings(ctx: Context) -> list[str]:
         stage = Sharding.ZERO3 if r.sharding is Sharding.AUTO else r.sharding
         host = ctx.footprint.offloaded_gb(stage)
         count = lead.count if lead is not None else 1
-        nodes = nodes_for(count, r.nodes)
+        nodes = nodes_for(count, r.nodes, lead.gpu.gpus_per_node if lead else GPUS_PER_NODE)
         out.append(
             f"CPU offload{'' if r.offload_weights else ' of the optimizer'} needs about "
             f"{host:,.0f} GB of host memory in total: {host / nodes:,.0f} GB of RAM on each "
@@ -249,7 +249,7 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
             "micro-batch keeps them sharded (Accelerate's `sync_each_batch`)."
         )
     if o.count > 1 and r.mode is Mode.DETAILED and not uses_flat_rule(r):
-        nodes = nodes_for(o.count, r.nodes)
+        nodes = nodes_for(o.count, r.nodes, o.gpu.gpus_per_node)
         link = link_bytes_per_s(o.gpu, o.count, nodes) / 1e9
         where = f"{nodes} nodes (between nodes at {link:,.0f} GB/s per GPU)" if nodes > 1 else (
             f"one node ({o.gpu.fabric}, {link:,.0f} GB/s per GPU"

@@ -218,3 +218,16 @@ def test_every_nvidia_card_states_its_compute_capability_and_no_other_does(
 ) -> None:
     stated = [g.id for g in gpus if g.compute_capability is not None]
     assert stated == [g.id for g in gpus if g.vendor == "NVIDIA"]
+
+
+def test_a_card_off_the_usual_machine_or_cluster_says_why() -> None:
+    odd = [g for g in default_catalog().gpus.values()
+           if (g.gpus_per_node != 8 and not g.gpus_per_node_source)
+           or (g.max_nodes is not None and not g.max_nodes_source)]
+    assert odd == []
+
+
+def test_geforce_cards_rent_as_single_machines_and_gh200_one_per_machine() -> None:
+    gpus = default_catalog().gpus
+    assert {gpus[c].max_nodes for c in ("rtx-3090", "rtx-4090", "rtx-5090")} == {1}
+    assert gpus["gh200"].gpus_per_node == 1

@@ -68,8 +68,8 @@ def test_under_a_budget_alone_the_options_are_fastest_first(catalog: Catalog) ->
 
 
 def test_more_cards_are_used_to_meet_a_tight_deadline(catalog: Catalog) -> None:
-    plain = ask(catalog, **EIGHT_B_FULL)
-    rushed = ask(catalog, **EIGHT_B_FULL, deadline_hours=0.5)
+    plain = ask(catalog, **EIGHT_B_FULL, gpu="h100-sxm")
+    rushed = ask(catalog, **EIGHT_B_FULL, gpu="h100-sxm", deadline_hours=0.5)
     assert rushed.constraints is not None and rushed.constraints.met
     assert rushed.options[0].count > plain.options[0].count
 
