@@ -520,8 +520,15 @@ def step_time(
         share = (n - 1) / n
         link = link_bytes_per_s(gpu, n, nodes_for(count, nodes, per_node))
         if stage.shards_weights:
-            # All-gather for forward and backward every micro-batch, reduce-scatter grads.
-            comm_micro = (2 * work.stored_weight_bytes + work.grad_bytes) * share / link
+            # All-gather for forward and backward every micro-batch, reduce-scatter grads;
+            # FSDP accumulating under no_sync() reduces them once a step (as the memory
+            # model keeps them whole until then), DeepSpeed every micro-batch.
+            comm_micro = 2 * work.stored_weight_bytes * share / link
+            reduce = work.grad_bytes * share / link
+            if stage.is_fsdp and work.grad_accum > 1:
+                comm_step = reduce
+            else:
+                comm_micro += reduce
         else:
             # DDP all-reduce, or ZeRO-1/2 reduce-scatter + all-gather: 2x the gradients.
             comm_step = 2 * work.grad_bytes * share / link

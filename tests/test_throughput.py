@@ -294,3 +294,19 @@ def test_smaller_optimizer_states_make_a_cheaper_step(catalog: Catalog) -> None:
     eight = _step(catalog, method="full", framework="generic", optimizer="adamw-8bit")
     sgd = _step(catalog, method="full", framework="generic", optimizer="sgd")
     assert sgd.optimizer_s < eight.optimizer_s < adamw.optimizer_s
+
+
+def _comm(catalog: Catalog, stage: Sharding, accum: int) -> float:
+    request = resolve(Request(model="llama-3.1-8b", method="full", grad_accum=accum))
+    work = workload(catalog.model(request.model).architecture, request)
+    return step_time(work, CARD, 16, stage, False).comm_s
+
+
+def test_fsdp_accumulating_under_no_sync_reduces_gradients_once_a_step(catalog) -> None:
+    once, eight = _comm(catalog, Sharding.FSDP, 1), _comm(catalog, Sharding.FSDP, 8)
+    assert eight < 8 * once * 0.8  # the gathers repeat, the reduce-scatter does not
+
+
+def test_deepspeed_zero3_reduces_gradients_every_micro_batch(catalog) -> None:
+    once, eight = _comm(catalog, Sharding.ZERO3, 1), _comm(catalog, Sharding.ZERO3, 8)
+    assert eight == pytest.approx(8 * once)
