@@ -14,13 +14,28 @@ from datetime import datetime
 from adapters.report import Table, fmt_age
 from bot.announce import DEFAULT_MIN_CHANGE_PCT, default_cards
 from bot.price_store import Subscription
-from catalog.price_snapshot import CHOICE_LABELS, PriceChoice, PriceSnapshot, SourceStatus
+from catalog.echo import shown
+from catalog.price_snapshot import (
+    ANY_WORKSPACE,
+    CHOICE_LABELS,
+    PriceChoice,
+    PriceSnapshot,
+    Rejection,
+    SourceStatus,
+)
 from catalog.prices import effective_prices
 from engine.specs import Catalog
 
 MAX_MIN_CHANGE_PCT = 1000.0
 _PERCENT = re.compile(r"^(\d+(?:\.\d+)?)\s*%?$")
 SUBSCRIBE_EXAMPLE = "subscribe 10% h100 a100"
+MAX_REASONS_SHOWN = 3
+"""Rejected entries of the asker's team sheet ``/ftcost prices`` lists with their reasons;
+past these, ``and N more``."""
+MAX_REASON_CHARS = 200
+"""Each listed reason is cut to this many characters (a team rejection's full wording is
+about 150), so three of them and the source lines stay within a Discord embed field
+(1,024 characters) and a Slack section (3,000)."""
 
 
 class CommandError(ValueError):
@@ -118,6 +133,41 @@ def _source_line(s: SourceStatus, now: datetime) -> str:
     return f"{s.name}: STALE, {s.error} (failed {times}); {since}"
 
 
+def _reason_line(r: Rejection) -> str:
+    """``↳ h100-sxm: 0.001 refused, below the $0.01/GPU-hr minimum; a rate must be ...``."""
+    value = "" if r.price is None else f"{r.price:g} "
+    return shown(f"↳ {r.card}: {value}refused, {r.reason}", MAX_REASON_CHARS)
+
+
+def _own_sheet_sources(workspace: str | None) -> set[str]:
+    """The team-sheet sources whose rejections the asker may see: its workspace's own
+    sheet (``team:slack:T1``) and the sheet for every workspace (``team:*``), never
+    another workspace's."""
+    names = {f"team:{ANY_WORKSPACE}"}
+    if workspace is not None and workspace != ANY_WORKSPACE:
+        names.add(f"team:{workspace}")
+    return names
+
+
+def _sources_with_reasons(snapshot: PriceSnapshot, workspace: str | None, now: datetime
+                          ) -> list[str]:  # fmt: skip
+    """One line per source; under the asker's own team sheet, the reasons of its first
+    :data:`MAX_REASONS_SHOWN` rejected entries and ``and N more`` past them (N counts
+    every rejection the refresh made, including any the snapshot did not keep)."""
+    own = _own_sheet_sources(workspace)
+    lines: list[str] = []
+    for s in snapshot.sources:
+        lines.append(_source_line(s, now))
+        if s.kind != "team" or s.name not in own or not s.ok:
+            continue
+        reasons = [r for r in snapshot.rejected if r.kind == "team" and r.source == s.name]
+        lines += [_reason_line(r) for r in reasons[:MAX_REASONS_SHOWN]]
+        more = max(s.rejected, len(reasons)) - min(len(reasons), MAX_REASONS_SHOWN)
+        if more > 0:
+            lines.append(f"↳ and {more} more rejected {'entry' if more == 1 else 'entries'}")
+    return lines
+
+
 def prices_view(
     snapshot: PriceSnapshot | None,
     catalog: Catalog,
@@ -126,7 +176,9 @@ def prices_view(
     workspace: str | None = None,
 ) -> PricesView:
     """The table ``/ftcost prices`` shows: per card the price in force and the lowest,
-    median and spot prices with their clouds ($/GPU-hour)."""
+    median and spot prices with their clouds ($/GPU-hour), each source's state, and why
+    entries of the asking ``workspace``'s own team sheet were rejected (at most
+    :data:`MAX_REASONS_SHOWN` lines, then a count; never another workspace's)."""
     prices = effective_prices(snapshot, catalog, choice, workspace)
     shown = list(default_cards(catalog))
     if snapshot is not None:
@@ -168,7 +220,7 @@ def prices_view(
         sheet = snapshot.team_sheet(workspace)
         if sheet is not None and sheet.prices:
             summary += f" * = your team rate ({sheet.name or 'team price sheet'})."
-    sources = [_source_line(s, now) for s in snapshot.sources] if snapshot else []
+    sources = _sources_with_reasons(snapshot, workspace, now) if snapshot else []
     held = [
         f"{h.card}: {h.statistic} ${h.old:.2f} → ${h.new:.2f} ({h.ratio:.1f}x) held back, "
         "not applied"

@@ -201,7 +201,7 @@ async def fetch_team(
     try:
         text = await read_location(session, source.location, settings)
         # YAML parsing is CPU work: off the event loop, like the CSV parse.
-        sheet = await asyncio.to_thread(parse_team_sheet, text, resolve)
+        sheet = await asyncio.to_thread(parse_team_sheet, text, resolve, settings.limits)
     except (FetchError, MalformedSheet) as exc:
         return TeamFetch(source.workspace, where, error=str(exc))
     return TeamFetch(source.workspace, where, sheet)
