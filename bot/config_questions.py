@@ -14,13 +14,17 @@ from collections.abc import Mapping
 
 from adapters.trainconfig import (
     FORMATS,
-    MAX_CONFIG_BYTES,
     ConfigError,
     ConfigRead,
     config_notes,
     read_config,
 )
 from adapters.trainconfig.ask import CONFIG_EXAMPLE, builder
+
+# A front end that refuses a config before or while downloading it (a Slack file, a Discord
+# attachment) raises the reader's own error, so an upload and ``--config`` read alike:
+# "big.yml is 97 KB; ..." / "... is larger than 64 KB; ftcost reads configs up to 64 KB".
+from adapters.trainconfig.load import too_large as too_large
 from bot.replies import Reply, ReplyKind
 from bot.service import RequestBuilder, Service
 
@@ -59,20 +63,6 @@ async def answer_config(
         words, None, workspace, defaults, build=build or builder(config, example)
     )
     return with_config(reply, config)
-
-
-def too_large(name: str, size: int | None = None) -> ConfigError:
-    """The error for a config of ``size`` bytes (None: more than was read) over
-    :data:`MAX_CONFIG_BYTES`, worded as the reader words it, for a front end that refuses
-    before or while downloading."""
-    how_big = f"{size / 1024:,.0f} KB" if size is not None else (
-        f"over {MAX_CONFIG_BYTES // 1024} KB"
-    )
-    return ConfigError(
-        f"{name} is {how_big}; ftcost reads configs up to "
-        f"{MAX_CONFIG_BYTES // 1024} KB ({FORMATS}). Share the training config itself, "
-        "without datasets inlined."
-    )
 
 
 def read_shared_config(data: bytes | str, name: str) -> ConfigRead:

@@ -209,7 +209,7 @@ async def test_a_file_larger_than_it_says_is_cut_off_at_64_kb(bot, slack):
 
     await mention_with(bot, file)
 
-    assert "lying.yml is over 64 KB" in private_error(slack)
+    assert "lying.yml is larger than 64 KB" in private_error(slack)
 
 
 async def test_a_binary_file_is_a_private_error_naming_the_formats(bot, slack):
