@@ -214,6 +214,10 @@ ZERO3_HOOKS_WARNING_SHARE: Final = 0.15
 NATIVE_ATTENTION_TIP_SHARE: Final = 0.05
 """Suggest ``fa3`` when the card's native attention kernels would cut the time by this
 share or more (FlashAttention-2 on Hopper and Blackwell, long sequences)."""
+CONTEXT_PARALLEL_TIP_SHARE: Final = 0.5
+"""Share of each card's memory that one sequence's activations take, on several cards
+without context parallelism, from which the reply says ``cp`` would split them: data-
+parallel sharding divides the weights and states, never a sequence's activations."""
 SMALL_DATASET_TOKENS: Final = 5_000_000
 """Below this many trained tokens, batch 1 leaves the GPU idle between steps."""
 
@@ -289,11 +293,11 @@ FOREACH_ADAMW_STEP_BYTES: Final = {
 }
 """HBM traffic of one unfused AdamW step per trainable parameter, bytes."""
 GPUS_PER_NODE: Final = 8
+"""Cards in one server (HGX/DGX boards and most cloud GPU VMs): beyond this a run
+spans nodes."""
 MAX_GPUS_PER_NODE: Final = 72
 """The largest NVLink domain a catalog card may declare (GB200 NVL72): a bound on
 ``GpuSpec.gpus_per_node`` read from outside."""
-"""Cards in one server (HGX/DGX boards and most cloud GPU VMs): beyond this a run
-spans nodes."""
 FLOAT8_CAST_BYTES: Final = 5.0
 """HBM bytes per element of one dynamic FP8 cast (torchao ``float8`` tensorwise scaling,
 torchao/float8/README.md: each operand's absolute maximum gives its scale, then it is

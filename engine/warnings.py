@@ -14,6 +14,7 @@ from engine.accuracy import uncertainty
 from engine.compute import Compute, uses_flat_rule
 from engine.constants import (
     COMM_WARNING_SHARE,
+    CONTEXT_PARALLEL_TIP_SHARE,
     CUDA_CONTEXT_GB,
     GB,
     GEMM_EFFICIENCY,
@@ -263,7 +264,24 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
             )
     out += _zero3_hooks_warning(ctx, o)
     out += _native_attention_tip(ctx, o)
+    out += _context_parallel_tip(ctx, o)
     return out
+
+
+def _context_parallel_tip(ctx: Context, o: Option) -> list[str]:
+    """Several cards held up by one sequence's activations, which sharding cannot split."""
+    r = ctx.request
+    if r.mode is not Mode.DETAILED or r.context_parallel > 1 or o.count < 2:
+        return []
+    share = o.memory.activations / o.per_gpu_gb
+    if share < CONTEXT_PARALLEL_TIP_SHARE:
+        return []
+    return [
+        f"One {r.seq_len:,}-token sequence's activations take {o.memory.activations:.1f} GB "
+        f"({share:.0%}) on each of the {o.count} cards, whatever their number: sharding "
+        "splits weights and states, not them. Context parallelism (`cp 2`, `cp 4`: ring "
+        "attention, as torchtitan and axolotl run it) splits the sequence over the cards."
+    ]
 
 
 def _native_attention_tip(ctx: Context, o: Option) -> list[str]:

@@ -349,3 +349,17 @@ def test_the_logits_warning_counts_one_cards_ring_share(catalog) -> None:
                       gpu="h100-sxm", gpu_count=4)
     [warning] = [w for w in estimate(request, catalog).warnings if "logits take" in w]
     assert "4.2 GB" in warning  # 8,192 tokens x 128,256 x 4 B, not the whole sequence's
+
+
+def test_cards_held_up_by_one_sequences_activations_are_told_about_cp(catalog) -> None:
+    request = Request(model="llama-3.1-8b", method="lora", seq_len=131072,
+                      dataset_tokens=10**7)
+    est = estimate(request, catalog)
+    assert est.options[0].count > 1
+    assert any("Context parallelism (`cp 2`" in w for w in est.warnings)
+
+
+def test_no_cp_tip_once_the_sequence_is_split(catalog) -> None:
+    request = Request(model="llama-3.1-8b", method="lora", seq_len=131072, context_parallel=4,
+                      gpu="h200-sxm", gpu_count=4, dataset_tokens=10**7)
+    assert not any("Context parallelism (`cp 2`" in w for w in estimate(request, catalog).warnings)
