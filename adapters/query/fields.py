@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import annotated_types
@@ -54,28 +55,44 @@ FIELDS: Final = {name: _info(meta) for name, meta in field_metas().items()}
 (:class:`engine.request.FieldMeta`: ``noun``, ``example``, ``display``)."""
 
 
-def range_text(field: str) -> str:
-    """The allowed range of a Request field, read from its pydantic bounds."""
-    low: float | None = None
-    high: float | None = None
-    strict = strict_high = False
+@dataclass(frozen=True)
+class Bounds:
+    """A Request field's range from its pydantic ``Field(ge/gt/le/lt)``; infinite where
+    the field sets none, ``open_low``/``open_high`` for ``gt``/``lt``."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    open_low: bool = False
+    open_high: bool = False
+
+
+def field_bounds(field: str) -> Bounds:
+    """The bounds of the :class:`engine.request.Request` field ``field``: the one copy of
+    every limit, which the parser and the config reader both quote."""
+    b = Bounds()
     for bound in Request.model_fields[field].metadata:
         if isinstance(bound, annotated_types.Ge):
-            low = float(bound.ge)  # type: ignore[arg-type]
+            b = replace(b, low=float(bound.ge))  # type: ignore[arg-type]
         elif isinstance(bound, annotated_types.Gt):
-            low, strict = float(bound.gt), True  # type: ignore[arg-type]
+            b = replace(b, low=float(bound.gt), open_low=True)  # type: ignore[arg-type]
         elif isinstance(bound, annotated_types.Le):
-            high = float(bound.le)  # type: ignore[arg-type]
+            b = replace(b, high=float(bound.le))  # type: ignore[arg-type]
         elif isinstance(bound, annotated_types.Lt):
-            high, strict_high = float(bound.lt), True  # type: ignore[arg-type]
+            b = replace(b, high=float(bound.lt), open_high=True)  # type: ignore[arg-type]
+    return b
+
+
+def range_text(field: str) -> str:
+    """The allowed range of a Request field, read from its pydantic bounds."""
+    b = field_bounds(field)
     show = FIELDS[field].show
-    if low is None or high is None:
+    if not (math.isfinite(b.low) and math.isfinite(b.high)):
         return "a valid value"
-    if strict_high:
-        return f"at least {show(low)} and less than {show(high)}"
-    if strict:
-        return f"more than {show(low)} and at most {show(high)}"
-    return f"between {show(low)} and {show(high)}"
+    if b.open_high:
+        return f"at least {show(b.low)} and less than {show(b.high)}"
+    if b.open_low:
+        return f"more than {show(b.low)} and at most {show(b.high)}"
+    return f"between {show(b.low)} and {show(b.high)}"
 
 
 def out_of_range(field: str, word: str) -> QueryError:

@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
-import annotated_types
-
+from adapters.query.fields import field_bounds as request_field_bounds
 from adapters.trainconfig.load import ConfigError
-from engine.request import Framework, Request, field_meta
+from engine.request import Framework, field_meta
 
 MAX_SHOWN_VALUE: Final = 48
 """Characters of a value echoed back in the list of keys read."""
@@ -113,16 +112,11 @@ def _flow(value: object, depth: int = 0) -> str:
 
 
 def field_bounds(name: str) -> tuple[float, float]:
-    """The inclusive bounds of the :class:`engine.request.Request` field ``name``, read
-    from its pydantic ``Field(ge=..., le=...)`` (so a config is held to the same bounds as
-    a typed query, from one place)."""
-    low, high = -math.inf, math.inf
-    for bound in Request.model_fields[name].metadata:
-        if isinstance(bound, annotated_types.Ge | annotated_types.Gt):
-            low = float(getattr(bound, "ge", getattr(bound, "gt", low)))
-        elif isinstance(bound, annotated_types.Le | annotated_types.Lt):
-            high = float(getattr(bound, "le", getattr(bound, "lt", high)))
-    return low, high
+    """The bounds of the :class:`engine.request.Request` field ``name`` (its pydantic
+    ``Field``, read by :func:`adapters.query.fields.field_bounds`), so a config is held to
+    the same bounds as a typed query, from one place."""
+    bounds = request_field_bounds(name)
+    return bounds.low, bounds.high
 
 
 def plain_number(value: float) -> str:
