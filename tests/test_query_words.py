@@ -804,3 +804,60 @@ def test_an_hqq_base_is_refused_with_the_equivalent_setting() -> None:
 
 def test_fsdp_qlora_as_one_word_is_refused_with_what_to_say() -> None:
     assert "say qlora fsdp" in str(refused("70b qlora 2x 3090 fsdp_qlora"))
+
+
+# --- a model size before a counted word -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value"),
+    [
+        ("8b steps 100 8x h100", "steps", 100),
+        ("70b gbs 64 8x h100", "grad_accum", 8),
+        ("8b samples 100 of 512 tokens", "samples", 100),
+        ("8b nodes 2 h100", "nodes", 2),
+    ],
+)
+def test_a_size_before_a_counted_word_is_the_model_and_the_count_follows(
+    text: str, field: str, value: int
+) -> None:
+    request = parse_query(text, CAT)
+    assert request.model.endswith(text.split()[0])
+    assert getattr(request, field) == value
+
+
+def test_a_size_after_the_model_is_named_is_a_count() -> None:
+    assert parse_query("8b lora 1b samples of 10 tokens", CAT).samples == 1_000_000_000
+
+
+def test_samples_can_come_before_their_count() -> None:
+    request = parse_query("8b lora num_examples 10k of 512 tokens", CAT)
+    assert (request.samples, request.sample_tokens) == (10_000, 512)
+
+
+@pytest.mark.parametrize("word", ["--nnodes", "num_nodes", "nodes"])
+def test_launcher_node_flags_count_nodes(word: str) -> None:
+    assert parse_query(f"8b lora {word} 2 8x h100", CAT).nodes == 2
+
+
+# --- counts too large for any number ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "8b lora 1e400 samples of 512 tokens",
+        "8b lora samples 1e400",
+        "8b lora 1e400 steps 8x h100",
+        "8b lora gbs 1e400 8x h100",
+        "8b lora 10k samples of 1e400 tokens",
+        "70b full fsdp dp-replicate 1e400 16x h100",
+    ],
+)
+def test_an_infinite_count_is_refused_not_crashed_on(text: str) -> None:
+    err = refused(text)
+    assert "1e400" in err.message
+
+
+def test_a_fractional_step_count_is_refused_not_rounded() -> None:
+    assert "whole number" in refused("8b lora 2.5 steps 8x h100").message

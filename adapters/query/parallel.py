@@ -136,10 +136,11 @@ def replicate_degree(s: State, i: int) -> int:
     if num.is_price or num.percent:
         raise error(f'"{quoted(word)}" must be a plain count of replicas.', word,
                     example=HSDP_EXAMPLE)
-    if num.scaled() < 1 or num.scaled() != int(num.scaled()) or num.scaled() > MAX_NODES:
+    value = num.scaled()  # inf and nan fail every comparison below but the first
+    if not 1 <= value <= MAX_NODES or value != int(value):
         raise error(f'"{quoted(s.raw(i, 2))}": the replicate degree is a whole count of '
                     f"copies, 1 to {MAX_NODES:,}.", word, example=HSDP_EXAMPLE)
-    degree = int(num.scaled())
+    degree = int(value)
     if degree > 1:
         s.replicate = (degree, s.raw(i, 2))
     return 2

@@ -157,6 +157,8 @@ _SAMPLE_WORDS: Final = frozenset(
      "conversation", "records", "record", "documents", "docs", "pairs", "instances",
      "sequences", "dialogues", "items", "prompts", "lines"}
 )
+_SAMPLE_KEYS: Final = frozenset({"samples", "examples", "num-samples", "num-examples"})
+"""Before a number: ``samples 10k``, HF Trainer's log line ``Num examples = 10,000``."""
 _LENGTH_JOINS: Final = frozenset(
     {"of", "x", "*", "avg", "average", "mean", "at", "@", "with", "each", "~", "approx",
      "about", "around", "averaging", "avg-len", "avg-length", "typically"}
@@ -168,11 +170,14 @@ _AVG_WORDS: Final = frozenset({"avg", "average", "mean", "avg-len", "avg-length"
 
 def samples(s: State, i: int) -> int:
     """``10k samples of 512 tokens``, ``20k examples avg 800 tokens``,
-    ``50k rows x 1.2k tok``; the count alone (``10k samples``) sets only ``samples``."""
-    num = read_number(s.low(i))
-    if num is None or s.low(i + 1) not in _SAMPLE_WORDS:
+    ``50k rows x 1.2k tok``, ``samples 10k``; the count alone (``10k samples``) sets only
+    ``samples``."""
+    num, at = s.count_before(i, _SAMPLE_WORDS), i
+    if num is None and s.low(i) in _SAMPLE_KEYS:
+        num, at = read_number(s.low(i + 1)), i + 1  # "samples 10k", "num_examples 10k"
+    if num is None:
         return 0
-    word = s.raw(i)
+    word = s.raw(at)
     s.set("samples", _count(num, word, "samples"), s.raw(i, 2), word)
     j = i + 2
     while s.low(j) in _LENGTH_JOINS:
@@ -231,7 +236,7 @@ def _count(num: Num, word: str, field: str) -> int:
     if num.is_price or num.percent:
         raise error(f'"{quoted(word)}" must be a plain count for the {FIELDS[field].label}.',
                     word, example=FIELDS[field].example)
-    return whole(round(num.scaled()), word, field)
+    return whole(num.scaled(), word, field)
 
 
 # --- nodes -------------------------------------------------------------------------
@@ -249,8 +254,8 @@ def nodes(s: State, i: int) -> int:
     if s.low(i) in ("per-node", "a-node"):
         s.per_node = True
         return 1
-    num = read_number(s.low(i))
-    if num is None or s.low(i + 1) not in _NODE_WORDS:
+    num = s.count_before(i, _NODE_WORDS)
+    if num is None:
         return 0
     word = s.raw(i)
     if num.is_price or num.percent:

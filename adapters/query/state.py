@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from adapters.query.errors import error, quoted
 from adapters.query.fields import FIELDS, check_field
-from adapters.query.numbers import Num, Unit, read_number
+from adapters.query.numbers import SIZE_RE, Num, Unit, read_number
 from adapters.query.tokenizer import Word
 from engine.request import ModelPick
 from engine.specs import Catalog
@@ -38,6 +38,17 @@ class State:
 
     def low(self, i: int) -> str:
         return self.words[i].low if 0 <= i < len(self.words) else ""
+
+    def count_before(self, i: int, words: frozenset[str]) -> Num | None:
+        """The number at ``i`` when the word after it is one of ``words`` (``10k samples``,
+        ``500 steps``); None when there is none, or when it is a model size said before
+        the model is (``8b steps 100``: 8b is the model, as a size before any unit but
+        tokens is)."""
+        if self.low(i + 1) not in words:
+            return None
+        if SIZE_RE.match(self.low(i)) and "model" not in self.fields:
+            return None
+        return read_number(self.low(i))
 
     def raw(self, i: int, n: int = 1) -> str:
         """The typed text of words ``i .. i+n`` (glued pieces shown once)."""

@@ -17,7 +17,7 @@ from typing import Final
 
 from adapters.query.errors import error, quoted
 from adapters.query.fields import out_of_range
-from adapters.query.numbers import read_number, whole
+from adapters.query.numbers import finite, read_number, whole
 from adapters.query.state import State
 from engine.constants import MAX_DATASET_TOKENS
 from engine.request import Request, Solve
@@ -96,8 +96,8 @@ def global_batch(s: State, i: int) -> int:
     HF's "total train batch size"); read once all words are (:func:`check_global_batch`)."""
     if s.low(i) in _GLOBAL_BATCH_WORDS:
         num, at = read_number(s.low(i + 1)), i + 1
-    elif s.low(i + 1) in _GLOBAL_BATCH_WORDS and read_number(s.low(i)) is not None:
-        num, at = read_number(s.low(i)), i
+    elif (counted := s.count_before(i, _GLOBAL_BATCH_WORDS)) is not None:
+        num, at = counted, i
     else:
         return 0
     if num is None:
@@ -106,7 +106,8 @@ def global_batch(s: State, i: int) -> int:
     if num.is_price or num.percent:
         raise error(f'"{quoted(s.raw(at))}" must be a plain count of sequences.', s.raw(at),
                     example=_GLOBAL_EXAMPLE)
-    s.global_batch = (num.scaled(), s.raw(i, 2))
+    # An infinite one would be an infinite accumulation: refused in the same words.
+    s.global_batch = (finite(num.scaled(), s.raw(i, 2), "grad_accum"), s.raw(i, 2))
     return 2
 
 
@@ -161,15 +162,13 @@ _STEP_KEYS: Final = frozenset({"max-steps", "train-steps", "training-steps", "to
 def steps(s: State, i: int) -> int:
     """``1000 steps``, ``max_steps 1000``: how long the run is, in optimizer steps (the
     tokens follow from the batch and cards: :func:`count_steps`)."""
-    if s.low(i + 1) in _STEP_WORDS and read_number(s.low(i)) is not None:
-        num, at = read_number(s.low(i)), i
-    elif s.low(i) in _STEP_KEYS and read_number(s.low(i + 1)) is not None:
+    num, at = s.count_before(i, _STEP_WORDS), i
+    if num is None and s.low(i) in _STEP_KEYS:
         num, at = read_number(s.low(i + 1)), i + 1
-    else:
+    if num is None:
         return 0
-    assert num is not None
     if num.is_price or num.percent:
         raise error(f'"{quoted(s.raw(at))}" must be a plain count of steps.', s.raw(at),
                     example=STEPS_EXAMPLE)
-    s.set("steps", whole(round(num.scaled()), s.raw(at), "steps"), s.raw(i, 2), s.raw(at))
+    s.set("steps", whole(num.scaled(), s.raw(at), "steps"), s.raw(i, 2), s.raw(at))
     return 2
