@@ -21,6 +21,7 @@ from engine.fit import (
     Option,
     Sizer,
     cards,
+    cards_of_memory,
     count_on_card,
     fewest_cards,
     hourly_price,
@@ -277,6 +278,8 @@ def _plan(
 ) -> tuple[Footprint, Compute, list[Option]]:
     fp = footprint(model.architecture, request)
     work = compute(model.active_params, request, model.architecture)
+    if request.gpu is None:
+        table = cards_of_memory(table, request.gpu_memory_gb)
     options = _best_options(fp, request, work, table, keep)
     if request.gpu is not None:
         named = _named_option(fp, request, work, catalog.gpu(request.gpu))

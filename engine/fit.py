@@ -279,6 +279,16 @@ def cards(gpus: list[GpuSpec]) -> list[Card]:
     return table
 
 
+def cards_of_memory(table: list[Card], memory_gb: float | None) -> list[Card]:
+    """The cards a question that names a card by its memory (``24gb``) chooses from:
+    those of that memory (GB = 10^9 bytes, as labelled), else those of less (the user's
+    card is no bigger), else every card; ``table`` itself when no memory is named."""
+    if memory_gb is None:
+        return table
+    same = [c for c in table if round(c.gpu.memory_gb) == round(memory_gb)]
+    return same or [c for c in table if c.gpu.memory_gb < memory_gb] or table
+
+
 def hourly_price(gpu: GpuSpec, override: float | None, spot: bool) -> float | None:
     """USD per GPU-hour: the price the user gave, else the card's spot price when spot is
     asked for and the card has one, else its on-demand price."""

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from catalog.loader import default_catalog
 from engine import Request, estimate
+from engine.fit import cards, cards_of_memory
 from engine.memory import COMPONENTS
 from engine.request import Framework
 from engine.specs import Catalog
@@ -363,3 +365,19 @@ def test_no_cp_tip_once_the_sequence_is_split(catalog) -> None:
     request = Request(model="llama-3.1-8b", method="lora", seq_len=131072, context_parallel=4,
                       gpu="h200-sxm", gpu_count=4, dataset_tokens=10**7)
     assert not any("Context parallelism (`cp 2`" in w for w in estimate(request, catalog).warnings)
+
+
+def test_a_card_named_by_its_memory_is_chosen_among_cards_of_that_memory() -> None:
+    est = estimate(
+        Request(model="llama-3.1-70b", method="qlora", gpu_memory_gb=24, dataset_tokens=10**7),
+        default_catalog(),
+    )
+    assert est.options
+    assert {round(o.gpu.memory_gb) for o in est.options} == {24}
+
+
+def test_cards_of_a_memory_no_card_has_are_the_smaller_ones() -> None:
+    table = cards(list(default_catalog().gpus.values()))
+    chosen = cards_of_memory(table, 20.5)
+    assert chosen and all(c.gpu.memory_gb < 20.5 for c in chosen)
+    assert cards_of_memory(table, None) is table

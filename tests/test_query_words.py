@@ -861,3 +861,58 @@ def test_an_infinite_count_is_refused_not_crashed_on(text: str) -> None:
 
 def test_a_fractional_step_count_is_refused_not_rounded() -> None:
     assert "whole number" in refused("8b lora 2.5 steps 8x h100").message
+
+
+# --- cards named by memory, and memory inside a card's name -----------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ["70b qlora 2x 24gb", "70b qlora 2x24gb", "70b qlora 2 x 24gb cards"]
+)
+def test_a_count_of_cards_named_by_their_memory(text: str) -> None:
+    request = parse_query(text, CAT)
+    assert (request.gpu, request.gpu_count, request.gpu_memory_gb) == (None, 2, 24.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "gpu"),
+    [
+        ("8b lora 1 h100 80gb pcie", "h100-pcie"),
+        ("8b lora a100 40gb pcie", "a100-40gb-pcie"),
+        ("8b lora a100 pcie 40gb", "a100-40gb-pcie"),
+        ("8b lora rtx 4090 24gb", "rtx-4090"),
+        ("8b lora RTX A6000 48GB", "rtx-a6000"),
+    ],
+)
+def test_a_memory_said_with_a_card_is_part_of_its_name(text: str, gpu: str) -> None:
+    request = parse_query(text, CAT)
+    assert (request.gpu, request.gpu_memory_gb) == (gpu, None)
+
+
+def test_a_memory_the_named_card_does_not_have_is_refused() -> None:
+    err = refused("8b lora rtx 4090 48gb")
+    assert "48gb" in err.message and "24 GB" in err.message
+
+
+# --- optimizers, lengths and switches as people type them -------------------------------
+
+
+@pytest.mark.parametrize(
+    "words", ["adamw 8bit", "adam 8bit", "adamw 8-bit", "paged adamw 8bit", "optim adamw_bnb_8bit"]
+)
+def test_eight_bit_adam_in_words(words: str) -> None:
+    assert parse_query(f"8b lora {words}", CAT).optimizer is Optimizer.ADAMW_8BIT
+
+
+@pytest.mark.parametrize("words", ["paged adamw", "optimizer adamw_torch_fused"])
+def test_thirty_two_bit_adam_in_words(words: str) -> None:
+    assert parse_query(f"8b lora {words}", CAT).optimizer is Optimizer.ADAMW
+
+
+def test_max_length_in_two_words_is_hfs_max_length() -> None:
+    assert parse_query("8b lora max length 1024", CAT).max_len == 1024
+
+
+@pytest.mark.parametrize("words", ["tf32", "nvlink", "liger kernel"])
+def test_words_that_add_nothing_to_a_named_run_are_read(words: str) -> None:
+    parse_query(f"8b lora 4x h100 {words}", CAT)

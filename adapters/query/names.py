@@ -71,6 +71,10 @@ def catalog_index(catalog: Catalog) -> Index:
     )
 
 
+_MEMORY_IN_NAME: Final = re.compile(r"(?:^|\s)([0-9]{1,4}) ?gb(?=\s|$)")
+"""A card's memory written as part of its name (``80gb``, ``80 gb``)."""
+
+
 def _gpu_variants(text: str) -> list[str]:
     """Spellings to try for a card: as written, singular, with ``gb`` appended."""
     variants = [text]
@@ -92,6 +96,14 @@ def resolve_gpu(catalog: Catalog, text: str) -> str | None:
         ids = prefixes.get(normalize_name(variant), frozenset())
         if len(ids) == 1:
             return next(iter(ids))
+    # "h100 80 gb pcie", "rtx 4090 24 gb": the memory said inside or after the name is
+    # the card's when the name without it is a card of that memory.
+    size = _MEMORY_IN_NAME.search(text)
+    rest = _MEMORY_IN_NAME.sub(" ", text, count=1).strip()
+    if size is not None and rest:
+        found = resolve_gpu(catalog, rest)
+        if found is not None and round(catalog.gpu(found).memory_gb) == int(size.group(1)):
+            return found
     return None
 
 

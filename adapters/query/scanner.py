@@ -127,10 +127,11 @@ def _unit_then_number(s: State, i: int) -> int:
 def _match_span(
     s: State, i: int, resolve: Callable[[Catalog, str], str | None]
 ) -> tuple[str, int] | None:
-    """A catalog id for the longest run of up to three words at ``i`` that names one."""
+    """A catalog id for the longest run of up to four words at ``i`` that names one (a
+    size inside a name is two words: ``a100 40 gb pcie``)."""
     if i >= len(s.words):
         return None
-    for n in (3, 2, 1):
+    for n in (4, 3, 2, 1):
         if i + n > len(s.words) or (n > 1 and s.low(i) in FILLER):
             continue
         found = resolve(s.catalog, " ".join(w.low for w in s.words[i : i + n]))
@@ -194,6 +195,10 @@ def _count_then_card(s: State, i: int) -> int:
     else:
         return 0
     card = _match_span(s, j, resolve_gpu)
+    if card is None and s.low(j + 1) == "gb" and read_number(s.low(j)) is not None:
+        # "2x 24gb": cards named by their memory, which is read next as "24gb" alone is
+        _count(s, count, s.raw(i, j - i + 2), s.raw(i))
+        return j - i
     if card:
         _count(s, count, s.raw(i, j - i + card[1]), s.raw(i))
         s.set("gpu", card[0], s.raw(j, card[1]))
@@ -394,6 +399,23 @@ def _unknown(s: State, i: int) -> QueryError:
     return error(f'I don\'t know "{quoted(word)}".', word, suggest(s.low(i), s.catalog))
 
 
+def _check_card_memory(s: State) -> None:
+    """A size beside a named card must be that card's memory (``rtx 4090 24gb`` says
+    nothing more; ``rtx 4090 48gb`` is refused rather than silently read as 24 GB)."""
+    gpu, memory = s.fields.get("gpu"), s.fields.get("gpu_memory_gb")
+    if not isinstance(gpu, str) or not isinstance(memory, float):
+        return
+    spec = s.catalog.gpu(gpu)
+    said = s.sources.pop("gpu_memory_gb")
+    del s.fields["gpu_memory_gb"]
+    if round(spec.memory_gb) != round(memory):
+        raise error(
+            f'"{quoted(said)}" is not the memory of the {spec.name} ({spec.memory_gb:g} GB): '
+            "name a card of that size, or leave the size out.", said,
+            example="70b qlora 2x rtx-3090",
+        )
+
+
 def scan(text: str, catalog: Catalog) -> State:
     state = State(tokenize(text, catalog), catalog)
     i = 0
@@ -406,6 +428,7 @@ def scan(text: str, catalog: Catalog) -> State:
         else:
             raise _unknown(state, i)
     phrases.check_nodes(state)
+    _check_card_memory(state)
     steps.check_global_batch(state)
     phrases.check_deepspeed(state)
     phrases.check_four_bit(state)

@@ -68,6 +68,8 @@ def _clean(text: object) -> str:
 
 _GIGS: Final = re.compile(r"^([0-9]+(?:\.[0-9]+)?)g$")
 """``80g``: a card's memory as people shorten it (``a100 80g``), read as ``80gb``."""
+_MEMORY: Final = re.compile(r"^[0-9]+(?:\.[0-9]+)?gb$")
+"""``24gb``: a card named by its memory."""
 _OPTION_DASHES: Final = re.compile(r"^-+(?=[a-z])")
 """``--tensor-parallel-size``: a command-line option's dashes (never a negative number's)."""
 
@@ -187,6 +189,8 @@ def _unglue(catalog: Catalog, low: str) -> list[str]:
     count_first = re.match(r"^(-?[0-9]+(?:\.[0-9]+)?)[x*](.+)$", low)
     if count_first and resolve_gpu(catalog, count_first.group(2)):
         return [count_first.group(1) + "x", count_first.group(2)]
+    if count_first and _MEMORY.match(count_first.group(2)):  # "2x24gb": cards of 24 GB
+        return [count_first.group(1) + "x", *_unglue(catalog, count_first.group(2))]
     cut = max(low.rfind("x"), low.rfind("*"))
     if cut > 0 and COUNT_RE.match(low[cut + 1 :]) and resolve_gpu(catalog, low[:cut]):
         return [low[:cut], "x" + low[cut + 1 :]]

@@ -39,6 +39,7 @@ KEYWORDS: Final = _table(
         ("lora_targets", LoraTargets.MLP): ("mlp", "mlp-only", "ffn"),
         ("optimizer", Optimizer.ADAMW): (
             "adamw", "adam", "adamw-torch", "adamw-torch-fused", "adamw-hf", "paged-adamw-32bit",
+            "paged-adamw",
         ),
         ("optimizer", Optimizer.ADAMW_8BIT): (
             "adamw-8bit", "adamw8bit", "adam8bit", "adam-8bit", "8bit-adam", "8bit-adamw",
@@ -177,8 +178,13 @@ FILLER: Final = frozenset(
         # a follow-up's plain English ("same but full", "switch to hf", "make it 2 epochs")
         "same", "but", "switch", "make", "change", "enable", "enabled",
         "memory", "vram", "usage", "peak", "requirement", "requirements",
-        # the form factor every card id already defaults to
-        "sxm", "sxm4", "sxm5",
+        # the form factor every card id already defaults to, and the link every card's
+        # catalog entry already states
+        "sxm", "sxm4", "sxm5", "nvlink",
+        # HF's --optim and a config's optimizer: key: the optimizer's name follows
+        "optim", "optimizer",
+        # TF32 matmuls for FP32 tensors: a BF16 run's matmuls are BF16 already
+        "tf32",
         # the learning-rate schedule and NEFTune's noise: no change to memory or time
         "cosine", "cosine-schedule", "linear-schedule", "constant-schedule", "neftune",
         # LoRA variants that change only the adapter's scaling (rsLoRA: alpha / sqrt(r))
@@ -224,6 +230,8 @@ PHRASES: Final = {
     ("per-gpu", "batch", "size"): "per-gpu-batch-size",
     ("local", "batch"): "local-batch-size",  # torchtitan's local_batch_size
     ("local", "batch", "size"): "local-batch-size",
+    ("max", "length"): "max-length",  # HF's max_length, spaced
+    ("max", "len"): "max-len",
     ("max", "seq", "length"): "max-seq-length",
     ("max", "sequence", "length"): "max-seq-length",
     ("context", "length"): "context-length",
@@ -291,6 +299,15 @@ PHRASES: Final = {
     ("8-bit", "adamw"): "8bit-adamw",
     ("8bit", "adam"): "8bit-adam",
     ("8bit", "adamw"): "8bit-adamw",
+    ("adam", "8bit"): "adam8bit",
+    ("adamw", "8bit"): "adamw-8bit",
+    ("adam", "8-bit"): "adam8bit",
+    ("adamw", "8-bit"): "adamw-8bit",
+    ("paged", "adamw", "8bit"): "paged-adamw-8bit",
+    ("paged", "adamw", "32bit"): "paged-adamw-32bit",
+    ("paged", "adamw"): "paged-adamw-32bit",  # bitsandbytes' PagedAdamW: 32-bit states
+    ("liger", "kernel"): "liger",
+    ("liger", "kernels"): "liger",
     # settings read and ignored
     ("weight", "decay"): "weight-decay",
     ("learning", "rate"): "learning-rate",
