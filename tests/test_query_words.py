@@ -916,3 +916,43 @@ def test_max_length_in_two_words_is_hfs_max_length() -> None:
 @pytest.mark.parametrize("words", ["tf32", "nvlink", "liger kernel"])
 def test_words_that_add_nothing_to_a_named_run_are_read(words: str) -> None:
     parse_query(f"8b lora 4x h100 {words}", CAT)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "70b tokens 50M seq 4096 h100",
+        "70b tokens 50M epochs 2 h100",
+        "70b tokens 1.2B h100",
+        "70b tokens 1.2B seq=8192 bs 4 h100x8",
+    ],
+)
+def test_a_size_then_tokens_and_a_token_count_is_the_model_and_its_data(text: str) -> None:
+    request = parse_query(text, CAT)
+    assert request.model == "llama-3.1-70b"
+    assert request.dataset_tokens in (50_000_000, 1_200_000_000)
+
+
+@pytest.mark.parametrize(
+    "text", ["zero 3", "zero three", "fsdp shard grad op", "fsdp shard_grad_op auto_wrap"]
+)
+def test_stages_written_apart(text: str) -> None:
+    assert parse_query(f"8b full 8x h100 {text}", CAT).sharding in (Sharding.ZERO3, Sharding.ZERO2)
+
+
+@pytest.mark.parametrize(
+    ("text", "flash"),
+    [("eager attention", False), ("attn_implementation eager", False),
+     ("attn_implementation flash_attention_2", True), ("attn_implementation sdpa", True)],
+)
+def test_hfs_attention_implementation(text: str, flash: bool) -> None:
+    assert parse_query(f"8b lora {text}", CAT).flash_attention is flash
+
+
+def test_no_grad_ckpt_turns_checkpointing_off() -> None:
+    assert parse_query("8b lora no grad ckpt", CAT).grad_checkpointing is False
+
+
+@pytest.mark.parametrize("text", ["1.5M tokens/epoch", "1.5M tokens per epoch"])
+def test_tokens_per_epoch_is_the_dataset(text: str) -> None:
+    assert parse_query(f"8b lora {text}", CAT).dataset_tokens == 1_500_000

@@ -189,7 +189,7 @@ class Unit:
 
 
 UNITS: Final = (
-    Unit("dataset_tokens", ("tokens", "token", "tok", "toks"), _to_tokens),
+    Unit("dataset_tokens", ("tokens", "token", "tok", "toks", "tokens/epoch"), _to_tokens),
     Unit("epochs", ("epochs", "epoch", "ep", "eps"), _to_epochs),
     Unit(
         "seq_len",

@@ -94,12 +94,28 @@ def _alternating_run(s: State, i: int) -> int:
     return j - i
 
 
+def _token_count(s: State, j: int) -> bool:
+    """Whether the word at ``j`` can only be a dataset's token count: a plain number with
+    a scale (``50M``, ``1.2B``) or of 10,000 and more. After ``70b tokens`` it is the
+    data, whatever follows it (``70b tokens 50M seq 4096``)."""
+    num = read_number(s.low(j))
+    if num is None or num.is_price or num.percent:
+        return False
+    return bool(num.suffix) or num.scaled() >= TOKEN_COUNT_FLOOR
+
+
 def _counts_cards(s: State, j: int) -> bool:
-    """Whether the number at ``j`` is followed by a card word or a card's name."""
+    """Whether the number at ``j`` is followed by a card word or a card's name (a model
+    size never counts cards: ``70b tokens 1.2b h100`` is 1.2B tokens on the 70B)."""
+    if SIZE_RE.match(s.low(j)):
+        return False
     nxt = j + 1 + (s.low(j + 1) in ("x", "*"))
     return s.low(nxt) in CARD_WORDS or _match_span(s, nxt, resolve_gpu) is not None
 
 
+TOKEN_COUNT_FLOOR: Final = 10_000
+"""A plain number from this up, after ``tokens``, counts tokens: no epoch count, card
+count or batch runs so high that it would pair with a unit after it instead."""
 BILLIONS_FIELDS: Final = frozenset({"dataset_tokens"})
 """Fields a number in billions can count (``1b tokens``); before any other unit, a
 ``Nb`` is the model's size."""
@@ -110,7 +126,9 @@ def _number_then_unit(s: State, i: int) -> int:
     if unit is None or read_number(s.low(i)) is None:
         return 0
     named = "model" in s.fields  # "8b lora 1B tokens": the model is said, so 1B is data
-    if SIZE_RE.match(s.low(i)) and not named and _alternating_run(s, i) % 2 == 1:
+    if SIZE_RE.match(s.low(i)) and not named and (
+        _token_count(s, i + 2) or _alternating_run(s, i) % 2 == 1
+    ):
         return 0  # "70b tokens 50M": the size is the model, "tokens 50M" the data
     if SIZE_RE.match(s.low(i)) and unit.field not in BILLIONS_FIELDS:
         return 0  # "8b tp": a model size, not 8 billion of anything else

@@ -68,6 +68,8 @@ def _clean(text: object) -> str:
 
 _GIGS: Final = re.compile(r"^([0-9]+(?:\.[0-9]+)?)g$")
 """``80g``: a card's memory as people shorten it (``a100 80g``), read as ``80gb``."""
+ZERO_STAGES: Final = frozenset({"1", "2", "3"})
+"""After ``zero``, the word that makes it DeepSpeed's stage (``zero 3``), not the number 0."""
 _MEMORY: Final = re.compile(r"^[0-9]+(?:\.[0-9]+)?gb$")
 """``24gb``: a card named by its memory."""
 _OPTION_DASHES: Final = re.compile(r"^-+(?=[a-z])")
@@ -100,8 +102,10 @@ def _merge_spelled(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Read number words (``two`` → ``2``), join ``50 million`` into ``50m`` and
     ``a million`` into ``1m``, ``per hour`` / ``an hour`` into ``/hr``."""
     out: list[tuple[str, str]] = []
-    for raw, low in words:
-        low = NUMBER_WORDS.get(low, low)
+    for k, (raw, low) in enumerate(words):
+        nxt = words[k + 1][1] if k + 1 < len(words) else ""
+        stage = low == "zero" and NUMBER_WORDS.get(nxt, nxt) in ZERO_STAGES
+        low = low if stage else NUMBER_WORDS.get(low, low)  # "zero 3" is DeepSpeed's
         prev = out[-1][1] if out else ""
         if prev in ("a", "an") and low in SPELLED_SCALE:
             prev = "1"

@@ -239,8 +239,17 @@ PHRASES: Final = {
     ("tokens", "context"): "ctx",
     ("token", "context"): "ctx",
     ("tokens", "of", "context"): "ctx",
+    ("tokens", "per", "epoch"): "tokens",  # the dataset is what one epoch reads
+    ("tokens", "an", "epoch"): "tokens",
     # switches
     ("gradient", "checkpointing"): "gradient-checkpointing",
+    ("grad", "checkpointing"): "gradient-checkpointing",
+    ("grad", "ckpt"): "grad-ckpt",
+    # HF's attn_implementation: "eager" is the unfused attention, the others FlashAttention
+    ("eager", "attention"): "no-flash",
+    ("attn-implementation", "eager"): "no-flash",
+    ("attn-implementation", "sdpa"): "sdpa",
+    ("attn-implementation", "flash-attention-2"): "flash-attention-2",
     ("activation", "checkpointing"): "activation-checkpointing",
     ("flash", "attention"): "flash-attention",
     # tensor parallelism and hybrid sharding (adapters/query/parallel.py)
@@ -265,6 +274,16 @@ PHRASES: Final = {
     ("hybrid", "fsdp"): "hsdp",
     ("fsdp", "hybrid-shard"): "hsdp",  # HF's --fsdp "hybrid_shard auto_wrap"
     ("fsdp", "hybrid", "shard"): "hsdp",
+    # HF's --fsdp "full_shard auto_wrap" / "shard_grad_op auto_wrap", spaced
+    ("full", "shard"): "full-shard",
+    ("auto", "wrap"): "auto-wrap",
+    ("shard", "grad", "op"): "shard-grad-op",
+    ("fsdp", "shard-grad-op"): "shard-grad-op",
+    ("fsdp", "shard", "grad", "op"): "shard-grad-op",
+    # DeepSpeed's stage written apart ("zero" is not read as the number 0 before a stage)
+    ("zero", "1"): "zero1",
+    ("zero", "2"): "zero2",
+    ("zero", "3"): "zero3",
     ("flash", "attention", "2"): "flash-attention-2",
     ("flash", "attention", "3"): "flash-attention-3",
     ("flash", "attention", "4"): "flash-attention-4",
