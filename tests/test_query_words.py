@@ -956,3 +956,15 @@ def test_no_grad_ckpt_turns_checkpointing_off() -> None:
 @pytest.mark.parametrize("text", ["1.5M tokens/epoch", "1.5M tokens per epoch"])
 def test_tokens_per_epoch_is_the_dataset(text: str) -> None:
     assert parse_query(f"8b lora {text}", CAT).dataset_tokens == 1_500_000
+
+
+def test_a_followup_naming_a_card_memory_replaces_the_named_card() -> None:
+    first = parse_query("70b qlora 10M tokens 2x h100", CAT)
+    changed = apply_followup(first, "what if 4x 24gb", CAT)
+    assert (changed.gpu, changed.gpu_count, changed.gpu_memory_gb) == (None, 4, 24.0)
+
+
+def test_a_followup_naming_a_card_replaces_a_card_memory() -> None:
+    first = parse_query("70b qlora 10M tokens 2x 24gb", CAT)
+    changed = apply_followup(first, "on 2x h100", CAT)
+    assert (changed.gpu, changed.gpu_count, changed.gpu_memory_gb) == ("h100-sxm", 2, None)

@@ -80,7 +80,8 @@ def parse_query(text: str, catalog: Catalog | None = None) -> Request:
 def apply_followup(previous: Request, text: str, catalog: Catalog | None = None) -> Request:
     """``previous`` with only the fields ``text`` names changed ("what if 8k seq?").
 
-    Naming a card without a count clears the count; naming a model switches model.
+    Naming a card (or a card memory, ``on 24gb``) without a count clears the count, and
+    each clears the other; naming a model switches model.
     """
     changes, state = _fields(text, catalog)
     pick, sources = state.model_pick, state.sources
@@ -90,9 +91,13 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
             None,
             example="what if 8k seq? | on 4x h100 | with full and zero3",
         )
-    if "gpu" in changes and "gpu_count" not in changes:
+    if "gpu_memory_gb" in changes and "gpu" not in changes:
+        changes["gpu"] = None  # "on 24gb": a card of that memory in place of the named one
+    if ("gpu" in changes or "gpu_memory_gb" in changes) and "gpu_count" not in changes:
         changes["gpu_count"] = None
         changes.setdefault("nodes", None)
+    if changes.get("gpu") is not None:
+        changes.setdefault("gpu_memory_gb", None)  # "on h100": the card, not the memory
     if "model" in changes:
         changes["model_pick"] = pick
     recount = "samples" in changes or "sample_tokens" in changes
