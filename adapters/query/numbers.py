@@ -223,7 +223,8 @@ UNITS: Final = (
          _integer_binary("max_len")),
     Unit("gpu_memory_gb", ("gb",), _memory, prefix=False),
     Unit("nodes", ("nodes", "node", "machines", "machine", "hosts", "servers",
-                   "nnodes", "num-nodes"),  # torchrun's --nnodes, Lightning's --num_nodes
+                   # torchrun's --nnodes, Lightning's --num_nodes, accelerate's --num_machines
+                   "nnodes", "num-nodes", "num-machines"),
          _integer("nodes")),
     Unit("tensor_parallel", TP_WORDS, _integer("tensor_parallel")),
     Unit("context_parallel", CP_WORDS, _integer("context_parallel")),

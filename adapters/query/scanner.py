@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from adapters.query import families, parallel, phrases, steps
+from adapters.query import families, launchers, parallel, phrases, recipes, steps
 from adapters.query.errors import MAX_SHOWN, QueryError, error, quoted
 from adapters.query.fields import FIELDS
 from adapters.query.names import catalog_index, resolve_gpu, resolve_model, size_model
@@ -125,6 +125,8 @@ def _number_then_unit(s: State, i: int) -> int:
     unit = POSTFIX_UNITS.get(s.low(i + 1))
     if unit is None or read_number(s.low(i)) is None:
         return 0
+    if s.raw(i + 1).startswith("-"):
+        return 0  # "4090 --nnodes 2": an option's value follows it, never comes before
     named = "model" in s.fields  # "8b lora 1B tokens": the model is said, so 1B is data
     if SIZE_RE.match(s.low(i)) and not named and (
         _token_count(s, i + 2) or _alternating_run(s, i) % 2 == 1
@@ -300,6 +302,8 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrases.nodes,
     phrases.node_grid,
     phrases.no_effect,
+    launchers.launcher,
+    recipes.recipe,
     phrases.deepspeed,
     phrases.four_bit,
     parallel.replicate_degree,
@@ -445,6 +449,7 @@ def scan(text: str, catalog: Catalog) -> State:
                 break
         else:
             raise _unknown(state, i)
+    launchers.check_launch(state)
     phrases.check_nodes(state)
     _check_card_memory(state)
     steps.check_global_batch(state)

@@ -2,12 +2,41 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from adapters.query.errors import error, quoted
 from adapters.query.fields import FIELDS, check_field
 from adapters.query.numbers import SIZE_RE, Num, Unit, read_number
 from adapters.query.tokenizer import Word
 from engine.request import ModelPick
 from engine.specs import Catalog
+
+
+@dataclass
+class Launch:
+    """What launcher and recipe words said that is settled once every word is read
+    (:func:`adapters.query.launchers.check_launch`)."""
+
+    counts: list[tuple[int, bool, str]] = field(default_factory=list)
+    """Cards a launcher starts: (count, whether per node, the words that said it)."""
+    shard: tuple[int, str] | None = None
+    """torchtitan's data-parallel shard degree (-1: every rank left) and its words."""
+    adapters: str | None = None
+    """A recipe that trains adapters (torchtune's ``lora_finetune_*``, litgpt's
+    ``finetune_lora``): LoRA, or QLoRA when a 4-bit base is said."""
+    lora_default: str | None = None
+    """litgpt's plain ``finetune`` (its alias of ``finetune_lora``): LoRA unless another
+    method is said."""
+    ddp: str | None = None
+    """accelerate's ``--multi_gpu``: plain data parallelism unless a sharding is said."""
+    family: tuple[str, str] | None = None
+    """torchtitan's ``--model.name`` (a family) and its words."""
+    flavor: tuple[str, str] | None = None
+    """torchtitan's ``--model.flavor`` (a size) and its words."""
+    node_cards: str | None = None
+    """``--nproc_per_node gpu``: every card of the node, a count a query must name."""
+    optimizer_offload: str | None = None
+    """DeepSpeed's optimizer offloaded (``--offload_optimizer_device cpu``)."""
 
 
 class State:
@@ -35,6 +64,8 @@ class State:
         in a query that names no method, the method too."""
         self.four_bit: str | None = None
         """The word that said a 4-bit base (``nf4``, ``4-bit``): QLoRA once all are read."""
+        self.launch = Launch()
+        """Launcher and recipe words read once all are (adapters/query/launchers.py)."""
 
     def low(self, i: int) -> str:
         return self.words[i].low if 0 <= i < len(self.words) else ""

@@ -74,6 +74,8 @@ _MEMORY: Final = re.compile(r"^[0-9]+(?:\.[0-9]+)?gb$")
 """``24gb``: a card named by its memory."""
 _OPTION_DASHES: Final = re.compile(r"^-+(?=[a-z])")
 """``--tensor-parallel-size``: a command-line option's dashes (never a negative number's)."""
+FILE_NAME: Final = re.compile(r"\.(py|sh|json|ya?ml|toml)$")
+"""A script's or config's name (``train.py``): never read as a section's key."""
 
 
 def _key(low: str) -> str:
@@ -81,14 +83,36 @@ def _key(low: str) -> str:
     prefix read as ``SECTION_PREFIXES`` says (``training.local_batch_size`` →
     ``local-batch-size``)."""
     low = _OPTION_DASHES.sub("", low)
+    if FILE_NAME.search(low):
+        return low
     for prefix, replacement in SECTION_PREFIXES.items():
         if low.startswith(prefix) and len(low) > len(prefix):
             return replacement + low[len(prefix) :]
     return low
 
 
+_DEVICE_LIST: Final = re.compile(
+    r"(cuda_visible_devices)\s*=?\s*([0-9]+(?:\s*,\s*[0-9]+)*)(?![0-9a-z_.])",
+    re.IGNORECASE,
+)
+"""``CUDA_VISIBLE_DEVICES=0,1,2,3``: the card ids stay one word (``0,1,2,3``), their
+commas never separating phrases."""
+
+
 def _split(text: str) -> list[tuple[str, str]]:
     """(raw, low) words: separators and trailing sentence punctuation dropped."""
+    words: list[tuple[str, str]] = []
+    start = 0
+    for found in _DEVICE_LIST.finditer(text):
+        ids = re.sub(r"\s+", "", found.group(2))
+        words += [*_split_words(text[start : found.start()]),
+                  (found.group(1), "cuda-visible-devices"), (ids, ids)]
+        start = found.end()
+    return words + _split_words(text[start:])
+
+
+def _split_words(text: str) -> list[tuple[str, str]]:
+    """(raw, low) words of text holding no card-id list."""
     words = []
     for piece in _SEPARATORS.split(_THOUSANDS.sub("", text)):
         raw = piece.strip("'").rstrip(".:").strip("'").lstrip("~≈")  # ~800: about 800

@@ -61,7 +61,10 @@ KEYWORDS: Final = _table(
         ("sharding", Sharding.ZERO3): ("zero3", "zero-3"),
         # FSDP's strategy names as HF's ``--fsdp "full_shard auto_wrap"`` and accelerate's
         # ``fsdp_sharding_strategy`` spell them (NO_SHARD is plain data parallelism).
-        ("sharding", Sharding.FSDP): ("fsdp", "fsdp1", "fsdp2", "full-shard"),
+        ("sharding", Sharding.FSDP): (
+            "fsdp", "fsdp1", "fsdp2", "full-shard",
+            "use-fsdp",  # accelerate launch --use_fsdp
+        ),
         ("sharding", Sharding.NONE): ("ddp", "no-sharding", "no-shard"),
         # FSDP's HYBRID_SHARD: sharded within a node, replicated across nodes
         ("sharding", Sharding.HSDP): ("hsdp", "hybrid-shard", "hybrid-sharding"),
@@ -85,6 +88,7 @@ KEYWORDS: Final = _table(
         ("offload_weights", True): (
             "offload-param", "offload-params", "param-offload", "offload-weights",
             "offload-parameters", "offload-all",
+            "fsdp-offload-params",  # accelerate's (FSDP's CPUOffload(offload_params=True))
         ),
     }
 )
@@ -95,7 +99,8 @@ FLAGS: Final = {
         ("ckpt", "checkpointing", "grad-ckpt", "gradient-checkpointing",
          "ac",  # torchtitan's and torchtune's short name (ac_mode, [activation_checkpoint])
          "activation-checkpointing", "enable-activation-checkpointing",  # torchtune
-         "use-gradient-checkpointing"),  # Unsloth's get_peft_model
+         "use-gradient-checkpointing",  # Unsloth's get_peft_model
+         "fsdp-activation-checkpointing"),  # accelerate's
         "grad_checkpointing",
     ),
     **dict.fromkeys(
@@ -359,11 +364,16 @@ be read word by word; ``full parameter`` keeps ``full``'s meaning. ``q, k, v`` i
 counted as ``attn`` (with o), the nearest target set."""
 SECTION_PREFIXES: Final = {
     "training.": "", "parallelism.": "", "activation-checkpoint.": "ac-", "model.": "",
+    "job.": "", "train.": "", "trainer.": "", "optimizer.": "", "lr-scheduler.": "",
+    "dataset.": "", "tokenizer.": "",
 }
 """torchtitan's config sections as its command line names them
 (``--training.local_batch_size 2``, ``--parallelism.tensor_parallel_degree 8``,
-``--activation_checkpoint.mode selective``, ``--model.converters float8``): the key is
-read without its section."""
+``--activation_checkpoint.mode selective``, ``--model.converters float8``,
+``--job.config_file``, ``--optimizer.lr``, ``--lr_scheduler.warmup_steps``), litgpt's
+(``--train.micro_batch_size 4``), Lightning's (``--trainer.devices 4``) and torchtune's
+overrides (``dataset.packed=True``, ``tokenizer.max_seq_len=4096``): the key is read
+without its section. A file's name (``train.py``) is never cut."""
 PHRASE_LENGTHS: Final = tuple(sorted({len(k) for k in PHRASES}, reverse=True))
 NUMBER_WORDS: Final = {
     word: str(n)
