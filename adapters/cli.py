@@ -325,8 +325,18 @@ def _read_config_option(args: list[str]) -> tuple[list[str], ConfigRead | None]:
         return args, None
     from adapters.trainconfig.ask import read_config_file, split_config_option
 
-    args, config_file = split_config_option(args)
-    return args, read_config_file(config_file) if config_file is not None else None
+    rest, config_file = split_config_option(args)
+    if config_file is not None and _names_a_recipe_config(config_file):
+        return args, None  # "tune run ... --config llama3_1/8B_lora": the query reads it
+    return rest, read_config_file(config_file) if config_file is not None else None
+
+
+def _names_a_recipe_config(value: str) -> bool:
+    """``--config llama3_1/8B_lora`` in a pasted ``tune run`` line: no such file and no
+    file extension, so a torchtune config's name (the query language reads it), not a
+    file to open. A missing ``my.yaml`` is still a file that could not be read."""
+    path = Path(value)
+    return not path.suffix and not path.exists()
 
 
 def main(
@@ -388,7 +398,10 @@ def _own_option_typo(args: list[str]) -> str | None:
     for arg in args:
         if not arg.startswith("--"):
             continue
-        close = difflib.get_close_matches(arg.split("=", 1)[0], OWN_OPTIONS, n=1, cutoff=0.7)
+        name = arg.split("=", 1)[0]
+        if name in OWN_OPTIONS:
+            continue  # left for the query on purpose (a torchtune line's --config NAME)
+        close = difflib.get_close_matches(name, OWN_OPTIONS, n=1, cutoff=0.7)
         if close:
             return f"{arg} (did you mean {close[0]}?)"
     return None

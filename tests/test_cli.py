@@ -130,3 +130,21 @@ def test_a_channel_command_in_the_terminal_says_where_it_works() -> None:
     code, _, err = run("set", "framework", "hf")
     assert code == 2
     assert "channel command in Slack and Discord" in err and "--framework" in err
+
+
+def test_a_torchtune_config_name_after_config_is_read_by_the_query() -> None:
+    code, out, _ = run(
+        "--json", "tune", "run", "lora_finetune_distributed", "--config", "llama3_1/8B_lora",
+        "8x", "a100", "10M", "tokens",
+    )
+    assert code == 0
+    request = json.loads(out)["request"]
+    assert (request["model"], request["method"], request["framework"]) == (
+        "llama-3.1-8b", "lora", "torchtune"
+    )
+
+
+def test_a_config_file_that_is_not_there_is_still_a_file_that_could_not_be_read() -> None:
+    code, _, err = run("--config", "missing-run.yaml", "8b")
+    assert code == 2
+    assert "can't read missing-run.yaml" in err

@@ -968,3 +968,9 @@ def test_a_followup_naming_a_card_replaces_a_card_memory() -> None:
     first = parse_query("70b qlora 10M tokens 2x 24gb", CAT)
     changed = apply_followup(first, "on 2x h100", CAT)
     assert (changed.gpu, changed.gpu_count, changed.gpu_memory_gb) == ("h100-sxm", 2, None)
+
+
+@pytest.mark.parametrize("text", ["8b full 4090 bs 4", "8b full bs 4 4090"])
+def test_a_card_named_by_its_number_before_a_unit_is_the_card(text: str) -> None:
+    request = parse_query(text, CAT)
+    assert (request.gpu, request.micro_batch) == ("rtx-4090", 4)

@@ -134,6 +134,8 @@ def _number_then_unit(s: State, i: int) -> int:
         return 0  # "70b tokens 50M": the size is the model, "tokens 50M" the data
     if SIZE_RE.match(s.low(i)) and unit.field not in BILLIONS_FIELDS:
         return 0  # "8b tp": a model size, not 8 billion of anything else
+    if unit.prefix and read_number(s.low(i + 2)) and resolve_gpu(s.catalog, s.low(i)):
+        return 0  # "4090 bs 4": the card, then its batch (not a batch of 4,090)
     return s.set_number(unit, i, i)
 
 
