@@ -88,7 +88,7 @@ def warnings(ctx: Context) -> list[str]:
         out.append(
             f"No card holds this run on exactly {r.gpu_count} card(s) within "
             f"{USABLE_FRACTION:.0%} of its memory; these are the fewest cards that do. Name a "
-            "card (`8x h100`) to see it at your count."
+            f"card (`{r.gpu_count}x {lead.gpu.id}`) to see it at your count."
         )
     positions = ctx.model.architecture.learned_positions
     if positions and r.seq_len > positions:

@@ -381,3 +381,14 @@ def test_cards_of_a_memory_no_card_has_are_the_smaller_ones() -> None:
     chosen = cards_of_memory(table, 20.5)
     assert chosen and all(c.gpu.memory_gb < 20.5 for c in chosen)
     assert cards_of_memory(table, None) is table
+
+
+def test_a_count_no_card_holds_names_the_card_shown_at_that_count() -> None:
+    est = estimate(
+        Request(model="llama-3.1-70b", method="qlora", gpu_memory_gb=24, gpu_count=2,
+                dataset_tokens=10**7),
+        default_catalog(),
+    )
+    lead = est.options[0]
+    assert lead.count != 2
+    assert any(f"`2x {lead.gpu.id}`" in w for w in est.warnings)
