@@ -21,7 +21,11 @@ Grammar (``|`` separates alternatives, ``[]`` is optional)::
     model    := a model id, name or alias, possibly spread over up to three
                 words (llama 3.1 8b, qwen2.5 7b); ``synthetic-20b``
     flag     := ckpt | flash | fused-ce | offload | double-quant, negated by a
-                ``no-`` prefix or a preceding ``no`` / ``without``
+                ``no-`` prefix or a preceding ``no`` / ``without`` / ``off``
+
+A follow-up also reads a factor of the earlier value (``double the batch``, ``2x the
+data``, ``half the gpus``), and every text drops the phrase after ``instead of``
+(``h100 instead of a100``): see :mod:`adapters.query.relative`.
 
 Units, with the Request field each one sets::
 

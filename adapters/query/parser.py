@@ -12,6 +12,7 @@ from adapters.query.parallel import (
     full_also_method,
 )
 from adapters.query.phrases import check_expert_parallel_word, check_samples
+from adapters.query.relative import apply_relative, refuse_asks, refuse_relative
 from adapters.query.scanner import scan
 from adapters.query.state import State
 from adapters.query.steps import OTHER_LENGTHS, check_one_length, count_steps
@@ -21,8 +22,11 @@ from engine.specs import Catalog
 
 
 def parse_fields(text: str, catalog: Catalog | None = None) -> dict[str, object]:
-    """The Request fields ``text`` names, each checked against its bounds."""
-    return _fields(text, catalog)[0]
+    """The Request fields ``text`` names, each checked against its bounds. A change by a
+    factor (``double the batch``) is refused: there is no earlier value here."""
+    fields, state = _fields(text, catalog)
+    refuse_relative(state)
+    return fields
 
 
 def _fields(text: str, catalog: Catalog | None) -> tuple[dict[str, object], State]:
@@ -62,6 +66,8 @@ def parse_query(text: str, catalog: Catalog | None = None) -> Request:
     """Parse a one-line query; QueryError (with a message for the user) if it can't."""
     catalog = catalog if catalog is not None else default_catalog()
     fields, state = _fields(text, catalog)
+    refuse_relative(state)
+    refuse_asks(state, "8b lora 50M tokens under $500")
     pick, sources = state.model_pick, state.sources
     full_also_method(fields, sources, state.full_ac)
     if pick is not None:
@@ -81,10 +87,13 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
     """``previous`` with only the fields ``text`` names changed ("what if 8k seq?").
 
     Naming a card (or a card memory, ``on 24gb``) without a count clears the count, and
-    each clears the other; naming a model switches model.
+    each clears the other; naming a model switches model. A change by a factor
+    (``double the batch``, ``half the gpus``) multiplies the earlier value.
     """
     changes, state = _fields(text, catalog)
     pick, sources = state.model_pick, state.sources
+    apply_relative(previous, state, changes)
+    refuse_asks(state, "under $500 | within 2 days | on 2x rtx-4090")
     if not changes:
         raise error(
             f'I didn\'t find anything to change in "{quoted(str(text).strip())}".',

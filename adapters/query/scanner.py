@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from adapters.query import families, launchers, parallel, phrases, recipes, steps
+from adapters.query import families, launchers, parallel, phrases, recipes, relative, steps
 from adapters.query.errors import MAX_SHOWN, QueryError, error, quoted
 from adapters.query.fields import FIELDS
 from adapters.query.names import catalog_index, resolve_gpu, resolve_model, size_model
@@ -295,7 +295,13 @@ def _dangling(s: State, i: int) -> int:
     return 0
 
 
+def _replaced(s: State, i: int) -> int:
+    """``instead of a100``: the replaced value, read by the handlers and dropped."""
+    return relative.replaced(s, i, _HANDLERS)
+
+
 _HANDLERS: Final[tuple[Handler, ...]] = (
+    _replaced,
     phrases.limit,
     phrases.solve,
     phrases.samples,
@@ -313,6 +319,9 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     parallel.checkpoint_mode,
     steps.global_batch,
     steps.steps,
+    relative.relative,
+    relative.comparative,
+    relative.asks,
     _filler,
     _keyword,
     _flag,
@@ -464,5 +473,6 @@ def scan(text: str, catalog: Catalog) -> State:
     parallel.check_replicate(state)
     parallel.check_tensor_parallel(state.fields, state.sources.get("tensor_parallel"))
     parallel.check_context_parallel(state.fields, state.sources.get("context_parallel"))
+    relative.check_relative(state)
     return state
 

@@ -39,6 +39,19 @@ class Launch:
     """DeepSpeed's optimizer offloaded (``--offload_optimizer_device cpu``)."""
 
 
+@dataclass(frozen=True)
+class Relative:
+    """A change by a factor of the earlier estimate's value (``double the batch``),
+    settled by :func:`adapters.query.relative.apply_relative` in a follow-up."""
+
+    factor: float
+    phrase: str
+    """The words that said it, quoted back in messages."""
+    card: str | None = None
+    """The card a count was named by (``double the h100s``), to check against the
+    earlier estimate's."""
+
+
 class State:
     """Words being scanned and the fields found so far, with the words that set them."""
 
@@ -66,6 +79,11 @@ class State:
         """The word that said a 4-bit base (``nf4``, ``4-bit``): QLoRA once all are read."""
         self.launch = Launch()
         """Launcher and recipe words read once all are (adapters/query/launchers.py)."""
+        self.relative: dict[str, Relative] = {}
+        """Fields changed by a factor (``double the batch``): a follow-up's, by field."""
+        self.asks: str | None = None
+        """A word that asks what every estimate shows (``cheaper?``): filler beside a
+        setting, refused alone (adapters/query/relative.py)."""
 
     def low(self, i: int) -> str:
         return self.words[i].low if 0 <= i < len(self.words) else ""

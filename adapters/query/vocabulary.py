@@ -151,7 +151,8 @@ FLAGS: Final = {
 }
 """Boolean switches: the word turns the field on; ``no-word`` turns it off."""
 
-NEGATIONS: Final = frozenset({"no", "without", "drop", "disable", "remove"})
+NEGATIONS: Final = frozenset({"no", "without", "drop", "disable", "remove", "off"})
+"""Said before a switch, they turn it off (``no ckpt``, ``turn off offload``)."""
 
 FILLER: Final = frozenset(
     {
@@ -182,6 +183,7 @@ FILLER: Final = frozenset(
         "auto-wrap",
         # a follow-up's plain English ("same but full", "switch to hf", "make it 2 epochs")
         "same", "but", "switch", "make", "change", "enable", "enabled",
+        "turn",  # "turn on offload" is offload; "turn off ckpt" reads "off ckpt"
         "memory", "vram", "usage", "peak", "requirement", "requirements",
         # the form factor every card id already defaults to, and the link every card's
         # catalog entry already states
