@@ -87,6 +87,7 @@ ADAPTER_BYTES: Final = 4.0
 
 OPTIMIZER_BYTES: Final = {
     "adamw": 8.0,  # two FP32 moments ([detailed])
+    "adamw-fused": 8.0,  # the same moments, stepped by one kernel
     "adamw-8bit": 2.0,  # two 8-bit moments ([bnb])
     "sgd": 0.0,  # plain SGD without momentum keeps no state
     "lion": 4.0,  # one FP32 momentum ([Lion])
@@ -96,6 +97,7 @@ OPTIMIZER_BYTES: Final = {
 
 OPTIMIZER_BYTES_PURE_BF16: Final = {
     "adamw": 4.0,
+    "adamw-fused": 4.0,
     "adamw-8bit": 2.0,
     "sgd": 0.0,
     "lion": 2.0,

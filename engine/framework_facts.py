@@ -233,7 +233,9 @@ PROFILE_FOREACH_ADAMW: Final = {
 with ``instantiate_torch_optimizer(optimizer, model.parameters())`` (default
 ``"AdamW"``, no ``fused``); only ``pretrain.py`` passes ``fused=True``. Under DeepSpeed
 ZeRO the step is DeepSpeed's FusedAdam whatever the framework. The unfused step also
-allocates one moment-sized temporary (``engine.memory``, ``Footprint.step_workspace``)."""
+allocates one moment-sized temporary (``engine.memory``, ``Footprint.step_workspace``).
+A user who says ``adamw-fused`` (HF's ``adamw_torch_fused``, the Trainer's default with
+PyTorch >= 2.8) gets the fused step under any framework."""
 PROFILE_ELEMENTWISE_SCALE: Final = {
     "generic": 1.0,
     "hf": 1.0,

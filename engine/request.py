@@ -129,6 +129,12 @@ class LoraTargets(StrEnum):
 
 class Optimizer(StrEnum):
     ADAMW = "adamw"
+    """AdamW as the framework runs it: unfused (``foreach``) where its profile says so
+    (``PROFILE_FOREACH_ADAMW``), else one fused kernel."""
+    ADAMW_FUSED = "adamw-fused"
+    """AdamW stepped by one fused kernel whatever the framework's default (HF's
+    ``adamw_torch_fused``, ``torch.optim.AdamW(fused=True)``): AdamW's states, no
+    step temporary."""
     ADAMW_8BIT = "adamw-8bit"
     SGD = "sgd"
     ADAFACTOR = "adafactor"

@@ -451,6 +451,13 @@ def test_fused_adamw_step_allocates_nothing(catalog: Catalog) -> None:
         assert f.step_workspace == 0
 
 
+def test_fused_adamw_said_outright_allocates_nothing_under_hf(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.2-1b", method="full", framework="hf", optimizer="adamw-fused")
+    assert f.step_workspace == 0
+    plain = fp(catalog, model="llama-3.2-1b", method="full", framework="hf")
+    assert f.optimizer == pytest.approx(plain.optimizer)  # AdamW's moments all the same
+
+
 def test_other_optimizers_and_steps_inside_backward_allocate_nothing(catalog: Catalog) -> None:
     kw = dict(model="llama-3.2-1b", method="full", framework="hf")
     assert fp(catalog, optimizer="adamw-8bit", **kw).step_workspace == 0

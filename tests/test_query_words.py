@@ -320,7 +320,7 @@ def test_a_followup_naming_a_size_clears_the_family_pick() -> None:
     ("8b lora sdpa", {"flash_attention": True}),
     ("8b lora flash-attention-2", {"flash_attention": True}),
     ("8b lora liger", {"fused_ce": True}),
-    ("8b full adamw_torch_fused", {"optimizer": Optimizer.ADAMW}),
+    ("8b full adamw_torch_fused", {"optimizer": Optimizer.ADAMW_FUSED}),
     ("8b full paged_adamw_8bit", {"optimizer": Optimizer.ADAMW_8BIT}),
     ("8b lora per-device-batch 4", {"micro_batch": 4}),
     ("8b lora mlp", {"lora_targets": LoraTargets.MLP}),
@@ -904,9 +904,16 @@ def test_eight_bit_adam_in_words(words: str) -> None:
     assert parse_query(f"8b lora {words}", CAT).optimizer is Optimizer.ADAMW_8BIT
 
 
-@pytest.mark.parametrize("words", ["paged adamw", "optimizer adamw_torch_fused"])
+@pytest.mark.parametrize("words", ["paged adamw", "optimizer adamw_torch"])
 def test_thirty_two_bit_adam_in_words(words: str) -> None:
     assert parse_query(f"8b lora {words}", CAT).optimizer is Optimizer.ADAMW
+
+
+@pytest.mark.parametrize(
+    "words", ["optim adamw_torch_fused", "fused adamw", "adamw fused", "adamw_apex_fused"]
+)
+def test_fused_adamw_in_words(words: str) -> None:
+    assert parse_query(f"8b full {words}", CAT).optimizer is Optimizer.ADAMW_FUSED
 
 
 def test_max_length_in_two_words_is_hfs_max_length() -> None:

@@ -201,6 +201,12 @@ def test_under_deepspeed_zero_the_hf_step_is_fused(catalog: Catalog) -> None:
     assert zero.optimizer_s == pytest.approx(generic.optimizer_s)
 
 
+def test_fused_adamw_said_outright_is_fused_under_hf(catalog: Catalog) -> None:
+    fused = _step(catalog, method="full", framework="hf", optimizer="adamw-fused")
+    generic = _step(catalog, method="full", framework="generic")
+    assert fused.optimizer_s == pytest.approx(generic.optimizer_s)
+
+
 def test_an_eight_bit_optimizer_is_not_counted_as_unfused_adamw(catalog: Catalog) -> None:
     eight = _step(catalog, method="full", framework="hf", optimizer="adamw-8bit")
     generic = _step(catalog, method="full", framework="generic", optimizer="adamw-8bit")

@@ -38,8 +38,11 @@ KEYWORDS: Final = _table(
         ("lora_targets", LoraTargets.QV): ("qv", "qv-only", "q-v"),
         ("lora_targets", LoraTargets.MLP): ("mlp", "mlp-only", "ffn"),
         ("optimizer", Optimizer.ADAMW): (
-            "adamw", "adam", "adamw-torch", "adamw-torch-fused", "adamw-hf", "paged-adamw-32bit",
-            "paged-adamw",
+            "adamw", "adam", "adamw-torch", "adamw-hf", "paged-adamw-32bit", "paged-adamw",
+        ),
+        ("optimizer", Optimizer.ADAMW_FUSED): (
+            "adamw-fused", "fused-adamw", "fused-adam", "adamw-torch-fused",  # HF's optim
+            "adamw-apex-fused",
         ),
         ("optimizer", Optimizer.ADAMW_8BIT): (
             "adamw-8bit", "adamw8bit", "adam8bit", "adam-8bit", "8bit-adam", "8bit-adamw",
@@ -332,6 +335,9 @@ PHRASES: Final = {
     ("paged", "adamw", "8bit"): "paged-adamw-8bit",
     ("paged", "adamw", "32bit"): "paged-adamw-32bit",
     ("paged", "adamw"): "paged-adamw-32bit",  # bitsandbytes' PagedAdamW: 32-bit states
+    ("fused", "adamw"): "fused-adamw",
+    ("fused", "adam"): "fused-adam",
+    ("adamw", "fused"): "adamw-fused",
     ("liger", "kernel"): "liger",
     ("liger", "kernels"): "liger",
     # settings read and ignored

@@ -21,10 +21,13 @@ from engine.request import LoraTargets, Optimizer, Precision, Sharding
 
 _OPTIMIZERS: Final[dict[str, tuple[Optimizer, str | None]]] = {
     **dict.fromkeys(
-        ("adamw_torch", "adamw_torch_fused", "adamw_hf", "adamw_apex_fused", "adamw",
-         "adamw_torch_xla", "adamw_torch_npu_fused", "adamw_anyprecision", "adam",
+        ("adamw_torch", "adamw_hf", "adamw", "adamw_torch_xla", "adamw_anyprecision", "adam",
          "torch.optim.adamw", "torch.optim.adam"),
         (Optimizer.ADAMW, None),
+    ),
+    **dict.fromkeys(
+        ("adamw_torch_fused", "adamw_apex_fused", "adamw_torch_npu_fused"),
+        (Optimizer.ADAMW_FUSED, None),
     ),
     **dict.fromkeys(
         ("adamw_bnb_8bit", "adamw_8bit", "bnb_adamw_8bit", "adam_8bit",
