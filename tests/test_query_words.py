@@ -981,3 +981,16 @@ def test_a_followup_naming_a_card_replaces_a_card_memory() -> None:
 def test_a_card_named_by_its_number_before_a_unit_is_the_card(text: str) -> None:
     request = parse_query(text, CAT)
     assert (request.gpu, request.micro_batch) == ("rtx-4090", 4)
+
+
+@pytest.mark.parametrize("text", ["8b lora target_modules gate_proj up_proj", "8b lora k_proj"])
+def test_one_projection_as_a_target_is_refused_with_the_sets_to_say(text: str) -> None:
+    err = refused(text)
+    assert "all-linear" in err.message and "mlp" in err.message
+
+
+@pytest.mark.parametrize(
+    "text", ["8b lora target all", "qwen-7b lora target_modules c_attn,c_proj,w1,w2"]
+)
+def test_every_linear_in_other_words(text: str) -> None:
+    assert parse_query(text, CAT).lora_targets is LoraTargets.ALL_LINEAR

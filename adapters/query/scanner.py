@@ -416,6 +416,13 @@ _HINTS: Final = {
         "within a node); per GPU that holds no more than pipeline stages would",
     ),
     **dict.fromkeys(
+        ("q-proj", "k-proj", "v-proj", "o-proj", "gate-proj", "up-proj", "down-proj",
+         "qkv-proj", "gate-up-proj", "w1", "w2", "w3", "c-attn", "c-proj"),
+        "LoRA targets are read as sets: all-linear, attention (q, k, v, o), qv or mlp "
+        "(gate, up, down), not one projection at a time; say the set that covers yours "
+        '(the adapters are small: "mlp" for gate_proj and up_proj)',
+    ),
+    **dict.fromkeys(
         ("int8", "8bit", "8-bit", "load-in-8bit", "llm-int8", "bnb-8bit"),
         "an 8-bit base (bitsandbytes' LLM.int8) is not modeled: say qlora for a 4-bit base "
         "or lora for a 16-bit one (8-bit Adam is adamw-8bit)",

@@ -351,6 +351,8 @@ PHRASES: Final = {
     # LoRA targets: words, projection letters, PEFT's module lists
     ("all", "linear"): "all-linear",
     ("lora-target", "all"): "all-linear",  # LLaMA-Factory's lora_target: all
+    ("target", "all"): "all-linear",
+    ("targets", "all"): "all-linear",
     # a 4-bit base as LLaMA-Factory (quantization_bit) and ms-swift (quant_bits) say it
     ("quantization-bit", "4"): "4-bit",
     ("quant-bits", "4"): "4-bit",
@@ -363,6 +365,7 @@ PHRASES: Final = {
     ("q-proj", "k-proj", "v-proj", "o-proj"): "attn",
     ("gate-proj", "up-proj", "down-proj"): "mlp",
     ("q-proj", "k-proj", "v-proj", "o-proj", "gate-proj", "up-proj", "down-proj"): "all-linear",
+    ("c-attn", "c-proj", "w1", "w2"): "all-linear",  # Qwen (1)'s finetune.py: every linear
 }
 """Phrases typed as several words (HF's argument names with spaces, ``flash attention``,
 PEFT's module lists) and the one word each means. Read longest first, so ``flash
