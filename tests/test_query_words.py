@@ -994,3 +994,20 @@ def test_one_projection_as_a_target_is_refused_with_the_sets_to_say(text: str) -
 )
 def test_every_linear_in_other_words(text: str) -> None:
     assert parse_query(text, CAT).lora_targets is LoraTargets.ALL_LINEAR
+
+
+def test_transformers_bits_and_bytes_config_reads_as_qlora() -> None:
+    request = parse_query(
+        "8b lora bnb_4bit_quant_type nf4 bnb_4bit_compute_dtype bfloat16 "
+        "bnb_4bit_use_double_quant=False", CAT,
+    )
+    assert (request.method, request.double_quant) == (Method.QLORA, False)
+
+
+def test_hf_training_arguments_pasted_whole() -> None:
+    request = parse_query(
+        "8b lora num_train_epochs 2 per_device_train_batch_size 2 gradient_accumulation_steps 8 "
+        "torch_dtype=torch.bfloat16 group_by_length dataset_text_field text output_dir out",
+        CAT,
+    )
+    assert (request.epochs, request.micro_batch, request.grad_accum) == (2.0, 2, 8)

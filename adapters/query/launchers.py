@@ -51,7 +51,9 @@ _IGNORED_WITH_VALUE: Final = frozenset(
      # how a script logs, saves and schedules (HF's arguments)
      "report-to", "run-name", "save-strategy", "eval-strategy", "evaluation-strategy",
      "logging-strategy", "save-total-limit", "lr-scheduler-type", "dataloader-num-workers",
-     "hub-model-id"}
+     "hub-model-id",
+     # which column or dataset a script reads (the size is what counts: tokens, samples)
+     "dataset-text-field", "dataset-name", "dataset-config-name"}
 )
 """Options whose value changes nothing the estimate models: read with their value."""
 _MODEL_KEYS: Final = frozenset(

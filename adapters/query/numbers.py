@@ -190,7 +190,8 @@ class Unit:
 
 UNITS: Final = (
     Unit("dataset_tokens", ("tokens", "token", "tok", "toks", "tokens/epoch"), _to_tokens),
-    Unit("epochs", ("epochs", "epoch", "ep", "eps"), _to_epochs),
+    Unit("epochs", ("epochs", "epoch", "ep", "eps", "num-train-epochs", "num-epochs"),
+         _to_epochs),  # HF's num_train_epochs, axolotl's num_epochs
     Unit(
         "seq_len",
         ("seq", "seqlen", "seq-len", "sequence", "sequence-length", "ctx", "ctx-len", "context",

@@ -51,10 +51,10 @@ KEYWORDS: Final = _table(
         ("optimizer", Optimizer.SGD): ("sgd",),
         ("optimizer", Optimizer.ADAFACTOR): ("adafactor",),
         ("optimizer", Optimizer.LION): ("lion",),
-        ("precision", Precision.BF16): ("bf16", "bfloat16"),
-        ("precision", Precision.FP16): ("fp16", "float16"),
+        ("precision", Precision.BF16): ("bf16", "bfloat16", "torch.bfloat16"),
+        ("precision", Precision.FP16): ("fp16", "float16", "torch.float16"),
         ("precision", Precision.FP8): ("fp8",),
-        ("precision", Precision.FP32): ("fp32", "float32"),
+        ("precision", Precision.FP32): ("fp32", "float32", "torch.float32"),
         ("state_precision", StatePrecision.PURE_BF16): ("pure-bf16", "bf16-true"),
         ("state_precision", StatePrecision.FP32): ("fp32-states", "mixed-precision", "amp"),
         ("sharding", Sharding.ZERO1): ("zero1", "zero-1"),
@@ -125,7 +125,9 @@ FLAGS: Final = {
     **dict.fromkeys(("hf-loss", "hf-ce", "unfused-ce"), "hf_loss"),
     # PEFT's LoraConfig(use_dora=True), axolotl's peft_use_dora, torchtune's use_dora
     **dict.fromkeys(("dora", "use-dora", "peft-use-dora"), "dora"),
-    **dict.fromkeys(("double-quant", "double-quantization"), "double_quant"),
+    **dict.fromkeys(("double-quant", "double-quantization",
+                     "bnb-4bit-use-double-quant"),  # transformers' BitsAndBytesConfig
+                    "double_quant"),
     **dict.fromkeys(("gptq", "gptq-int4", "auto-gptq", "int4-gptq"), "gptq"),
     **dict.fromkeys(("offload", "cpu-offload"), "offload"),
     **dict.fromkeys(("compile", "torch-compile", "torch.compile", "compiled"), "compile"),
@@ -193,6 +195,11 @@ FILLER: Final = frozenset(
         "sxm", "sxm4", "sxm5", "nvlink",
         # HF's --optim and a config's optimizer: key: the optimizer's name follows
         "optim", "optimizer",
+        # keys whose value is read on its own (a dtype, nf4, use_reentrant's switch)
+        "torch-dtype", "bnb-4bit-quant-type", "bnb-4bit-compute-dtype",
+        "bnb-4bit-quant-storage", "gradient-checkpointing-kwargs",
+        # how batches are formed, not how long they are
+        "group-by-length",
         # TF32 matmuls for FP32 tensors: a BF16 run's matmuls are BF16 already
         "tf32",
         # the learning-rate schedule and NEFTune's noise: no change to memory or time
