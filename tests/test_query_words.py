@@ -1011,3 +1011,14 @@ def test_hf_training_arguments_pasted_whole() -> None:
         CAT,
     )
     assert (request.epochs, request.micro_batch, request.grad_accum) == (2.0, 2, 8)
+
+
+def test_an_axolotl_config_pasted_inline_reads_its_settings() -> None:
+    request = parse_query(
+        "base_model: meta-llama/Llama-3.1-8B adapter: qlora sequence_len: 4096 "
+        "micro_batch_size: 2 gradient_accumulation_steps: 4 num_epochs: 1 lora_r: 32", CAT,
+    )
+    assert (request.method, request.seq_len, request.micro_batch, request.grad_accum) == (
+        Method.QLORA, 4096, 2, 4
+    )
+    assert (request.epochs, request.lora_rank) == (1.0, 32)

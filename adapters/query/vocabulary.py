@@ -178,7 +178,7 @@ FILLER: Final = frozenset(
         "target", "targets", "target-modules", "lora-target-modules", "lora-targets",
         "lora-target", "lora-attn-modules",  # LLaMA-Factory's, torchtune's
         # the config keys that only say which method follows (LLaMA-Factory, ms-swift)
-        "finetuning-type", "train-type",
+        "finetuning-type", "train-type", "adapter",  # axolotl's adapter: lora | qlora
         # where a notebook runs (the card that follows is what counts)
         "colab", "kaggle",
         # the library behind a word already said (QLoRA's base, 8-bit Adam)
