@@ -408,7 +408,7 @@ def test_a_query_must_name_a_model(text: str) -> None:
     "text",
     [
         "x" * 10_000,
-        "8b " + "lora " * 200,
+        "8b " + "lora " * (MAX_QUERY_CHARS // 5 + 1),
         "8b\x00 lora",
         "8b \x1b[31m lora",
     ],
@@ -421,8 +421,15 @@ def test_long_or_control_input_is_a_query_error(text: str) -> None:
 
 
 def test_length_cap_names_the_limit() -> None:
-    with pytest.raises(QueryError, match=str(MAX_QUERY_CHARS)):
-        parse_query("8b " * 300, CAT)
+    with pytest.raises(QueryError, match=f"{MAX_QUERY_CHARS:,}"):
+        parse_query("8b " * (MAX_QUERY_CHARS // 3 + 2), CAT)
+
+
+def test_a_pasted_command_line_of_several_hundred_characters_is_read() -> None:
+    line = ("8b lora " + "learning_rate 2e-4 warmup_ratio 0.03 logging_steps 10 " * 12
+            + "per_device_train_batch_size 4 1x h100")
+    assert 500 < len(line) < MAX_QUERY_CHARS
+    assert parse_query(line, CAT).micro_batch == 4
 
 
 def test_non_text_is_a_query_error() -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-MAX_QUERY_CHARS: Final = 500
+MAX_QUERY_CHARS: Final = 2000
+"""Longest question read: room for a pasted launcher line or HF's arguments (a few
+hundred characters each), far below what would make parsing slow (2,000 characters
+parse in milliseconds); longer text is refused before it is split."""
 EXAMPLE: Final = "70b qlora 50M tokens h100"
 MAX_SHOWN: Final = 40  # characters of an offending word quoted back
 

@@ -56,7 +56,7 @@ def _clean(text: object) -> str:
     text = text.strip()
     if len(text) > MAX_QUERY_CHARS:
         raise error(
-            f"That query is {len(text):,} characters long; keep it under {MAX_QUERY_CHARS}."
+            f"That query is {len(text):,} characters long; keep it under {MAX_QUERY_CHARS:,}."
         )
     for char in text:
         category = unicodedata.category(char)
