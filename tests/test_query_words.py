@@ -1022,3 +1022,12 @@ def test_an_axolotl_config_pasted_inline_reads_its_settings() -> None:
         Method.QLORA, 4096, 2, 4
     )
     assert (request.epochs, request.lora_rank) == (1.0, 32)
+
+
+def test_library_versions_are_read_and_say_nothing() -> None:
+    request = parse_query("8b lora h100 cuda 12.1 torch 2.5.1 transformers 4.46.0", CAT)
+    assert request == parse_query("8b lora h100 transformers", CAT)
+
+
+def test_pure_bf16_in_two_words() -> None:
+    assert parse_query("8b full pure bf16", CAT).state_precision.value == "pure-bf16"

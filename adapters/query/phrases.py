@@ -317,10 +317,23 @@ _NO_EFFECT: Final = frozenset(
 
 
 def no_effect(s: State, i: int) -> int:
-    """``alpha 32``, ``lr 2e-4``: read and set nothing (they do not change the cost)."""
+    """``alpha 32``, ``lr 2e-4``: read and set nothing (they do not change the cost).
+    A version after a library's name (``cuda 12.1``, ``transformers 4.46.0``) is read
+    and ignored too; the name itself is read as it always is."""
     if s.low(i) in _NO_EFFECT and read_number(s.low(i + 1)) is not None:
         return 2
+    if s.low(i - 1) in _VERSIONED and _VERSION.match(s.low(i)):
+        return 1
     return 0
+
+
+_VERSIONED: Final = frozenset(
+    {"cuda", "rocm", "torch", "pytorch", "python", "transformers", "peft", "trl",
+     "deepspeed", "accelerate", "bitsandbytes", "flash-attn", "unsloth", "torchtune",
+     "litgpt", "torchtitan", "axolotl", "nccl", "driver", "llama-factory"}
+)
+_VERSION: Final = re.compile(r"^v?[0-9]+(?:\.[0-9]+){1,3}(?:[a-z0-9.+-]*)$")
+"""``12.1``, ``4.46.0``, ``v0.4.1``, ``2.5.1+cu121``: a release, not a setting."""
 
 
 def check_samples(fields: dict[str, object], strict: bool) -> None:

@@ -202,6 +202,8 @@ FILLER: Final = frozenset(
         "group-by-length",
         # TF32 matmuls for FP32 tensors: a BF16 run's matmuls are BF16 already
         "tf32",
+        # the software stack under a named card (a version after one is read too)
+        "cuda", "rocm", "pytorch", "torch",
         # the learning-rate schedule and NEFTune's noise: no change to memory or time
         "cosine", "cosine-schedule", "linear-schedule", "constant-schedule", "neftune",
         # LoRA variants that change only the adapter's scaling (rsLoRA: alpha / sqrt(r))
@@ -342,6 +344,7 @@ PHRASES: Final = {
     ("paged", "adamw", "8bit"): "paged-adamw-8bit",
     ("paged", "adamw", "32bit"): "paged-adamw-32bit",
     ("paged", "adamw"): "paged-adamw-32bit",  # bitsandbytes' PagedAdamW: 32-bit states
+    ("pure", "bf16"): "pure-bf16",
     ("fused", "adamw"): "fused-adamw",
     ("fused", "adam"): "fused-adam",
     ("adamw", "fused"): "adamw-fused",
