@@ -797,9 +797,10 @@ def test_a_size_in_millions_before_a_unit_is_the_units_number() -> None:
     assert parse_query("opt 50m tokens lora", CAT).dataset_tokens == 50_000_000
 
 
-def test_an_hqq_base_is_refused_with_the_equivalent_setting() -> None:
-    err = refused("70b qlora hqq 2x rtx-4090 fsdp")
-    assert "4.5 bits" in str(err) and "qlora no-double-quant" in str(err)
+def test_an_hqq_base_is_qlora_at_its_four_and_a_half_bits() -> None:
+    assert parse_query("70b hqq 2x rtx-4090 fsdp", CAT) == parse_query(
+        "70b qlora no-double-quant 2x rtx-4090 fsdp", CAT
+    )  # the same request: 4.5 bits a weight, dequantized as NF4
 
 
 def test_fsdp_qlora_as_one_word_is_refused_with_what_to_say() -> None:

@@ -423,8 +423,14 @@ def check_deepspeed(s: State) -> None:
 # --- a 4-bit base ------------------------------------------------------------------------
 
 def four_bit(s: State, i: int) -> int:
-    """``nf4``, ``4-bit``, ``load_in_4bit``: the base is 4-bit, so the method is QLoRA;
-    read once all words are (``4-bit lora`` is QLoRA, not a conflict)."""
+    """``nf4``, ``4-bit``, ``load_in_4bit``, ``hqq``: the base is 4-bit, so the method is
+    QLoRA; read once all words are (``4-bit lora`` is QLoRA, not a conflict)."""
+    if s.low(i) == "hqq":
+        # HQQ's 4-bit base (group 64, a 16-bit scale and zero) stores 4.5 bits a weight,
+        # as NF4 without double quantization does: read as that, dequantized as NF4 is.
+        s.four_bit = s.raw(i)
+        s.set("double_quant", False, s.raw(i))
+        return 1
     if s.low(i) not in FOUR_BIT_WORDS:
         return 0
     s.four_bit = s.raw(i)

@@ -399,9 +399,6 @@ _HINTS: Final = {
         "supervised fine-tuning. DPO runs chosen and rejected sequences together and a frozen "
         "reference model (with LoRA the base serves): estimate it as SFT at twice the batch",
     ),
-    "hqq": "an HQQ 4-bit base (group 64, 16-bit scale and zero) stores 4.5 bits a weight, "
-           "as NF4 without double quantization does: say qlora no-double-quant (its "
-           "dequantization is then timed as bitsandbytes')",
     **dict.fromkeys(
         ("expert-parallel", "expert-parallelism", "expert-parallel-degree",
          "expert-parallel-size", "expert-model-parallel-size", "ep-size"),  # "ep 2": epochs
