@@ -100,13 +100,16 @@ def test_an_accelerate_command_line_reads_processes_precision_and_fsdp() -> None
 
     assert got == {
         "model": "llama-3.1-8b", "method": Method.LORA, "sharding": Sharding.FSDP,
-        "gpu": "h100-sxm", "gpu_count": 8,
+        "gpu": "h100-sxm", "gpu_count": 8, "framework": Framework.HF,
     }
 
 
-def test_accelerate_launch_says_no_framework() -> None:
+def test_accelerate_launch_means_the_hf_stack_unless_a_framework_is_said() -> None:
     assert parsed("accelerate launch --num_processes 8 8b lora h100").framework is (
-        Framework.GENERIC
+        Framework.HF
+    )
+    assert parsed("accelerate launch --num_processes 8 8b lora h100 unsloth").framework is (
+        Framework.UNSLOTH
     )
 
 

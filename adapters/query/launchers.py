@@ -20,7 +20,7 @@ from adapters.query.numbers import read_number, whole
 from adapters.query.recipes import check_flavor, settle_model
 from adapters.query.state import State
 from adapters.query.vocabulary import KEYWORDS
-from engine.request import Method, Precision, Sharding, StatePrecision
+from engine.request import Framework, Method, Precision, Sharding, StatePrecision
 
 COUNT_EXAMPLE: Final = "8b full fsdp torchrun --nproc_per_node 8 h100"
 
@@ -77,7 +77,8 @@ def launcher(s: State, i: int) -> int:
 def _says_nothing(s: State, i: int) -> int:
     low = s.low(i)
     if low == "accelerate" and s.low(i + 1) == "launch":
-        return 2  # the launcher; "accelerate" alone still names the HF stack
+        s.launch.hf_launcher = s.raw(i, 2)  # hf, unless a framework is said
+        return 2
     if s.raw(i).lower() == "-m" and i + 1 < len(s.words):
         return _module(s, i)
     if low in _LAUNCHERS or low in _IGNORED:
@@ -320,6 +321,8 @@ def check_launch(s: State) -> None:
         s.set("sharding", Sharding.NONE, launch.ddp)
     if launch.optimizer_offload is not None and "offload_weights" not in s.fields:
         s.set("offload_weights", False, launch.optimizer_offload)
+    if launch.hf_launcher is not None and "framework" not in s.fields:
+        s.set("framework", Framework.HF, launch.hf_launcher)
 
 
 def _check_method(s: State) -> None:

@@ -37,6 +37,9 @@ class Launch:
     """``--nproc_per_node gpu``: every card of the node, a count a query must name."""
     optimizer_offload: str | None = None
     """DeepSpeed's optimizer offloaded (``--offload_optimizer_device cpu``)."""
+    hf_launcher: str | None = None
+    """``accelerate launch``: the Hugging Face stack's launcher (TRL, PEFT, axolotl and
+    LLaMA-Factory scripts run under it), so ``hf`` unless a framework is said."""
 
 
 @dataclass(frozen=True)
