@@ -1,4 +1,4 @@
-"""Property tests: memory moves the right way as the run grows or is sharded."""
+"""Property tests: memory and time move the right way as the run grows or is sharded."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from hypothesis import strategies as st
 
 from catalog.loader import default_catalog
 from engine import Request
+from engine.estimate import resolve
 from engine.fit import Sizer
 from engine.memory import footprint
 from engine.request import Sharding
+from engine.throughput import step_time, workload
 
 CATALOG = default_catalog()
 MODELS = st.sampled_from(sorted(CATALOG.models))
@@ -115,3 +117,27 @@ def test_card_sizing_agrees_with_per_gpu_memory_under_tensor_parallel(
     assert found is not None
     assert found[2] == pytest.approx(fp.per_gpu(found[1], groups * degree).total, rel=1e-9)
     assert sizer.at_count_for(cap, groups * degree + 1) is None
+
+
+FRAMEWORKS = st.sampled_from(["generic", "hf", "unsloth", "torchtune", "litgpt", "torchtitan"])
+
+
+def tokens_per_second(**fields: object) -> float:
+    request = resolve(Request(**fields))
+    work = workload(CATALOG.model(request.model).architecture, request)
+    return step_time(work, CATALOG.gpu("h100-sxm"), 1, Sharding.NONE, False).tokens_per_second
+
+
+@settings(max_examples=60, deadline=None)
+@given(MODELS, METHODS, FRAMEWORKS, st.sampled_from([256, 1024, 4096]), st.integers(1, 64),
+       BOOLS)
+def test_a_bigger_micro_batch_never_trains_slower_per_token(
+    model, method, framework, seq, batch, ckpt
+) -> None:
+    if method == "qlora" and framework == "torchtitan":
+        return  # no QLoRA recipe
+    kw = dict(model=model, method=method, framework=framework, seq_len=seq,
+              grad_checkpointing=ckpt)
+    assert tokens_per_second(micro_batch=2 * batch, **kw) >= (
+        0.99 * tokens_per_second(micro_batch=batch, **kw)
+    )
