@@ -217,3 +217,23 @@ def test_mention_detection():
     assert mentions_bot("<@UBOT> hi", "UBOT") and not mentions_bot("<@U2> hi", "UBOT")
     assert mentions_other_user("<@U2> hi", "UBOT") and not mentions_other_user("<@UBOT>", "UBOT")
     assert not mentions_bot("hi", None)
+
+
+def test_a_long_pasted_question_is_quoted_back_cut_before_it_is_escaped(service):
+    query = "8b lorra " + "& " * 995  # 1,999 characters: every & escapes to five
+    message = error_message(service.answer(query), query=query)
+
+    text = message["blocks"][0]["text"]["text"]
+    assert text.endswith("…`")  # cut inside the quote, the quote still closed
+    check_all_limits(message)
+
+
+def test_a_long_pasted_question_fits_the_estimates_context_line(service):
+    query = "8b lora " + "& " * 995  # "&" is filler: an estimate
+    message = estimate_message(service.answer(query), asked_by="U1", query=query)
+
+    context = [e["text"] for b in message["blocks"] if b["type"] == "context"
+               for e in b["elements"]]
+    asked = [text for text in context if text.startswith("<@U1> asked")]
+    assert asked and asked[0].endswith("…`")
+    check_all_limits(message)

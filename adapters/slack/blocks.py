@@ -36,6 +36,9 @@ MAX_OPTION_TEXT = 75
 MAX_OPTION_VALUE = 150
 MAX_OPTIONS = 100
 MAX_FALLBACK_TEXT = 3000  # far below the 40,000 hard limit: it is a notification line
+MAX_QUERY_ECHO = 500
+"""Characters of the user's question quoted back ("Asked: ..."), cut before escaping: a
+2,000-character paste escapes to far more than a 3,000-character text object holds."""
 
 ACTION_PREFIX = "ftcost_"
 ACTION_METHOD = "ftcost_method_"  # + full | lora | qlora
@@ -105,6 +108,11 @@ def _cut(text: str, limit: int) -> str:
 
 def _plain_text(text: str, limit: int) -> dict[str, Any]:
     return {"type": "plain_text", "text": _cut(text, limit) or " ", "emoji": True}
+
+
+def _echo(query: str) -> str:
+    """The user's question for inline code: cut, backticks made quotes, then escaped."""
+    return escape(_cut(query, MAX_QUERY_ECHO).replace("`", "'"))
 
 
 def _mrkdwn(text: str) -> dict[str, Any]:
@@ -270,7 +278,7 @@ def estimate_message(
     who = f"<@{asked_by}>" if asked_by and re.fullmatch(r"[A-Z0-9]+", asked_by) else None
     if query:
         asked = f"{who} asked" if who else "Asked"
-        context.append(_mrkdwn(asked + ": `" + escape(query.replace("`", "'")) + "`"))
+        context.append(_mrkdwn(asked + ": `" + _echo(query) + "`"))
     elif who:
         context.append(_mrkdwn(f"Requested by {who}"))
     if reply.changes:
@@ -353,7 +361,7 @@ def error_message(
     known ones, one example)."""
     lines = [f":warning: {escape(reply.text)}"]
     if query:
-        lines.append("You asked: `" + escape(query.replace("`", "'")) + "`")
+        lines.append("You asked: `" + _echo(query) + "`")
     blocks = [
         _section("\n".join(lines)),
         {"type": "context", "elements": [_mrkdwn(f"`{command} help` shows the query language.")]},
