@@ -248,12 +248,16 @@ def _best_options(
 
 
 def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) -> Option:
-    """The card the user named, at the count named (or the fewest that fit)."""
+    """The card the user named, at the count named (or the fewest that fit). A count the
+    user named is timed even a little over the card's memory, within the estimate's own
+    memory band (``make_option``'s ``margin``): the run may well start."""
     found = fewest_cards(fp, gpu, request.sharding, request.offload)
     needed = found[0] if found else None
+    margin = 0.0
     if request.gpu_count is not None:
         count = request.gpu_count
         stage = resolve_stage(request.sharding, count, fp.tensor_parallel)
+        margin = uncertainty(request).memory
     elif found is not None:
         count, stage = found
     else:
@@ -270,6 +274,7 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
         named=True,
         needed=needed,
         nodes=request.nodes,
+        margin=margin,
     )
 
 

@@ -419,12 +419,16 @@ def make_option(
     named: bool = False,
     needed: int | None = None,
     nodes: int | None = None,
+    margin: float = 0.0,
 ) -> Option:
+    """An option on ``count`` cards. It is timed when it holds the run: within the
+    planning line, or for a card the user named within its full memory (the ``tight``
+    band) and ``margin`` beyond it: a count the user named is timed while its estimate
+    exceeds the card by less than the estimate's own memory uncertainty, as it may run
+    (``engine.accuracy``'s band; the option still reads "does not fit")."""
     memory = fp.per_gpu(stage, count, offload)
     capacity = card_capacity(gpu, fp.napkin)
-    limit = (BAND_FULL if named else USABLE_FRACTION) * capacity
-    # Time and cost of a run that cannot start are left out, not guessed; a card the
-    # user named is timed up to its full memory (the ``tight`` band).
+    limit = (BAND_FULL * (1.0 + margin) if named else USABLE_FRACTION) * capacity
     runs = memory.total <= limit + 1e-9
     cost = timing(work, gpu, count, price, mode, stage, offload, nodes) if runs else NO_TIMING
     return Option(gpu, count, stage, memory, price, cost, capacity, named, needed)

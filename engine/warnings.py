@@ -73,9 +73,13 @@ def warnings(ctx: Context) -> list[str]:
         )
     if lead is not None and lead.named and not lead.runs:
         need = f"{lead.needed}x {lead.gpu.id} would." if lead.needed else "no count of them would."
+        maybe = ""
+        if lead.timing.gpu_hours is not None:  # within the memory band: timed all the same
+            maybe = (" It is over by less than the estimate's own memory uncertainty, so it "
+                     "may still start: its time is in the cards table.")
         out.append(
             f"{lead.count}x {lead.gpu.id} cannot hold this run "
-            f"({lead.per_gpu_gb:.1f} GB per GPU of {lead.capacity_gb:.1f} GB); {need}"
+            f"({lead.per_gpu_gb:.1f} GB per GPU of {lead.capacity_gb:.1f} GB); {need}{maybe}"
         )
     elif lead is not None and lead.named and not lead.fits:
         out.append(

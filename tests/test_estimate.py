@@ -392,3 +392,23 @@ def test_a_count_no_card_holds_names_the_card_shown_at_that_count() -> None:
     lead = est.options[0]
     assert lead.count != 2
     assert any(f"`2x {lead.gpu.id}`" in w for w in est.warnings)
+
+
+def _named(count: int, seq: int) -> Any:
+    est = estimate(
+        Request(model="llama-3.1-70b", method="qlora", gpu="rtx-3090", gpu_count=count,
+                sharding="fsdp", framework="hf", seq_len=seq, dataset_tokens=10**7),
+        default_catalog(),
+    )
+    return est, est.options[0]
+
+
+def test_a_named_count_over_the_card_by_less_than_the_memory_band_is_timed() -> None:
+    est, named = _named(2, 1024)  # about 107% of a 3090: QLoRA's band is 18%
+    assert not named.runs and named.timing.tokens_per_second is not None
+    assert any("may still start" in w for w in est.warnings)
+
+
+def test_a_named_count_far_over_the_card_is_not_timed() -> None:
+    _, named = _named(2, 16384)
+    assert not named.runs and named.timing.tokens_per_second is None
