@@ -429,6 +429,6 @@ def make_option(
     memory = fp.per_gpu(stage, count, offload)
     capacity = card_capacity(gpu, fp.napkin)
     limit = (BAND_FULL * (1.0 + margin) if named else USABLE_FRACTION) * capacity
-    runs = memory.total <= limit + 1e-9
-    cost = timing(work, gpu, count, price, mode, stage, offload, nodes) if runs else NO_TIMING
+    timed = memory.total <= limit + 1e-9
+    cost = timing(work, gpu, count, price, mode, stage, offload, nodes) if timed else NO_TIMING
     return Option(gpu, count, stage, memory, price, cost, capacity, named, needed)
