@@ -48,3 +48,29 @@ def resolved_footprint(catalog: Catalog, **fields: Any) -> Footprint:
     """The footprint of a request built from ``fields``, its framework profile applied."""
     request = resolve(Request(**fields))
     return footprint(catalog.model(request.model).architecture, request)
+
+
+# --- the query language against the shipped catalog ------------------------------------
+
+
+def parsed(text: str) -> Request:
+    """``text`` parsed as a new question against the shipped catalog."""
+    from adapters.parse import parse_query
+
+    return parse_query(text, default_catalog())
+
+
+def fields(text: str) -> dict[str, Any]:
+    """The fields ``text`` sets (defaults left out)."""
+    return parsed(text).model_dump(exclude_defaults=True)
+
+
+def refusal(text: str) -> str:
+    """The message of the QueryError ``text`` is refused with (fails if it parses)."""
+    import pytest
+
+    from adapters.parse import QueryError
+
+    with pytest.raises(QueryError) as caught:
+        parsed(text)
+    return caught.value.message

@@ -6,13 +6,11 @@ the shipped catalog."""
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.parse import QueryError, parse_query
 from adapters.query import launchers, recipes
 from catalog.loader import default_catalog
 from engine.request import (
@@ -20,27 +18,18 @@ from engine.request import (
     Method,
     ModelPick,
     Precision,
-    Request,
     Sharding,
     StatePrecision,
 )
+from tests.helpers import fields, parsed, refusal
 
 CAT = default_catalog()
 
 
-def parsed(text: str) -> Request:
-    return parse_query(text, CAT)
-
-
-def fields(text: str) -> dict[str, Any]:
-    return parsed(text).model_dump(exclude_defaults=True)
-
-
 def refused(text: str) -> str:
-    with pytest.raises(QueryError) as caught:
-        parse_query(text, CAT)
-    assert "Example: " in caught.value.message
-    return caught.value.message
+    message = refusal(text)
+    assert "Example: " in message
+    return message
 
 
 # --- the command lines of the brief -------------------------------------------------------

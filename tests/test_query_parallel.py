@@ -5,31 +5,19 @@ behaviour per test, against the shipped catalog."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from adapters.parse import QueryError, apply_followup, parse_query
+from adapters.parse import QueryError, apply_followup
 from adapters.trainconfig import ConfigError, read_config
 from adapters.trainconfig.build import apply_config
 from catalog.loader import default_catalog
 from engine.request import Framework, Method, Request, Sharding
+from tests.helpers import fields, parsed, refusal
 
 CAT = default_catalog()
 
 
-def parsed(text: str) -> Request:
-    return parse_query(text, CAT)
-
-
-def fields(text: str) -> dict[str, Any]:
-    return parsed(text).model_dump(exclude_defaults=True)
-
-
-def refused(text: str) -> str:
-    with pytest.raises(QueryError) as caught:
-        parse_query(text, CAT)
-    return caught.value.message
+refused = refusal
 
 
 def refused_followup(previous: Request, text: str) -> str:
