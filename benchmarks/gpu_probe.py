@@ -58,13 +58,23 @@ GRID: list[tuple[str, str, int, int]] = [
       for s, b in ((512, 1), (512, 8), (2048, 1), (2048, 4), (8192, 1))],
     *[("llama-3.1-8b", m, s, b) for m in ("lora", "qlora")
       for s, b in ((512, 1), (2048, 1), (2048, 4), (8192, 1))],
+    # A full fine-tune of 8B fits one H200 in pure BF16 (16 bytes a parameter with
+    # AdamW): the data-center matmul rate and the foreach optimizer's temporary.
+    *[("llama-3.1-8b", "full", s, b) for s, b in ((2048, 1), (2048, 4))],
     # TRL's QLoRA path (PEFT's k-bit preparation, norms left in FP32): the FP32 residual
     # stream engine.framework_facts.PROFILE_KBIT_FP32_NORMS counts for `hf`.
     *[("llama-3.1-8b", "qlora-trl", s, b) for s, b in ((2048, 4), (8192, 1))],
+    # Without activation checkpointing (HF Trainer's default): the stored activations.
+    ("llama-3.2-1b", "full-noac", 2048, 1), ("llama-3.2-1b", "lora-noac", 2048, 4),
+    ("llama-3.1-8b", "lora-noac", 2048, 1), ("llama-3.1-8b", "qlora-noac", 2048, 1),
 ]
 SMOKE_GRID = [
     *[("tiny", m, s, b) for m in ("full", "lora") for s, b in ((32, 1), (64, 2))],
     ("tiny", "lora-trl", 32, 1),  # the TRL preparation without bitsandbytes
+    ("tiny", "qlora", 32, 1),  # bitsandbytes' CPU path, where it is installed
+    ("tiny", "qlora-trl", 32, 1),
+    ("tiny", "full-noac", 32, 1),
+    ("tiny", "lora-noac", 32, 1),
 ]
 WARMUP_STEPS = 2
 TIMED_STEPS = 4
@@ -91,9 +101,10 @@ class Result:
     framework: str = "hf"
     notes: str = (
         "benchmarks/gpu_probe.py: transformers + peft, random weights, bf16 params, torch "
-        "AdamW (pure BF16 states for full), gradient checkpointing on, SDPA attention, LoRA "
-        "r16 all-linear dropout 0, HF loss; *-trl: PEFT's prepare_model_for_kbit_training and "
-        "TRL's bf16 cast-back (norms FP32) under BF16 autocast"
+        "AdamW (pure BF16 states for full), gradient checkpointing on (not in *-noac), SDPA "
+        "attention, LoRA r16 all-linear dropout 0, HF loss; *-trl: PEFT's "
+        "prepare_model_for_kbit_training and TRL's bf16 cast-back (norms FP32) under BF16 "
+        "autocast"
     )
 
 
@@ -103,18 +114,28 @@ def build(name: str, method: str, device: str) -> Any:
 
     config = LlamaConfig(**MODELS[name], attn_implementation="sdpa", use_cache=False)
     torch.manual_seed(0)
-    with torch.device(device):
-        model = LlamaForCausalLM(config).to(torch.bfloat16)
-    if method.startswith("qlora"):
+    # Built in BF16 on the device: no FP32 copy to allocate (and cache) first.
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with torch.device(device):
+            model = LlamaForCausalLM(config).to(torch.bfloat16)
+    finally:
+        torch.set_default_dtype(default)
+    base, *flags = method.split("-")  # "qlora-trl": QLoRA on TRL's path; "-noac": no AC
+    if base == "qlora":
         model = quantize_nf4(model)
-    trl = method.endswith("-trl")
+    trl = "trl" in flags
     if trl:
         from peft import prepare_model_for_kbit_training
 
         # Every 16-bit parameter that is not 4-bit goes to FP32, as TRL's SFTTrainer does.
         model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    if method != "full":
+    if "noac" not in flags:
+        model.gradient_checkpointing_enable(
+            gradient_checkpointing_kwargs={"use_reentrant": False}
+        )
+    if base != "full":
         from peft import LoraConfig, get_peft_model
 
         model.enable_input_require_grads()
@@ -161,7 +182,7 @@ def quantize_nf4(model: Any) -> Any:
                     compute_dtype=torch.bfloat16, quant_type="nf4", compress_statistics=True,
                 )
                 layer.weight = bnb.nn.Params4bit(
-                    child.weight.data.cpu(), requires_grad=False, quant_type="nf4",
+                    child.weight.data, requires_grad=False, quant_type="nf4",
                     compress_statistics=True,
                 )
                 setattr(parent, child_name, layer.to(child.weight.device))
@@ -216,7 +237,11 @@ def run_one(name: str, method: str, seq: int, batch: int, device: str) -> Result
         vocab = MODELS[name]["vocab_size"]
         ids = torch.randint(0, vocab, (batch, seq), device=device)
         if cuda:
+            # Blocks freed while building (the 16-bit weights NF4 replaced) leave the
+            # cache first, so the peak reserved is the training step's own.
+            gc.collect()
             torch.cuda.synchronize()
+            torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
         seconds = timed(
             cuda, train_step, model, optimizer, ids, device, method.endswith("-trl")
@@ -280,6 +305,31 @@ def attention_rates(device: str, smoke: bool) -> Iterator[dict[str, Any]]:
             torch.cuda.empty_cache()
 
 
+def environment(device: str) -> dict[str, Any]:
+    """The library versions, and what the card holds that torch's counters do not: the
+    CUDA context with cuBLAS's workspace, read as (total - free) - torch reserved after
+    one BF16 matmul (engine.constants.CUDA_CONTEXT_GB)."""
+    import importlib.metadata as md
+
+    import torch
+
+    row: dict[str, Any] = {"kind": "environment", "date": str(date.today()),
+                           "python": platform.python_version()}
+    for package in ("torch", "transformers", "peft", "accelerate", "bitsandbytes"):
+        try:
+            row[package] = md.version(package)
+        except md.PackageNotFoundError:
+            row[package] = None
+    if device == "cuda":
+        a = torch.randn(1024, 1024, device=device, dtype=torch.bfloat16)
+        (a @ a).sum().item()
+        free, total = torch.cuda.mem_get_info()
+        row.update(gpu=torch.cuda.get_device_name(0), total_gb=total / 1e9,
+                   context_gb=(total - free - torch.cuda.memory_reserved()) / 1e9)
+        del a
+    return row
+
+
 def grid(smoke: bool) -> Iterator[tuple[str, str, int, int]]:
     yield from SMOKE_GRID if smoke else GRID
 
@@ -299,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
     began = time.monotonic()
     try:
+        print(json.dumps(environment(device)), file=out, flush=True)
         for row in attention_rates(device, args.smoke):  # seconds: before the grid
             print(json.dumps(row), file=out, flush=True)
         for name, method, seq, batch in grid(args.smoke):
@@ -308,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
                 break
             result = run_one(name, method, seq, batch, device)
             print(json.dumps(asdict(result)), file=out, flush=True)
+        print(json.dumps({"done_after_s": round(time.monotonic() - began, 1)}), file=out,
+              flush=True)
     finally:
         if out is not sys.stdout:
             out.close()
