@@ -339,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="-", help="JSON lines file (default: stdout)")
     parser.add_argument("--smoke", action="store_true", help="tiny model on the CPU")
     parser.add_argument("--budget-s", type=float, default=420.0, help="stop the grid after this")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="resume: skip the attention probe and the grid's first N rows")
     args = parser.parse_args(argv)
     import torch
 
@@ -350,9 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     try:
         print(json.dumps(environment(device)), file=out, flush=True)
-        for row in attention_rates(device, args.smoke):  # seconds: before the grid
+        for row in [] if args.skip else attention_rates(device, args.smoke):
             print(json.dumps(row), file=out, flush=True)
-        for name, method, seq, batch in grid(args.smoke):
+        for name, method, seq, batch in list(grid(args.smoke))[args.skip:]:
             if time.monotonic() - began > args.budget_s:
                 print(json.dumps({"stopped": "time budget", "at": [name, method, seq, batch]}),
                       file=out, flush=True)
