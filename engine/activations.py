@@ -74,7 +74,7 @@ from engine.constants import (
     TORCHAO_NF4_EAGER_PEAK_BYTES,
 )
 from engine.profiles import eager_nf4_dequant, fp32_residual_stream, logits_bytes, profile
-from engine.request import LoraTargets, Method, Precision, Request
+from engine.request import LoraTargets, Method, Precision, Request, StatePrecision
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +100,14 @@ class SavedInputs:
     output: bool = True
     """The output projection's input: attention's output made contiguous, ``2q``, a
     tensor apart from the output FlashAttention keeps for its own backward."""
+    attention_copies: int = 1
+    """Copies of the Q/K/V input kept: one shared, or one per adapter where each adapter
+    casts its own (``PROFILE_FP32_ADAPTERS``)."""
+    mlp_copies: int = 1
+    """Copies of the gate/up input kept, likewise."""
+    copy_bytes: float = ACTIVATION_BYTES
+    """Bytes an element of a kept linear input: 16-bit, or FP32 where each FP32 adapter
+    keeps its own cast of its input (``adapter_path`` plain)."""
 
 
 ALL_SAVED = SavedInputs(True, True, True, True)
@@ -126,7 +134,15 @@ def saved_inputs(request: Request) -> SavedInputs:
     attention = targets is not LoraTargets.MLP
     mlp = targets in (LoraTargets.ALL_LINEAR, LoraTargets.MLP)
     output = targets in (LoraTargets.ALL_LINEAR, LoraTargets.ATTENTION)
-    return SavedInputs(attention, mlp, mlp, output)
+    if not p.fp32_adapters:
+        return SavedInputs(attention, mlp, mlp, output)
+    # Each adapter keeps its own copy: autocast's 16-bit cast of its FP32 cast, or plainly
+    # the FP32 cast itself.
+    qkv = 2 if targets is LoraTargets.QV else 3
+    width = FP32_BYTES if adapter_path(request) == "plain" else ACTIVATION_BYTES
+    return SavedInputs(
+        attention, mlp, mlp, output, attention_copies=qkv, mlp_copies=2, copy_bytes=width
+    )
 
 
 def _layer_bytes(
@@ -157,7 +173,9 @@ def _layer_bytes(
     """
     s, h = request.seq_len, arch.hidden_size
     a = ACTIVATION_BYTES
-    attn = a * h * (1 + keep.attention) + 2 * a * arch.q_width + 2 * a * arch.kv_width
+    c = keep.copy_bytes
+    attn = a * h + c * h * keep.attention * keep.attention_copies
+    attn += 2 * a * arch.q_width + 2 * a * arch.kv_width
     scores = 4 * arch.num_heads if request.flash_attention else a * arch.num_heads * s
     gated = arch.mlp == "gated"
     fused = 2 if gated else 1  # compiled: gate and up (plain: up)
@@ -165,17 +183,18 @@ def _layer_bytes(
     # FP32 norms); the down projection's kept input is a 16-bit copy either way.
     outputs = fused if request.compile else (3 if gated else 1)
     down = 0 if request.compile else keep.down
-    tensors_bytes = (stream_bytes(request) * outputs + a * down) * width
+    tensors_bytes = (stream_bytes(request) * outputs + c * down) * width
     if arch.norms_per_layer < 2:
         # One norm feeds attention and the MLP in parallel (Phi, Falcon): its input and
         # output are the attention block's, counted above.
         mlp = a * h * (keep.mlp and not keep.attention) + tensors_bytes
     else:
-        mlp = a * h * (1 + keep.mlp) + tensors_bytes
+        mlp_inputs = keep.mlp * (keep.mlp_copies if gated else 1)
+        mlp = a * h + c * h * mlp_inputs + tensors_bytes
     post_norms = a * h * max(arch.norms_per_layer - 2, 0)
     extra = 0.0
     if tally:
-        extra += a * arch.q_width * keep.output
+        extra += c * arch.q_width * keep.output
         eager = not request.compile and profile(request.framework).elementwise_scale == 1.0
         if eager and arch.norm == "rmsnorm":
             extra += (FP32_BYTES - a) * h * arch.norms_per_layer
@@ -203,6 +222,23 @@ def layer_activation_bytes(arch: Architecture, request: Request, produced: bool 
         for width, count in arch.mlp_width_groups
     )
     return per_layer + _adapter_bytes_per_token(arch, request) * arch.num_layers
+
+
+def uses_fp32_adapters(request: Request) -> bool:
+    """LoRA or QLoRA on a framework whose adapters are FP32 on a 16-bit base, each
+    casting its own input (``PROFILE_FP32_ADAPTERS``: PEFT)."""
+    return (
+        request.effective_method is not Method.FULL
+        and profile(request.framework).fp32_adapters
+    )
+
+
+def adapter_path(request: Request) -> str:
+    """How FP32 PEFT adapters meet the BF16 base: ``"autocast"`` under the Trainer's
+    BF16 autocast (mixed precision, the ``hf`` default), ``"plain"`` when the user trains
+    the BF16 model as it is (``pure bf16``): then each adapter's FP32 cast of its input is
+    what its matmul reads and keeps."""
+    return "plain" if request.state_precision is StatePrecision.PURE_BF16 else "autocast"
 
 
 def uses_dora(request: Request) -> bool:

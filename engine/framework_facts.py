@@ -264,3 +264,18 @@ inserts ``CUDNN_ATTENTION`` first when ``has_cuda_capability(10, 0)`` (PR #1196,
 [sdpa-order] the others call SDPA in PyTorch's own order, FlashAttention first (until
 PyTorch 2.11's bundled cuDNN passes the 9.15 threshold of ``check_prefer_cudnn_attention``
 on sm_90/sm_100), or flash-attn's ``flash_attention_2``."""
+PROFILE_FP32_ADAPTERS: Final = {
+    "generic": False,  # one 16-bit adapter path, as the specification counts it
+    "hf": True,  # [peft-autocast]
+    "unsloth": False,  # its fused LoRA kernels (fast_lora) replace PEFT's forward
+    "torchtune": False,  # LoRALinear in the model's BF16
+    "litgpt": False,  # bf16-true: adapters in BF16
+    "torchtitan": False,  # no LoRA recipe
+}
+"""Frameworks whose LoRA adapters are FP32 on a 16-bit base, each with its own input casts.
+[peft-autocast] ``get_peft_model(..., autocast_adapter_dtype=True)`` (the default) casts
+BF16 and FP16 adapter weights to FP32; ``LoraLayer.forward`` casts its input to the
+adapter's dtype (``_cast_input_dtype``), and under the Trainer's BF16 autocast ``lora_A``
+casts it back, so every adapter keeps its own 16-bit copy of its input for backward
+(q, k and v three, where a shared input is one) and moves ``PEFT_ADAPTER_CAST_BYTES``;
+``PEFT_ADAPTER_KERNELS`` per forward."""

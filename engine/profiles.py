@@ -28,6 +28,7 @@ from engine.framework_facts import (
     PROFILE_EAGER_NF4,
     PROFILE_ELEMENTWISE_SCALE,
     PROFILE_FOREACH_ADAMW,
+    PROFILE_FP32_ADAPTERS,
     PROFILE_KBIT_FP32_NORMS,
     PROFILE_LOGITS_BYTES,
     PROFILE_LORA_DROPOUT,
@@ -97,6 +98,9 @@ class Profile:
     offload_gradients: bool
     """Its offloaded optimizer moves the gradients to host memory too, when the weights
     are not sharded (``PROFILE_OFFLOAD_GRADIENTS``)."""
+    fp32_adapters: bool
+    """Its LoRA adapters are FP32 on a 16-bit base, each casting its own input
+    (``PROFILE_FP32_ADAPTERS``)."""
     cudnn_attention_from: float | None
     """The compute capability from which its attention runs cuDNN's kernels instead of
     FlashAttention-2 (``PROFILE_CUDNN_ATTENTION_FROM``)."""
@@ -145,6 +149,9 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
     if PROFILE_KBIT_FP32_NORMS[key]:
         changes.append(("QLoRA norms in FP32 (PEFT's prepare_model_for_kbit_training): "
                         "FP32 residual stream and MLP activations", "qlora-fp32"))
+    if PROFILE_FP32_ADAPTERS[key]:
+        changes.append(("FP32 LoRA adapters (PEFT): casts around every adapted linear, "
+                        "and each adapter keeps its own copy of its input", "adapters"))
     if PROFILE_UNTIED_HEAD[key]:
         changes.append(("the tied embedding copied into a separate LM head", "tied"))
     if not PROFILE_OFFLOAD_GRADIENTS[key]:
@@ -174,6 +181,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         kbit_fp32_norms=PROFILE_KBIT_FP32_NORMS[key],
         untied_head=PROFILE_UNTIED_HEAD[key],
         offload_gradients=PROFILE_OFFLOAD_GRADIENTS[key],
+        fp32_adapters=PROFILE_FP32_ADAPTERS[key],
         cudnn_attention_from=PROFILE_CUDNN_ATTENTION_FROM[key],
         changes=tuple(changes),
     )

@@ -67,6 +67,8 @@ from engine.architecture import Architecture
 from engine.collectives import cp_comm_bytes, tp_comm_bytes
 from engine.constants import (
     BACKWARD_KERNELS,
+    BNB_DEQUANT_KERNELS,
+    BNB_DOUBLE_QUANT_KERNELS,
     COMPILE_FUSION,
     EAGER_BACKWARD_FLOPS,
     ELEMENTWISE_PASSES,
@@ -103,7 +105,7 @@ from engine.memory import base_weight_bytes
 from engine.profiles import eager_nf4_dequant, fp32_residual_stream, profile, trained_architecture
 from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
 from engine.specs import GpuSpec
-from engine.variant_work import dora_work, float8_speedup, float8_work
+from engine.variant_work import dora_work, float8_speedup, float8_work, fp32_adapter_work
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +141,8 @@ class Workload:
     weight_bytes: float
     """16-bit weight reads of one micro-batch (the GEMMs' memory floor)."""
     dequant_bytes: float
-    """NF4 dequantization traffic of one micro-batch (QLoRA)."""
+    """Memory-bound traffic counted apart from the elementwise passes: NF4
+    dequantization (QLoRA), DoRA's weight norms, PEFT's FP32 adapter casts."""
     elementwise_bytes: float
     """Activation bytes the forward stores (x passes is the elementwise traffic)."""
     elementwise_scale: float
@@ -273,7 +276,11 @@ def _dequant(arch: Architecture, request: Request) -> tuple[float, float]:
             passes * TORCHAO_NF4_EAGER_KERNELS * arch.decoder_matrices,
         )
     if request.effective_method is Method.QLORA:
-        return passes * NF4_DEQUANT_BYTES * arch.linear_params, 0.0
+        kernels = BNB_DEQUANT_KERNELS + BNB_DOUBLE_QUANT_KERNELS * request.double_quant
+        return (
+            passes * NF4_DEQUANT_BYTES * arch.linear_params,
+            passes * kernels * arch.decoder_matrices,
+        )
     return 0.0, 0.0
 
 
@@ -319,6 +326,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
     fusion = prof.elementwise_scale * (COMPILE_FUSION if request.compile else 1.0)
     float8_flops, cast_bytes, cast_kernels = float8_work(arch, request, fusion)
     dora_flops, dora_bytes, dora_kernels = dora_work(arch, request)
+    peft_bytes, peft_kernels = fp32_adapter_work(arch, request, KERNELS_PER_ADAPTER)
     if trained:
         trainable = float(arch.total_params)
     else:
@@ -342,13 +350,16 @@ def workload(arch: Architecture, request: Request) -> Workload:
         native_attention=request.native_attention,
         cudnn_attention_from=prof.cudnn_attention_from,
         weight_bytes=weight_bytes / t,
-        dequant_bytes=(dequant + dora_bytes) / t,
+        dequant_bytes=(dequant + dora_bytes + peft_bytes) / t,
         elementwise_bytes=elementwise / t / c,
         elementwise_scale=fusion,
         sharded_elementwise_bytes=(
             None if sharded_elementwise is None else sharded_elementwise / t / c
         ),
-        kernels=_kernels(arch, request, fusion) + dequant_kernels + cast_kernels + dora_kernels,
+        kernels=(
+            _kernels(arch, request, fusion) + dequant_kernels + cast_kernels + dora_kernels
+            + peft_kernels
+        ),
         zero3_host_ops=zero3_host_ops(arch, request) if prof.deepspeed_zero else 0.0,
         grad_accum=request.grad_accum,
         trainable_params=trainable / t,

@@ -1,4 +1,4 @@
-"""What float8 training and DoRA add to one micro-batch's work.
+"""What float8 training, DoRA and FP32 PEFT adapters add to one micro-batch's work.
 
 Each returns the FLOPs, HBM bytes and kernel launches the time model
 (:mod:`engine.throughput`) adds to its matmuls, memory-bound traffic and launch floor;
@@ -8,7 +8,7 @@ each is zero when the request does not use it. Units: FLOPs, bytes, launches.
 from __future__ import annotations
 
 from engine import selective
-from engine.activations import uses_dora
+from engine.activations import adapter_path, uses_dora, uses_fp32_adapters
 from engine.architecture import Architecture
 from engine.constants import (
     DORA_KERNELS_PER_ADAPTER,
@@ -16,6 +16,8 @@ from engine.constants import (
     FLOAT8_CAST_BYTES,
     FLOAT8_KERNELS_PER_LINEAR,
     NF4_DEQUANT_BYTES,
+    PEFT_ADAPTER_CAST_BYTES,
+    PEFT_ADAPTER_KERNELS,
 )
 from engine.request import Method, Request
 from engine.specs import GpuSpec
@@ -86,3 +88,27 @@ def dora_work(arch: Architecture, request: Request) -> tuple[float, float, float
     if request.effective_method is Method.QLORA:
         per_weight += NF4_DEQUANT_BYTES
     return flops, forwards * per_weight * weights, kernels
+
+
+def fp32_adapter_work(
+    arch: Architecture, request: Request, per_adapter: float
+) -> tuple[float, float]:
+    """``(bytes, kernels)`` PEFT's FP32 adapters add to one micro-batch beyond the
+    ``per_adapter`` kernels the time model counts for any adapter (zeros otherwise).
+
+    Each adapted linear moves ``PEFT_ADAPTER_CAST_BYTES`` per element of its input and
+    output per forward, under autocast or plainly in BF16 (:func:`adapter_path`); the
+    backward moves about as much again and checkpointing's recomputed forward once more.
+    Kernels: ``PEFT_ADAPTER_KERNELS`` (plus dropout's) per forward in place of
+    ``per_adapter``, with the backward's twice as many."""
+    if not uses_fp32_adapters(request):
+        return 0.0, 0.0
+    key = (request.effective_method.value, adapter_path(request))
+    targets = request.lora_targets.value
+    tokens = request.seq_len * request.micro_batch
+    forwards = 2.0 if request.grad_checkpointing else 1.0
+    width = sum((d_in + d_out) * k for d_in, d_out, _, k in arch.adapted_shapes(targets))
+    moved = tokens * PEFT_ADAPTER_CAST_BYTES[key] * width * (forwards + 1.0)
+    extra = PEFT_ADAPTER_KERNELS[key] + (request.lora_dropout > 0) - per_adapter
+    kernels = max(0.0, extra) * arch.adapted_linears(targets) * (forwards + 2.0)
+    return moved, kernels

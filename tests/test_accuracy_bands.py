@@ -102,3 +102,27 @@ def test_the_launch_time_is_fitted_only_inside_eager_pytorchs_cost_per_op() -> N
     bench = _benchmark()
     assert min(bench.LAUNCH_GRID) >= 5e-6 - 1e-12
     assert max(bench.LAUNCH_GRID) <= 25e-6 + 1e-12
+
+
+def test_a_run_on_a_measured_host_is_timed_at_that_hosts_launch_time_whatever_the_fit() -> None:
+    bench = _benchmark()
+    run = next(r for r in bench.load_runs() if r.host_launch_s is not None)
+    timer = bench.Timer(run)
+    fast = bench.Tuning(5e-6, ELEMENTWISE_PASSES, GEMM_EFFICIENCY)
+    slow = bench.Tuning(25e-6, ELEMENTWISE_PASSES, GEMM_EFFICIENCY)
+    assert timer.tokens_per_second(fast) == timer.tokens_per_second(slow)
+
+
+def test_a_published_run_is_timed_at_the_fitted_launch_time() -> None:
+    bench = _benchmark()
+    run = next(r for r in bench.load_runs() if r.run_id == "qwen-01")
+    timer = bench.Timer(run)
+    fast = bench.Tuning(5e-6, ELEMENTWISE_PASSES, GEMM_EFFICIENCY)
+    slow = bench.Tuning(25e-6, ELEMENTWISE_PASSES, GEMM_EFFICIENCY)
+    assert timer.tokens_per_second(fast) > timer.tokens_per_second(slow)
+
+
+def test_the_elementwise_passes_are_fitted_only_above_what_eager_kernels_must_move() -> None:
+    bench = _benchmark()
+    assert min(bench.PASSES_GRID) >= 8.0
+    assert max(bench.PASSES_GRID) <= 20.0

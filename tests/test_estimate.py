@@ -138,7 +138,7 @@ def test_detailed_estimates_carry_the_cross_validated_band(catalog: Catalog) -> 
     est = estimate(Request(model="llama-3.1-8b", method="qlora"), catalog)
     band = est.uncertainty
     assert band is not None and band.runs > 0
-    assert any(f"memory ±{band.memory:.0%}" in w and "published runs" in w for w in est.warnings)
+    assert any(f"memory ±{band.memory:.0%}" in w and "measured runs" in w for w in est.warnings)
     assert est.to_json()["uncertainty"]["memory"] == round(band.memory, 3)
 
 

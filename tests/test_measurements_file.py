@@ -83,3 +83,44 @@ def test_model_is_a_catalog_model(run: dict[str, Any], model_ids: set[str]) -> N
     model = run["request"]["model"]
     if model not in model_ids:
         pytest.skip(f"model '{model}' is not in catalog/models.yaml yet")
+
+
+GPU_RUNS = MEASUREMENTS.parent / "gpu_runs"
+OWN_RUNS = [run for run in RUNS if "measured_host" in run]
+
+
+def _probe_lines() -> list[dict[str, Any]]:
+    import json
+
+    lines = []
+    for path in sorted(GPU_RUNS.glob("*.jsonl")):
+        lines += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [line for line in lines if "peak_reserved_gb" in line]
+
+
+def test_this_projects_own_runs_are_in_the_file() -> None:
+    assert len(OWN_RUNS) >= 20
+
+
+@pytest.mark.parametrize("run", OWN_RUNS, ids=[r["id"] for r in OWN_RUNS])
+def test_an_own_run_is_a_raw_line_of_the_probe_that_measured_it(run: dict[str, Any]) -> None:
+    request, measured = run["request"], run["measured"]
+    matches = [
+        line for line in _probe_lines()
+        if line["model"] == request["model"]
+        and line["seq_len"] == request["seq_len"]
+        and line["micro_batch"] == request["micro_batch"]
+        and abs(line["peak_reserved_gb"] - measured["peak_gb"]) < 0.001
+        and abs(line["tokens_per_sec"] - measured["tokens_per_sec_per_gpu"]) < 1
+    ]
+    assert len(matches) == 1
+    assert measured["counter"] == "reserved"
+
+
+@pytest.mark.parametrize("run", OWN_RUNS, ids=[r["id"] for r in OWN_RUNS])
+def test_an_own_run_names_its_hosts_measured_launch_time_and_its_source(
+    run: dict[str, Any],
+) -> None:
+    host = run["measured_host"]
+    assert 1.0 <= float(host["launch_us_per_kernel"]) <= 100.0
+    assert "host_overhead" in host["source"]

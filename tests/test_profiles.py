@@ -11,6 +11,7 @@ from engine.activations import (
     activation_bytes,
     autocast_copy_bytes,
     dequant_workspace_bytes,
+    layer_activation_bytes,
     logits_bytes_per_token,
     saved_inputs,
 )
@@ -41,7 +42,8 @@ def test_hf_keeps_three_fp32_sized_copies_of_the_logits(catalog: Catalog) -> Non
 
 
 def test_a_frozen_linear_keeps_no_input_unless_its_adapter_does() -> None:
-    lora = Request(model="x", method="lora", framework="hf", lora_targets="qv")
+    lora = Request(model="x", method="lora", framework="torchtune", lora_targets="qv",
+                   lora_dropout=0.05)
     assert saved_inputs(resolve(lora)) == SavedInputs(False, False, False, False)
     no_dropout = lora.model_copy(update={"lora_dropout": 0.0})
     assert saved_inputs(resolve(no_dropout)) == SavedInputs(True, False, False, False)
@@ -50,8 +52,39 @@ def test_a_frozen_linear_keeps_no_input_unless_its_adapter_does() -> None:
 
 
 def test_mlp_adapters_without_dropout_keep_only_the_mlp_inputs() -> None:
-    mlp = Request(model="x", method="lora", framework="hf", lora_targets="mlp", lora_dropout=0.0)
+    mlp = Request(model="x", method="lora", framework="torchtune", lora_targets="mlp")
     assert saved_inputs(resolve(mlp)) == SavedInputs(False, True, True, False)
+
+
+def test_each_peft_adapter_keeps_its_own_16_bit_copy_of_its_input_under_autocast() -> None:
+    qv = Request(model="x", method="lora", framework="hf", lora_targets="qv", lora_dropout=0.0)
+    keep = saved_inputs(resolve(qv))
+    assert (keep.attention, keep.attention_copies, keep.copy_bytes) == (True, 2, 2.0)
+    every = qv.model_copy(update={"lora_targets": "all-linear"})
+    assert saved_inputs(resolve(every)).attention_copies == 3
+
+
+def test_peft_adapters_trained_plainly_in_bf16_keep_their_fp32_casts() -> None:
+    plain = Request(model="x", method="lora", framework="hf", lora_dropout=0.0,
+                    state_precision="pure-bf16")
+    assert saved_inputs(resolve(plain)).copy_bytes == 4.0
+
+
+def test_peft_adapter_copies_add_activation_memory_without_checkpointing(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+
+    def layers(framework: str, **settings: object) -> float:
+        run = Request(model="llama-3.1-8b", method="lora", framework=framework,
+                      lora_dropout=0.0, grad_checkpointing=False, **settings)
+        return layer_activation_bytes(arch, resolve(run))
+
+    shared, autocast = layers("torchtune"), layers("hf")
+    plain = layers("hf", state_precision="pure-bf16")
+    # q, k, v and gate, up each keep a copy (+3h 16-bit), plainly FP32 everywhere.
+    assert autocast - shared == 2 * 3 * arch.hidden_size * arch.num_layers
+    assert shared < autocast < plain
 
 
 def test_generic_counts_every_linear_input_as_the_specification_does() -> None:

@@ -1,0 +1,87 @@
+"""PEFT's FP32 adapters on a BF16 base (the ``hf`` profile): the casts around every adapted
+linear cost time, and bitsandbytes' dequantization costs kernels."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import Request
+from engine.constants import (
+    BNB_DOUBLE_QUANT_KERNELS,
+    KERNELS_PER_ADAPTER,
+    PEFT_ADAPTER_CAST_BYTES,
+    PEFT_ADAPTER_KERNELS,
+)
+from engine.profiles import resolve
+from engine.specs import Catalog
+from engine.throughput import workload
+from engine.variant_work import fp32_adapter_work
+
+
+def _run(**fields: object) -> Request:
+    return resolve(Request(**{"model": "llama-3.1-8b", "method": "lora", "lora_dropout": 0.0,
+                              "seq_len": 2048, "micro_batch": 4, **fields}))
+
+
+def test_only_frameworks_with_fp32_adapters_move_their_casts(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    for framework in ("generic", "torchtune", "litgpt", "unsloth"):
+        assert fp32_adapter_work(arch, _run(framework=framework), KERNELS_PER_ADAPTER) == (0, 0)
+    moved, kernels = fp32_adapter_work(arch, _run(framework="hf"), KERNELS_PER_ADAPTER)
+    assert moved > 0 and kernels > 0
+
+
+def test_a_full_fine_tune_has_no_adapter_casts(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    full = _run(framework="hf", method="full")
+    assert fp32_adapter_work(arch, full, KERNELS_PER_ADAPTER) == (0, 0)
+
+
+def test_the_casts_move_their_bytes_per_element_of_every_adapted_input_and_output(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    run = _run(framework="hf")
+    width = sum((d_in + d_out) * k for d_in, d_out, _, k in arch.adapted_shapes("all-linear"))
+    passes = 3  # forward, checkpointing's recomputed forward, backward
+    moved, _ = fp32_adapter_work(arch, run, KERNELS_PER_ADAPTER)
+    per_element = PEFT_ADAPTER_CAST_BYTES[("lora", "autocast")]
+    assert moved == pytest.approx(2048 * 4 * per_element * width * passes)
+
+
+def test_training_plainly_in_bf16_moves_more_than_under_autocast(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    autocast = _run(framework="hf")
+    plain = _run(framework="hf", state_precision="pure-bf16")
+    assert (
+        fp32_adapter_work(arch, plain, KERNELS_PER_ADAPTER)[0]
+        > fp32_adapter_work(arch, autocast, KERNELS_PER_ADAPTER)[0]
+    )
+
+
+def test_the_adapter_kernels_replace_the_generic_count_per_forward_and_backward(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    _, kernels = fp32_adapter_work(arch, _run(framework="hf"), KERNELS_PER_ADAPTER)
+    extra = PEFT_ADAPTER_KERNELS[("lora", "autocast")] - KERNELS_PER_ADAPTER
+    passes = 4  # forward, recomputed forward, and a backward of twice the kernels
+    assert kernels == pytest.approx(extra * arch.adapted_linears("all-linear") * passes)
+
+
+def test_hf_lora_moves_more_memory_bound_bytes_than_the_same_run_in_generic(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    hf, generic = workload(arch, _run(framework="hf")), workload(arch, _run())
+    assert hf.dequant_bytes > generic.dequant_bytes == 0
+
+
+def test_double_quantization_adds_the_absmax_dequantization_kernels(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    single = workload(arch, _run(method="qlora", double_quant=False))
+    double = workload(arch, _run(method="qlora", double_quant=True))
+    passes = 3
+    assert double.kernels - single.kernels == pytest.approx(
+        passes * BNB_DOUBLE_QUANT_KERNELS * arch.decoder_matrices
+    )
