@@ -474,8 +474,8 @@ bytes moved per stored byte in its forward alone), so the fit searches 8-20. Fit
 CUDA_CONTEXT_GB: Final = 0.5
 """The CUDA context nvidia-smi sees and torch's counters do not (0.5-1 GB in the
 published runs' notes; 0.72 GB measured on an H200 with torch 2.11 and CUDA 13,
-benchmarks/gpu_runs/h200-2026-12-04.jsonl). The estimate is what the card must hold (torch peak reserved
-plus this); ``torch_reserved_gb`` in the JSON takes it off."""
+benchmarks/gpu_runs/h200-2026-12-04.jsonl). The estimate is what the card must hold
+(torch peak reserved plus this); ``torch_reserved_gb`` in the JSON takes it off."""
 
 # --- questions that solve for a limit (engine/solve.py) and budgets (engine/constraints.py)
 SOLVE_SEQ_STEP: Final = 256
