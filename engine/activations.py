@@ -134,7 +134,7 @@ def saved_inputs(request: Request) -> SavedInputs:
     attention = targets is not LoraTargets.MLP
     mlp = targets in (LoraTargets.ALL_LINEAR, LoraTargets.MLP)
     output = targets in (LoraTargets.ALL_LINEAR, LoraTargets.ATTENTION)
-    if not p.fp32_adapters:
+    if not uses_fp32_adapters(request):
         return SavedInputs(attention, mlp, mlp, output)
     # Each adapter keeps its own copy: autocast's 16-bit cast of its FP32 cast, or plainly
     # the FP32 cast itself.
@@ -225,12 +225,9 @@ def layer_activation_bytes(arch: Architecture, request: Request, produced: bool 
 
 
 def uses_fp32_adapters(request: Request) -> bool:
-    """LoRA or QLoRA on a framework whose adapters are FP32 on a 16-bit base, each
-    casting its own input (``PROFILE_FP32_ADAPTERS``: PEFT)."""
-    return (
-        request.effective_method is not Method.FULL
-        and profile(request.framework).fp32_adapters
-    )
+    """LoRA or QLoRA with adapters in FP32 on a 16-bit base, each casting its own input
+    (``fp32_adapters``: PEFT's default, so the ``hf`` profile's, ``PROFILE_FP32_ADAPTERS``)."""
+    return request.effective_method is not Method.FULL and request.fp32_adapters
 
 
 def adapter_path(request: Request) -> str:

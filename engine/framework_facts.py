@@ -278,4 +278,9 @@ BF16 and FP16 adapter weights to FP32; ``LoraLayer.forward`` casts its input to 
 adapter's dtype (``_cast_input_dtype``), and under the Trainer's BF16 autocast ``lora_A``
 casts it back, so every adapter keeps its own 16-bit copy of its input for backward
 (q, k and v three, where a shared input is one) and moves ``PEFT_ADAPTER_CAST_BYTES``;
-``PEFT_ADAPTER_KERNELS`` per forward."""
+``PEFT_ADAPTER_KERNELS`` per forward. TRL casts a 4-bit model's adapters back to BF16
+where it prepares it in k-bit (``peft_module_casting_to_bf16``), but there the residual
+stream is FP32 (``PROFILE_KBIT_FP32_NORMS``): each adapter's input is cast for its BF16
+matmul and the base output's clone and the add run in FP32, as much traffic again, so it
+is counted the same (measured on an H200: TRL's QLoRA runs as slowly as the model says
+with it, and 22-32% slower than it says without)."""

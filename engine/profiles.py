@@ -42,10 +42,11 @@ from engine.framework_facts import (
 from engine.request import Framework, Method, Request, Sharding, StatePrecision
 
 Scope = Literal[
-    "any", "adapters", "full", "zero", "full-outside-zero", "qlora-eager", "qlora-fp32",
-    "tied", "offload",
+    "any", "adapters", "fp32-adapters", "full", "zero", "full-outside-zero", "qlora-eager",
+    "qlora-fp32", "tied", "offload",
 ]
-"""Which runs a profile fact touches: every run, LoRA/QLoRA, full fine-tunes, runs that
+"""Which runs a profile fact touches: every run, LoRA/QLoRA, LoRA/QLoRA with adapters
+kept in FP32 (``fp32_adapters``, the profile's unless said), full fine-tunes, runs that
 may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several cards),
 full fine-tunes that do not, QLoRA without ``torch.compile``, QLoRA whose weights are
 not sharded, models with tied embeddings, or offloaded runs."""
@@ -151,7 +152,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
                         "FP32 residual stream and MLP activations", "qlora-fp32"))
     if PROFILE_FP32_ADAPTERS[key]:
         changes.append(("FP32 LoRA adapters (PEFT): casts around every adapted linear, "
-                        "and each adapter keeps its own copy of its input", "adapters"))
+                        "and each adapter keeps its own copy of its input", "fp32-adapters"))
     if PROFILE_UNTIED_HEAD[key]:
         changes.append(("the tied embedding copied into a separate LM head", "tied"))
     if not PROFILE_OFFLOAD_GRADIENTS[key]:
@@ -222,6 +223,7 @@ def changes_for(
     applies = {
         "any": True,
         "adapters": not full,
+        "fp32-adapters": not full and request.fp32_adapters,
         "full": full,
         "zero": zero,
         "full-outside-zero": full and not zero,
@@ -282,8 +284,8 @@ def fp32_residual_stream(request: Request, stage: Sharding | None = None) -> boo
 def resolve(request: Request) -> Request:
     """``request`` with its framework's defaults for every field the user left unset.
 
-    ``state_precision``, ``lora_dropout`` and ``activation_offload`` come from the
-    profile; the loss path is
+    ``state_precision``, ``lora_dropout``, ``activation_offload`` and ``fp32_adapters``
+    come from the profile; the loss path is
     read from the profile by :func:`logits_bytes` unless the request says
     ``fused_ce`` or ``hf_loss``. Returns ``request`` itself when nothing changes.
     """
@@ -296,6 +298,8 @@ def resolve(request: Request) -> Request:
         update["lora_dropout"] = p.lora_dropout
     if "activation_offload" not in said and request.activation_offload != p.activation_offload:
         update["activation_offload"] = p.activation_offload
+    if "fp32_adapters" not in said and request.fp32_adapters != p.fp32_adapters:
+        update["fp32_adapters"] = p.fp32_adapters
     return request.model_copy(update=update) if update else request
 
 

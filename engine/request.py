@@ -276,6 +276,14 @@ class Request(BaseModel):
     trains a magnitude per output and, on every forward, recomputes the norm of its
     weight plus the LoRA update, and keeps two more output-sized tensors for backward.
     LoRA and QLoRA only."""
+    fp32_adapters: Annotated[bool, FieldMeta(
+        label="FP32 adapters", noun="FP32 adapter switch", key="J",
+        example="8b lora fp32-adapters 50M tokens",
+    )] = False
+    """LoRA weights kept in FP32 on a 16-bit base, each adapter casting its own input
+    (PEFT's ``get_peft_model(..., autocast_adapter_dtype=True)``, its default: on for
+    ``hf``). Off (``bf16 adapters``, ``autocast_adapter_dtype=False``) the adapters take
+    the base's dtype and nothing is cast. LoRA and QLoRA only."""
     lora_dropout: Annotated[float, FieldMeta(
         label="LoRA dropout", noun="LoRA dropout", key="D",
         example="8b lora dropout 0.05 50M tokens", display=Display.NUMBER,

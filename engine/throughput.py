@@ -185,6 +185,9 @@ class Workload:
     cp_comm_bytes: float = 0.0
     """Bytes of keys, values and their gradients each card of a ring sends per
     micro-batch (0 without context parallelism)."""
+    adapter_casts: tuple[float, float] = (0.0, 0.0)
+    """``(bytes, kernels)`` of PEFT's FP32 adapter casts, already in ``dequant_bytes`` and
+    ``kernels`` (what ``bf16 adapters`` would take off)."""
 
 
 def timed_seq_len(request: Request) -> int:
@@ -375,6 +378,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         context_parallel=request.context_parallel,
         offload_weights=request.offload_weights,
         cp_comm_bytes=cp_comm_bytes(arch, request, tokens) / t,
+        adapter_casts=(peft_bytes / t, peft_kernels),
     )
 
 

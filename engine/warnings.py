@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from engine.accuracy import uncertainty
 from engine.compute import Compute, uses_flat_rule
 from engine.constants import (
+    BF16_ADAPTERS_TIP_SHARE,
     COMM_WARNING_SHARE,
     CONTEXT_PARALLEL_TIP_SHARE,
     CUDA_CONTEXT_GB,
@@ -32,7 +33,7 @@ from engine.constants import (
 )
 from engine.fit import Option, not_recommended_reason
 from engine.memory import Footprint
-from engine.profiles import changes_for, logits_bytes, profile
+from engine.profiles import changes_for, fp32_residual_stream, logits_bytes, profile
 from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
 from engine.specs import Catalog, GpuSpec, ModelSpec
 from engine.throughput import (
@@ -268,6 +269,7 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
             )
     out += _zero3_hooks_warning(ctx, o)
     out += _native_attention_tip(ctx, o)
+    out += _bf16_adapters_tip(ctx, o)
     out += _context_parallel_tip(ctx, o)
     return out
 
@@ -285,6 +287,28 @@ def _context_parallel_tip(ctx: Context, o: Option) -> list[str]:
         f"({share:.0%}) on each of the {o.count} cards, whatever their number: sharding "
         "splits weights and states, not them. Context parallelism (`cp 2`, `cp 4`: ring "
         "attention, as torchtitan and axolotl run it) splits the sequence over the cards."
+    ]
+
+
+def _bf16_adapters_tip(ctx: Context, o: Option) -> list[str]:
+    """PEFT's FP32 adapters slowing a LoRA run: what keeping them in BF16 would save."""
+    r, work = ctx.request, ctx.compute.work
+    if work is None or o.timing.tokens_per_second is None or not work.adapter_casts[0]:
+        return []
+    if fp32_residual_stream(r, o.stage):
+        return []  # TRL's k-bit path: BF16 adapters already, the FP32 stream costs the same
+    cast_bytes, cast_kernels = work.adapter_casts
+    bf16 = replace(work, dequant_bytes=work.dequant_bytes - cast_bytes,
+                   kernels=work.kernels - cast_kernels, adapter_casts=(0.0, 0.0))
+    fast = step_time(bf16, o.gpu, o.count, o.stage, r.offload, r.nodes).tokens_per_second
+    saving = 1.0 - o.timing.tokens_per_second / fast
+    if saving < BF16_ADAPTERS_TIP_SHARE:
+        return []
+    return [
+        f"PEFT keeps the LoRA weights in FP32 and casts every adapted layer's input to "
+        f"them: about {saving:.0%} of the time on {o.count}x {o.gpu.id}. BF16 adapters "
+        f"(`bf16 adapters`: `get_peft_model(..., autocast_adapter_dtype=False)`) skip "
+        f"the casts."
     ]
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import Request
+from adapters.query import parse_query
+from engine import Request, estimate
 from engine.constants import (
     BNB_DOUBLE_QUANT_KERNELS,
     KERNELS_PER_ADAPTER,
@@ -85,3 +86,47 @@ def test_double_quantization_adds_the_absmax_dequantization_kernels(catalog: Cat
     assert double.kernels - single.kernels == pytest.approx(
         passes * BNB_DOUBLE_QUANT_KERNELS * arch.decoder_matrices
     )
+
+
+def test_hf_keeps_peft_adapters_in_fp32_unless_told_otherwise() -> None:
+    assert resolve(Request(model="x", method="lora", framework="hf")).fp32_adapters
+    assert not resolve(Request(model="x", method="lora")).fp32_adapters
+    said = Request(model="x", method="lora", framework="hf", fp32_adapters=False)
+    assert not resolve(said).fp32_adapters
+
+
+def test_bf16_adapters_said_outright_move_no_casts(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    bf16 = _run(framework="hf", fp32_adapters=False)
+    assert fp32_adapter_work(arch, bf16, KERNELS_PER_ADAPTER) == (0, 0)
+
+
+def test_fp32_adapters_said_under_another_framework_cost_their_casts(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    said = _run(framework="torchtune", fp32_adapters=True)
+    assert fp32_adapter_work(arch, said, KERNELS_PER_ADAPTER)[0] > 0
+
+
+def _tip(text: str) -> list[str]:
+    est = estimate(parse_query(text))
+    return [w for w in est.warnings if "autocast_adapter_dtype=False" in w]
+
+
+def test_a_long_hf_lora_micro_batch_on_a_fast_card_is_told_bf16_adapters_would_be_faster() -> None:
+    (tip,) = _tip("8b lora trl seq 8192 1x h200 20M tokens")
+    assert "`bf16 adapters`" in tip and "of the time on 1x h200-sxm" in tip
+
+
+def test_no_bf16_adapters_tip_once_the_adapters_are_bf16() -> None:
+    assert _tip("8b lora trl seq 8192 1x h200 20M tokens bf16 adapters") == []
+
+
+def test_no_bf16_adapters_tip_on_trls_qlora_path_whose_adapters_are_bf16_already() -> None:
+    assert _tip("8b qlora trl seq 8192 1x h200 20M tokens") == []
+
+
+def test_the_framework_line_names_the_fp32_adapters_only_when_they_are_on() -> None:
+    on = estimate(parse_query("8b lora trl 20M tokens"))
+    off = estimate(parse_query("8b lora trl bf16 adapters 20M tokens"))
+    assert any("FP32 LoRA adapters (PEFT)" in a for a in on.assumptions)
+    assert not any("FP32 LoRA adapters (PEFT)" in a for a in off.assumptions)

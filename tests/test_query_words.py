@@ -1032,3 +1032,15 @@ def test_library_versions_are_read_and_say_nothing() -> None:
 
 def test_pure_bf16_in_two_words() -> None:
     assert parse_query("8b full pure bf16", CAT).state_precision.value == "pure-bf16"
+
+
+@pytest.mark.parametrize("words", ["bf16 adapters", "autocast_adapter_dtype=False",
+                                   "autocast_adapter_dtype false", "no fp32 adapters"])
+def test_bf16_adapters_as_peft_users_say_it(words: str) -> None:
+    request = parse_query(f"8b lora trl {words}", CAT)
+    assert request.fp32_adapters is False
+    assert "fp32_adapters" in request.model_fields_set
+
+
+def test_fp32_adapters_said_outright() -> None:
+    assert parse_query("8b lora torchtune fp32 adapters", CAT).fp32_adapters is True

@@ -123,6 +123,9 @@ FLAGS: Final = {
         "fused_ce",
     ),
     **dict.fromkeys(("hf-loss", "hf-ce", "unfused-ce"), "hf_loss"),
+    # PEFT's get_peft_model(..., autocast_adapter_dtype=...): FP32 adapters on a BF16 base
+    **dict.fromkeys(("fp32-adapters", "fp32-adapter", "autocast-adapter-dtype",
+                     "fp32-lora"), "fp32_adapters"),
     # PEFT's LoraConfig(use_dora=True), axolotl's peft_use_dora, torchtune's use_dora
     **dict.fromkeys(("dora", "use-dora", "peft-use-dora"), "dora"),
     **dict.fromkeys(("double-quant", "double-quantization",
@@ -266,6 +269,10 @@ PHRASES: Final = {
     ("grad", "ckpt"): "grad-ckpt",
     # HF's attn_implementation: "eager" is the unfused attention, the others FlashAttention
     ("eager", "attention"): "no-flash",
+    ("bf16", "adapters"): "no-fp32-adapters",
+    ("bf16", "adapter"): "no-fp32-adapters",
+    ("fp32", "adapters"): "fp32-adapters",
+    ("fp32", "adapter"): "fp32-adapters",
     ("attn-implementation", "eager"): "no-flash",
     ("attn-implementation", "sdpa"): "sdpa",
     ("attn-implementation", "flash-attention-2"): "flash-attention-2",
