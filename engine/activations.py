@@ -59,6 +59,7 @@ autograd keeps instead (``PROFILE_SPEC_ACTIVATIONS``):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from engine import selective
 from engine.architecture import Architecture
@@ -230,7 +231,7 @@ def uses_fp32_adapters(request: Request) -> bool:
     return request.effective_method is not Method.FULL and request.fp32_adapters
 
 
-def adapter_path(request: Request) -> str:
+def adapter_path(request: Request) -> Literal["autocast", "plain"]:
     """How FP32 PEFT adapters meet the BF16 base: ``"autocast"`` under the Trainer's
     BF16 autocast (mixed precision, the ``hf`` default), ``"plain"`` when the user trains
     the BF16 model as it is (``pure bf16``): then each adapter's FP32 cast of its input is

@@ -353,7 +353,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         native_attention=request.native_attention,
         cudnn_attention_from=prof.cudnn_attention_from,
         weight_bytes=weight_bytes / t,
-        dequant_bytes=(dequant + dora_bytes + peft_bytes) / t,
+        dequant_bytes=(dequant + dora_bytes) / t + peft_bytes / t / c,
         elementwise_bytes=elementwise / t / c,
         elementwise_scale=fusion,
         sharded_elementwise_bytes=(
@@ -378,7 +378,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         context_parallel=request.context_parallel,
         offload_weights=request.offload_weights,
         cp_comm_bytes=cp_comm_bytes(arch, request, tokens) / t,
-        adapter_casts=(peft_bytes / t, peft_kernels),
+        adapter_casts=(peft_bytes / t / c, peft_kernels),
     )
 
 
