@@ -124,3 +124,19 @@ def test_an_own_run_names_its_hosts_measured_launch_time_and_its_source(
     host = run["measured_host"]
     assert 1.0 <= float(host["launch_us_per_kernel"]) <= 100.0
     assert "host_overhead" in host["source"]
+
+
+def test_the_own_runs_are_what_probe_rows_makes_of_the_raw_probe_lines() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "probe_rows", MEASUREMENTS.parent / "probe_rows.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    made = yaml.safe_load("\n".join(module.rows(
+        GPU_RUNS / "h200-2026-12-04.jsonl", GPU_RUNS / "h200-2026-12-04-host.json",
+        "ftcost-h200", "h200-sxm",
+    )))
+    assert made == [run for run in RUNS if run["id"].startswith("ftcost-h200-")]
