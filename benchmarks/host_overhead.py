@@ -96,24 +96,36 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def llama_layer_us(device: str, dtype: object, calls: int, cuda: bool) -> dict[str, float]:
-    """Host time of one tiny Llama decoder layer's forward and backward (no
-    checkpointing): the difference between a 6-layer and a 2-layer model, over 4."""
+    """Host time of one tiny Llama decoder layer's forward and backward, without and
+    with non-reentrant activation checkpointing (transformers'
+    ``gradient_checkpointing_enable``): the difference between a 6-layer and a 2-layer
+    model, over 4."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    times = {}
-    for layers in (2, 6):
-        config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=layers,
-                             num_attention_heads=4, num_key_value_heads=2, vocab_size=256,
-                             attn_implementation="sdpa", use_cache=False)
-        with torch.device(device):
-            model = LlamaForCausalLM(config).to(dtype)  # type: ignore[arg-type]
-        ids = torch.randint(0, 256, (1, 16), device=device)
-        times[layers] = per_call_us(
-            lambda m=model, i=ids: m(input_ids=i, labels=i).loss.backward(), calls, cuda
-        )
-    return {"llama_step_2_layers_us": times[2],
-            "llama_layer_fwd_bwd_us": (times[6] - times[2]) / 4}
+    out = {}
+    for ckpt in (False, True):
+        times = {}
+        for layers in (2, 6):
+            config = LlamaConfig(hidden_size=64, intermediate_size=128,
+                                 num_hidden_layers=layers, num_attention_heads=4,
+                                 num_key_value_heads=2, vocab_size=256,
+                                 attn_implementation="sdpa", use_cache=False)
+            with torch.device(device):
+                model = LlamaForCausalLM(config).to(dtype)  # type: ignore[arg-type]
+            if ckpt:
+                model.gradient_checkpointing_enable(
+                    gradient_checkpointing_kwargs={"use_reentrant": False}
+                )
+            model.train()
+            ids = torch.randint(0, 256, (1, 16), device=device)
+            times[layers] = per_call_us(
+                lambda m=model, i=ids: m(input_ids=i, labels=i).loss.backward(), calls, cuda
+            )
+        suffix = "_ckpt" if ckpt else ""
+        out[f"llama_step_2_layers{suffix}_us"] = times[2]
+        out[f"llama_layer_fwd_bwd{suffix}_us"] = (times[6] - times[2]) / 4
+    return out
 
 
 if __name__ == "__main__":
