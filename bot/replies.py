@@ -17,6 +17,7 @@ from adapters.report import Report
 from adapters.values import show_change
 from bot.store import ThreadKey
 from engine import Estimate, Request
+from engine.profiles import resolve
 from engine.request import field_metas
 
 if TYPE_CHECKING:  # the price commands pull in the live price sources (aiohttp)
@@ -117,7 +118,10 @@ class Reply:
 def describe_changes(previous: Request, new: Request) -> list[str]:
     """``["seq 2,048 → 8,192", "method LoRA → Full"]``: the fields that differ, in the
     request's field order, each labelled as its metadata says (internal fields whose
-    ``label`` is None are left out)."""
+    ``label`` is None are left out). Both sides are compared as the engine runs them,
+    with their framework's defaults (``engine.profiles.resolve``): under ``hf`` a reply
+    ``dropout 0.1`` reads "LoRA dropout 0.05 → 0.1", and ``bf16 adapters`` a change."""
+    previous, new = resolve(previous), resolve(new)
     return [
         show_change(name, getattr(previous, name), getattr(new, name))
         for name, meta in field_metas().items()

@@ -106,6 +106,20 @@ def test_describe_changes_words_values_for_people():
     ]
 
 
+def test_a_changed_value_reads_from_what_the_framework_ran_not_the_bare_default():
+    old = Request(model="llama-3.1-8b", method=Method.LORA, framework="hf")
+    new = old.model_copy(update={"lora_dropout": 0.1})
+
+    assert describe_changes(old, new) == ["LoRA dropout 0.05 → 0.1"]
+
+
+def test_turning_off_a_framework_default_is_a_change():
+    old = Request(model="llama-3.1-8b", method=Method.LORA, framework="hf")
+    new = Request(model="llama-3.1-8b", method=Method.LORA, framework="hf", fp32_adapters=False)
+
+    assert describe_changes(old, new) == ["FP32 adapters on → off"]
+
+
 def test_compact_request_json_round_trips():
     request = Request(model="llama-3.1-70b", method=Method.LORA, seq_len=8192)
 
