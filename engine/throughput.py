@@ -329,7 +329,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
     fusion = prof.elementwise_scale * (COMPILE_FUSION if request.compile else 1.0)
     float8_flops, cast_bytes, cast_kernels = float8_work(arch, request, fusion)
     dora_flops, dora_bytes, dora_kernels = dora_work(arch, request)
-    peft_bytes, peft_kernels = fp32_adapter_work(arch, request, KERNELS_PER_ADAPTER)
+    peft_bytes, peft_kernels = fp32_adapter_work(arch, request)
     if trained:
         trainable = float(arch.total_params)
     else:

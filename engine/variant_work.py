@@ -15,6 +15,7 @@ from engine.constants import (
     DORA_WEIGHT_BYTES,
     FLOAT8_CAST_BYTES,
     FLOAT8_KERNELS_PER_LINEAR,
+    KERNELS_PER_ADAPTER,
     NF4_DEQUANT_BYTES,
     PEFT_ADAPTER_CAST_BYTES,
     PEFT_ADAPTER_KERNELS,
@@ -90,17 +91,15 @@ def dora_work(arch: Architecture, request: Request) -> tuple[float, float, float
     return flops, forwards * per_weight * weights, kernels
 
 
-def fp32_adapter_work(
-    arch: Architecture, request: Request, per_adapter: float
-) -> tuple[float, float]:
+def fp32_adapter_work(arch: Architecture, request: Request) -> tuple[float, float]:
     """``(bytes, kernels)`` PEFT's FP32 adapters add to one micro-batch beyond the
-    ``per_adapter`` kernels the time model counts for any adapter (zeros otherwise).
+    ``KERNELS_PER_ADAPTER`` the time model counts for any adapter (zeros otherwise).
 
     Each adapted linear moves ``PEFT_ADAPTER_CAST_BYTES`` per element of its input and
     output per forward, under autocast or plainly in BF16 (:func:`adapter_path`); the
     backward moves about as much again and checkpointing's recomputed forward once more.
     Kernels: ``PEFT_ADAPTER_KERNELS`` (plus dropout's) per forward in place of
-    ``per_adapter``, with the backward's twice as many."""
+    ``KERNELS_PER_ADAPTER``, with the backward's twice as many."""
     if not uses_fp32_adapters(request):
         return 0.0, 0.0
     key = (request.effective_method.value, adapter_path(request))
@@ -109,6 +108,6 @@ def fp32_adapter_work(
     forwards = 2.0 if request.grad_checkpointing else 1.0
     width = sum((d_in + d_out) * k for d_in, d_out, _, k in arch.adapted_shapes(targets))
     moved = tokens * PEFT_ADAPTER_CAST_BYTES[key] * width * (forwards + 1.0)
-    extra = PEFT_ADAPTER_KERNELS[key] + (request.lora_dropout > 0) - per_adapter
+    extra = PEFT_ADAPTER_KERNELS[key] + (request.lora_dropout > 0) - KERNELS_PER_ADAPTER
     kernels = max(0.0, extra) * arch.adapted_linears(targets) * (forwards + 2.0)
     return moved, kernels

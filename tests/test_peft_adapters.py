@@ -27,15 +27,15 @@ def _run(**fields: object) -> Request:
 def test_only_frameworks_with_fp32_adapters_move_their_casts(catalog: Catalog) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
     for framework in ("generic", "torchtune", "litgpt", "unsloth"):
-        assert fp32_adapter_work(arch, _run(framework=framework), KERNELS_PER_ADAPTER) == (0, 0)
-    moved, kernels = fp32_adapter_work(arch, _run(framework="hf"), KERNELS_PER_ADAPTER)
+        assert fp32_adapter_work(arch, _run(framework=framework)) == (0, 0)
+    moved, kernels = fp32_adapter_work(arch, _run(framework="hf"))
     assert moved > 0 and kernels > 0
 
 
 def test_a_full_fine_tune_has_no_adapter_casts(catalog: Catalog) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
     full = _run(framework="hf", method="full")
-    assert fp32_adapter_work(arch, full, KERNELS_PER_ADAPTER) == (0, 0)
+    assert fp32_adapter_work(arch, full) == (0, 0)
 
 
 def test_the_casts_move_their_bytes_per_element_of_every_adapted_input_and_output(
@@ -45,7 +45,7 @@ def test_the_casts_move_their_bytes_per_element_of_every_adapted_input_and_outpu
     run = _run(framework="hf")
     width = sum((d_in + d_out) * k for d_in, d_out, _, k in arch.adapted_shapes("all-linear"))
     passes = 3  # forward, checkpointing's recomputed forward, backward
-    moved, _ = fp32_adapter_work(arch, run, KERNELS_PER_ADAPTER)
+    moved, _ = fp32_adapter_work(arch, run)
     per_element = PEFT_ADAPTER_CAST_BYTES[("lora", "autocast")]
     assert moved == pytest.approx(2048 * 4 * per_element * width * passes)
 
@@ -55,8 +55,8 @@ def test_training_plainly_in_bf16_moves_more_than_under_autocast(catalog: Catalo
     autocast = _run(framework="hf")
     plain = _run(framework="hf", state_precision="pure-bf16")
     assert (
-        fp32_adapter_work(arch, plain, KERNELS_PER_ADAPTER)[0]
-        > fp32_adapter_work(arch, autocast, KERNELS_PER_ADAPTER)[0]
+        fp32_adapter_work(arch, plain)[0]
+        > fp32_adapter_work(arch, autocast)[0]
     )
 
 
@@ -64,7 +64,7 @@ def test_the_adapter_kernels_replace_the_generic_count_per_forward_and_backward(
     catalog: Catalog,
 ) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
-    _, kernels = fp32_adapter_work(arch, _run(framework="hf"), KERNELS_PER_ADAPTER)
+    _, kernels = fp32_adapter_work(arch, _run(framework="hf"))
     extra = PEFT_ADAPTER_KERNELS[("lora", "autocast")] - KERNELS_PER_ADAPTER
     passes = 4  # forward, recomputed forward, and a backward of twice the kernels
     assert kernels == pytest.approx(extra * arch.adapted_linears("all-linear") * passes)
@@ -98,13 +98,13 @@ def test_hf_keeps_peft_adapters_in_fp32_unless_told_otherwise() -> None:
 def test_bf16_adapters_said_outright_move_no_casts(catalog: Catalog) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
     bf16 = _run(framework="hf", fp32_adapters=False)
-    assert fp32_adapter_work(arch, bf16, KERNELS_PER_ADAPTER) == (0, 0)
+    assert fp32_adapter_work(arch, bf16) == (0, 0)
 
 
 def test_fp32_adapters_said_under_another_framework_cost_their_casts(catalog: Catalog) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
     said = _run(framework="torchtune", fp32_adapters=True)
-    assert fp32_adapter_work(arch, said, KERNELS_PER_ADAPTER)[0] > 0
+    assert fp32_adapter_work(arch, said)[0] > 0
 
 
 def _tip(text: str) -> list[str]:
