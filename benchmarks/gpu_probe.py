@@ -50,7 +50,38 @@ MODELS: dict[str, dict[str, Any]] = {
         hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, vocab_size=512, tie_word_embeddings=False,
     ),
+    # --grid families: other architectures at their config.json shapes (catalog/models.yaml
+    # holds the same; tests/test_gpu_probe.py checks it), each built by its own class.
+    "qwen3-0.6b": dict(
+        config="Qwen3Config", hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
+        num_attention_heads=16, num_key_value_heads=8, head_dim=128, vocab_size=151936,
+        tie_word_embeddings=True,
+    ),
+    "qwen2.5-7b": dict(
+        config="Qwen2Config", hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+        num_attention_heads=28, num_key_value_heads=4, vocab_size=152064,
+        tie_word_embeddings=False,
+    ),
+    "gemma-3-1b": dict(
+        config="Gemma3TextConfig", hidden_size=1152, intermediate_size=6912,
+        num_hidden_layers=26, num_attention_heads=4, num_key_value_heads=1, head_dim=256,
+        vocab_size=262144, tie_word_embeddings=True, sliding_window=512,
+    ),
+    "mistral-7b-v0.3": dict(
+        config="MistralConfig", hidden_size=4096, intermediate_size=14336,
+        num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+        vocab_size=32768, tie_word_embeddings=False, sliding_window=None,
+    ),
+    "phi-3-mini": dict(
+        config="Phi3Config", hidden_size=3072, intermediate_size=8192, num_hidden_layers=32,
+        num_attention_heads=32, num_key_value_heads=32, vocab_size=32064,
+        tie_word_embeddings=False,
+    ),
 }
+TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=16, vocab_size=512, pad_token_id=None,
+            eos_token_id=None)
+"""--smoke of the families grid: each family's class at toy shapes."""
 GRID: list[tuple[str, str, int, int]] = [
     # (model, method, seq_len, micro_batch): small micro-batches show the launch floor,
     # long sequences the attention term, LoRA vs full the frozen-weight backward.
@@ -75,6 +106,26 @@ SMOKE_GRID = [
     ("tiny", "qlora-trl", 32, 1),
     ("tiny", "full-noac", 32, 1),
     ("tiny", "lora-noac", 32, 1),
+]
+FAMILIES_GRID: list[tuple[str, str, int, int]] = [
+    # Large vocabularies (152K, 262K) at long sequences: the loss path's FP32 logits and
+    # attention that grows with sequence (a 0.6B model at 16K), and typical 7B LoRA/QLoRA
+    # runs of other families (Qwen's QKV biases, Mistral, Phi-3's fused projections,
+    # Gemma 3's sliding-window layers).
+    *[("qwen3-0.6b", m, s, b) for m, s, b in (
+        ("full", 4096, 4), ("full", 16384, 1), ("full", 32768, 1), ("lora", 16384, 1),
+        ("full-noac", 4096, 1))],
+    *[("qwen2.5-7b", m, s, b) for m, s, b in (
+        ("lora", 8192, 1), ("qlora", 8192, 1), ("qlora-trl", 4096, 2), ("lora-noac", 2048, 2))],
+    ("gemma-3-1b", "full", 8192, 1), ("gemma-3-1b", "lora", 4096, 4),
+    ("mistral-7b-v0.3", "qlora", 4096, 2), ("mistral-7b-v0.3", "lora", 2048, 4),
+    ("phi-3-mini", "lora", 4096, 2), ("phi-3-mini", "qlora", 2048, 4),
+]
+FAMILIES_SMOKE_GRID = [
+    ("qwen3-0.6b", "full", 32, 1), ("qwen2.5-7b", "lora", 32, 2),
+    ("qwen2.5-7b", "qlora-trl", 32, 1), ("gemma-3-1b", "lora", 32, 1),
+    ("mistral-7b-v0.3", "qlora", 32, 1), ("phi-3-mini", "lora", 32, 1),
+    ("qwen3-0.6b", "full-noac", 32, 1),
 ]
 WARMUP_STEPS = 2
 TIMED_STEPS = 4
@@ -110,16 +161,16 @@ class Result:
 
 def build(name: str, method: str, device: str) -> Any:
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    import transformers
 
-    config = LlamaConfig(**MODELS[name], attn_implementation="sdpa", use_cache=False)
+    config = model_config(name, smoke=device == "cpu")
     torch.manual_seed(0)
     # Built in BF16 on the device: no FP32 copy to allocate (and cache) first.
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.bfloat16)
     try:
         with torch.device(device):
-            model = LlamaForCausalLM(config).to(torch.bfloat16)
+            model = transformers.AutoModelForCausalLM.from_config(config).to(torch.bfloat16)
     finally:
         torch.set_default_dtype(default)
     base, *flags = method.split("-")  # "qlora-trl": QLoRA on TRL's path; "-noac": no AC
@@ -144,6 +195,20 @@ def build(name: str, method: str, device: str) -> Any:
     if trl:
         cast_like_trl(model)
     return model
+
+
+def model_config(name: str, smoke: bool = False) -> Any:
+    """The transformers config of ``name`` (a ``MODELS`` key), SDPA attention, no KV cache;
+    with ``smoke``, a family model at ``TINY`` shapes (Llama ones are tiny already)."""
+    import transformers
+
+    shape = dict(MODELS[name])
+    cls = getattr(transformers, shape.pop("config", "LlamaConfig"))
+    if smoke and cls is not transformers.LlamaConfig:
+        shape.update(TINY)
+        if "sliding_window" in shape and shape["sliding_window"]:
+            shape["sliding_window"] = 16
+    return cls(**shape, attn_implementation="sdpa", use_cache=False)
 
 
 def cast_like_trl(model: Any) -> None:
@@ -234,7 +299,7 @@ def run_one(name: str, method: str, seq: int, batch: int, device: str) -> Result
         model = build(name, method, device)
         params = [p for p in model.parameters() if p.requires_grad]
         optimizer = torch.optim.AdamW(params, lr=1e-5)
-        vocab = MODELS[name]["vocab_size"]
+        vocab = model_config(name, smoke=not cuda).vocab_size
         ids = torch.randint(0, vocab, (batch, seq), device=device)
         if cuda:
             # Blocks freed while building (the 16-bit weights NF4 replaced) leave the
@@ -330,8 +395,14 @@ def environment(device: str) -> dict[str, Any]:
     return row
 
 
-def grid(smoke: bool) -> Iterator[tuple[str, str, int, int]]:
-    yield from SMOKE_GRID if smoke else GRID
+GRIDS = {
+    ("llama", False): GRID, ("llama", True): SMOKE_GRID,
+    ("families", False): FAMILIES_GRID, ("families", True): FAMILIES_SMOKE_GRID,
+}
+
+
+def grid(smoke: bool, name: str = "llama") -> Iterator[tuple[str, str, int, int]]:
+    yield from GRIDS[name, smoke]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -341,6 +412,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-s", type=float, default=420.0, help="stop the grid after this")
     parser.add_argument("--skip", type=int, default=0,
                         help="resume: skip the attention probe and the grid's first N rows")
+    parser.add_argument("--grid", choices=("llama", "families"), default="llama",
+                        help="llama: Llama 3 1B/8B (the first run); families: other "
+                        "architectures and vocabularies")
+    parser.add_argument("--no-attention", action="store_true",
+                        help="skip the attention-alone probe")
     args = parser.parse_args(argv)
     import torch
 
@@ -352,9 +428,10 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     try:
         print(json.dumps(environment(device)), file=out, flush=True)
-        for row in [] if args.skip else attention_rates(device, args.smoke):
+        skip_attention = args.skip or args.no_attention
+        for row in [] if skip_attention else attention_rates(device, args.smoke):
             print(json.dumps(row), file=out, flush=True)
-        for name, method, seq, batch in list(grid(args.smoke))[args.skip:]:
+        for name, method, seq, batch in list(grid(args.smoke, args.grid))[args.skip:]:
             if time.monotonic() - began > args.budget_s:
                 print(json.dumps({"stopped": "time budget", "at": [name, method, seq, batch]}),
                       file=out, flush=True)

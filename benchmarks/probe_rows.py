@@ -17,7 +17,12 @@ Usage::
     python benchmarks/probe_rows.py benchmarks/gpu_runs/h200-2026-12-04.jsonl \\
         benchmarks/gpu_runs/h200-2026-12-04-host.json --prefix ftcost-h200 --gpu h200-sxm
 
-Not imported by the product or the tests.
+``--predict GRID --launch-us US`` prints instead what the engine expects of every run of a
+gpu_probe.py grid before it runs (reserved GB and tokens/s at the current constants and
+that host launch time): a prediction kept beside the raw lines is an honest test on
+models the estimate has not been scored on.
+
+Not imported by the product.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT / "benchmarks"))  # after the root: benchmarks/engine.py is a script
 
 from engine.constants import BACKWARD_KERNELS, KERNELS_PER_LAYER  # noqa: E402
 
@@ -123,13 +129,50 @@ def rows(probe: Path, host: Path, prefix: str, gpu: str) -> list[str]:
     return out
 
 
+def predictions(grid: str, gpu: str, launch_us: float) -> list[dict[str, Any]]:
+    """The engine's reserved GB and tokens/s per GPU for every run of a gpu_probe.py grid,
+    timed at ``launch_us`` of host time per kernel (the measured host's)."""
+    from accuracy import Run, Timer
+    from gpu_probe import GRIDS
+
+    from catalog.loader import default_catalog
+    from engine import Request, estimate
+    from engine.constants import CUDA_CONTEXT_GB
+    from engine.throughput import DEFAULT_TUNING
+
+    out = []
+    for model, method, seq, batch in GRIDS[grid, False]:
+        said = {"model": model, "method": method, "seq_len": seq, "micro_batch": batch}
+        request = Request(**request_of(said, gpu))
+        reserved = estimate(request, default_catalog()).options[0].per_gpu_gb - CUDA_CONTEXT_GB
+        run = Run(
+            run_id="predicted", source="predicted", framework="hf", method=method,
+            request=request, measured_gb=0.0, counter="reserved", sanity_only=False,
+            tokens_measured=None, time_excluded=None, host_launch_s=launch_us * 1e-6,
+        )
+        out.append({**said, "gpu": gpu, "predicted_reserved_gb": round(reserved, 2),
+                    "predicted_tokens_per_sec": round(Timer(run).tokens_per_second(
+                        DEFAULT_TUNING))})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("probe", type=Path, help="gpu_probe.py's JSON lines")
-    parser.add_argument("host", type=Path, help="host_overhead.py's JSON line")
+    parser.add_argument("probe", type=Path, nargs="?", help="gpu_probe.py's JSON lines")
+    parser.add_argument("host", type=Path, nargs="?", help="host_overhead.py's JSON line")
     parser.add_argument("--prefix", default="ftcost-h200", help="row id prefix")
     parser.add_argument("--gpu", default="h200-sxm", help="the catalog's id of the card")
+    parser.add_argument("--predict", choices=("llama", "families"),
+                        help="print the engine's expectation of a grid instead")
+    parser.add_argument("--launch-us", type=float, default=29.5,
+                        help="--predict: host time per kernel, us")
     args = parser.parse_args(argv)
+    if args.predict:
+        for line in predictions(args.predict, args.gpu, args.launch_us):
+            print(json.dumps(line))
+        return 0
+    if args.probe is None or args.host is None:
+        parser.error("give the probe's JSON lines and the host's JSON (or --predict)")
     print("\n".join(rows(args.probe.resolve(), args.host.resolve(), args.prefix, args.gpu)))
     return 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -140,3 +141,33 @@ def test_the_own_runs_are_what_probe_rows_makes_of_the_raw_probe_lines() -> None
         "ftcost-h200", "h200-sxm",
     )))
     assert made == [run for run in RUNS if run["id"].startswith("ftcost-h200-")]
+
+
+def _gpu_probe() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "gpu_probe", MEASUREMENTS.parent / "gpu_probe.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+PROBE_TO_CATALOG = {
+    "hidden_size": "hidden_size", "intermediate_size": "intermediate_size",
+    "num_hidden_layers": "num_layers", "num_attention_heads": "num_heads",
+    "num_key_value_heads": "num_kv_heads", "vocab_size": "vocab_size",
+    "tie_word_embeddings": "tie_embeddings", "head_dim": "head_dim",
+}
+
+
+@pytest.mark.parametrize("name", [m for m in _gpu_probe().MODELS if m != "tiny"])
+def test_the_probe_builds_each_model_at_its_catalog_shapes(name: str) -> None:
+    shape = _gpu_probe().MODELS[name]
+    catalog = {m.id: m for m in load_models()}[name].architecture
+    for probe_key, catalog_key in PROBE_TO_CATALOG.items():
+        if probe_key in shape:
+            assert shape[probe_key] == getattr(catalog, catalog_key), probe_key
