@@ -38,57 +38,115 @@ from typing import Any
 MODELS: dict[str, dict[str, Any]] = {
     # Llama 3.2 1B and Llama 3.1 8B shapes (their config.json), random weights.
     "llama-3.2-1b": dict(
-        hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
-        num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=True,
+        hidden_size=2048,
+        intermediate_size=8192,
+        num_hidden_layers=16,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        vocab_size=128256,
+        tie_word_embeddings=True,
     ),
     "llama-3.1-8b": dict(
-        hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
-        num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=False,
+        hidden_size=4096,
+        intermediate_size=14336,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        vocab_size=128256,
+        tie_word_embeddings=False,
     ),
     # --smoke only: a toy with the same structure.
     "tiny": dict(
-        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, vocab_size=512, tie_word_embeddings=False,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=512,
+        tie_word_embeddings=False,
     ),
     # --grid families: other architectures at their config.json shapes (catalog/models.yaml
     # holds the same; tests/test_gpu_probe.py checks it), each built by its own class.
     "qwen3-0.6b": dict(
-        config="Qwen3Config", hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
-        num_attention_heads=16, num_key_value_heads=8, head_dim=128, vocab_size=151936,
+        config="Qwen3Config",
+        hidden_size=1024,
+        intermediate_size=3072,
+        num_hidden_layers=28,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        head_dim=128,
+        vocab_size=151936,
         tie_word_embeddings=True,
     ),
     "qwen2.5-7b": dict(
-        config="Qwen2Config", hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
-        num_attention_heads=28, num_key_value_heads=4, vocab_size=152064,
+        config="Qwen2Config",
+        hidden_size=3584,
+        intermediate_size=18944,
+        num_hidden_layers=28,
+        num_attention_heads=28,
+        num_key_value_heads=4,
+        vocab_size=152064,
         tie_word_embeddings=False,
     ),
     "gemma-3-1b": dict(
-        config="Gemma3TextConfig", hidden_size=1152, intermediate_size=6912,
-        num_hidden_layers=26, num_attention_heads=4, num_key_value_heads=1, head_dim=256,
-        vocab_size=262144, tie_word_embeddings=True, sliding_window=512,
+        config="Gemma3TextConfig",
+        hidden_size=1152,
+        intermediate_size=6912,
+        num_hidden_layers=26,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=256,
+        vocab_size=262144,
+        tie_word_embeddings=True,
+        sliding_window=512,
     ),
     "mistral-7b-v0.3": dict(
-        config="MistralConfig", hidden_size=4096, intermediate_size=14336,
-        num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
-        vocab_size=32768, tie_word_embeddings=False, sliding_window=None,
+        config="MistralConfig",
+        hidden_size=4096,
+        intermediate_size=14336,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        vocab_size=32768,
+        tie_word_embeddings=False,
+        sliding_window=None,
     ),
     "phi-3-mini": dict(
-        config="Phi3Config", hidden_size=3072, intermediate_size=8192, num_hidden_layers=32,
-        num_attention_heads=32, num_key_value_heads=32, vocab_size=32064,
+        config="Phi3Config",
+        hidden_size=3072,
+        intermediate_size=8192,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=32,
+        vocab_size=32064,
         tie_word_embeddings=False,
     ),
 }
-TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-            num_key_value_heads=2, head_dim=16, vocab_size=512, pad_token_id=None,
-            eos_token_id=None)
+TINY = dict(
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=16,
+    vocab_size=512,
+    pad_token_id=None,
+    eos_token_id=None,
+)
 """--smoke of the families grid: each family's class at toy shapes."""
 GRID: list[tuple[str, str, int, int]] = [
     # (model, method, seq_len, micro_batch): small micro-batches show the launch floor,
     # long sequences the attention term, LoRA vs full the frozen-weight backward.
-    *[("llama-3.2-1b", m, s, b) for m in ("full", "lora", "qlora")
-      for s, b in ((512, 1), (512, 8), (2048, 1), (2048, 4), (8192, 1))],
-    *[("llama-3.1-8b", m, s, b) for m in ("lora", "qlora")
-      for s, b in ((512, 1), (2048, 1), (2048, 4), (8192, 1))],
+    *[
+        ("llama-3.2-1b", m, s, b)
+        for m in ("full", "lora", "qlora")
+        for s, b in ((512, 1), (512, 8), (2048, 1), (2048, 4), (8192, 1))
+    ],
+    *[
+        ("llama-3.1-8b", m, s, b)
+        for m in ("lora", "qlora")
+        for s, b in ((512, 1), (2048, 1), (2048, 4), (8192, 1))
+    ],
     # A full fine-tune of 8B fits one H200 in pure BF16 (16 bytes a parameter with
     # AdamW): the data-center matmul rate and the foreach optimizer's temporary.
     *[("llama-3.1-8b", "full", s, b) for s, b in ((2048, 1), (2048, 4))],
@@ -96,8 +154,10 @@ GRID: list[tuple[str, str, int, int]] = [
     # stream engine.framework_facts.PROFILE_KBIT_FP32_NORMS counts for `hf`.
     *[("llama-3.1-8b", "qlora-trl", s, b) for s, b in ((2048, 4), (8192, 1))],
     # Without activation checkpointing (HF Trainer's default): the stored activations.
-    ("llama-3.2-1b", "full-noac", 2048, 1), ("llama-3.2-1b", "lora-noac", 2048, 4),
-    ("llama-3.1-8b", "lora-noac", 2048, 1), ("llama-3.1-8b", "qlora-noac", 2048, 1),
+    ("llama-3.2-1b", "full-noac", 2048, 1),
+    ("llama-3.2-1b", "lora-noac", 2048, 4),
+    ("llama-3.1-8b", "lora-noac", 2048, 1),
+    ("llama-3.1-8b", "qlora-noac", 2048, 1),
 ]
 SMOKE_GRID = [
     *[("tiny", m, s, b) for m in ("full", "lora") for s, b in ((32, 1), (64, 2))],
@@ -112,19 +172,39 @@ FAMILIES_GRID: list[tuple[str, str, int, int]] = [
     # attention that grows with sequence (a 0.6B model at 16K), and typical 7B LoRA/QLoRA
     # runs of other families (Qwen's QKV biases, Mistral, Phi-3's fused projections,
     # Gemma 3's sliding-window layers).
-    *[("qwen3-0.6b", m, s, b) for m, s, b in (
-        ("full", 4096, 4), ("full", 16384, 1), ("full", 32768, 1), ("lora", 16384, 1),
-        ("full-noac", 4096, 1))],
-    *[("qwen2.5-7b", m, s, b) for m, s, b in (
-        ("lora", 8192, 1), ("qlora", 8192, 1), ("qlora-trl", 4096, 2), ("lora-noac", 2048, 2))],
-    ("gemma-3-1b", "full", 8192, 1), ("gemma-3-1b", "lora", 4096, 4),
-    ("mistral-7b-v0.3", "qlora", 4096, 2), ("mistral-7b-v0.3", "lora", 2048, 4),
-    ("phi-3-mini", "lora", 4096, 2), ("phi-3-mini", "qlora", 2048, 4),
+    *[
+        ("qwen3-0.6b", m, s, b)
+        for m, s, b in (
+            ("full", 4096, 4),
+            ("full", 16384, 1),
+            ("full", 32768, 1),
+            ("lora", 16384, 1),
+            ("full-noac", 4096, 1),
+        )
+    ],
+    *[
+        ("qwen2.5-7b", m, s, b)
+        for m, s, b in (
+            ("lora", 8192, 1),
+            ("qlora", 8192, 1),
+            ("qlora-trl", 4096, 2),
+            ("lora-noac", 2048, 2),
+        )
+    ],
+    ("gemma-3-1b", "full", 8192, 1),
+    ("gemma-3-1b", "lora", 4096, 4),
+    ("mistral-7b-v0.3", "qlora", 4096, 2),
+    ("mistral-7b-v0.3", "lora", 2048, 4),
+    ("phi-3-mini", "lora", 4096, 2),
+    ("phi-3-mini", "qlora", 2048, 4),
 ]
 FAMILIES_SMOKE_GRID = [
-    ("qwen3-0.6b", "full", 32, 1), ("qwen2.5-7b", "lora", 32, 2),
-    ("qwen2.5-7b", "qlora-trl", 32, 1), ("gemma-3-1b", "lora", 32, 1),
-    ("mistral-7b-v0.3", "qlora", 32, 1), ("phi-3-mini", "lora", 32, 1),
+    ("qwen3-0.6b", "full", 32, 1),
+    ("qwen2.5-7b", "lora", 32, 2),
+    ("qwen2.5-7b", "qlora-trl", 32, 1),
+    ("gemma-3-1b", "lora", 32, 1),
+    ("mistral-7b-v0.3", "qlora", 32, 1),
+    ("phi-3-mini", "lora", 32, 1),
     ("qwen3-0.6b", "full-noac", 32, 1),
 ]
 WARMUP_STEPS = 2
@@ -183,9 +263,7 @@ def build(name: str, method: str, device: str) -> Any:
         # Every 16-bit parameter that is not 4-bit goes to FP32, as TRL's SFTTrainer does.
         model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
     if "noac" not in flags:
-        model.gradient_checkpointing_enable(
-            gradient_checkpointing_kwargs={"use_reentrant": False}
-        )
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if base != "full":
         from peft import LoraConfig, get_peft_model
 
@@ -206,7 +284,7 @@ def model_config(name: str, smoke: bool = False) -> Any:
     cls = getattr(transformers, shape.pop("config", "LlamaConfig"))
     if smoke and cls is not transformers.LlamaConfig:
         shape.update(TINY)
-        if "sliding_window" in shape and shape["sliding_window"]:
+        if shape.get("sliding_window"):
             shape["sliding_window"] = 16
     return cls(**shape, attn_implementation="sdpa", use_cache=False)
 
@@ -243,11 +321,17 @@ def quantize_nf4(model: Any) -> Any:
         for child_name, child in list(parent.named_children()):
             if isinstance(child, torch.nn.Linear):
                 layer = bnb.nn.Linear4bit(
-                    child.in_features, child.out_features, bias=child.bias is not None,
-                    compute_dtype=torch.bfloat16, quant_type="nf4", compress_statistics=True,
+                    child.in_features,
+                    child.out_features,
+                    bias=child.bias is not None,
+                    compute_dtype=torch.bfloat16,
+                    quant_type="nf4",
+                    compress_statistics=True,
                 )
                 layer.weight = bnb.nn.Params4bit(
-                    child.weight.data, requires_grad=False, quant_type="nf4",
+                    child.weight.data,
+                    requires_grad=False,
+                    quant_type="nf4",
                     compress_statistics=True,
                 )
                 setattr(parent, child_name, layer.to(child.weight.device))
@@ -308,18 +392,29 @@ def run_one(name: str, method: str, seq: int, batch: int, device: str) -> Result
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
-        seconds = timed(
-            cuda, train_step, model, optimizer, ids, device, method.endswith("-trl")
-        )
+        seconds = timed(cuda, train_step, model, optimizer, ids, device, method.endswith("-trl"))
         return Result(
-            name, method, seq, batch, gpu,
+            name,
+            method,
+            seq,
+            batch,
+            gpu,
             torch.cuda.max_memory_allocated() / 1e9 if cuda else None,
             torch.cuda.max_memory_reserved() / 1e9 if cuda else None,
             TIMED_STEPS * seq * batch / seconds,
         )
     except Exception as exc:  # OOM or a missing bitsandbytes: record it, go on
-        return Result(name, method, seq, batch, gpu, None, None, None, f"{type(exc).__name__}: "
-                      f"{str(exc)[:200]}")
+        return Result(
+            name,
+            method,
+            seq,
+            batch,
+            gpu,
+            None,
+            None,
+            None,
+            f"{type(exc).__name__}: {str(exc)[:200]}",
+        )
     finally:
         del model, optimizer
         gc.collect()
@@ -343,19 +438,27 @@ def attention_rates(device: str, smoke: bool) -> Iterator[dict[str, Any]]:
     for seq, batch in shapes:
         flops = 4 * batch * heads * seq * seq * dim / 2 * (1 + 2.5)
         q, k, v = (
-            torch.randn(batch, heads, seq, dim, device=device, dtype=torch.bfloat16,
-                        requires_grad=True)
+            torch.randn(
+                batch, heads, seq, dim, device=device, dtype=torch.bfloat16, requires_grad=True
+            )
             for _ in range(3)
         )
         grad = torch.randn(batch, heads, seq, dim, device=device, dtype=torch.bfloat16)
         for name in backends:
             row: dict[str, Any] = {
-                "kind": "attention", "backend": name, "seq_len": seq, "micro_batch": batch,
-                "heads": heads, "head_dim": dim, "gpu": gpu, "torch": torch.__version__,
+                "kind": "attention",
+                "backend": name,
+                "seq_len": seq,
+                "micro_batch": batch,
+                "heads": heads,
+                "head_dim": dim,
+                "gpu": gpu,
+                "torch": torch.__version__,
                 "date": str(date.today()),
             }
             chosen = (
-                contextlib.nullcontext() if name == "default"
+                contextlib.nullcontext()
+                if name == "default"
                 else sdpa_kernel(getattr(SDPBackend, name))
             )
             try:
@@ -378,8 +481,11 @@ def environment(device: str) -> dict[str, Any]:
 
     import torch
 
-    row: dict[str, Any] = {"kind": "environment", "date": str(date.today()),
-                           "python": platform.python_version()}
+    row: dict[str, Any] = {
+        "kind": "environment",
+        "date": str(date.today()),
+        "python": platform.python_version(),
+    }
     for package in ("torch", "transformers", "peft", "accelerate", "bitsandbytes"):
         try:
             row[package] = md.version(package)
@@ -389,15 +495,20 @@ def environment(device: str) -> dict[str, Any]:
         a = torch.randn(1024, 1024, device=device, dtype=torch.bfloat16)
         (a @ a).sum().item()
         free, total = torch.cuda.mem_get_info()
-        row.update(gpu=torch.cuda.get_device_name(0), total_gb=total / 1e9,
-                   context_gb=(total - free - torch.cuda.memory_reserved()) / 1e9)
+        row.update(
+            gpu=torch.cuda.get_device_name(0),
+            total_gb=total / 1e9,
+            context_gb=(total - free - torch.cuda.memory_reserved()) / 1e9,
+        )
         del a
     return row
 
 
 GRIDS = {
-    ("llama", False): GRID, ("llama", True): SMOKE_GRID,
-    ("families", False): FAMILIES_GRID, ("families", True): FAMILIES_SMOKE_GRID,
+    ("llama", False): GRID,
+    ("llama", True): SMOKE_GRID,
+    ("families", False): FAMILIES_GRID,
+    ("families", True): FAMILIES_SMOKE_GRID,
 }
 
 
@@ -410,13 +521,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="-", help="JSON lines file (default: stdout)")
     parser.add_argument("--smoke", action="store_true", help="tiny model on the CPU")
     parser.add_argument("--budget-s", type=float, default=420.0, help="stop the grid after this")
-    parser.add_argument("--skip", type=int, default=0,
-                        help="resume: skip the attention probe and the grid's first N rows")
-    parser.add_argument("--grid", choices=("llama", "families"), default="llama",
-                        help="llama: Llama 3 1B/8B (the first run); families: other "
-                        "architectures and vocabularies")
-    parser.add_argument("--no-attention", action="store_true",
-                        help="skip the attention-alone probe")
+    parser.add_argument(
+        "--skip",
+        type=int,
+        default=0,
+        help="resume: skip the attention probe and the grid's first N rows",
+    )
+    parser.add_argument(
+        "--grid",
+        choices=("llama", "families"),
+        default="llama",
+        help="llama: Llama 3 1B/8B (the first run); families: other architectures and vocabularies",
+    )
+    parser.add_argument(
+        "--no-attention", action="store_true", help="skip the attention-alone probe"
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -431,15 +550,19 @@ def main(argv: list[str] | None = None) -> int:
         skip_attention = args.skip or args.no_attention
         for row in [] if skip_attention else attention_rates(device, args.smoke):
             print(json.dumps(row), file=out, flush=True)
-        for name, method, seq, batch in list(grid(args.smoke, args.grid))[args.skip:]:
+        for name, method, seq, batch in list(grid(args.smoke, args.grid))[args.skip :]:
             if time.monotonic() - began > args.budget_s:
-                print(json.dumps({"stopped": "time budget", "at": [name, method, seq, batch]}),
-                      file=out, flush=True)
+                print(
+                    json.dumps({"stopped": "time budget", "at": [name, method, seq, batch]}),
+                    file=out,
+                    flush=True,
+                )
                 break
             result = run_one(name, method, seq, batch, device)
             print(json.dumps(asdict(result)), file=out, flush=True)
-        print(json.dumps({"done_after_s": round(time.monotonic() - began, 1)}), file=out,
-              flush=True)
+        print(
+            json.dumps({"done_after_s": round(time.monotonic() - began, 1)}), file=out, flush=True
+        )
     finally:
         if out is not sys.stdout:
             out.close()

@@ -52,8 +52,12 @@ def request_of(run: dict[str, Any], gpu: str) -> dict[str, Any]:
     if "trl" not in flags:
         request["state_precision"] = "pure-bf16"
     request.update(
-        seq_len=run["seq_len"], micro_batch=run["micro_batch"],
-        grad_checkpointing="noac" not in flags, gpu=gpu, gpu_count=1, sharding="none",
+        seq_len=run["seq_len"],
+        micro_batch=run["micro_batch"],
+        grad_checkpointing="noac" not in flags,
+        gpu=gpu,
+        gpu_count=1,
+        sharding="none",
         framework="hf",
     )
     return request
@@ -63,15 +67,21 @@ def notes_of(run: dict[str, Any], env: dict[str, Any]) -> str:
     _, *flags = run["method"].split("-")
     said = []
     if "trl" in flags:
-        said.append("TRL's QLoRA path: PEFT's prepare_model_for_kbit_training (norms FP32) "
-                    "and TRL's BF16 cast-back of adapters, embeddings and head, under BF16 "
-                    "autocast")
+        said.append(
+            "TRL's QLoRA path: PEFT's prepare_model_for_kbit_training (norms FP32) "
+            "and TRL's BF16 cast-back of adapters, embeddings and head, under BF16 "
+            "autocast"
+        )
     else:
-        said.append("weights loaded in BF16 (torch_dtype=torch.bfloat16) and trained as "
-                    "they are, no autocast: pure BF16, as the user says it")
+        said.append(
+            "weights loaded in BF16 (torch_dtype=torch.bfloat16) and trained as "
+            "they are, no autocast: pure BF16, as the user says it"
+        )
         if run["method"].startswith("qlora"):
-            said.append("PEFT QLoRA in a plain training loop, without "
-                        "prepare_model_for_kbit_training (norms stay BF16)")
+            said.append(
+                "PEFT QLoRA in a plain training loop, without "
+                "prepare_model_for_kbit_training (norms stay BF16)"
+            )
     if "noac" in flags:
         said.append("no gradient checkpointing")
     return (
@@ -112,8 +122,10 @@ def rows(probe: Path, host: Path, prefix: str, gpu: str) -> list[str]:
             "  framework: hf",
             "  trust: A",
             "  request:",
-            *[f"    {k}: {str(v).lower() if isinstance(v, bool) else v}"
-              for k, v in request.items()],
+            *[
+                f"    {k}: {str(v).lower() if isinstance(v, bool) else v}"
+                for k, v in request.items()
+            ],
             "  measured:",
             f"    value: {run['peak_reserved_gb']:.3f}",
             "    unit: GB",
@@ -146,13 +158,26 @@ def predictions(grid: str, gpu: str, launch_us: float) -> list[dict[str, Any]]:
         request = Request(**request_of(said, gpu))
         reserved = estimate(request, default_catalog()).options[0].per_gpu_gb - CUDA_CONTEXT_GB
         run = Run(
-            run_id="predicted", source="predicted", framework="hf", method=method,
-            request=request, measured_gb=0.0, counter="reserved", sanity_only=False,
-            tokens_measured=None, time_excluded=None, host_launch_s=launch_us * 1e-6,
+            run_id="predicted",
+            source="predicted",
+            framework="hf",
+            method=method,
+            request=request,
+            measured_gb=0.0,
+            counter="reserved",
+            sanity_only=False,
+            tokens_measured=None,
+            time_excluded=None,
+            host_launch_s=launch_us * 1e-6,
         )
-        out.append({**said, "gpu": gpu, "predicted_reserved_gb": round(reserved, 2),
-                    "predicted_tokens_per_sec": round(Timer(run).tokens_per_second(
-                        DEFAULT_TUNING))})
+        out.append(
+            {
+                **said,
+                "gpu": gpu,
+                "predicted_reserved_gb": round(reserved, 2),
+                "predicted_tokens_per_sec": round(Timer(run).tokens_per_second(DEFAULT_TUNING)),
+            }
+        )
     return out
 
 
@@ -162,10 +187,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("host", type=Path, nargs="?", help="host_overhead.py's JSON line")
     parser.add_argument("--prefix", default="ftcost-h200", help="row id prefix")
     parser.add_argument("--gpu", default="h200-sxm", help="the catalog's id of the card")
-    parser.add_argument("--predict", choices=("llama", "families"),
-                        help="print the engine's expectation of a grid instead")
-    parser.add_argument("--launch-us", type=float, default=29.5,
-                        help="--predict: host time per kernel, us")
+    parser.add_argument(
+        "--predict",
+        choices=("llama", "families"),
+        help="print the engine's expectation of a grid instead",
+    )
+    parser.add_argument(
+        "--launch-us", type=float, default=29.5, help="--predict: host time per kernel, us"
+    )
     args = parser.parse_args(argv)
     if args.predict:
         for line in predictions(args.predict, args.gpu, args.launch_us):

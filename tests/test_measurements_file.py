@@ -107,7 +107,8 @@ def test_this_projects_own_runs_are_in_the_file() -> None:
 def test_an_own_run_is_a_raw_line_of_the_probe_that_measured_it(run: dict[str, Any]) -> None:
     request, measured = run["request"], run["measured"]
     matches = [
-        line for line in _probe_lines()
+        line
+        for line in _probe_lines()
         if line["model"] == request["model"]
         and line["seq_len"] == request["seq_len"]
         and line["micro_batch"] == request["micro_batch"]
@@ -136,19 +137,23 @@ def test_the_own_runs_are_what_probe_rows_makes_of_the_raw_probe_lines() -> None
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    made = yaml.safe_load("\n".join(module.rows(
-        GPU_RUNS / "h200-2026-12-04.jsonl", GPU_RUNS / "h200-2026-12-04-host.json",
-        "ftcost-h200", "h200-sxm",
-    )))
+    made = yaml.safe_load(
+        "\n".join(
+            module.rows(
+                GPU_RUNS / "h200-2026-12-04.jsonl",
+                GPU_RUNS / "h200-2026-12-04-host.json",
+                "ftcost-h200",
+                "h200-sxm",
+            )
+        )
+    )
     assert made == [run for run in RUNS if run["id"].startswith("ftcost-h200-")]
 
 
 def _gpu_probe() -> Any:
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(
-        "gpu_probe", MEASUREMENTS.parent / "gpu_probe.py"
-    )
+    spec = importlib.util.spec_from_file_location("gpu_probe", MEASUREMENTS.parent / "gpu_probe.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
@@ -157,10 +162,14 @@ def _gpu_probe() -> Any:
 
 
 PROBE_TO_CATALOG = {
-    "hidden_size": "hidden_size", "intermediate_size": "intermediate_size",
-    "num_hidden_layers": "num_layers", "num_attention_heads": "num_heads",
-    "num_key_value_heads": "num_kv_heads", "vocab_size": "vocab_size",
-    "tie_word_embeddings": "tie_embeddings", "head_dim": "head_dim",
+    "hidden_size": "hidden_size",
+    "intermediate_size": "intermediate_size",
+    "num_hidden_layers": "num_layers",
+    "num_attention_heads": "num_heads",
+    "num_key_value_heads": "num_kv_heads",
+    "vocab_size": "vocab_size",
+    "tie_word_embeddings": "tie_embeddings",
+    "head_dim": "head_dim",
 }
 
 
