@@ -212,6 +212,9 @@ TIMED_STEPS = 4
 ATTENTION_SHAPES = [(2048, 4), (8192, 1)]
 """(seq_len, batch) of the attention probe: 32 heads of 128, causal, BF16 (Llama 3 8B's
 attention without GQA), forward and backward through PyTorch's SDPA."""
+ATTENTION_SWEEP = [(512, 16), (1024, 8), (2048, 4), (4096, 2), (8192, 1), (16384, 1), (32768, 1)]
+"""``--attention-sweep``: the same heads over sequence lengths at >= 8,192 tokens a call,
+the rate's growth with sequence (engine.rates.attention_rate, docs/accuracy.md)."""
 ATTENTION_BACKENDS = ("default", "FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION")
 """SDPA's own choice, then each backend forced: the catalog's ``flash_attention_tflops``
 (FlashAttention-2 on Hopper and Blackwell) against the card's cuDNN kernels (``fa3``)."""
@@ -422,7 +425,7 @@ def run_one(name: str, method: str, seq: int, batch: int, device: str) -> Result
             torch.cuda.empty_cache()
 
 
-def attention_rates(device: str, smoke: bool) -> Iterator[dict[str, Any]]:
+def attention_rates(device: str, smoke: bool, sweep: bool = False) -> Iterator[dict[str, Any]]:
     """Forward+backward TFLOPs of causal SDPA per backend, counted as FlashAttention's
     benchmarks count them: ``4·B·H·S²·D / 2`` forward, 2.5x that backward."""
     import contextlib
@@ -433,8 +436,10 @@ def attention_rates(device: str, smoke: bool) -> Iterator[dict[str, Any]]:
     cuda = device == "cuda"
     gpu = torch.cuda.get_device_name(0) if cuda else platform.processor() or "cpu"
     heads, dim = (4, 16) if smoke else (32, 128)
-    shapes = [(64, 1)] if smoke else ATTENTION_SHAPES
-    backends = ("default", "MATH") if smoke else ATTENTION_BACKENDS
+    shapes = [(64, 1), (128, 1)] if smoke else ATTENTION_SWEEP if sweep else ATTENTION_SHAPES
+    backends = (
+        ("default", "MATH") if smoke else ATTENTION_BACKENDS[:3] if sweep else (ATTENTION_BACKENDS)
+    )
     for seq, batch in shapes:
         flops = 4 * batch * heads * seq * seq * dim / 2 * (1 + 2.5)
         q, k, v = (
@@ -536,6 +541,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-attention", action="store_true", help="skip the attention-alone probe"
     )
+    parser.add_argument(
+        "--attention-sweep",
+        action="store_true",
+        help="only the attention probe, over 512-32,768 tokens",
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -548,8 +558,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(json.dumps(environment(device)), file=out, flush=True)
         skip_attention = args.skip or args.no_attention
-        for row in [] if skip_attention else attention_rates(device, args.smoke):
+        sweep = args.attention_sweep
+        for row in [] if skip_attention else attention_rates(device, args.smoke, sweep):
             print(json.dumps(row), file=out, flush=True)
+        if sweep:
+            return 0
         for name, method, seq, batch in list(grid(args.smoke, args.grid))[args.skip :]:
             if time.monotonic() - began > args.budget_s:
                 print(

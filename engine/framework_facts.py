@@ -249,7 +249,7 @@ replace multi-kernel chains (norm, RoPE, SwiGLU, loss) with one pass each; 0.5 i
 assumption (half the reads and writes), not a measurement."""
 PROFILE_CUDNN_ATTENTION_FROM: Final[dict[str, float | None]] = {
     "generic": None,  # FlashAttention-2, as the specification's FLOP rate assumes
-    "hf": None,  # [sdpa-order]
+    "hf": 9.0,  # [hf-sdpa]
     "unsloth": None,  # [sdpa-order]
     "torchtune": None,  # [sdpa-order]
     "litgpt": None,  # [sdpa-order]
@@ -261,9 +261,17 @@ on every card. [titan-cudnn] torchtitan's ``ScaledDotProductAttention`` calls SD
 ``sdpa_kernel([FLASH_ATTENTION, EFFICIENT_ATTENTION, MATH], set_priority=True)`` and
 inserts ``CUDNN_ATTENTION`` first when ``has_cuda_capability(10, 0)`` (PR #1196, 2025:
 "Use cudnn backend on B200"), so Hopper runs FlashAttention-2 and Blackwell cuDNN.
-[sdpa-order] the others call SDPA in PyTorch's own order, FlashAttention first (until
-PyTorch 2.11's bundled cuDNN passes the 9.15 threshold of ``check_prefer_cudnn_attention``
-on sm_90/sm_100), or flash-attn's ``flash_attention_2``."""
+[hf-sdpa] transformers' default ``attn_implementation`` is ``sdpa``, which runs in
+PyTorch's own order; from PyTorch 2.11 its bundled cuDNN passes the 9.15 threshold of
+``check_prefer_cudnn_attention`` and SDPA puts cuDNN first on sm_90/sm_100. Measured on an
+H200 with torch 2.11 (benchmarks/gpu_runs/h200-2026-12-04-attention.jsonl): SDPA's own
+choice ran at cuDNN's rate at every length (529 vs 525 TFLOPs at 8,192 tokens;
+FlashAttention-2 284), and this project's Qwen3 0.6B runs at 16,384 and 32,768 tokens read
+33% and 56% faster than FlashAttention-2 allows (ftcost-h200f-02, -03). flash-attn's
+``flash_attention_2`` (``fa2``) and PyTorch before 2.11 run FlashAttention-2: a query that
+names it says so. [sdpa-order] torchtune, litgpt and Unsloth are counted on FlashAttention-2
+on every card: PyTorch's order before 2.11, the releases their scored runs used; no run on
+Hopper measures them."""
 PROFILE_FP32_ADAPTERS: Final = {
     "generic": False,  # one 16-bit adapter path, as the specification counts it
     "hf": True,  # [peft-autocast]

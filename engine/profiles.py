@@ -157,9 +157,10 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         changes.append(("the tied embedding copied into a separate LM head", "tied"))
     if not PROFILE_OFFLOAD_GRADIENTS[key]:
         changes.append(("an offloaded optimizer leaves the gradients on the GPU", "offload"))
-    if PROFILE_CUDNN_ATTENTION_FROM[key] is not None:
-        changes.append(("cuDNN attention on Blackwell (B200), FlashAttention-2 on older cards",
-                        "any"))
+    cudnn_from = PROFILE_CUDNN_ATTENTION_FROM[key]
+    if cudnn_from is not None:
+        cards = "Hopper and Blackwell (H100, B200)" if cudnn_from < 10 else "Blackwell (B200)"
+        changes.append((f"cuDNN attention on {cards}, FlashAttention-2 on older cards", "any"))
     if not PROFILE_SPEC_ACTIVATIONS[key]:
         changes.append(("activations as autograd keeps them, not the spec's formula", "any"))
     return Profile(
@@ -301,6 +302,15 @@ def resolve(request: Request) -> Request:
     if "fp32_adapters" not in said and request.fp32_adapters != p.fp32_adapters:
         update["fp32_adapters"] = p.fp32_adapters
     return request.model_copy(update=update) if update else request
+
+
+def cudnn_attention_from(request: Request) -> float | None:
+    """The compute capability from which ``request`` runs cuDNN's attention unasked: its
+    framework's (``Profile.cudnn_attention_from``), unless the request names its kernels
+    (``fa3``/``cudnn-sdpa``, or FlashAttention-2 by name: ``fa2``, ``no fa3``)."""
+    if "native_attention" in request.model_fields_set:
+        return None
+    return PROFILES[request.framework].cudnn_attention_from
 
 
 def logits_bytes(request: Request, hf_bytes: float) -> float:

@@ -369,7 +369,9 @@ class Request(BaseModel):
     cuDNN's fused attention, FlashAttention-4 on Blackwell) instead of FlashAttention-2,
     which transformers' ``flash_attention_2`` and PyTorch's SDPA before 2.11 run: at
     ``FA_EFFICIENCY`` of the matmul rate on every card, where FlashAttention-2 reaches
-    less on Hopper and Blackwell (``GpuSpec.flash_attention_tflops``). Time only."""
+    less on Hopper and Blackwell (``GpuSpec.flash_attention_tflops``). Left unsaid, the
+    framework decides (``hf``'s SDPA picks cuDNN on Hopper and Blackwell); said either
+    way (``fa3``, or ``fa2``/``no fa3``), it holds. Time only."""
     fused_ce: Annotated[bool, FieldMeta(
         label="fused CE", noun="fused cross-entropy switch", key="F",
         example="8b lora fused-ce 50M tokens",

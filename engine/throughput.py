@@ -73,7 +73,6 @@ from engine.constants import (
     EAGER_BACKWARD_FLOPS,
     ELEMENTWISE_PASSES,
     FA_BACKWARD_FLOPS,
-    FA_EFFICIENCY,
     FOREACH_ADAMW_STEP_BYTES,
     FORWARD_SHARE,
     GEMM_EFFICIENCY,
@@ -88,7 +87,6 @@ from engine.constants import (
     LAUNCH_S_PER_KERNEL,
     LINK_GBPS_BY_FABRIC,
     MASTER_WEIGHT_BYTES,
-    MATMUL_FALLBACK_FRACTION,
     NF4_DEQUANT_BYTES,
     NO_P2P_FACTOR,
     OPTIMIZER_BYTES,
@@ -102,7 +100,14 @@ from engine.constants import (
     ZERO3_PERSISTENCE_HIDDEN_MULTIPLE,
 )
 from engine.memory import base_weight_bytes
-from engine.profiles import eager_nf4_dequant, fp32_residual_stream, profile, trained_architecture
+from engine.profiles import (
+    cudnn_attention_from,
+    eager_nf4_dequant,
+    fp32_residual_stream,
+    profile,
+    trained_architecture,
+)
+from engine.rates import attention_rate, framework_picks_native_attention, matmul_rate
 from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
 from engine.specs import GpuSpec
 from engine.variant_work import dora_work, float8_speedup, float8_work, fp32_adapter_work
@@ -351,7 +356,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         attention_flops=attention / t / c,
         flash_attention=request.flash_attention,
         native_attention=request.native_attention,
-        cudnn_attention_from=prof.cudnn_attention_from,
+        cudnn_attention_from=cudnn_attention_from(request),
         weight_bytes=weight_bytes / t,
         dequant_bytes=(dequant + dora_bytes) / t + peft_bytes / t / c,
         elementwise_bytes=elementwise / t / c,
@@ -421,44 +426,6 @@ def link_bytes_per_s(gpu: GpuSpec, count: int, nodes: int) -> float:
     if nodes > 1:
         return min(intra, INTERNODE_GBPS[gpu.fabric] * 1e9)
     return intra
-
-
-def matmul_rate(gpu: GpuSpec) -> float:
-    """Achievable dense 16-bit matmul FLOP/s of ``gpu``."""
-    if gpu.matmul_tflops is not None:
-        return gpu.matmul_tflops * 1e12
-    return gpu.train_tflops * 1e12 * MATMUL_FALLBACK_FRACTION
-
-
-def attention_rate(
-    gpu: GpuSpec, flash: bool, native: bool = False, matmul: float | None = None
-) -> float:
-    """Achievable FLOP/s of attention's score and value matmuls on ``gpu``.
-
-    Eager attention runs as batched GEMMs at the matmul rate. FlashAttention-2 runs at the
-    card's own rate where the catalog has one (``flash_attention_tflops``: Hopper and
-    sm_100 Blackwell, whose new tensor-core paths its Ampere-style ``mma.sync`` tiles
-    cannot use: about 35% of the H100's peak, Shah et al. 2024, arXiv:2407.08608; 15% of
-    the B200's), else at ``FA_EFFICIENCY`` of the matmul rate (its share on the A100, Dao
-    2023, arXiv:2307.08691). ``native`` kernels (FlashAttention-3, cuDNN) reach that share
-    on every card. ``matmul``: ``matmul_rate(gpu)`` when the caller has it."""
-    if matmul is None:
-        matmul = matmul_rate(gpu)
-    if not flash:
-        return matmul
-    if gpu.flash_attention_tflops is not None and not native:
-        return gpu.flash_attention_tflops * 1e12
-    return matmul * FA_EFFICIENCY
-
-
-def framework_picks_native_attention(gpu: GpuSpec, cudnn_from: float | None) -> bool:
-    """Whether the framework runs cuDNN's attention on ``gpu`` unasked: from compute
-    capability ``cudnn_from`` on (``Profile.cudnn_attention_from``; None: never)."""
-    return (
-        cudnn_from is not None
-        and gpu.compute_capability is not None
-        and gpu.compute_capability >= cudnn_from
-    )
 
 
 def step_time(

@@ -33,13 +33,18 @@ from engine.constants import (
 )
 from engine.fit import Option, not_recommended_reason
 from engine.memory import Footprint
-from engine.profiles import changes_for, fp32_residual_stream, logits_bytes, profile
+from engine.profiles import (
+    changes_for,
+    cudnn_attention_from,
+    fp32_residual_stream,
+    logits_bytes,
+    profile,
+)
+from engine.rates import framework_picks_native_attention, matmul_rate
 from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
 from engine.specs import Catalog, GpuSpec, ModelSpec
 from engine.throughput import (
-    framework_picks_native_attention,
     link_bytes_per_s,
-    matmul_rate,
     nodes_for,
     step_time,
     zero3_hook_share,
@@ -519,7 +524,7 @@ def _attention_words(r: Request, gpu: GpuSpec) -> str:
     if (
         fa2 is None
         or r.native_attention
-        or framework_picks_native_attention(gpu, profile(r.framework).cudnn_attention_from)
+        or framework_picks_native_attention(gpu, cudnn_attention_from(r))
     ):
         return "attention by sequence"
     return f"attention by sequence on FlashAttention-2 ({fa2:,.0f} TFLOPs on this card)"

@@ -14,9 +14,10 @@ from catalog.loader import default_catalog
 from engine import Request, estimate
 from engine.constants import FA_EFFICIENCY
 from engine.profiles import resolve
+from engine.rates import attention_rate, matmul_rate
 from engine.request import Sharding
 from engine.specs import Catalog, GpuSpec
-from engine.throughput import attention_rate, matmul_rate, step_time, workload
+from engine.throughput import step_time, workload
 from tests.helpers import H100_LIKE, catalog_with, gpu
 
 # The same card with the FlashAttention-2 rate the catalog gives Hopper cards (0.35 of
@@ -95,11 +96,18 @@ def test_fa3_changes_nothing_where_flash_attention_2_already_reaches_its_share(
     assert fa3 == pytest.approx(fa2)
 
 
-def test_torchtitan_runs_cudnn_attention_on_blackwell(catalog: Catalog) -> None:
-    titan = tokens_per_s(catalog, BLACKWELL_LIKE, seq_len=16384, framework="torchtitan")
-    told = tokens_per_s(catalog, BLACKWELL_LIKE, seq_len=16384, framework="torchtitan",
+@pytest.mark.parametrize(
+    ("framework", "card"),
+    [("torchtitan", BLACKWELL_LIKE), ("hf", HOPPER_LIKE), ("hf", BLACKWELL_LIKE)],
+    ids=["torchtitan-on-blackwell", "hf-on-hopper", "hf-on-blackwell"],
+)
+def test_a_framework_runs_cudnn_attention_where_its_attention_puts_it_first(
+    catalog: Catalog, framework: str, card: GpuSpec
+) -> None:
+    unsaid = tokens_per_s(catalog, card, seq_len=16384, framework=framework)
+    told = tokens_per_s(catalog, card, seq_len=16384, framework=framework,
                         native_attention=True)
-    assert titan == pytest.approx(told)
+    assert unsaid == pytest.approx(told)
 
 
 def test_torchtitan_runs_flash_attention_2_on_hopper(catalog: Catalog) -> None:
@@ -124,8 +132,32 @@ def test_fa3_words_ask_for_the_native_kernels(words: str) -> None:
     assert parse_query(f"8b lora {words} h100", default_catalog()).native_attention
 
 
-def test_fa2_words_keep_flash_attention_2() -> None:
-    assert not parse_query("8b lora fa2 h100", default_catalog()).native_attention
+@pytest.mark.parametrize(
+    "words", ["fa2", "flash-attn-2", "flash attention 2", "attn_implementation=flash_attention_2"]
+)
+def test_fa2_words_say_flash_attention_2_itself(words: str) -> None:
+    request = parse_query(f"8b lora {words} h100", default_catalog())
+    assert request.native_attention is False
+    assert "native_attention" in request.model_fields_set
+
+
+def test_plain_flash_attention_words_leave_the_kernels_to_the_framework() -> None:
+    request = parse_query("8b lora sdpa h100", default_catalog())
+    assert "native_attention" not in request.model_fields_set
+
+
+def test_hf_runs_flash_attention_2_on_ampere(catalog: Catalog) -> None:
+    hf = tokens_per_s(catalog, AMPERE_LIKE, seq_len=16384, framework="hf")
+    told = tokens_per_s(catalog, AMPERE_LIKE, seq_len=16384, framework="hf",
+                        native_attention=False)
+    assert hf == pytest.approx(told)
+
+
+def test_fa2_said_on_hf_keeps_flash_attention_2_on_hopper(catalog: Catalog) -> None:
+    fa2 = tokens_per_s(catalog, HOPPER_LIKE, seq_len=16384, framework="hf",
+                       native_attention=False)
+    cudnn = tokens_per_s(catalog, HOPPER_LIKE, seq_len=16384, framework="hf")
+    assert fa2 < 0.95 * cudnn
 
 
 def test_fa3_beside_no_flash_is_refused_naming_both() -> None:
@@ -136,14 +168,16 @@ def test_fa3_beside_no_flash_is_refused_naming_both() -> None:
 @pytest.mark.parametrize(
     ("value", "native"),
     [("flash_attention_3", True), ("kernels-community/flash-attn3", True),
-     ("flash_attention_2", False), ("sdpa", False)],
+     ("flash_attention_2", False), ("sdpa", None)],
 )
-def test_a_configs_attn_implementation_says_which_kernels(value: str, native: bool) -> None:
+def test_a_configs_attn_implementation_says_which_kernels(
+    value: str, native: bool | None
+) -> None:
     read = read_config(
         "model_name_or_path: meta-llama/Llama-3.1-8B\nuse_peft: true\n"
         f"attn_implementation: {value}\n"
     )
-    assert read.fields.get("native_attention", False) is native
+    assert read.fields.get("native_attention") is native
     assert read.fields["flash_attention"] is True
 
 

@@ -486,9 +486,23 @@ def check_expert_parallel_word(
     )
 
 
+FLASH_ATTENTION_2_WORDS: Final = ("fa2", "flash-attention-2", "flash-attn-2")
+"""Words that name FlashAttention-2 itself (transformers' ``flash_attention_2``): they say
+the run does not use the card's native kernels, whatever its framework would pick."""
+
+
 def check_native_attention(s: State) -> None:
     """FlashAttention-3 and cuDNN attention are FlashAttention kernels: refused beside
-    ``no-flash``."""
+    ``no-flash``. A word naming FlashAttention-2 also says ``native_attention`` off."""
+    flash_said = s.sources.get("flash_attention", "")
+    spelled = re.sub(r"[\s_]+", "-", flash_said.lower())
+    if (
+        s.fields.get("flash_attention") is True
+        and "native_attention" not in s.fields
+        and any(word in spelled for word in FLASH_ATTENTION_2_WORDS)
+    ):
+        s.fields["native_attention"] = False
+        s.sources["native_attention"] = flash_said
     if s.fields.get("native_attention") is True and s.fields.get("flash_attention") is False:
         said = s.sources["native_attention"]
         raise error(

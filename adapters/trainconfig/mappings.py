@@ -145,7 +145,10 @@ def attention(r: Reader, path: str, value: object) -> None:
                  "kernels-community/flash-attn3"):
         r.take(path, value, "FlashAttention-3 (the card's native attention kernels)",
                flash_attention=True, native_attention=True)
-    elif low in ("flash_attention_2", "fa2", "sdpa", "auto", "true", "flex_attention"):
+    elif low in ("flash_attention_2", "fa2"):
+        r.take(path, value, "FlashAttention-2 (flash-attn's kernels, not the card's native "
+               "ones)", flash_attention=True, native_attention=False)
+    elif low in ("sdpa", "auto", "true", "flex_attention"):
         r.take(path, value, "FlashAttention-style attention (no score matrix)",
                flash_attention=True)
     else:
