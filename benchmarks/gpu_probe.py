@@ -55,6 +55,12 @@ MODELS: dict[str, dict[str, Any]] = {
         vocab_size=128256,
         tie_word_embeddings=False,
     ),
+    # --grid large: Llama 3.1 70B, QLoRA only (its BF16 weights alone fill an H200), built
+    # on the meta device and quantized one linear at a time (build_nf4_from_meta).
+    "llama-3.1-70b": dict(
+        hidden_size=8192, intermediate_size=28672, num_hidden_layers=80, num_attention_heads=64,
+        num_key_value_heads=8, vocab_size=128256, tie_word_embeddings=False, meta_build=True,
+    ),
     # --smoke only: a toy with the same structure.
     "tiny": dict(
         hidden_size=64,
@@ -198,6 +204,14 @@ FAMILIES_GRID: list[tuple[str, str, int, int]] = [
     ("phi-3-mini", "lora", 4096, 2),
     ("phi-3-mini", "qlora", 2048, 4),
 ]
+LARGE_GRID: list[tuple[str, str, int, int]] = [
+    # The product's headline question (`70b qlora ... h100`) on one card: PEFT's QLoRA in a
+    # plain loop, TRL's path, a long micro-batch, a short one, and no checkpointing.
+    ("llama-3.1-70b", "qlora", 2048, 1), ("llama-3.1-70b", "qlora-trl", 2048, 1),
+    ("llama-3.1-70b", "qlora", 4096, 2), ("llama-3.1-70b", "qlora", 512, 1),
+    ("llama-3.1-70b", "qlora-noac", 1024, 1),
+]
+LARGE_SMOKE_GRID = [("llama-3.1-70b", "qlora", 32, 1), ("llama-3.1-70b", "qlora-trl", 32, 1)]
 FAMILIES_SMOKE_GRID = [
     ("qwen3-0.6b", "full", 32, 1),
     ("qwen2.5-7b", "lora", 32, 2),
@@ -248,17 +262,22 @@ def build(name: str, method: str, device: str) -> Any:
 
     config = model_config(name, smoke=device == "cpu")
     torch.manual_seed(0)
+    base, *flags = method.split("-")  # "qlora-trl": QLoRA on TRL's path; "-noac": no AC
     # Built in BF16 on the device: no FP32 copy to allocate (and cache) first.
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.bfloat16)
     try:
-        with torch.device(device):
-            model = transformers.AutoModelForCausalLM.from_config(config).to(torch.bfloat16)
+        if MODELS[name].get("meta_build"):
+            if base != "qlora":
+                raise ValueError(f"{name} is built for QLoRA only")
+            model = build_nf4_from_meta(config, device)
+        else:
+            with torch.device(device):
+                model = transformers.AutoModelForCausalLM.from_config(config).to(torch.bfloat16)
+            if base == "qlora":
+                model = quantize_nf4(model)
     finally:
         torch.set_default_dtype(default)
-    base, *flags = method.split("-")  # "qlora-trl": QLoRA on TRL's path; "-noac": no AC
-    if base == "qlora":
-        model = quantize_nf4(model)
     trl = "trl" in flags
     if trl:
         from peft import prepare_model_for_kbit_training
@@ -285,7 +304,8 @@ def model_config(name: str, smoke: bool = False) -> Any:
 
     shape = dict(MODELS[name])
     cls = getattr(transformers, shape.pop("config", "LlamaConfig"))
-    if smoke and cls is not transformers.LlamaConfig:
+    meta = shape.pop("meta_build", False)
+    if smoke and (cls is not transformers.LlamaConfig or meta):
         shape.update(TINY)
         if shape.get("sliding_window"):
             shape["sliding_window"] = 16
@@ -314,30 +334,72 @@ def _fp32_weight(module: Any) -> bool:
     return weight is not None and weight.dtype == torch.float32
 
 
+def nf4_linear(child: Any, weight: Any) -> Any:
+    """A bitsandbytes NF4 layer (double quantization) holding ``weight``, on its device."""
+    import bitsandbytes as bnb
+    import torch
+
+    layer = bnb.nn.Linear4bit(
+        child.in_features,
+        child.out_features,
+        bias=child.bias is not None,
+        compute_dtype=torch.bfloat16,
+        quant_type="nf4",
+        compress_statistics=True,
+        device=weight.device,
+    )
+    layer.weight = bnb.nn.Params4bit(
+        weight, requires_grad=False, quant_type="nf4", compress_statistics=True
+    )
+    return layer.to(weight.device)
+
+
 def quantize_nf4(model: Any) -> Any:
     """Replace every decoder linear by a bitsandbytes NF4 layer (double quantization),
     as ``BitsAndBytesConfig(load_in_4bit=True)`` loads a checkpoint."""
-    import bitsandbytes as bnb
     import torch
 
     for _name, parent in list(model.model.named_modules()):
         for child_name, child in list(parent.named_children()):
             if isinstance(child, torch.nn.Linear):
-                layer = bnb.nn.Linear4bit(
-                    child.in_features,
-                    child.out_features,
-                    bias=child.bias is not None,
-                    compute_dtype=torch.bfloat16,
-                    quant_type="nf4",
-                    compress_statistics=True,
+                setattr(parent, child_name, nf4_linear(child, child.weight.data))
+    return model
+
+
+def build_nf4_from_meta(config: Any, device: str) -> Any:
+    """A QLoRA model too large to build in BF16 first: its structure on the meta device,
+    each decoder linear drawn in BF16 on ``device`` and quantized to NF4 one at a time,
+    then the embeddings, norms, LM head and rotary buffers made on ``device``."""
+    import torch
+    import transformers
+
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    for _name, parent in list(model.model.named_modules()):
+        for child_name, child in list(parent.named_children()):
+            if isinstance(child, torch.nn.Linear):
+                weight = torch.randn(
+                    child.out_features, child.in_features, device=device, dtype=torch.bfloat16
+                ) * 0.02
+                setattr(parent, child_name, nf4_linear(child, weight))
+                del weight
+    for module_name, module in model.named_modules():
+        for name, param in list(module.named_parameters(recurse=False)):
+            if param.is_meta:
+                data = (
+                    torch.ones(param.shape, device=device, dtype=torch.bfloat16)
+                    if "norm" in module_name
+                    else torch.randn(param.shape, device=device, dtype=torch.bfloat16) * 0.02
                 )
-                layer.weight = bnb.nn.Params4bit(
-                    child.weight.data,
-                    requires_grad=False,
-                    quant_type="nf4",
-                    compress_statistics=True,
-                )
-                setattr(parent, child_name, layer.to(child.weight.device))
+                setattr(module, name, torch.nn.Parameter(data, requires_grad=param.requires_grad))
+    rotary = model.model.rotary_emb
+    with torch.device(device):
+        model.model.rotary_emb = type(rotary)(config=config)
+    if config.tie_word_embeddings:
+        model.tie_weights()
+    left = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
+    if left:
+        raise RuntimeError(f"still on the meta device: {left[:5]}")
     return model
 
 
@@ -514,6 +576,8 @@ GRIDS = {
     ("llama", True): SMOKE_GRID,
     ("families", False): FAMILIES_GRID,
     ("families", True): FAMILIES_SMOKE_GRID,
+    ("large", False): LARGE_GRID,
+    ("large", True): LARGE_SMOKE_GRID,
 }
 
 
@@ -534,7 +598,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--grid",
-        choices=("llama", "families"),
+        choices=("llama", "families", "large"),
         default="llama",
         help="llama: Llama 3 1B/8B (the first run); families: other architectures and vocabularies",
     )

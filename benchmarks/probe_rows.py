@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpu", default="h200-sxm", help="the catalog's id of the card")
     parser.add_argument(
         "--predict",
-        choices=("llama", "families"),
+        choices=("llama", "families", "large"),
         help="print the engine's expectation of a grid instead",
     )
     parser.add_argument(
