@@ -14,9 +14,13 @@ carried as a wheel for QLoRA)::
 
 Everything is sized to finish in under 8 minutes on one H100/H200 (``--budget-s`` stops
 the grid early and says so). ``--smoke`` runs a tiny model on the CPU to check the script
-itself (no memory counters there). Not imported by the product or the tests.
+itself (no memory counters there). ``--grid families`` runs other architectures and
+vocabularies (Qwen3, Qwen2.5, Gemma 3, Mistral, Phi-3); ``--grid large`` runs Llama 3.1
+70B QLoRA, built on the meta device and quantized one linear at a time. Only
+tests/test_measurements_file.py imports it (its model shapes against the catalog).
 
-It starts with a few seconds of attention alone: causal SDPA forward and backward at
+``--attention-sweep`` times only attention, per backend, over 512-32,768 tokens; the
+default run starts with a few seconds of attention alone: causal SDPA forward and backward at
 2,048 and 8,192 tokens under each backend (its default, FlashAttention-2, cuDNN,
 memory-efficient), the check on the catalog's FlashAttention-2 rate for Hopper and
 Blackwell (``flash_attention_tflops``) and on what ``fa3`` assumes.

@@ -128,6 +128,19 @@ def test_an_own_run_names_its_hosts_measured_launch_time_and_its_source(
     assert "host_overhead" in host["source"]
 
 
+PROBE_RUNS = [
+    ("h200-2026-12-04.jsonl", "h200-2026-12-04-host.json", "ftcost-h200"),
+    ("h200-2026-12-04-families.jsonl", "h200-2026-12-04b-host.json", "ftcost-h200f"),
+    ("h200-2026-12-04-large.jsonl", "h200-2026-12-04c-host.json", "ftcost-h200x"),
+]
+"""Each device session's probe lines, its host's timing and the row prefix it made."""
+
+
+def test_every_own_run_comes_from_one_listed_probe_session() -> None:
+    prefixes = {prefix for _, _, prefix in PROBE_RUNS}
+    assert all(run["id"].rsplit("-", 1)[0] in prefixes for run in OWN_RUNS)
+
+
 def test_the_own_runs_are_what_probe_rows_makes_of_the_raw_probe_lines() -> None:
     import importlib.util
 
@@ -137,17 +150,11 @@ def test_the_own_runs_are_what_probe_rows_makes_of_the_raw_probe_lines() -> None
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    made = yaml.safe_load(
-        "\n".join(
-            module.rows(
-                GPU_RUNS / "h200-2026-12-04.jsonl",
-                GPU_RUNS / "h200-2026-12-04-host.json",
-                "ftcost-h200",
-                "h200-sxm",
-            )
+    for probe, host, prefix in PROBE_RUNS:
+        made = yaml.safe_load(
+            "\n".join(module.rows(GPU_RUNS / probe, GPU_RUNS / host, prefix, "h200-sxm"))
         )
-    )
-    assert made == [run for run in RUNS if run["id"].startswith("ftcost-h200-")]
+        assert made == [run for run in RUNS if run["id"].startswith(f"{prefix}-")]
 
 
 def _gpu_probe() -> Any:
