@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from adapters.report import Report
-from adapters.values import show_change
+from adapters.values import show_change, show_value
 from bot.store import ThreadKey
 from engine import Estimate, Request
 from engine.profiles import resolve
-from engine.request import field_metas
+from engine.request import field_meta, field_metas
 
 if TYPE_CHECKING:  # the price commands pull in the live price sources (aiohttp)
     from bot.price_service import PriceReply
@@ -123,10 +123,35 @@ def describe_changes(previous: Request, new: Request) -> list[str]:
     ``dropout 0.1`` reads "LoRA dropout 0.05 → 0.1", and ``bf16 adapters`` a change."""
     previous, new = resolve(previous), resolve(new)
     return [
-        show_change(name, getattr(previous, name), getattr(new, name))
+        _change(name, previous, new)
         for name, meta in field_metas().items()
-        if meta.label is not None and getattr(previous, name) != getattr(new, name)
+        if meta.label is not None
+        and (
+            getattr(previous, name) != getattr(new, name)
+            or (name in FRAMEWORK_PICKS and _said(name, previous) != _said(name, new))
+        )
     ]
+
+
+FRAMEWORK_PICKS: Final = frozenset({"native_attention"})
+"""Fields whose value, left unsaid, the framework picks card by card
+(``engine.profiles.cudnn_attention_from``): saying the default is still a change."""
+FRAMEWORK_PICK_WORDS: Final = "framework's pick"
+
+
+def _said(name: str, request: Request) -> bool:
+    return name in request.model_fields_set
+
+
+def _change(name: str, previous: Request, new: Request) -> str:
+    """One change line; a framework-picked field left unsaid reads "framework's pick"."""
+    if name not in FRAMEWORK_PICKS:
+        return show_change(name, getattr(previous, name), getattr(new, name))
+    old, now = (
+        show_value(name, getattr(r, name)) if _said(name, r) else FRAMEWORK_PICK_WORDS
+        for r in (previous, new)
+    )
+    return f"{field_meta(name).label or name} {old} → {now}"
 
 
 def request_to_compact_json(request: Request) -> str:

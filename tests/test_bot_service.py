@@ -171,3 +171,17 @@ async def test_run_uses_the_worker_thread():
         service.close()
 
     assert name.startswith("ftcost-estimate")
+
+
+def test_naming_the_framework_picked_kernels_is_a_change():
+    old = Request(model="llama-3.1-8b", method=Method.LORA, framework="hf", gpu="h100-sxm")
+    new = old.model_copy(update={"native_attention": False})
+
+    assert describe_changes(old, new) == ["native attention kernels framework's pick → off"]
+
+
+def test_leaving_the_kernels_to_the_framework_again_is_a_change():
+    old = Request(model="llama-3.1-8b", method=Method.LORA, native_attention=True)
+    new = Request(model="llama-3.1-8b", method=Method.LORA)
+
+    assert describe_changes(old, new) == ["native attention kernels on → framework's pick"]
