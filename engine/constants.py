@@ -255,6 +255,10 @@ ZERO3_HOOKS_WARNING_SHARE: Final = 0.15
 NATIVE_ATTENTION_TIP_SHARE: Final = 0.05
 """Suggest ``fa3`` when the card's native attention kernels would cut the time by this
 share or more (FlashAttention-2 on Hopper and Blackwell, long sequences)."""
+PURE_BF16_TIP_SHARE: Final = 0.15
+"""An ``hf`` full fine-tune counted with FP32 master weights and moments is told what
+pure BF16 (transformers 5's loading) would hold instead when that saves at least this
+share of each card's memory."""
 BF16_ADAPTERS_TIP_SHARE: Final = 0.10
 """Suggest ``bf16 adapters`` when PEFT's FP32 adapter casts take this share of the time or
 more (long micro-batches on fast cards, where the casts' memory traffic rivals the

@@ -26,7 +26,10 @@ from engine.constants import (
     LOGITS_BYTES_HF,
     LONG_SEQ_WARNING,
     NATIVE_ATTENTION_TIP_SHARE,
+    OPTIMIZER_BYTES,
+    OPTIMIZER_BYTES_PURE_BF16,
     OVERHEAD_GB,
+    PURE_BF16_TIP_SHARE,
     SMALL_DATASET_TOKENS,
     USABLE_FRACTION,
     ZERO3_HOOKS_WARNING_SHARE,
@@ -275,6 +278,7 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
     out += _zero3_hooks_warning(ctx, o)
     out += _native_attention_tip(ctx, o)
     out += _bf16_adapters_tip(ctx, o)
+    out += _pure_bf16_tip(ctx, o)
     out += _context_parallel_tip(ctx, o)
     return out
 
@@ -314,6 +318,34 @@ def _bf16_adapters_tip(ctx: Context, o: Option) -> list[str]:
         f"them: about {saving:.0%} of the time on {o.count}x {o.gpu.id}. BF16 adapters "
         f"(`bf16 adapters`: `get_peft_model(..., autocast_adapter_dtype=False)`) skip "
         f"the casts."
+    ]
+
+
+def _pure_bf16_tip(ctx: Context, o: Option) -> list[str]:
+    """An ``hf`` full fine-tune counted as transformers 4 ran it (FP32 weights under the
+    Trainer's BF16 autocast: 16 B a parameter) where transformers 5 loads a BF16
+    checkpoint as BF16 (``from_pretrained``'s ``dtype="auto"`` default) and AdamW keeps
+    BF16 moments: what saying ``pure bf16`` would take off each card. Not under ZeRO,
+    whose FP32 partition DeepSpeed keeps either way."""
+    r = ctx.request
+    if (
+        r.framework is not Framework.HF
+        or r.effective_method is not Method.FULL
+        or "state_precision" in r.model_fields_set
+        or r.state_precision is StatePrecision.PURE_BF16
+        or r.precision.value != "bf16"
+        or o.stage.is_zero
+    ):
+        return []
+    fp32, bf16 = OPTIMIZER_BYTES[r.optimizer.value], OPTIMIZER_BYTES_PURE_BF16[r.optimizer.value]
+    saving = o.memory.master_weights + o.memory.optimizer * (1.0 - bf16 / fp32)
+    if saving < PURE_BF16_TIP_SHARE * o.per_gpu_gb:
+        return []
+    return [
+        f"Counted as transformers 4 ran a full fine-tune: FP32 weights under the Trainer's "
+        f"BF16 autocast, FP32 moments (16 B a parameter). transformers 5 loads a BF16 "
+        f"checkpoint as BF16 and AdamW then keeps BF16 moments, about {saving:,.0f} GB less "
+        f"on each of {o.count}x {o.gpu.id}: say `pure bf16` if that is your run."
     ]
 
 

@@ -9,6 +9,7 @@ from adapters.parse import QueryError, parse_query
 from bot.service import ReplyKind, Service
 from catalog.loader import default_catalog
 from engine import Method
+from engine.profiles import resolve
 
 CATALOG = default_catalog()
 
@@ -117,3 +118,10 @@ def test_options_describe_themselves() -> None:
         "model:70b tokens:50M epochs:2"
     )
     assert not Options().given and Options(seq="8k").given
+
+
+def test_a_follow_up_keeps_unsaid_fields_for_the_new_framework_to_set() -> None:
+    previous = parse_query("8b lora 20M tokens")
+    request = build_request("", Options(framework="hf"), previous, default_catalog())
+    assert "lora_dropout" not in request.model_fields_set
+    assert resolve(request).lora_dropout == 0.05  # hf's, not the bare default

@@ -697,3 +697,5 @@ async def test_the_framework_select_reruns_the_estimate_in_its_thread(bot, slack
     _, reply = slack.calls_to("chat.postMessage")
     assert reply.args["thread_ts"] == ts
     assert "framework generic → torchtune" in all_text(reply.args["blocks"])
+    # The rerun applies the new profile to what the user never said: torchtune's states.
+    assert "states fp32 → pure-bf16" in all_text(reply.args["blocks"])

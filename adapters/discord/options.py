@@ -166,7 +166,7 @@ def build_request(
     else:
         if "gpu" in merged and "gpu_count" not in merged:
             merged["gpu_count"] = None
-        base = previous.model_dump()
+        base = previous.model_dump(exclude_unset=True)  # what was said stays said
     try:
         return Request.model_validate({**base, **merged})
     except ValidationError as exc:

@@ -541,7 +541,7 @@ class SlackBot:
             else:
                 return None
             try:
-                request = Request.model_validate({**base.model_dump(), **changes})
+                request = Request.model_validate({**base.model_dump(exclude_unset=True), **changes})
             except ValidationError:
                 return "error", await self.out.expired(channel, user, respond)
             reply = await self.service.estimate_async(request, base, _workspace(team))
