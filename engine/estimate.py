@@ -34,6 +34,7 @@ from engine.profiles import changes_for, resolve
 from engine.request import Method, Mode, Request, StatePrecision
 from engine.solve import Solution, solve
 from engine.specs import Catalog, GpuSpec, ModelSpec
+from engine.warning_context import Context
 
 
 @dataclass(frozen=True, slots=True)
@@ -466,7 +467,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         memory, count = fp.per_gpu(stage, 1, request.offload), fp.tensor_parallel
     headline = shown[0] if shown and (shown[0].fits or shown[0].named) else None
     what_if = _what_ifs(request, model, catalog, headline, (fp, work))
-    context = caveats.Context(
+    context = Context(
         request=request,
         model=model,
         footprint=fp,

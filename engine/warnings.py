@@ -8,14 +8,11 @@ given).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 from engine.accuracy import uncertainty
-from engine.compute import Compute, uses_flat_rule
+from engine.card_tips import card_tips
+from engine.compute import uses_flat_rule
 from engine.constants import (
-    BF16_ADAPTERS_TIP_SHARE,
     COMM_WARNING_SHARE,
-    CONTEXT_PARALLEL_TIP_SHARE,
     CUDA_CONTEXT_GB,
     GB,
     GEMM_EFFICIENCY,
@@ -25,44 +22,25 @@ from engine.constants import (
     LOGITS_BYTES,
     LOGITS_BYTES_HF,
     LONG_SEQ_WARNING,
-    NATIVE_ATTENTION_TIP_SHARE,
-    OPTIMIZER_BYTES,
-    OPTIMIZER_BYTES_PURE_BF16,
     OVERHEAD_GB,
-    PURE_BF16_TIP_SHARE,
     SMALL_DATASET_TOKENS,
     USABLE_FRACTION,
-    ZERO3_HOOKS_WARNING_SHARE,
 )
 from engine.fit import Option, not_recommended_reason
-from engine.memory import Footprint
 from engine.profiles import (
     changes_for,
     cudnn_attention_from,
-    fp32_residual_stream,
     logits_bytes,
     profile,
 )
 from engine.rates import framework_picks_native_attention, matmul_rate
 from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
-from engine.specs import Catalog, GpuSpec, ModelSpec
+from engine.specs import Catalog, GpuSpec
 from engine.throughput import (
     link_bytes_per_s,
     nodes_for,
-    step_time,
-    zero3_hook_share,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    request: Request
-    model: ModelSpec
-    footprint: Footprint
-    options: list[Option]
-    compute: Compute
-    mfu_effective: float
-    fits_anywhere: bool
+from engine.warning_context import Context
 
 
 def _lead(ctx: Context) -> Option | None:
@@ -275,131 +253,7 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
                 f"{o.count}x {o.gpu.id} on {where}: about {share:.0%} of each step waits on "
                 "communication. Fewer, larger cards or a faster link would help."
             )
-    out += _zero3_hooks_warning(ctx, o)
-    out += _native_attention_tip(ctx, o)
-    out += _bf16_adapters_tip(ctx, o)
-    out += _pure_bf16_tip(ctx, o)
-    out += _context_parallel_tip(ctx, o)
-    return out
-
-
-def _context_parallel_tip(ctx: Context, o: Option) -> list[str]:
-    """Several cards held up by one sequence's activations, which sharding cannot split."""
-    r = ctx.request
-    if r.mode is not Mode.DETAILED or r.context_parallel > 1 or o.count < 2:
-        return []
-    share = o.memory.activations / o.per_gpu_gb
-    if share < CONTEXT_PARALLEL_TIP_SHARE:
-        return []
-    return [
-        f"One {r.seq_len:,}-token sequence's activations take {o.memory.activations:.1f} GB "
-        f"({share:.0%}) on each of the {o.count} cards, whatever their number: sharding "
-        "splits weights and states, not them. Context parallelism (`cp 2`, `cp 4`: ring "
-        "attention, as torchtitan and axolotl run it) splits the sequence over the cards."
-    ]
-
-
-def _bf16_adapters_tip(ctx: Context, o: Option) -> list[str]:
-    """PEFT's FP32 adapters slowing a LoRA run: what keeping them in BF16 would save."""
-    r, work = ctx.request, ctx.compute.work
-    if work is None or o.timing.tokens_per_second is None or not work.adapter_casts[0]:
-        return []
-    if fp32_residual_stream(r, o.stage):
-        return []  # TRL's k-bit path: BF16 adapters already, the FP32 stream costs the same
-    cast_bytes, cast_kernels = work.adapter_casts
-    bf16 = replace(work, dequant_bytes=work.dequant_bytes - cast_bytes,
-                   kernels=work.kernels - cast_kernels, adapter_casts=(0.0, 0.0))
-    fast = step_time(bf16, o.gpu, o.count, o.stage, r.offload, r.nodes).tokens_per_second
-    saving = 1.0 - o.timing.tokens_per_second / fast
-    if saving < BF16_ADAPTERS_TIP_SHARE:
-        return []
-    return [
-        f"PEFT keeps the LoRA weights in FP32 and casts every adapted layer's input to "
-        f"them: about {saving:.0%} of the time on {o.count}x {o.gpu.id}. BF16 adapters "
-        f"(`bf16 adapters`: `get_peft_model(..., autocast_adapter_dtype=False)`) skip "
-        f"the casts."
-    ]
-
-
-def _pure_bf16_tip(ctx: Context, o: Option) -> list[str]:
-    """An ``hf`` full fine-tune counted as transformers 4 ran it (FP32 weights under the
-    Trainer's BF16 autocast: 16 B a parameter) where transformers 5 loads a BF16
-    checkpoint as BF16 (``from_pretrained``'s ``dtype="auto"`` default) and AdamW keeps
-    BF16 moments: what saying ``pure bf16`` would take off each card. Not under ZeRO,
-    whose FP32 partition DeepSpeed keeps either way."""
-    r = ctx.request
-    if (
-        r.framework is not Framework.HF
-        or r.effective_method is not Method.FULL
-        or "state_precision" in r.model_fields_set
-        or r.state_precision is StatePrecision.PURE_BF16
-        or r.precision.value != "bf16"
-        or o.stage.is_zero
-    ):
-        return []
-    fp32, bf16 = OPTIMIZER_BYTES[r.optimizer.value], OPTIMIZER_BYTES_PURE_BF16[r.optimizer.value]
-    saving = o.memory.master_weights + o.memory.optimizer * (1.0 - bf16 / fp32)
-    if saving < PURE_BF16_TIP_SHARE * o.per_gpu_gb:
-        return []
-    return [
-        f"Counted as transformers 4 ran a full fine-tune: FP32 weights under the Trainer's "
-        f"BF16 autocast, FP32 moments (16 B a parameter). transformers 5 loads a BF16 "
-        f"checkpoint as BF16 and AdamW then keeps BF16 moments, about {saving:,.0f} GB less "
-        f"on each of {o.count}x {o.gpu.id}: say `pure bf16` if that is your run."
-    ]
-
-
-def _native_attention_tip(ctx: Context, o: Option) -> list[str]:
-    """FlashAttention-2 holding a Hopper or Blackwell card back: what ``fa3`` would save."""
-    r, work = ctx.request, ctx.compute.work
-    fa2 = o.gpu.flash_attention_tflops
-    if (
-        work is None
-        or fa2 is None
-        or o.timing.tokens_per_second is None
-        or not r.flash_attention
-        or r.native_attention
-        or framework_picks_native_attention(o.gpu, work.cudnn_attention_from)
-    ):
-        return []
-    native = replace(work, native_attention=True)
-    fast = step_time(native, o.gpu, o.count, o.stage, r.offload, r.nodes).tokens_per_second
-    saving = 1.0 - o.timing.tokens_per_second / fast
-    if saving < NATIVE_ATTENTION_TIP_SHARE:
-        return []
-    blackwell = (o.gpu.compute_capability or 0.0) >= 10.0
-    kernels = (
-        "cuDNN attention or FlashAttention-4 (`cudnn attention`)"
-        if blackwell
-        else "FlashAttention-3 or cuDNN attention (`fa3`)"
-    )
-    return [
-        f"On {o.gpu.id}, FlashAttention-2 (what `flash_attention_2` and PyTorch's SDPA "
-        f"before 2.11 run) "
-        f"reaches about {fa2:,.0f} TFLOPs, {fa2 / o.gpu.train_tflops:.0%} of the card's peak: "
-        f"{kernels} would cut the time by about {saving:.0%}."
-    ]
-
-
-def _zero3_hooks_warning(ctx: Context, o: Option) -> list[str]:
-    """DeepSpeed ZeRO-3's hooks setting the pace: small models, short micro-batches."""
-    work = ctx.compute.work
-    if work is None or o.stage is not Sharding.ZERO3:
-        return []
-    r = ctx.request
-    share = zero3_hook_share(work, o.gpu, o.count, r.offload, r.nodes)
-    if share < ZERO3_HOOKS_WARNING_SHARE:
-        return []
-    instead = (
-        "Dropping `zero3` (one GPU needs no sharding)"
-        if o.count == 1
-        else "`zero2` (if the weights fit unsharded) or FSDP"
-    )
-    return [
-        f"DeepSpeed ZeRO-3's per-parameter hooks take about {share:.0%} of each step on "
-        f"{o.count}x {o.gpu.id} (host time for {work.zero3_host_ops:,.0f} calls per "
-        f"micro-batch). {instead}, or longer micro-batches, would be faster."
-    ]
+    return out + card_tips(ctx, o)
 
 
 def assumptions(ctx: Context) -> list[str]:
