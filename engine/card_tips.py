@@ -20,7 +20,7 @@ from engine.fit import Option
 from engine.profiles import fp32_residual_stream
 from engine.rates import framework_picks_native_attention
 from engine.request import Framework, Method, Mode, Sharding, StatePrecision
-from engine.throughput import step_time, zero3_hook_share
+from engine.throughput import Workload, step_time, zero3_hook_share
 from engine.warning_context import Context
 
 
@@ -33,6 +33,13 @@ def card_tips(ctx: Context, o: Option) -> list[str]:
         *_pure_bf16_tip(ctx, o),
         *_context_parallel_tip(ctx, o),
     ]
+
+
+def _time_saved(ctx: Context, o: Option, faster: Workload) -> float:
+    """The share of ``o``'s time that running ``faster`` instead would save."""
+    r = ctx.request
+    fast = step_time(faster, o.gpu, o.count, o.stage, r.offload, r.nodes).tokens_per_second
+    return 1.0 - (o.timing.tokens_per_second or fast) / fast
 
 
 def _context_parallel_tip(ctx: Context, o: Option) -> list[str]:
@@ -61,8 +68,7 @@ def _bf16_adapters_tip(ctx: Context, o: Option) -> list[str]:
     cast_bytes, cast_kernels = work.adapter_casts
     bf16 = replace(work, dequant_bytes=work.dequant_bytes - cast_bytes,
                    kernels=work.kernels - cast_kernels, adapter_casts=(0.0, 0.0))
-    fast = step_time(bf16, o.gpu, o.count, o.stage, r.offload, r.nodes).tokens_per_second
-    saving = 1.0 - o.timing.tokens_per_second / fast
+    saving = _time_saved(ctx, o, bf16)
     if saving < BF16_ADAPTERS_TIP_SHARE:
         return []
     return [
@@ -114,9 +120,7 @@ def _native_attention_tip(ctx: Context, o: Option) -> list[str]:
         or framework_picks_native_attention(o.gpu, work.cudnn_attention_from)
     ):
         return []
-    native = replace(work, native_attention=True)
-    fast = step_time(native, o.gpu, o.count, o.stage, r.offload, r.nodes).tokens_per_second
-    saving = 1.0 - o.timing.tokens_per_second / fast
+    saving = _time_saved(ctx, o, replace(work, native_attention=True))
     if saving < NATIVE_ATTENTION_TIP_SHARE:
         return []
     blackwell = (o.gpu.compute_capability or 0.0) >= 10.0
