@@ -76,7 +76,7 @@ MODELS: dict[str, dict[str, Any]] = {
         tie_word_embeddings=False,
     ),
     # --grid families: other architectures at their config.json shapes (catalog/models.yaml
-    # holds the same; tests/test_gpu_probe.py checks it), each built by its own class.
+    # holds the same; tests/test_measurements_file.py checks it), each built by its own class.
     "qwen3-0.6b": dict(
         config="Qwen3Config",
         hidden_size=1024,

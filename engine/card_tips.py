@@ -19,7 +19,7 @@ from engine.constants import (
 from engine.fit import Option
 from engine.profiles import fp32_residual_stream
 from engine.rates import framework_picks_native_attention
-from engine.request import Framework, Method, Mode, Sharding, StatePrecision
+from engine.request import Framework, Method, Mode, Sharding
 from engine.throughput import Workload, step_time, zero3_hook_share
 from engine.warning_context import Context
 
@@ -89,8 +89,7 @@ def _pure_bf16_tip(ctx: Context, o: Option) -> list[str]:
     if (
         r.framework is not Framework.HF
         or r.effective_method is not Method.FULL
-        or "state_precision" in r.model_fields_set
-        or r.state_precision is StatePrecision.PURE_BF16
+        or "state_precision" in r.model_fields_set  # hf's profile never picks pure BF16
         or r.precision.value != "bf16"
         or o.stage.is_zero
     ):
