@@ -7,7 +7,8 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
 * **matmuls**, by method: a forward of ``2`` FLOPs per weight per token; a backward of
   ``4`` for trained weights (input and weight gradients) but ``2`` for frozen ones
   (LoRA/QLoRA: a frozen linear's backward is one matmul, not two); the LM head's;
-  the adapters' own ``6·r·(d_in + d_out)``; a second forward under checkpointing;
+  the adapters' own ``6·r·(d_in + d_out)``; a second forward of the decoder layers
+  under checkpointing (frameworks checkpoint the layers, not the LM head);
 * **attention**: ``2·s·q_width`` FLOPs per token per layer forward with causal
   masking skipped (FlashAttention), ``4·s·q_width`` eager, and ``FA_BACKWARD_FLOPS``
   (2.5x) / ``EAGER_BACKWARD_FLOPS`` (2x) for backward, so time grows with sequence;
@@ -34,7 +35,11 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
 * **communication** over the actual link: the card's NVLink / Infinity Fabric / PCIe
   bandwidth inside a node (halved without peer-to-peer), the node's NICs between
   nodes; ZeRO-3/FSDP gathers weights every micro-batch and reduce-scatters
-  gradients, DDP and ZeRO-1/2 reduce once per step; HSDP gathers within a node and
+  gradients (FSDP and HSDP under ``no_sync()`` once per accumulation window), DDP and
+  ZeRO-1 reduce once per step, ZeRO-2 every micro-batch and gathers the updated
+  weights once per step ([zero2-reduce]: DeepSpeed's ``stage_1_and_2.py``
+  ``reduce_ready_partitions_and_remove_grads`` reduces when ``partition_gradients``,
+  true at stage 2, or at the accumulation boundary); HSDP gathers within a node and
   all-reduces its gradient shard across nodes once per step. Frameworks overlap it with
   compute (FSDP prefetch, DeepSpeed ``overlap_comm``), so a micro-batch takes the
   longer of the two;
@@ -46,8 +51,9 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
   dynamic cast (``FLOAT8_CAST_BYTES``, ``FLOAT8_KERNELS_PER_LINEAR``); the LM head,
   adapters and attention stay 16-bit. Cards without FP8 tensor cores run it at BF16;
 * **tensor parallelism** (``tp``): each card of a group computes and moves 1/tp of the
-  micro-batch's work, and every layer adds ``TP_COLLECTIVES_PER_LAYER`` all-gathers and
-  reduce-scatters of its activations per pass over the node's link, not overlapped;
+  micro-batch's work (of 1/cp of its tokens under context parallelism), and every layer
+  adds ``TP_COLLECTIVES_PER_LAYER`` all-gathers and reduce-scatters of its activations
+  per pass over the node's link, not overlapped;
   data-parallel traffic then runs between the groups.
 
 Three free parameters (``GEMM_EFFICIENCY``, ``LAUNCH_S_PER_KERNEL``,
@@ -248,7 +254,8 @@ def _flops(arch: Architecture, request: Request) -> tuple[float, float]:
     ckpt = request.grad_checkpointing
     forward = 2.0 * linear
     backward = (4.0 if trained else 2.0) * linear
-    recompute = forward if ckpt else 0.0
+    # Checkpointing wraps the decoder layers: the LM head's forward is not rerun.
+    recompute = 2.0 * arch.active_linear_params if ckpt else 0.0
     sac = ckpt and request.selective_checkpointing
     if sac:
         # Only the projections whose output was not kept are rerun; attention is kept.
@@ -303,10 +310,13 @@ def _kernels(arch: Architecture, request: Request, fusion: float) -> float:
 
 
 def _produced_bytes(arch: Architecture, request: Request) -> float:
-    """Bytes the forward writes per token: every layer's tensors and the logits."""
-    return layer_activation_bytes(arch, request, produced=True) + logits_bytes_per_token(
-        arch, request
-    )
+    """Bytes the forward writes per token, every layer's tensors and the logits, with
+    the recomputed forward's share of the layers' under checkpointing (the loss is not
+    recomputed)."""
+    recompute = FORWARD_SHARE if request.grad_checkpointing else 0.0
+    return layer_activation_bytes(arch, request, produced=True) * (
+        1.0 + recompute
+    ) + logits_bytes_per_token(arch, request)
 
 
 def workload(arch: Architecture, request: Request) -> Workload:
@@ -321,15 +331,17 @@ def workload(arch: Architecture, request: Request) -> Workload:
     trained = method is Method.FULL
     matmul, attention = _flops(arch, request)
     head = arch.hidden_size * arch.vocab_size
-    weight_bytes = _weight_passes(request) * WEIGHT_READ_BYTES * (arch.linear_params + head)
+    # The head is read forward and backward (and for its gradient), never recomputed.
+    head_passes = _weight_passes(request) - (1.0 if request.grad_checkpointing else 0.0)
+    weight_bytes = WEIGHT_READ_BYTES * (
+        _weight_passes(request) * arch.linear_params + head_passes * head
+    )
     dequant, dequant_kernels = _dequant(arch, request)
-    # The recomputed forward repeats the forward's share of the elementwise traffic.
-    recompute = FORWARD_SHARE if request.grad_checkpointing else 0.0
-    elementwise = tokens * _produced_bytes(arch, request) * (1.0 + recompute)
+    elementwise = tokens * _produced_bytes(arch, request)
     sharded_elementwise = None
     if request.sharding is Sharding.AUTO and fp32_residual_stream(request):
         zero3 = request.model_copy(update={"sharding": Sharding.ZERO3})
-        sharded_elementwise = tokens * _produced_bytes(arch, zero3) * (1.0 + recompute)
+        sharded_elementwise = tokens * _produced_bytes(arch, zero3)
     prof = profile(request.framework)
     fusion = prof.elementwise_scale * (COMPILE_FUSION if request.compile else 1.0)
     float8_flops, cast_bytes, cast_kernels = float8_work(arch, request, fusion)
@@ -345,7 +357,11 @@ def workload(arch: Architecture, request: Request) -> Workload:
     if prof.foreach_adamw and request.optimizer is Optimizer.ADAMW:
         optimizer = FOREACH_ADAMW_STEP_BYTES[regime] * trainable
     stored = base_weight_bytes(arch, request)
-    grad_bytes = trainable * (2.0 if trained or regime == "pure-bf16" else 4.0)
+    if trained:  # the gradients the memory model holds (engine.memory.footprint)
+        per_grad = 2.0 if regime == "pure-bf16" else PRECISION_BYTES[request.precision.value]
+    else:
+        per_grad = 2.0 if regime == "pure-bf16" else 4.0
+    grad_bytes = trainable * per_grad
     if request.sharding.is_fsdp and method is Method.LORA and prof.fsdp_frozen_grads:
         grad_bytes += stored
     t = float(request.tensor_parallel)  # each card's share of the group's work
@@ -377,7 +393,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         grad_bytes=grad_bytes / t,
         useful_flops_per_token=6.0 * arch.active_params,
         tensor_parallel=request.tensor_parallel,
-        tp_comm_bytes=tp_comm_bytes(arch, request, tokens),
+        tp_comm_bytes=tp_comm_bytes(arch, request, tokens) / c,
         float8_flops=float8_flops / t / c,
         float8_cast_bytes=cast_bytes / t / c,
         context_parallel=request.context_parallel,
@@ -493,11 +509,15 @@ def step_time(
         shards = min(n, max(1, node_cards // tp))
         replicas = n // shards
         local = link_bytes_per_s(gpu, shards * tp, 1)
-        comm_micro = (2 * work.stored_weight_bytes + work.grad_bytes) * (shards - 1) / shards
-        comm_micro /= local
+        comm_micro = 2 * work.stored_weight_bytes * (shards - 1) / shards / local
+        reduce = work.grad_bytes * (shards - 1) / shards / local
+        if work.grad_accum > 1:  # no_sync(), as under fsdp below
+            comm_step = reduce
+        else:
+            comm_micro += reduce
         if replicas > 1:
             across = link_bytes_per_s(gpu, count, nodes_for(count, nodes, per_node))
-            comm_step = 2 * work.grad_bytes / shards * (replicas - 1) / replicas / across
+            comm_step += 2 * work.grad_bytes / shards * (replicas - 1) / replicas / across
     elif n > 1:
         share = (n - 1) / n
         link = link_bytes_per_s(gpu, n, nodes_for(count, nodes, per_node))
@@ -511,6 +531,11 @@ def step_time(
                 comm_step = reduce
             else:
                 comm_micro += reduce
+        elif stage is Sharding.ZERO2 and work.grad_accum > 1:
+            # ZeRO-2 partitions the gradients, so it reduces them every micro-batch
+            # during backward ([zero2-reduce]); the updated weights are gathered per step.
+            comm_micro = work.grad_bytes * share / link
+            comm_step = work.grad_bytes * share / link
         else:
             # DDP all-reduce, or ZeRO-1/2 reduce-scatter + all-gather: 2x the gradients.
             comm_step = 2 * work.grad_bytes * share / link

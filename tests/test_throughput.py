@@ -316,3 +316,58 @@ def test_fsdp_accumulating_under_no_sync_reduces_gradients_once_a_step(catalog) 
 def test_deepspeed_zero3_reduces_gradients_every_micro_batch(catalog) -> None:
     once, eight = _comm(catalog, Sharding.ZERO3, 1), _comm(catalog, Sharding.ZERO3, 8)
     assert eight == pytest.approx(8 * once)
+
+
+def _work(catalog: Catalog, **fields):
+    request = resolve(Request(**{"model": "llama-3.1-8b", **fields}))
+    return workload(catalog.model(request.model).architecture, request)
+
+
+def test_checkpointing_recomputes_the_decoder_layers_but_not_the_lm_head(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    shape = {"method": "full", "seq_len": 2048, "micro_batch": 2}
+    on = _work(catalog, grad_checkpointing=True, **shape)
+    off = _work(catalog, grad_checkpointing=False, **shape)
+    second_forward = 2.0 * arch.active_linear_params * 2048 * 2
+    assert on.matmul_flops - off.matmul_flops == pytest.approx(second_forward)
+
+
+def test_zero2_reduces_gradients_every_micro_batch_where_zero1_waits_for_the_step(
+    catalog: Catalog,
+) -> None:
+    slow = CARD.model_copy(update={"link_gbps": 10.0, "fabric": "pcie"})
+
+    def comm(stage: Sharding, accum: int) -> float:
+        request = resolve(Request(model="llama-3.1-8b", method="full", grad_accum=accum))
+        work = workload(catalog.model(request.model).architecture, request)
+        return step_time(work, slow, 8, stage, False).comm_s
+
+    assert comm(Sharding.ZERO1, 8) == pytest.approx(comm(Sharding.ZERO1, 1))
+    # One reduce per micro-batch plus one gather of the updated weights per step.
+    assert comm(Sharding.ZERO2, 8) == pytest.approx(comm(Sharding.ZERO2, 1) * 9 / 2)
+
+
+def test_hsdp_accumulating_reduces_its_gradients_once_per_step(catalog: Catalog) -> None:
+    one = _step(catalog, count=16, stage=Sharding.HSDP, method="full", grad_accum=1)
+    eight = _step(catalog, count=16, stage=Sharding.HSDP, method="full", grad_accum=8)
+    work = _work(catalog, method="full")
+    gather = 2 * work.stored_weight_bytes * 7 / 8 / link_bytes_per_s(CARD, 8, 1)
+    # Eight gathers per micro-batch pair, the local reduce-scatter once, not eight times.
+    assert eight.comm_s == pytest.approx(one.comm_s + 7 * gather)
+
+
+def test_tensor_parallel_traffic_follows_the_tokens_each_ring_rank_holds(
+    catalog: Catalog,
+) -> None:
+    shape = {"method": "full", "seq_len": 32768, "tensor_parallel": 2}
+    one_rank = _work(catalog, context_parallel=1, **shape)
+    ring_of_four = _work(catalog, context_parallel=4, **shape)
+    assert ring_of_four.tp_comm_bytes == pytest.approx(one_rank.tp_comm_bytes / 4)
+
+
+def test_an_fp32_full_fine_tune_communicates_four_byte_gradients(catalog: Catalog) -> None:
+    fp32 = _work(catalog, method="full", precision="fp32")
+    bf16 = _work(catalog, method="full", precision="bf16", state_precision="pure-bf16")
+    assert fp32.grad_bytes == pytest.approx(2 * bf16.grad_bytes)
