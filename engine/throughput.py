@@ -332,10 +332,9 @@ def workload(arch: Architecture, request: Request) -> Workload:
     matmul, attention = _flops(arch, request)
     head = arch.hidden_size * arch.vocab_size
     # The head is read forward and backward (and for its gradient), never recomputed.
-    head_passes = _weight_passes(request) - (1.0 if request.grad_checkpointing else 0.0)
-    weight_bytes = WEIGHT_READ_BYTES * (
-        _weight_passes(request) * arch.linear_params + head_passes * head
-    )
+    passes = _weight_passes(request)
+    head_passes = passes - (1.0 if request.grad_checkpointing else 0.0)
+    weight_bytes = WEIGHT_READ_BYTES * (passes * arch.linear_params + head_passes * head)
     dequant, dequant_kernels = _dequant(arch, request)
     elementwise = tokens * _produced_bytes(arch, request)
     sharded_elementwise = None
