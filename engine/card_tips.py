@@ -95,13 +95,14 @@ def _pure_bf16_tip(ctx: Context, o: Option) -> list[str]:
     ):
         return []
     fp32, bf16 = OPTIMIZER_BYTES[r.optimizer.value], OPTIMIZER_BYTES_PURE_BF16[r.optimizer.value]
-    saving = o.memory.master_weights + o.memory.optimizer * (1.0 - bf16 / fp32)
+    kept = bf16 / fp32 if fp32 else 1.0  # a stateless optimizer (plain SGD) saves none
+    saving = o.memory.master_weights + o.memory.optimizer * (1.0 - kept)
     if saving < PURE_BF16_TIP_SHARE * o.per_gpu_gb:
         return []
     return [
         f"Counted as transformers 4 ran a full fine-tune: FP32 weights under the Trainer's "
         f"BF16 autocast, FP32 moments (16 B a parameter). transformers 5 loads a BF16 "
-        f"checkpoint as BF16 and AdamW then keeps BF16 moments, about {saving:,.0f} GB less "
+        f"checkpoint as BF16 and the optimizer then keeps BF16 states, about {saving:,.0f} GB less "
         f"on each of {o.count}x {o.gpu.id}: say `pure bf16` if that is your run."
     ]
 

@@ -41,3 +41,10 @@ def test_no_tip_for_adapters_other_frameworks_or_deepspeed() -> None:
     assert not _tips(framework="hf", method="lora")
     assert not _tips(framework="generic")
     assert not _tips(framework="hf", sharding="zero3", gpu_count=2)
+
+
+def test_a_stateless_optimizer_is_told_only_the_weights_saving() -> None:
+    (tip,) = _tips(framework="hf", optimizer="sgd")
+    saving = (_per_gpu(framework="hf", optimizer="sgd")
+              - _per_gpu(framework="hf", optimizer="sgd", state_precision="pure-bf16"))
+    assert f"about {saving:,.0f} GB less" in tip
