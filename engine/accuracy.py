@@ -75,7 +75,7 @@ def uncertainty(request: Request) -> Uncertainty:
     method = request.effective_method
     band = BANDS[method.value]
     time = band.time if band.time is not None else PLANNING_UNCERTAINTY
-    label = {Method.FULL: "full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}[method]
+    label = method.label
     untried = unmeasured(request)
     caveat = f"; none of them used {' or '.join(untried)}" if untried else ""
     if request.gpu is not None and request.gpu not in TIMED_CARDS:

@@ -107,6 +107,11 @@ class Method(StrEnum):
     LORA = "lora"
     QLORA = "qlora"
 
+    @property
+    def label(self) -> str:
+        """How a sentence names it: ``full``, ``LoRA``, ``QLoRA``."""
+        return {"full": "full", "lora": "LoRA", "qlora": "QLoRA"}[self.value]
+
 
 class Precision(StrEnum):
     """Storage precision of the base weights."""

@@ -392,13 +392,23 @@ def _compute_line(ctx: Context) -> str:
     achievable = matmul_rate(lead.gpu) / 1e12
     return (
         f"{head}. Time: modeled per micro-batch on {lead.count}x {lead.gpu.id}: "
-        f"{t.tokens_per_second:,.0f} tokens/s per GPU ({t.mfu or 0:.0%} MFU), matmuls by method "
-        f"at {GEMM_EFFICIENCY:.0%} of {achievable:,.0f} TFLOPs achievable, "
+        f"{t.tokens_per_second:,.0f} tokens/s per GPU ({_mfu_words(r, t.mfu or 0)}), "
+        f"matmuls by method at {GEMM_EFFICIENCY:.0%} of {achievable:,.0f} TFLOPs achievable, "
         f"{_attention_words(r, lead.gpu)}, "
         f"memory-bound work at "
         f"{lead.gpu.hbm_gbps or 0:,.0f} GB/s, launch floor and communication. The napkin rule "
         f"(6·P·T at 35%) says {t.napkin_gpu_hours or 0:,.1f} GPU-hours."
     )
+
+
+def _mfu_words(r: Request, mfu: float) -> str:
+    """The achieved MFU as replies quote it: on 6·P_active per token, the count a stated
+    ``mfu`` is read on, so saying it back gives the same time. Adapters skip the frozen
+    weights' gradient matmuls (about 4·P), so theirs can pass 100%: said where it does."""
+    if mfu <= 1.0 or r.effective_method is Method.FULL:
+        return f"{mfu:.0%} MFU"
+    return (f"{mfu:.0%} MFU on 6·P per token: over 100% because {r.effective_method.label} "
+            "skips the frozen weights' gradient matmuls")
 
 
 def _attention_words(r: Request, gpu: GpuSpec) -> str:

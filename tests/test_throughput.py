@@ -25,7 +25,7 @@ from engine.throughput import (
     workload,
     zero3_host_ops,
 )
-from tests.helpers import H100_LIKE, catalog_with
+from tests.helpers import H100_LIKE, catalog_with, gpu
 
 CARD = H100_LIKE
 
@@ -371,3 +371,24 @@ def test_an_fp32_full_fine_tune_communicates_four_byte_gradients(catalog: Catalo
     fp32 = _work(catalog, method="full", precision="fp32")
     bf16 = _work(catalog, method="full", precision="bf16", state_precision="pure-bf16")
     assert fp32.grad_bytes == pytest.approx(2 * bf16.grad_bytes)
+
+
+def _compute_line(card, **fields) -> str:
+    request = Request(model="llama-3.1-8b", dataset_tokens=10**8, epochs=1, seq_len=2048,
+                      micro_batch=2, grad_checkpointing=False, gpu=card.id, **fields)
+    result = estimate(request, catalog_with(card))
+    return next(a for a in result.assumptions if a.startswith("Compute:"))
+
+
+def test_an_adapter_mfu_over_100_percent_says_it_is_counted_on_six_p() -> None:
+    # A card whose achievable rate is twice its rated one: LoRA's 4·P of work per token
+    # then reads well over 100% on the 6·P count a stated ``mfu`` uses.
+    fast = gpu("g192", 192, bf16_tflops=500.0, matmul_tflops=1000.0, hbm_gbps=3000.0,
+               link_gbps=450.0)
+    line = _compute_line(fast, method="lora")
+    assert "MFU on 6·P per token: over 100% because LoRA skips the frozen weights'" in line
+
+
+def test_a_full_fine_tune_quotes_its_mfu_plainly() -> None:
+    line = _compute_line(CARD, method="full", gpu_count=4, sharding="fsdp")
+    assert "% MFU)" in line and "over 100%" not in line
