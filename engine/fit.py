@@ -154,7 +154,8 @@ class Sizer:
     """
 
     __slots__ = (
-        "cp", "lines", "most_shards", "multi", "napkin_total", "one", "one_stage", "step", "tp"
+        "all_ranks", "cp", "hsdp_per_card", "lines", "most_shards", "multi", "napkin_total",
+        "one", "one_stage", "step", "tp",
     )
 
     def __init__(self, fp: Footprint, requested: Sharding, offload: bool) -> None:
@@ -163,6 +164,9 @@ class Sizer:
         self.step = fp.card_step
         self.most_shards = fp.shard_ranks(requested, MAX_CARDS)
         """Ranks the state spreads over at most (one node's under ``hsdp``)."""
+        self.hsdp_per_card = requested is Sharding.HSDP and not fp.node_cards_named
+        """``hsdp`` on nodes the request did not name: a node is each card's own."""
+        self.all_ranks = fp.data_parallel(MAX_CARDS)
         self.one_stage = resolve_stage(requested, 1)
         self.multi = resolve_stage(requested, 2)
         self.napkin_total = fp.total if fp.napkin else None
@@ -175,10 +179,18 @@ class Sizer:
         else:
             self.lines = fp.split(self.multi, offload)
 
-    def _per_gpu(self, ranks: int) -> float:
-        """Per-GPU GB on ``ranks`` (> 1) data-parallel ranks."""
-        if ranks > self.most_shards:
-            ranks = self.most_shards  # hsdp replicates past one node
+    def shards_on(self, gpu: GpuSpec | None) -> int:
+        """Ranks the state spreads over at most on ``gpu``: under ``hsdp`` one of its
+        nodes (``GpuSpec.gpus_per_node``) unless the request named its nodes."""
+        if gpu is None or not self.hsdp_per_card:
+            return self.most_shards
+        return min(self.all_ranks, max(1, gpu.gpus_per_node // self.tp))
+
+    def _per_gpu(self, ranks: int, most_shards: int) -> float:
+        """Per-GPU GB on ``ranks`` (> 1) data-parallel ranks, the state spread over at
+        most ``most_shards`` of them."""
+        if ranks > most_shards:
+            ranks = most_shards  # hsdp replicates past one node
         if len(self.lines) == 1:  # the usual case: no optimizer-step peak
             fixed, sharded = self.lines[0]
             return fixed + sharded / ranks
@@ -187,16 +199,19 @@ class Sizer:
     def fewest(self, gpu: GpuSpec) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` for the fewest cards that fit, or None."""
         cap = USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None)
-        return self.fewest_for(cap, card_limit(gpu))
+        return self.fewest_for(cap, card_limit(gpu), self.shards_on(gpu))
 
     def at_count(self, gpu: GpuSpec, count: int) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` when exactly ``count`` cards of ``gpu`` hold
         the run within the planning line, else None."""
         cap = USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None)
-        return self.at_count_for(cap, count)
+        return self.at_count_for(cap, count, self.shards_on(gpu))
 
-    def at_count_for(self, cap: float, count: int) -> tuple[int, Sharding, float] | None:
-        """As :meth:`at_count`, for a card offering ``cap`` usable GB."""
+    def at_count_for(
+        self, cap: float, count: int, most_shards: int | None = None
+    ) -> tuple[int, Sharding, float] | None:
+        """As :meth:`at_count`, for a card offering ``cap`` usable GB whose state spreads
+        over at most ``most_shards`` ranks (:meth:`shards_on`; default: 8-card nodes)."""
         if self.napkin_total is not None:
             per = self.napkin_total / count
             return (count, resolve_stage(self.one_stage, count), per) if per <= cap else None
@@ -204,14 +219,15 @@ class Sizer:
             return None  # not whole tensor-parallel groups and context-parallel rings
         if count == self.tp and self.cp == 1:
             return (count, self.one_stage, self.one) if self.one <= cap else None
-        per = self._per_gpu(count // self.tp)
+        per = self._per_gpu(count // self.tp, most_shards or self.most_shards)
         return (count, self.multi, per) if per <= cap + 1e-9 else None
 
     def fewest_for(
-        self, cap: float, most_cards: int = MAX_CARDS
+        self, cap: float, most_cards: int = MAX_CARDS, most_shards: int | None = None
     ) -> tuple[int, Sharding, float] | None:
         """As :meth:`fewest`, for a card offering ``cap`` usable GB, of which a run can
-        have ``most_cards`` (:func:`card_limit`)."""
+        have ``most_cards`` (:func:`card_limit`), its state spread over at most
+        ``most_shards`` ranks (:meth:`shards_on`; default: 8-card nodes)."""
         if self.napkin_total is not None:
             n = max(1, math.ceil(self.napkin_total / cap - 1e-12))
             if n > most_cards:
@@ -227,12 +243,13 @@ class Sizer:
                 continue
             n = max(n, math.ceil(sharded / (cap - fixed) - 1e-12))
         n = -(-n // self.cp) * self.cp  # whole rings
-        most = min(most_cards // self.tp, self.most_shards)
-        while n <= most and self._per_gpu(n) > cap:
+        shards = most_shards or self.most_shards
+        most = min(most_cards // self.tp, shards)
+        while n <= most and self._per_gpu(n, shards) > cap:
             n += self.cp  # guards float rounding at the boundary
         if n > most:
             return None
-        return n * self.tp, self.multi, self._per_gpu(n)
+        return n * self.tp, self.multi, self._per_gpu(n, shards)
 
 
 def card_limit(gpu: GpuSpec) -> int:
@@ -340,6 +357,7 @@ def rank_cards(
     """
     napkin = sizer.napkin_total is not None
     timed = work.flops is not None
+    per_card_nodes = sizer.hsdp_per_card  # hsdp's shards stop at each card's own node
     ranked: list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]] = []
     # Flagged cards sort after every other card, so they are sized and timed only when
     # fewer than ``keep`` of the others hold the run.
@@ -351,9 +369,10 @@ def rank_cards(
                 continue
             capacity = card.napkin_capacity if napkin else card.capacity
             cap = USABLE_FRACTION * capacity
+            shards = sizer.shards_on(card.gpu) if per_card_nodes else None
             found = (
-                sizer.fewest_for(cap, card.most_cards) if count is None
-                else sizer.at_count_for(cap, count)
+                sizer.fewest_for(cap, card.most_cards, shards) if count is None
+                else sizer.at_count_for(cap, count, shards)
             )
             if found is None:
                 continue
@@ -396,7 +415,7 @@ def count_on_card(
     sizer = Sizer(fp, requested, offload)
     if named is not None:
         whole = BAND_FULL * card_capacity(gpu, sizer.napkin_total is not None)
-        found = sizer.at_count_for(whole, named)
+        found = sizer.at_count_for(whole, named, sizer.shards_on(gpu))
         if found is not None:
             return found[0], found[1]
     fewest = sizer.fewest(gpu)
@@ -426,7 +445,7 @@ def make_option(
     band) and ``margin`` beyond it: a count the user named is timed while its estimate
     exceeds the card by less than the estimate's own memory uncertainty, as it may run
     (``engine.accuracy``'s band; the option still reads "does not fit")."""
-    memory = fp.per_gpu(stage, count, offload)
+    memory = fp.on_card(gpu.gpus_per_node).per_gpu(stage, count, offload)
     capacity = card_capacity(gpu, fp.napkin)
     limit = (BAND_FULL * (1.0 + margin) if named else USABLE_FRACTION) * capacity
     timed = memory.total <= limit + 1e-9

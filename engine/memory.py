@@ -186,10 +186,20 @@ class Footprint(Breakdown):
     above are then one such card's share, and data-parallel sharding runs over
     ``count / tensor_parallel`` groups (:meth:`data_parallel`)."""
     node_cards: int = GPUS_PER_NODE
-    """Cards in one node: ``GPUS_PER_NODE``, or the request's cards over its nodes."""
+    """Cards in one node: the request's cards over its nodes where it names them, else
+    ``GPUS_PER_NODE`` until :meth:`on_card` puts in the card's own ``gpus_per_node``."""
+    node_cards_named: bool = False
+    """The request named its nodes, so ``node_cards`` holds on every card."""
     context_parallel: int = 1
     """Data-parallel ranks that split each sequence (``Request.context_parallel``): the
     activations above are one rank's share, and counts of ranks are whole multiples."""
+
+    def on_card(self, gpus_per_node: int) -> Footprint:
+        """This footprint on a card whose machines hold ``gpus_per_node`` cards: ``hsdp``
+        shards within one such node unless the request named its nodes."""
+        if self.node_cards_named or self.node_cards == gpus_per_node:
+            return self
+        return replace(self, node_cards=gpus_per_node)
 
     @property
     def card_step(self) -> int:
@@ -439,7 +449,9 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         offload_weights=request.offload_weights,
     )
     if request.nodes and request.gpu_count:
-        whole = replace(whole, node_cards=max(1, request.gpu_count // request.nodes))
+        whole = replace(
+            whole, node_cards=max(1, request.gpu_count // request.nodes), node_cards_named=True
+        )
     if request.context_parallel > 1:
         whole = replace(whole, context_parallel=request.context_parallel)
     return tensor_parallel_share(whole, request.tensor_parallel)

@@ -33,7 +33,7 @@ from engine.constants import (
     USABLE_FRACTION,
 )
 from engine.fit import Sizer, not_recommended_reason, resolve_stage
-from engine.memory import Breakdown, footprint
+from engine.memory import Breakdown, Footprint, footprint
 from engine.request import Method, Mode, ModelPick, Request, Solve
 from engine.specs import Catalog, GpuSpec, ModelSpec, label_capacity_gb
 
@@ -132,13 +132,21 @@ class Solution:
 # the memory function and the searches
 
 
-def per_gpu(model: ModelSpec, request: Request, count: int) -> Breakdown:
-    """Per-GPU memory of ``request`` on ``count`` cards, GB: the estimate's own figures
-    (``footprint`` spread by ``Footprint.per_gpu`` under the resolved sharding)."""
-    fp = footprint(model.architecture, request)
+def per_gpu(
+    model: ModelSpec, request: Request, count: int, gpu: GpuSpec | None = None
+) -> Breakdown:
+    """Per-GPU memory of ``request`` on ``count`` cards (of ``gpu``, whose nodes bound
+    ``hsdp``'s shards, when known), GB: the estimate's own figures (``footprint`` spread
+    by ``Footprint.per_gpu`` under the resolved sharding)."""
+    fp = _on(footprint(model.architecture, request), gpu)
     return fp.per_gpu(
         resolve_stage(request.sharding, count, fp.tensor_parallel), count, request.offload
     )
+
+
+def _on(fp: Footprint, gpu: GpuSpec | None) -> Footprint:
+    """``fp`` on ``gpu``'s nodes (``Footprint.on_card``); as it is for a memory alone."""
+    return fp if gpu is None else fp.on_card(gpu.gpus_per_node)
 
 
 def largest(lo: int, hi: int, fits: Callable[[int], bool]) -> int | None:
@@ -193,7 +201,7 @@ def _limit(
 
         def at_seq(k: int) -> Breakdown:
             return per_gpu(model, request.model_copy(update={"seq_len": k * SOLVE_SEQ_STEP}),
-                           target.count)
+                           target.count, target.gpu)
 
         top = MAX_SEQ_LEN // SOLVE_SEQ_STEP
         k = largest(1, top, lambda k: target.holds(at_seq(k).total))
@@ -207,7 +215,9 @@ def _limit(
     if goal is Solve.MICRO_BATCH:
 
         def at_batch(b: int) -> Breakdown:
-            return per_gpu(model, request.model_copy(update={"micro_batch": b}), target.count)
+            return per_gpu(
+                model, request.model_copy(update={"micro_batch": b}), target.count, target.gpu
+            )
 
         b = largest(1, MAX_MICRO_BATCH, lambda b: target.holds(at_batch(b).total))
         nxt_b = 1 if b is None else (b + 1 if b < MAX_MICRO_BATCH else None)
@@ -220,14 +230,18 @@ def _limit(
     if goal is Solve.MODEL:
         best: tuple[ModelSpec, Breakdown] | None = None
         for m in _candidates(request, model, catalog):
-            memory = per_gpu(m, request.model_copy(update={"model": m.id}), target.count)
+            memory = per_gpu(
+                m, request.model_copy(update={"model": m.id}), target.count, target.gpu
+            )
             if target.holds(memory.total):
                 best = (m, memory)
         floor = best[0].params if best is not None else -1.0
         for m in _candidates(request, model, catalog):
             if m.params <= floor:
                 continue
-            memory = per_gpu(m, request.model_copy(update={"model": m.id}), target.count)
+            memory = per_gpu(
+                m, request.model_copy(update={"model": m.id}), target.count, target.gpu
+            )
             if not target.holds(memory.total):  # the smallest larger model that does not fit
                 return (
                     None if best is None else best[0].id,
@@ -237,7 +251,7 @@ def _limit(
                 )
         return (None, None, None, None) if best is None else (best[0].id, best[1], None, None)
     # Solve.GPU_COUNT: the estimate's own sizing.
-    fp = footprint(model.architecture, request)
+    fp = _on(footprint(model.architecture, request), target.gpu)
     found = Sizer(fp, request.sharding, request.offload).fewest_for(target.usable_gb)
     if found is None:
         return None, None, None, None

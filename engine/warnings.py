@@ -67,6 +67,7 @@ def warnings(ctx: Context) -> list[str]:
         out.append(
             f"{lead.count}x {lead.gpu.id} cannot hold this run "
             f"({lead.per_gpu_gb:.1f} GB per GPU of {lead.capacity_gb:.1f} GB); {need}{maybe}"
+            + _hsdp_node_hint(ctx, lead)
         )
     elif lead is not None and lead.named and not lead.fits:
         out.append(
@@ -318,7 +319,7 @@ def assumptions(ctx: Context) -> list[str]:
             if r.sharding is Sharding.AUTO
             else f"sharding {r.sharding.value}"
             + (
-                f" (sharded within each node of {ctx.footprint.node_cards}, replicated across "
+                f" (sharded within each node of {_node_cards(ctx)}, replicated across "
                 "nodes)."
                 if r.sharding is Sharding.HSDP
                 else "."
@@ -363,6 +364,23 @@ def assumptions(ctx: Context) -> list[str]:
                 + fallback
             )
     return out
+
+
+def _hsdp_node_hint(ctx: Context, lead: Option) -> str:
+    """Under ``hsdp``, where one node holds fewer of the cards than the run has: that
+    its state shards over a node's cards only, and ``fsdp`` over all of them."""
+    node = _node_cards(ctx)
+    if ctx.request.sharding is not Sharding.HSDP or node >= lead.count:
+        return ""
+    return (f" `hsdp` shards only within a node, and a {lead.gpu.id} node holds {node} "
+            f"card(s): `fsdp` shards over all {lead.count}.")
+
+
+def _node_cards(ctx: Context) -> int:
+    """Cards in one node of the card shown (``hsdp``'s shard group)."""
+    lead = _lead(ctx)
+    fp = ctx.footprint if lead is None else ctx.footprint.on_card(lead.gpu.gpus_per_node)
+    return fp.node_cards
 
 
 def _compute_line(ctx: Context) -> str:

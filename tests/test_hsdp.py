@@ -103,3 +103,42 @@ def test_the_assumptions_name_the_nodes_cards() -> None:
     est = estimate(Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80", gpu_count=8, nodes=2),
                    catalog_with(CARD))
     assert any("sharded within each node of 4" in a for a in est.assumptions)
+
+
+# A card sold one to a machine (as clouds rent GH200s): a node is one card.
+ONE_PER_NODE = H100_LIKE.model_copy(update={"id": "g80-solo", "gpus_per_node": 1})
+
+
+def test_on_one_card_nodes_every_card_holds_a_whole_replica(catalog: Catalog) -> None:
+    est = estimate(Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80-solo", gpu_count=4),
+                   catalog_with(ONE_PER_NODE))
+    fp = resolved_footprint(catalog, **FULL_8B, sharding=Sharding.HSDP)
+    assert est.options[0].per_gpu_gb == pytest.approx(
+        fp.per_gpu(Sharding.FSDP, 1).total, rel=0.01
+    )
+
+
+def test_sizing_stops_at_the_cards_own_node(catalog: Catalog) -> None:
+    fp = resolved_footprint(catalog, **FULL_8B)
+    sizer = Sizer(fp, Sharding.HSDP, offload=False)
+    assert sizer.shards_on(ONE_PER_NODE) == 1
+    assert sizer.shards_on(CARD) == 8
+
+
+def test_named_nodes_hold_on_every_card(catalog: Catalog) -> None:
+    fp = resolved_footprint(catalog, **FULL_8B, gpu_count=8, nodes=2)
+    assert fp.on_card(1).node_cards == 4
+    assert Sizer(fp, Sharding.HSDP, offload=False).shards_on(ONE_PER_NODE) == 4
+
+
+def test_the_assumptions_name_the_cards_own_node() -> None:
+    est = estimate(Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80-solo", gpu_count=4),
+                   catalog_with(ONE_PER_NODE))
+    assert any("sharded within each node of 1" in a for a in est.assumptions)
+
+
+def test_a_replica_too_big_for_the_card_points_to_fsdp() -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="full", seq_len=4096,
+                           sharding=Sharding.HSDP, gpu="g80-solo", gpu_count=4),
+                   catalog_with(ONE_PER_NODE))
+    assert any("`fsdp` shards over all 4" in w for w in est.warnings)
