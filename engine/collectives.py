@@ -1,15 +1,39 @@
-"""Bytes the parallel dimensions send inside one micro-batch: tensor parallelism's
-per-layer all-gathers and reduce-scatters, context parallelism's key/value ring.
+"""What the parallel dimensions send, and over which link.
 
-The time model (:mod:`engine.throughput`) puts them on the right link and decides
-what overlaps. Units: bytes, per card, per micro-batch.
+* Bytes inside one micro-batch: tensor parallelism's per-layer all-gathers and
+  reduce-scatters, context parallelism's key/value ring (bytes, per card).
+* The link a ring collective runs on (:func:`link_bytes_per_s`: NVLink, Infinity
+  Fabric or PCIe inside a node, halved without peer-to-peer; the node's NICs between
+  nodes) and how many nodes a run spans (:func:`nodes_for`).
+* Data-parallel time (:func:`data_parallel_seconds`): ZeRO-3/FSDP gather the weights
+  every micro-batch and reduce-scatter the gradients (FSDP and HSDP under ``no_sync()``
+  once per accumulation window), DDP and ZeRO-1 reduce once per step, ZeRO-2 every
+  micro-batch and gathers the updated weights once per step ([zero2-reduce]: DeepSpeed's
+  ``stage_1_and_2.py`` ``reduce_ready_partitions_and_remove_grads`` reduces when
+  ``partition_gradients``, true at stage 2, or at the accumulation boundary); HSDP
+  gathers within a node and all-reduces its gradient shard across nodes once per step.
+
+The time model (:mod:`engine.throughput`) decides what overlaps with compute. Units:
+bytes, seconds; bandwidths in the catalog are GB/s (10^9 bytes/s).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from engine.architecture import Architecture
-from engine.constants import CP_KV_PASSES, PRECISION_BYTES, TP_COLLECTIVES_PER_LAYER
-from engine.request import Request
+from engine.constants import (
+    CP_KV_PASSES,
+    GPUS_PER_NODE,
+    INTERNODE_GBPS,
+    LINK_GBPS_BY_FABRIC,
+    NO_P2P_FACTOR,
+    PRECISION_BYTES,
+    TP_COLLECTIVES_PER_LAYER,
+)
+from engine.request import Request, Sharding
+from engine.specs import GpuSpec
 
 
 def tp_comm_bytes(arch: Architecture, request: Request, tokens: int) -> float:
@@ -40,3 +64,89 @@ def cp_comm_bytes(arch: Architecture, request: Request, tokens: int) -> float:
         passes += CP_KV_PASSES["forward"]
     kv = tokens * 2 * arch.kv_width * PRECISION_BYTES["bf16"]
     return passes * arch.num_layers * kv * (degree - 1) / degree
+
+
+def nodes_for(count: int, nodes: int | None = None, per_node: int = GPUS_PER_NODE) -> int:
+    """Nodes a run of ``count`` cards spans: as given, else ``per_node`` (the card's
+    ``gpus_per_node``) per node; never fewer than ``per_node`` cards a node allows."""
+    least = max(1, math.ceil(count / per_node))
+    if nodes is not None:
+        return max(least, min(nodes, count))
+    return least
+
+
+def link_bytes_per_s(gpu: GpuSpec, count: int, nodes: int) -> float:
+    """Per-GPU bandwidth of a ring collective over ``count`` cards on ``nodes`` nodes,
+    bytes/s."""
+    intra = (gpu.link_gbps or LINK_GBPS_BY_FABRIC[gpu.fabric]) * 1e9
+    if not gpu.p2p:
+        intra *= NO_P2P_FACTOR
+    if nodes > 1:
+        return min(intra, INTERNODE_GBPS[gpu.fabric] * 1e9)
+    return intra
+
+
+@dataclass(frozen=True, slots=True)
+class DataParallelTime:
+    """Data-parallel collectives of one step on one GPU, before any overlap."""
+
+    per_micro_s: float
+    """Seconds in every micro-batch (weight gathers, per-micro-batch reductions)."""
+    per_step_s: float
+    """Seconds once per optimizer step (reductions deferred to the window's end)."""
+    shards: int
+    """Ranks the sharded state spreads over (one node's under ``hsdp``)."""
+
+
+def data_parallel_seconds(
+    gpu: GpuSpec,
+    count: int,
+    stage: Sharding,
+    *,
+    tp: int,
+    weight_bytes: float,
+    grad_bytes: float,
+    accumulates: bool,
+    nodes: int | None = None,
+) -> DataParallelTime:
+    """The collectives among ``count`` cards of ``gpu`` under ``stage``, one rank per
+    tensor-parallel group of ``tp`` cards: ``weight_bytes`` of stored weights gathered,
+    ``grad_bytes`` of gradients reduced, with gradient accumulation when ``accumulates``
+    (see the module docstring for when each runs)."""
+    per_node = gpu.gpus_per_node
+    ranks = max(1, count // tp if tp > 1 else count)
+    if ranks <= 1:
+        return DataParallelTime(0.0, 0.0, ranks)
+    if stage is Sharding.HSDP:
+        # Sharded within a node, replicated across nodes: gathers and reduce-scatters
+        # stay on the node's link; the replicas all-reduce their gradient shards per step.
+        node_cards = max(1, count // nodes_for(count, nodes, per_node))
+        shards = min(ranks, max(1, node_cards // tp))
+        replicas = ranks // shards
+        local = link_bytes_per_s(gpu, shards * tp, 1)
+        micro = 2 * weight_bytes * (shards - 1) / shards / local
+        reduce = grad_bytes * (shards - 1) / shards / local
+        step = reduce if accumulates else 0.0  # no_sync(), as under fsdp below
+        if not accumulates:
+            micro += reduce
+        if replicas > 1:
+            across = link_bytes_per_s(gpu, count, nodes_for(count, nodes, per_node))
+            step += 2 * grad_bytes / shards * (replicas - 1) / replicas / across
+        return DataParallelTime(micro, step, shards)
+    share = (ranks - 1) / ranks
+    link = link_bytes_per_s(gpu, ranks, nodes_for(count, nodes, per_node))
+    if stage.shards_weights:
+        # All-gather for forward and backward every micro-batch, reduce-scatter grads;
+        # FSDP accumulating under no_sync() reduces them once a step (as the memory
+        # model keeps them whole until then), DeepSpeed every micro-batch.
+        reduce = grad_bytes * share / link
+        micro = 2 * weight_bytes * share / link
+        if stage.is_fsdp and accumulates:
+            return DataParallelTime(micro, reduce, ranks)
+        return DataParallelTime(micro + reduce, 0.0, ranks)
+    if stage is Sharding.ZERO2 and accumulates:
+        # ZeRO-2 partitions the gradients, so it reduces them every micro-batch during
+        # backward ([zero2-reduce]); the updated weights are gathered once per step.
+        return DataParallelTime(grad_bytes * share / link, grad_bytes * share / link, ranks)
+    # DDP all-reduce, or ZeRO-1/2 reduce-scatter + all-gather: 2x the gradients.
+    return DataParallelTime(0.0, 2 * grad_bytes * share / link, ranks)

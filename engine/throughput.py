@@ -32,17 +32,12 @@ the detailed mode times one micro-batch on one GPU from what it actually execute
   ``torch.compile`` and fused kernels (Unsloth) halve the count and the traffic;
   DeepSpeed ZeRO-3 adds its per-parameter hooks' host calls
   (``zero3_host_ops``), which dominate small models at short sequences;
-* **communication** over the actual link: the card's NVLink / Infinity Fabric / PCIe
-  bandwidth inside a node (halved without peer-to-peer), the node's NICs between
-  nodes; ZeRO-3/FSDP gathers weights every micro-batch and reduce-scatters
-  gradients (FSDP and HSDP under ``no_sync()`` once per accumulation window), DDP and
-  ZeRO-1 reduce once per step, ZeRO-2 every micro-batch and gathers the updated
-  weights once per step ([zero2-reduce]: DeepSpeed's ``stage_1_and_2.py``
-  ``reduce_ready_partitions_and_remove_grads`` reduces when ``partition_gradients``,
-  true at stage 2, or at the accumulation boundary); HSDP gathers within a node and
-  all-reduces its gradient shard across nodes once per step. Frameworks overlap it with
-  compute (FSDP prefetch, DeepSpeed ``overlap_comm``), so a micro-batch takes the
-  longer of the two;
+* **communication** over the actual link (:mod:`engine.collectives`: NVLink, Infinity
+  Fabric or PCIe inside a node, halved without peer-to-peer, the node's NICs between
+  nodes; which collectives each sharding runs per micro-batch and per step).
+  Frameworks overlap it with compute (FSDP prefetch, DeepSpeed ``overlap_comm``), so a
+  micro-batch takes the longer of the two; a step-end reduction hides under the last
+  micro-batch's backward;
 * **CPU offload**: gradients down and weights up over PCIe (``HOST_LINK_GBPS``) and
   the host's CPU-Adam, bound by host memory bandwidth (``HOST_MEMORY_GBPS``), once
   per step;
@@ -64,13 +59,18 @@ FLOPs; bandwidths in the catalog are GB/s (10^9 bytes/s), matmul rates TFLOPs.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 from engine import selective
 from engine.activations import layer_activation_bytes, logits_bytes_per_token
 from engine.architecture import Architecture
-from engine.collectives import cp_comm_bytes, tp_comm_bytes
+from engine.collectives import (
+    cp_comm_bytes,
+    data_parallel_seconds,
+    link_bytes_per_s,
+    nodes_for,
+    tp_comm_bytes,
+)
 from engine.constants import (
     BACKWARD_KERNELS,
     BNB_DEQUANT_KERNELS,
@@ -82,19 +82,15 @@ from engine.constants import (
     FOREACH_ADAMW_STEP_BYTES,
     FORWARD_SHARE,
     GEMM_EFFICIENCY,
-    GPUS_PER_NODE,
     GRADIENT_READ_BYTES,
     HBM_FALLBACK_GBPS,
     HOST_LINK_GBPS,
     HOST_MEMORY_GBPS,
-    INTERNODE_GBPS,
     KERNELS_PER_ADAPTER,
     KERNELS_PER_LAYER,
     LAUNCH_S_PER_KERNEL,
-    LINK_GBPS_BY_FABRIC,
     MASTER_WEIGHT_BYTES,
     NF4_DEQUANT_BYTES,
-    NO_P2P_FACTOR,
     OPTIMIZER_BYTES,
     OPTIMIZER_BYTES_PURE_BF16,
     PRECISION_BYTES,
@@ -424,25 +420,6 @@ class StepTime:
         return self.tokens_per_step / self.step_s
 
 
-def nodes_for(count: int, nodes: int | None = None, per_node: int = GPUS_PER_NODE) -> int:
-    """Nodes a run of ``count`` cards spans: as given, else ``per_node`` (the card's
-    ``gpus_per_node``) per node; never fewer than ``per_node`` cards a node allows."""
-    least = max(1, math.ceil(count / per_node))
-    if nodes is not None:
-        return max(least, min(nodes, count))
-    return least
-
-
-def link_bytes_per_s(gpu: GpuSpec, count: int, nodes: int) -> float:
-    """Per-GPU bandwidth of a ring collective over ``count`` cards on ``nodes`` nodes."""
-    intra = (gpu.link_gbps or LINK_GBPS_BY_FABRIC[gpu.fabric]) * 1e9
-    if not gpu.p2p:
-        intra *= NO_P2P_FACTOR
-    if nodes > 1:
-        return min(intra, INTERNODE_GBPS[gpu.fabric] * 1e9)
-    return intra
-
-
 def step_time(
     work: Workload,
     gpu: GpuSpec,
@@ -499,45 +476,11 @@ def step_time(
         ring_s = work.cp_comm_bytes / ring_link
         micro += max(0.0, ring_s - attention_s)
 
-    comm_micro = comm_step = 0.0
-    shards = n  # ranks the state is sharded over
-    if n > 1 and stage is Sharding.HSDP:
-        # Sharded within a node, replicated across nodes: gathers and reduce-scatters
-        # stay on the node's link; the replicas all-reduce their gradient shards per step.
-        node_cards = max(1, count // nodes_for(count, nodes, per_node))
-        shards = min(n, max(1, node_cards // tp))
-        replicas = n // shards
-        local = link_bytes_per_s(gpu, shards * tp, 1)
-        comm_micro = 2 * work.stored_weight_bytes * (shards - 1) / shards / local
-        reduce = work.grad_bytes * (shards - 1) / shards / local
-        if work.grad_accum > 1:  # no_sync(), as under fsdp below
-            comm_step = reduce
-        else:
-            comm_micro += reduce
-        if replicas > 1:
-            across = link_bytes_per_s(gpu, count, nodes_for(count, nodes, per_node))
-            comm_step += 2 * work.grad_bytes / shards * (replicas - 1) / replicas / across
-    elif n > 1:
-        share = (n - 1) / n
-        link = link_bytes_per_s(gpu, n, nodes_for(count, nodes, per_node))
-        if stage.shards_weights:
-            # All-gather for forward and backward every micro-batch, reduce-scatter grads;
-            # FSDP accumulating under no_sync() reduces them once a step (as the memory
-            # model keeps them whole until then), DeepSpeed every micro-batch.
-            comm_micro = 2 * work.stored_weight_bytes * share / link
-            reduce = work.grad_bytes * share / link
-            if stage.is_fsdp and work.grad_accum > 1:
-                comm_step = reduce
-            else:
-                comm_micro += reduce
-        elif stage is Sharding.ZERO2 and work.grad_accum > 1:
-            # ZeRO-2 partitions the gradients, so it reduces them every micro-batch
-            # during backward ([zero2-reduce]); the updated weights are gathered per step.
-            comm_micro = work.grad_bytes * share / link
-            comm_step = work.grad_bytes * share / link
-        else:
-            # DDP all-reduce, or ZeRO-1/2 reduce-scatter + all-gather: 2x the gradients.
-            comm_step = 2 * work.grad_bytes * share / link
+    dp = data_parallel_seconds(
+        gpu, count, stage, tp=tp, weight_bytes=work.stored_weight_bytes,
+        grad_bytes=work.grad_bytes, accumulates=work.grad_accum > 1, nodes=nodes,
+    )
+    comm_micro, comm_step, shards = dp.per_micro_s, dp.per_step_s, dp.shards
     micro = max(micro, comm_micro)
     sharded = stage is not Sharding.NONE and shards > 1
     # DeepSpeed steps its partition with FusedAdam whatever the framework's own optimizer.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from engine.accuracy import uncertainty
 from engine.card_tips import card_tips
+from engine.collectives import link_bytes_per_s, nodes_for
 from engine.compute import uses_flat_rule
 from engine.constants import (
     COMM_WARNING_SHARE,
@@ -36,10 +37,6 @@ from engine.profiles import (
 from engine.rates import framework_picks_native_attention, matmul_rate
 from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
 from engine.specs import Catalog, GpuSpec
-from engine.throughput import (
-    link_bytes_per_s,
-    nodes_for,
-)
 from engine.warning_context import Context
 
 

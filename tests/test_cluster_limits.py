@@ -5,11 +5,12 @@ offered on (``MAX_CLUSTER_NODES``)."""
 from __future__ import annotations
 
 from engine import Request, estimate
+from engine.collectives import nodes_for
 from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
 from engine.fit import card_limit
 from engine.profiles import resolve
 from engine.request import Sharding
-from engine.throughput import nodes_for, step_time, workload
+from engine.throughput import step_time, workload
 from tests.helpers import H100_LIKE, catalog_with, gpu
 
 ONE_PER_MACHINE = gpu("solo", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0,

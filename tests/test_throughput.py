@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Request, estimate
+from engine.collectives import link_bytes_per_s, nodes_for
 from engine.compute import compute, napkin_gpu_hours, timing
 from engine.constants import (
     DEFAULT_MFU,
@@ -17,14 +18,7 @@ from engine.constants import (
 from engine.profiles import resolve
 from engine.request import Mode, Sharding
 from engine.specs import Catalog
-from engine.throughput import (
-    fused_step_bytes,
-    link_bytes_per_s,
-    nodes_for,
-    step_time,
-    workload,
-    zero3_host_ops,
-)
+from engine.throughput import fused_step_bytes, step_time, workload, zero3_host_ops
 from tests.helpers import H100_LIKE, catalog_with, gpu
 
 CARD = H100_LIKE
