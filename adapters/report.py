@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from engine import Estimate
+from engine.collectives import nodes_for
 from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
 from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
@@ -291,6 +292,15 @@ def _fastest(est: Estimate, pick: Option) -> str | None:
     )
 
 
+def _link(o: Option, nodes: int | None) -> str:
+    """The links a card choice's collectives run over: the card's own fabric inside a
+    node, plus the network (``net``) when the run spans nodes; ``net`` alone for cards
+    rented one to a machine."""
+    if o.count <= 1 or nodes_for(o.count, nodes, o.gpu.gpus_per_node) <= 1:
+        return o.gpu.fabric
+    return "net" if o.gpu.gpus_per_node <= 1 else f"{o.gpu.fabric}+net"
+
+
 def _cards(est: Estimate) -> Table:
     rows = []
     for o in est.options:
@@ -301,7 +311,7 @@ def _cards(est: Estimate) -> Table:
                 f"{o.per_gpu_gb:.1f}",
                 f"{o.utilization:.0%}",
                 o.band,
-                o.gpu.fabric,
+                _link(o, est.request.nodes),
                 _price(o),
                 fmt_hours(t.wall_hours),
                 fmt_money(t.cost_usd),
