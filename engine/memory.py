@@ -40,16 +40,19 @@ leaving the gathered layer on the GPU (as FSDP's ``CPUOffload(offload_params=Tru
 does: "gradients are also offloaded to CPU", torch.distributed.fsdp docs).
 
 ``hsdp`` (FSDP's ``HYBRID_SHARD``) shards as ``fsdp`` does over the data-parallel
-ranks of one node (``GPUS_PER_NODE`` cards) and replicates that across nodes, so more
-nodes add speed but no memory relief (:meth:`Footprint.shard_ranks`).
+ranks of one node (the card's ``gpus_per_node``, put in by :meth:`Footprint.on_card`,
+or the nodes the request names) and replicates that across nodes, so more nodes add
+speed but no memory relief (:meth:`Footprint.shard_ranks`).
 
-``fsdp`` is ZeRO-3's sharding with one addition for LoRA (not QLoRA, whose 4-bit
-base FSDP wraps apart from the adapters): FSDP1 with ``use_orig_params=True``
+``fsdp`` is ZeRO-3's sharding, with one addition for LoRA (not QLoRA, whose 4-bit
+base FSDP wraps apart from the adapters) where the framework's FSDP has it
+(``Profile.fsdp_frozen_grads``, LitGPT's): FSDP1 with ``use_orig_params=True``
 flattens the frozen base and the trainable adapters of a layer into one parameter,
 and then "the gradient memory usage will be higher than expected (namely,
 equivalent to not freezing those parameters)" (torch.distributed.fsdp docs, on
 freezing parameters). So every GPU also holds the base's gradient, sharded, plus
-one unit's unsharded.
+one unit's unsharded. accelerate+PEFT wrap the adapters as their own units and FSDP2
+shards per parameter, so theirs hold none.
 
 Gradient accumulation (``grad_accum`` above 1) changes memory only under ``fsdp``:
 FSDP accumulates inside ``no_sync()``, which Lightning Fabric's ``no_backward_sync``
