@@ -2,12 +2,12 @@
 options meet them, in what order, and what to do when none does.
 
 An option here is any count of a catalog card from the fewest that hold the run up to
-``MAX_CLUSTER_NODES`` nodes of ``GPUS_PER_NODE`` (or the nodes the request names): every
-count up to one node, then whole nodes. More cards shorten the wall-clock and, through
-communication, usually cost a little more, so for each card the options worth showing
-are the cheapest count that meets a deadline and the fastest count that stays within a
-budget; every count is evaluated with the estimate's own time model
-(:func:`engine.fit.make_option`), none is extrapolated.
+``MAX_CLUSTER_NODES`` of its nodes (``GpuSpec.gpus_per_node`` cards each; or the nodes
+the request names): every count up to one node, then whole nodes. More cards shorten
+the wall-clock and, through communication, usually cost a little more, so for each
+card the options worth showing are the cheapest count that meets a deadline and the
+fastest count that stays within a budget; every count is evaluated with the estimate's
+own time model (:func:`engine.fit.make_option`), none is extrapolated.
 
 Ranking: by cost when a deadline is given (the cheapest way to be done in time), by
 wall-clock under a budget alone (the fastest run the money buys). When no option meets
@@ -108,27 +108,28 @@ def meets(option: Option, budget: float | None, deadline: float | None) -> bool:
     return deadline is None or t.wall_hours <= deadline * (1 + TOLERANCE)
 
 
-def counts(fewest: int, most: int) -> list[int]:
-    """Card counts to try: every count up to one node, then whole nodes up to
-    ``MAX_CLUSTER_NODES``, and past that every ``NODE_STEP_PAST_CLUSTER``-th larger
-    whole-node count, up to ``most``: a few dozen counts per card, whatever was named."""
-    out = [n for n in range(fewest, min(GPUS_PER_NODE, most) + 1)]
-    start = max(2, -(-fewest // GPUS_PER_NODE))  # whole nodes above the first
-    last = most // GPUS_PER_NODE
+def counts(fewest: int, most: int, per_node: int = GPUS_PER_NODE) -> list[int]:
+    """Card counts to try: every count up to one node of ``per_node`` cards, then whole
+    nodes up to ``MAX_CLUSTER_NODES``, and past that every ``NODE_STEP_PAST_CLUSTER``-th
+    larger whole-node count, up to ``most``: a few dozen counts per card, whatever was
+    named."""
+    out = [n for n in range(fewest, min(per_node, most) + 1)]
+    start = max(2, -(-fewest // per_node))  # whole nodes above the first
+    last = most // per_node
     k = start
     while k <= last:
-        out.append(k * GPUS_PER_NODE)
+        out.append(k * per_node)
         k = k + 1 if k < MAX_CLUSTER_NODES else max(k + 1, int(k * NODE_STEP_PAST_CLUSTER))
-    if fewest > GPUS_PER_NODE and fewest % GPUS_PER_NODE and fewest <= most:
+    if fewest > per_node and fewest % per_node and fewest <= most:
         out.append(fewest)
     return sorted(set(out))
 
 
-def _most_cards(request: Request) -> int:
-    """The most cards tried: the nodes named (else ``MAX_CLUSTER_NODES``) of
-    ``GPUS_PER_NODE``, and never past ``MAX_CARDS``, the most any card is sized for."""
+def _most_cards(request: Request, per_node: int) -> int:
+    """The most cards tried: the nodes named (else ``MAX_CLUSTER_NODES``) of ``per_node``
+    cards, and never past ``MAX_CARDS``, the most any card is sized for."""
     nodes = request.nodes or MAX_CLUSTER_NODES
-    return min(nodes * GPUS_PER_NODE, MAX_CARDS)
+    return min(nodes * per_node, MAX_CARDS)
 
 
 def _card_options(
@@ -139,7 +140,8 @@ def _card_options(
     if found is None:
         return
     price = hourly_price(gpu, request.price_per_gpu_hour, request.spot)
-    for n in counts(found[0], min(_most_cards(request), card_limit(gpu))):
+    per_node = gpu.gpus_per_node
+    for n in counts(found[0], min(_most_cards(request, per_node), card_limit(gpu)), per_node):
         if n % fp.card_step:
             continue  # not whole tensor-parallel groups and context-parallel rings
         stage = resolve_stage(request.sharding, n, fp.tensor_parallel)

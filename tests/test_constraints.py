@@ -136,3 +136,7 @@ def test_past_64_nodes_the_search_steps_a_quarter_at_a_time() -> None:
 def test_thousands_of_nodes_named_do_not_widen_the_search_past_the_sizer() -> None:
     doc = cli_json("8b", "lora", "1B", "tokens", "10000", "nodes", "under", "$100")
     assert all(o["count"] <= 4096 for o in doc["options"])
+
+
+def test_cards_rented_one_to_a_machine_count_in_nodes_of_one() -> None:
+    assert counts(3, 12, per_node=1) == list(range(3, 13))
