@@ -570,7 +570,8 @@ def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
         nodes = est.request.nodes or MAX_CLUSTER_NODES
         return [
             f"Only options {limits} are listed ({len(c.options)}, {order}); any count of a "
-            f"card up to {nodes} node{'s' if nodes > 1 else ''} of {GPUS_PER_NODE} was tried."
+            f"card up to {nodes} of its machine{'s' if nodes > 1 else ''} "
+            f"(nodes of {GPUS_PER_NODE}, or as the card is rented) was tried."
         ], []
     closest = "; ".join(_option_phrase(o) for o in c.options[:2])
     line = f"No option stays {limits}. Closest: {closest}."

@@ -204,9 +204,12 @@ def _tensor_parallel_warnings(ctx: Context) -> list[str]:
             "it or replicate the key/value heads (not counted here): pick a degree that divides "
             "both."
         )
-    if degree > GPUS_PER_NODE:
+    lead = _lead(ctx)
+    per_node = lead.gpu.gpus_per_node if lead is not None else GPUS_PER_NODE
+    if degree > per_node:
         out.append(
-            f"Tensor parallel {degree} spans nodes ({GPUS_PER_NODE} cards each): every layer's "
+            f"Tensor parallel {degree} spans nodes ({per_node} card{'s' if per_node > 1 else ''}"
+            " each): every layer's "
             "collectives cross the network. Keep it within one node and shard data over nodes."
         )
     return out

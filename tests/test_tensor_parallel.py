@@ -177,3 +177,10 @@ def test_the_headline_names_the_groups() -> None:
     est = estimate(Request(**FULL_70B, tensor_parallel=8, gpu="g80", gpu_count=16),
                    catalog_with(CARD))
     assert "16x G80 in 2 groups of tp 8" in build_report(est).headline
+
+
+def test_tensor_parallel_past_a_one_card_machine_spans_nodes() -> None:
+    solo = H100_LIKE.model_copy(update={"id": "g80-solo", "gpus_per_node": 1})
+    est = estimate(Request(model="llama-3.1-8b", method="full", tensor_parallel=2,
+                           gpu="g80-solo", gpu_count=2), catalog_with(solo))
+    assert any("spans nodes (1 card each)" in w for w in est.warnings)
