@@ -50,6 +50,7 @@ class Uncertainty:
     basis: str
 
     def to_json(self) -> dict[str, Any]:
+        """The band as the JSON reply carries it."""
         return {
             "memory": round(self.memory, 3),
             "time": round(self.time, 3),

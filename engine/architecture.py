@@ -73,10 +73,13 @@ class Linear:
 
     @property
     def params(self) -> int:
+        """Weights (and biases) of every copy of this linear, parameters."""
         return self.count * (self.d_in * self.d_out + (self.d_out if self.bias else 0))
 
     @property
     def active_params(self) -> int:
+        """Weights (and biases) of the copies one token passes through (the routed experts),
+        parameters."""
         return self.active * (self.d_in * self.d_out + (self.d_out if self.bias else 0))
 
 
@@ -118,6 +121,7 @@ class Architecture(BaseModel):
     # ---- derived widths -----------------------------------------------------
     @property
     def head_width(self) -> int:
+        """Width of one attention head (``head_dim``, else hidden size / heads), elements."""
         return self.head_dim or self.hidden_size // self.num_heads
 
     @property
@@ -141,10 +145,12 @@ class Architecture(BaseModel):
 
     @property
     def moe_layers(self) -> int:
+        """Decoder layers with a mixture-of-experts MLP."""
         return 0 if self.moe is None else self.num_layers - self.moe.first_dense_layers
 
     @property
     def dense_layers(self) -> int:
+        """Decoder layers with a dense MLP."""
         return self.num_layers - self.moe_layers
 
     # ---- linear layers -------------------------------------------------------
@@ -286,6 +292,7 @@ class Architecture(BaseModel):
 
     @cached_property
     def total_params(self) -> int:
+        """Every parameter: linears, embeddings (the head when untied), norms and the rest."""
         return self.linear_params + self.embedding_params + self.norm_params + self.other_params
 
     @cached_property
@@ -317,6 +324,8 @@ class Architecture(BaseModel):
         return sum(lin.active for lin in self._targeted(targets))
 
     def lora_params(self, rank: int, targets: str) -> int:
+        """Trainable parameters of rank-``rank`` LoRA on ``targets`` (``LoraTargets``
+        value): ``rank x (d_in + d_out)`` per adapted linear."""
         return rank * self._lora_widths(targets)
 
     @lru_cache(maxsize=8)  # noqa: B019 - a handful of target sets per (frozen) architecture

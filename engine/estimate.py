@@ -92,10 +92,12 @@ class Estimate:
 
     @property
     def recommended(self) -> Option | None:
+        """The headline option when it fits within the planning line, else None."""
         return self.options[0] if self.options and self.options[0].fits else None
 
     @property
     def total_gb(self) -> float:
+        """Memory over the headline option's cards, GB."""
         return self.memory.total * self.count
 
     def to_json(self) -> dict[str, Any]:

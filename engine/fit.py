@@ -71,14 +71,17 @@ class Option:
 
     @property
     def per_gpu_gb(self) -> float:
+        """Memory each card holds, GB."""
         return self.memory.total
 
     @property
     def total_gb(self) -> float:
+        """Memory over all the cards, GB."""
         return self.memory.total * self.count
 
     @property
     def utilization(self) -> float:
+        """Per-card memory over the card's true capacity (0-1+)."""
         return self.memory.total / self.capacity_gb
 
     @property
@@ -93,10 +96,12 @@ class Option:
 
     @property
     def band(self) -> str:
+        """The fit band of the utilization (``fit_band``)."""
         return fit_band(self.utilization)
 
     @property
     def recommended_for_training(self) -> bool:
+        """False for cards that cannot train well (``not_recommended_reason``)."""
         return not_recommended_reason(self.gpu) is None
 
 
@@ -279,6 +284,8 @@ class Card:
 
 
 def cards(gpus: list[GpuSpec]) -> list[Card]:
+    """The ranking table of ``gpus``: each card's capacity, order and limits, computed once
+    per catalog."""
     table = []
     for g in gpus:
         order = (g.status != "live", not_recommended_reason(g) is not None)

@@ -132,6 +132,7 @@ class Breakdown:
 
     @property
     def total(self) -> float:
+        """The seven components' sum, GB."""
         return (
             self.base_weights
             + self.master_weights
@@ -143,6 +144,7 @@ class Breakdown:
         )
 
     def as_dict(self) -> dict[str, float]:
+        """Each component by name, GB."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 

@@ -92,14 +92,17 @@ class ModelSpec(BaseModel):
 
     @cached_property
     def params(self) -> int:
+        """Total parameters, from the architecture."""
         return self.architecture.total_params
 
     @cached_property
     def active_params(self) -> int:
+        """Parameters one token passes through (MoE: the routed experts only)."""
         return self.architecture.active_params
 
     @property
     def is_moe(self) -> bool:
+        """Whether the model routes tokens over experts."""
         return self.architecture.moe is not None
 
 
@@ -310,6 +313,7 @@ class Catalog:
 
     @property
     def sizes(self) -> dict[str, str]:
+        """Size words (``8b``) and the model id each resolves to."""
         return dict(self._sizes)
 
     def model_names(self) -> list[str]:
@@ -321,12 +325,15 @@ class Catalog:
 
     # -- GPUs ----------------------------------------------------------------
     def gpu(self, gpu_id: str) -> GpuSpec:
+        """The card with id ``gpu_id`` (KeyError if none)."""
         return self.gpus[gpu_id]
 
     def find_gpu(self, text: str) -> str | None:
+        """The id of the card ``text`` names (id, name or alias), or None."""
         return self._gpu_names.get(normalize_name(text))
 
     def gpu_names(self) -> list[str]:
+        """The ids and aliases of every card, for suggestions and autocomplete."""
         names: list[str] = []
         for g in self.gpus.values():
             names += [g.id, *g.aliases]
