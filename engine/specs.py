@@ -146,8 +146,8 @@ class GpuSpec(BaseModel):
     hbm_gbps: float | None = Field(default=None, gt=0)
     """Memory bandwidth in GB/s (10^9 bytes/s) from the vendor datasheet."""
     p2p: bool = True
-    """Peer-to-peer transfers between cards of one node (NVIDIA disables P2P on
-    GeForce cards from the RTX 4090 on: traffic goes through host memory)."""
+    """Peer-to-peer transfers between cards of one node (NVIDIA's stock driver gives
+    GeForce cards none over PCIe: traffic goes through host memory)."""
     link_gbps: float | None = Field(default=None, gt=0)
     """Per-GPU bandwidth between cards of one node in GB/s, one direction (NVLink,
     Infinity Fabric, or the PCIe slot); None: derived from ``fabric``."""
