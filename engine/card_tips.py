@@ -81,10 +81,11 @@ def _bf16_adapters_tip(ctx: Context, o: Option) -> list[str]:
 
 def _pure_bf16_tip(ctx: Context, o: Option) -> list[str]:
     """An ``hf`` full fine-tune counted as transformers 4 ran it (FP32 weights under the
-    Trainer's BF16 autocast: 16 B a parameter) where transformers 5 loads a BF16
-    checkpoint as BF16 (``from_pretrained``'s ``dtype="auto"`` default) and AdamW keeps
-    BF16 moments: what saying ``pure bf16`` would take off each card. Not under ZeRO,
-    whose FP32 partition DeepSpeed keeps either way."""
+    Trainer's BF16 autocast; AdamW: 16 B a parameter) where transformers 5 loads a BF16
+    checkpoint as BF16 (``from_pretrained``'s ``dtype="auto"`` default) and the optimizer
+    keeps BF16 states (none for SGD; 8-bit AdamW's stay 8-bit): what saying ``pure bf16``
+    would take off each card. Not under ZeRO, whose FP32 partition DeepSpeed keeps either
+    way."""
     r = ctx.request
     if (
         r.framework is not Framework.HF
@@ -99,11 +100,14 @@ def _pure_bf16_tip(ctx: Context, o: Option) -> list[str]:
     saving = o.memory.master_weights + o.memory.optimizer * (1.0 - kept)
     if saving < PURE_BF16_TIP_SHARE * o.per_gpu_gb:
         return []
+    states = kept < 1.0  # FP32 states that pure BF16 halves (not SGD's none, 8-bit's own)
     return [
-        f"Counted as transformers 4 ran a full fine-tune: FP32 weights under the Trainer's "
-        f"BF16 autocast, FP32 moments (16 B a parameter). transformers 5 loads a BF16 "
-        f"checkpoint as BF16 and the optimizer then keeps BF16 states, about {saving:,.0f} GB less "
-        f"on each of {o.count}x {o.gpu.id}: say `pure bf16` if that is your run."
+        "Counted as transformers 4 ran a full fine-tune: FP32 weights under the Trainer's "
+        "BF16 autocast" + (", FP32 optimizer states" if states else "") + ". transformers 5 "
+        "loads a BF16 checkpoint as BF16"
+        + (" and the optimizer then keeps BF16 states" if states else "")
+        + f", about {saving:,.0f} GB less on each of {o.count}x {o.gpu.id}: say `pure bf16` "
+        "if that is your run."
     ]
 
 

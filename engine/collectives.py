@@ -86,6 +86,16 @@ def link_bytes_per_s(gpu: GpuSpec, count: int, nodes: int) -> float:
     return intra
 
 
+def hsdp_group(count: int, node_cards: int, nodes: int | None = None) -> int:
+    """Cards in each ``hsdp`` shard group of a ``count``-card run: over the ``nodes`` the
+    request names (its mesh, whatever machines hold it), else split evenly over the nodes
+    of ``node_cards`` it spans, as HYBRID_SHARD's two-dimensional mesh (replicas x
+    shards) needs (12 cards on 8-card nodes: two groups of 6)."""
+    if nodes:
+        return max(1, count // nodes)
+    return max(1, count // max(1, math.ceil(count / max(1, node_cards))))
+
+
 @dataclass(frozen=True, slots=True)
 class DataParallelTime:
     """Data-parallel collectives of one step on one GPU, before any overlap."""
@@ -118,12 +128,13 @@ def data_parallel_seconds(
     if ranks <= 1:
         return DataParallelTime(0.0, 0.0, ranks)
     if stage is Sharding.HSDP:
-        # Sharded within a node, replicated across nodes: gathers and reduce-scatters
-        # stay on the node's link; the replicas all-reduce their gradient shards per step.
-        node_cards = max(1, count // nodes_for(count, nodes, per_node))
-        shards = min(ranks, max(1, node_cards // tp))
+        # Sharded within a group (a node, or the nodes the request names: its mesh),
+        # replicated across groups: gathers and reduce-scatters stay on the group's own
+        # links; the replicas all-reduce their gradient shards once per step.
+        group = hsdp_group(count, per_node, nodes)
+        shards = min(ranks, max(1, group // tp))
         replicas = ranks // shards
-        local = link_bytes_per_s(gpu, shards * tp, 1)
+        local = link_bytes_per_s(gpu, shards * tp, nodes_for(shards * tp, None, per_node))
         micro = 2 * weight_bytes * (shards - 1) / shards / local
         reduce = grad_bytes * (shards - 1) / shards / local
         step = reduce if accumulates else 0.0  # no_sync(), as under fsdp below

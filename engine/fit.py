@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from engine.collectives import hsdp_group
 from engine.compute import Compute, Timing, comm_overhead, timing, tokens_per_second
 from engine.constants import (
     BAND_FULL,
@@ -159,19 +160,20 @@ class Sizer:
     """
 
     __slots__ = (
-        "all_ranks", "cp", "hsdp_per_card", "lines", "most_shards", "multi", "napkin_total",
-        "one", "one_stage", "step", "tp",
+        "cp", "hsdp", "lines", "multi", "napkin_total", "node_cards", "nodes", "one",
+        "one_stage", "step", "tp",
     )
 
     def __init__(self, fp: Footprint, requested: Sharding, offload: bool) -> None:
         self.tp = fp.tensor_parallel
         self.cp = fp.context_parallel
         self.step = fp.card_step
-        self.most_shards = fp.shard_ranks(requested, MAX_CARDS)
-        """Ranks the state spreads over at most (one node's under ``hsdp``)."""
-        self.hsdp_per_card = requested is Sharding.HSDP and not fp.node_cards_named
-        """``hsdp`` on nodes the request did not name: a node is each card's own."""
-        self.all_ranks = fp.data_parallel(MAX_CARDS)
+        self.hsdp = requested is Sharding.HSDP
+        """``hsdp``: the state spreads over one shard group (:func:`hsdp_group`) only."""
+        self.nodes = fp.nodes
+        """The nodes the request names (its ``hsdp`` groups on every card), or None."""
+        self.node_cards = fp.node_cards
+        """Cards in a node where the card does not say (``GPUS_PER_NODE``)."""
         self.one_stage = resolve_stage(requested, 1)
         self.multi = resolve_stage(requested, 2)
         self.napkin_total = fp.total if fp.napkin else None
@@ -184,18 +186,29 @@ class Sizer:
         else:
             self.lines = fp.split(self.multi, offload)
 
-    def shards_on(self, gpu: GpuSpec | None) -> int:
-        """Ranks the state spreads over at most on ``gpu``: under ``hsdp`` one of its
-        nodes (``GpuSpec.gpus_per_node``) unless the request named its nodes."""
-        if gpu is None or not self.hsdp_per_card:
-            return self.most_shards
-        return min(self.all_ranks, max(1, gpu.gpus_per_node // self.tp))
+    def node_cards_on(self, gpu: GpuSpec | None) -> int:
+        """Cards in one node of ``gpu`` (``GpuSpec.gpus_per_node``), or the request's own
+        node size where it names its nodes (``Footprint.on_card``)."""
+        if gpu is None or self.nodes:
+            return self.node_cards
+        return gpu.gpus_per_node
 
-    def _per_gpu(self, ranks: int, most_shards: int) -> float:
-        """Per-GPU GB on ``ranks`` (> 1) data-parallel ranks, the state spread over at
-        most ``most_shards`` of them."""
-        if ranks > most_shards:
-            ranks = most_shards  # hsdp replicates past one node
+    def shards_on(self, gpu: GpuSpec | None) -> int:
+        """Ranks the state spreads over at most on ``gpu``: under ``hsdp`` one node's,
+        else every rank a run may have."""
+        if not self.hsdp:
+            return MAX_CARDS // self.tp
+        return max(1, self.node_cards_on(gpu) // self.tp)
+
+    def _per_gpu(self, ranks: int, node_cards: int) -> float:
+        """Per-GPU GB on ``ranks`` (> 1) data-parallel ranks on nodes of ``node_cards``
+        (read under ``hsdp`` only: its state spreads over one shard group)."""
+        if self.hsdp:
+            shards = hsdp_group(ranks * self.tp, node_cards, self.nodes) // self.tp
+            if ranks > shards:
+                ranks = shards  # replicas past one group
+            if ranks <= 1:
+                return self.one
         if len(self.lines) == 1:  # the usual case: no optimizer-step peak
             fixed, sharded = self.lines[0]
             return fixed + sharded / ranks
@@ -204,38 +217,43 @@ class Sizer:
     def fewest(self, gpu: GpuSpec) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` for the fewest cards that fit, or None."""
         cap = USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None)
-        return self.fewest_for(cap, card_limit(gpu), self.shards_on(gpu))
+        return self.fewest_for(cap, card_limit(gpu), self.node_cards_on(gpu))
 
     def at_count(self, gpu: GpuSpec, count: int) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` when exactly ``count`` cards of ``gpu`` hold
         the run within the planning line, else None."""
         cap = USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None)
-        return self.at_count_for(cap, count, self.shards_on(gpu))
+        return self.at_count_for(cap, count, self.node_cards_on(gpu))
 
     def at_count_for(
-        self, cap: float, count: int, most_shards: int | None = None
+        self, cap: float, count: int, node_cards: int | None = None
     ) -> tuple[int, Sharding, float] | None:
-        """As :meth:`at_count`, for a card offering ``cap`` usable GB whose state spreads
-        over at most ``most_shards`` ranks (:meth:`shards_on`; default: 8-card nodes)."""
+        """As :meth:`at_count`, for a card offering ``cap`` usable GB on nodes of
+        ``node_cards`` (:meth:`node_cards_on`; default: the footprint's)."""
+        node = node_cards or self.node_cards
         if self.napkin_total is not None:
-            per = self.napkin_total / count
+            per = self.napkin_total / (
+                hsdp_group(count, node, self.nodes) if self.hsdp else count
+            )
             return (count, resolve_stage(self.one_stage, count), per) if per <= cap else None
         if count % self.step:
             return None  # not whole tensor-parallel groups and context-parallel rings
         if count == self.tp and self.cp == 1:
             return (count, self.one_stage, self.one) if self.one <= cap else None
-        per = self._per_gpu(count // self.tp, most_shards or self.most_shards)
+        per = self._per_gpu(count // self.tp, node)
         return (count, self.multi, per) if per <= cap + 1e-9 else None
 
     def fewest_for(
-        self, cap: float, most_cards: int = MAX_CARDS, most_shards: int | None = None
+        self, cap: float, most_cards: int = MAX_CARDS, node_cards: int | None = None
     ) -> tuple[int, Sharding, float] | None:
         """As :meth:`fewest`, for a card offering ``cap`` usable GB, of which a run can
-        have ``most_cards`` (:func:`card_limit`), its state spread over at most
-        ``most_shards`` ranks (:meth:`shards_on`; default: 8-card nodes)."""
+        have ``most_cards`` (:func:`card_limit`), on nodes of ``node_cards``
+        (:meth:`node_cards_on`; default: the footprint's). Under ``hsdp`` memory stops
+        falling at one node, so no count past it is sought."""
+        node = node_cards or self.node_cards
         if self.napkin_total is not None:
             n = max(1, math.ceil(self.napkin_total / cap - 1e-12))
-            if n > most_cards:
+            if n > most_cards or (self.hsdp and hsdp_group(n, node, self.nodes) < n):
                 return None
             return n, resolve_stage(self.one_stage, n), self.napkin_total / n
         if self.cp == 1 and self.one <= cap:
@@ -248,13 +266,14 @@ class Sizer:
                 continue
             n = max(n, math.ceil(sharded / (cap - fixed) - 1e-12))
         n = -(-n // self.cp) * self.cp  # whole rings
-        shards = most_shards or self.most_shards
-        most = min(most_cards // self.tp, shards)
-        while n <= most and self._per_gpu(n, shards) > cap:
+        most = most_cards // self.tp
+        if self.hsdp:  # one node's ranks, or the first whole ring past it
+            most = min(most, max(node // self.tp, self.cp))
+        while n <= most and self._per_gpu(n, node) > cap:
             n += self.cp  # guards float rounding at the boundary
         if n > most:
             return None
-        return n * self.tp, self.multi, self._per_gpu(n, shards)
+        return n * self.tp, self.multi, self._per_gpu(n, node)
 
 
 def card_limit(gpu: GpuSpec) -> int:
@@ -364,7 +383,7 @@ def rank_cards(
     """
     napkin = sizer.napkin_total is not None
     timed = work.flops is not None
-    per_card_nodes = sizer.hsdp_per_card  # hsdp's shards stop at each card's own node
+    per_card_nodes = sizer.hsdp and not sizer.nodes  # hsdp's groups: each card's node
     ranked: list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]] = []
     # Flagged cards sort after every other card, so they are sized and timed only when
     # fewer than ``keep`` of the others hold the run.
@@ -376,10 +395,10 @@ def rank_cards(
                 continue
             capacity = card.napkin_capacity if napkin else card.capacity
             cap = USABLE_FRACTION * capacity
-            shards = sizer.shards_on(card.gpu) if per_card_nodes else None
+            node = card.gpu.gpus_per_node if per_card_nodes else None
             found = (
-                sizer.fewest_for(cap, card.most_cards, shards) if count is None
-                else sizer.at_count_for(cap, count, shards)
+                sizer.fewest_for(cap, card.most_cards, node) if count is None
+                else sizer.at_count_for(cap, count, node)
             )
             if found is None:
                 continue
@@ -422,7 +441,7 @@ def count_on_card(
     sizer = Sizer(fp, requested, offload)
     if named is not None:
         whole = BAND_FULL * card_capacity(gpu, sizer.napkin_total is not None)
-        found = sizer.at_count_for(whole, named, sizer.shards_on(gpu))
+        found = sizer.at_count_for(whole, named, sizer.node_cards_on(gpu))
         if found is not None:
             return found[0], found[1]
     fewest = sizer.fewest(gpu)

@@ -88,6 +88,7 @@ from engine.activations import (
     dora_workspace_bytes,
 )
 from engine.architecture import Architecture
+from engine.collectives import hsdp_group
 from engine.constants import (
     ADAPTER_BYTES,
     GB,
@@ -191,10 +192,11 @@ class Footprint(Breakdown):
     above are then one such card's share, and data-parallel sharding runs over
     ``count / tensor_parallel`` groups (:meth:`data_parallel`)."""
     node_cards: int = GPUS_PER_NODE
-    """Cards in one node: the request's cards over its nodes where it names them, else
-    ``GPUS_PER_NODE`` until :meth:`on_card` puts in the card's own ``gpus_per_node``."""
-    node_cards_named: bool = False
-    """The request named its nodes, so ``node_cards`` holds on every card."""
+    """Cards in one node: ``GPUS_PER_NODE`` until :meth:`on_card` puts in the card's own
+    ``gpus_per_node``; the request's cards over its nodes where it names both."""
+    nodes: int | None = None
+    """The nodes the request names: ``hsdp``'s shard group is then the run's cards over
+    them on every card (its mesh, whatever machines hold it; ``hsdp_group``)."""
     context_parallel: int = 1
     """Data-parallel ranks that split each sequence (``Request.context_parallel``): the
     activations above are one rank's share, and counts of ranks are whole multiples."""
@@ -202,7 +204,7 @@ class Footprint(Breakdown):
     def on_card(self, gpus_per_node: int) -> Footprint:
         """This footprint on a card whose machines hold ``gpus_per_node`` cards: ``hsdp``
         shards within one such node unless the request named its nodes."""
-        if self.node_cards_named or self.node_cards == gpus_per_node:
+        if self.nodes or self.node_cards == gpus_per_node:
             return self
         return replace(self, node_cards=gpus_per_node)
 
@@ -216,16 +218,15 @@ class Footprint(Breakdown):
         """Data-parallel ranks among ``count`` cards: one per tensor-parallel group."""
         return max(1, count // self.tensor_parallel)
 
-    @property
-    def node_ranks(self) -> int:
-        """Data-parallel ranks in one node: ``hsdp``'s shard group."""
-        return max(1, self.node_cards // self.tensor_parallel)
-
     def shard_ranks(self, stage: Sharding, count: int) -> int:
         """Ranks the sharded state is spread over among ``count`` cards: every
-        data-parallel rank, or under ``hsdp`` one node's (replicas across nodes)."""
+        data-parallel rank, or under ``hsdp`` one shard group's (``hsdp_group``: the run
+        split evenly over its nodes; replicas across them)."""
         ranks = self.data_parallel(count)
-        return min(ranks, self.node_ranks) if stage is Sharding.HSDP else ranks
+        if stage is not Sharding.HSDP:
+            return ranks
+        group = hsdp_group(count, self.node_cards, self.nodes)
+        return min(ranks, max(1, group // self.tensor_parallel))
 
     @property
     def whole_gradients(self) -> float:
@@ -242,10 +243,10 @@ class Footprint(Breakdown):
         over :meth:`data_parallel` of them. ``auto`` must be resolved by the caller (see
         ``engine.fit.resolve_stage``).
         """
-        # shard_ranks, inlined: card sizing calls this tens of times per estimate.
-        ranks = count // self.tensor_parallel if self.tensor_parallel > 1 else count
-        if stage is Sharding.HSDP and ranks > self.node_ranks:
-            ranks = self.node_ranks
+        if stage is Sharding.HSDP:
+            ranks = self.shard_ranks(stage, count)
+        else:  # shard_ranks, inlined: card sizing calls this tens of times per estimate
+            ranks = count // self.tensor_parallel if self.tensor_parallel > 1 else count
         if ranks < 1:
             ranks = 1
         during = self.during_backward(stage, ranks, offload)
@@ -453,10 +454,9 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         offloads_gradients=profile(request.framework).offload_gradients,
         offload_weights=request.offload_weights,
     )
-    if request.nodes and request.gpu_count:
-        whole = replace(
-            whole, node_cards=max(1, request.gpu_count // request.nodes), node_cards_named=True
-        )
+    if request.nodes:
+        cards = request.gpu_count // request.nodes if request.gpu_count else whole.node_cards
+        whole = replace(whole, node_cards=max(1, cards), nodes=request.nodes)
     if request.context_parallel > 1:
         whole = replace(whole, context_parallel=request.context_parallel)
     return tensor_parallel_share(whole, request.tensor_parallel)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from engine.accuracy import uncertainty
 from engine.card_tips import card_tips
-from engine.collectives import link_bytes_per_s, nodes_for
+from engine.collectives import hsdp_group, link_bytes_per_s, nodes_for
 from engine.compute import uses_flat_rule
 from engine.constants import (
     COMM_WARNING_SHARE,
@@ -367,20 +367,22 @@ def assumptions(ctx: Context) -> list[str]:
 
 
 def _hsdp_node_hint(ctx: Context, lead: Option) -> str:
-    """Under ``hsdp``, where one node holds fewer of the cards than the run has: that
-    its state shards over a node's cards only, and ``fsdp`` over all of them."""
-    node = _node_cards(ctx)
-    if ctx.request.sharding is not Sharding.HSDP or node >= lead.count:
+    """Under ``hsdp``, where its shard group holds fewer of the cards than the run has:
+    that its state shards within a group only, and ``fsdp`` over every rank."""
+    group = _node_cards(ctx)
+    if ctx.request.sharding is not Sharding.HSDP or group >= lead.count:
         return ""
-    return (f" `hsdp` shards only within a node, and a {lead.gpu.id} node holds {node} "
-            f"card(s): `fsdp` shards over all {lead.count}.")
+    return (f" `hsdp` shards only within a node ({group} of these {lead.count} "
+            f"{lead.gpu.id} cards): `fsdp` shards over every one.")
 
 
 def _node_cards(ctx: Context) -> int:
-    """Cards in one node of the card shown (``hsdp``'s shard group)."""
+    """Cards in one ``hsdp`` shard group of the card choice shown (``hsdp_group``)."""
     lead = _lead(ctx)
-    fp = ctx.footprint if lead is None else ctx.footprint.on_card(lead.gpu.gpus_per_node)
-    return fp.node_cards
+    if lead is None:
+        return ctx.footprint.node_cards
+    fp = ctx.footprint.on_card(lead.gpu.gpus_per_node)
+    return hsdp_group(lead.count, fp.node_cards, fp.nodes)
 
 
 def _compute_line(ctx: Context) -> str:
@@ -423,7 +425,7 @@ def _mfu_words(r: Request, mfu: float) -> str:
     """The achieved MFU as replies quote it: on 6·P_active per token, the count a stated
     ``mfu`` is read on, so saying it back gives the same time. Adapters skip the frozen
     weights' gradient matmuls (about 4·P), so theirs can pass 100%: said where it does."""
-    if mfu <= 1.0 or r.effective_method is Method.FULL:
+    if round(mfu, 2) <= 1.0 or r.effective_method is Method.FULL:  # as it prints
         return f"{mfu:.0%} MFU"
     return (f"{mfu:.0%} MFU on 6·P per token: over 100% because {r.effective_method.label} "
             "skips the frozen weights' gradient matmuls")

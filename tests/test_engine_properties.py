@@ -97,7 +97,7 @@ def test_card_sizing_agrees_with_per_gpu_memory_at_every_count(
                       sharding=stage)
     fp = footprint(CATALOG.model(model).architecture, request)
     sizer = Sizer(fp, stage, False)
-    assert sizer._per_gpu(n, sizer.most_shards) == pytest.approx(
+    assert sizer._per_gpu(n, sizer.node_cards) == pytest.approx(
         fp.per_gpu(stage, n).total, rel=1e-9
     )
 

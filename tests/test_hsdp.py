@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Request, estimate
+from engine.collectives import data_parallel_seconds
 from engine.fit import Sizer
 from engine.profiles import resolve
 from engine.request import Sharding
@@ -141,4 +142,46 @@ def test_a_replica_too_big_for_the_card_points_to_fsdp() -> None:
     est = estimate(Request(model="llama-3.1-8b", method="full", seq_len=4096,
                            sharding=Sharding.HSDP, gpu="g80-solo", gpu_count=4),
                    catalog_with(ONE_PER_NODE))
-    assert any("`fsdp` shards over all 4" in w for w in est.warnings)
+    assert any("(1 of these 4 g80-solo cards): `fsdp` shards over every one" in w
+               for w in est.warnings)
+
+
+@pytest.mark.parametrize("node", [1, 2, 4, 8])
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 6, 8, 12, 16])
+def test_sizing_agrees_with_the_breakdown_on_every_node_size(catalog, node, count) -> None:
+    fp = resolved_footprint(catalog, **FULL_8B, sharding=Sharding.HSDP).on_card(node)
+    found = Sizer(fp, Sharding.HSDP, offload=False).at_count_for(1e9, count, node)
+    assert found is not None
+    assert found[2] == pytest.approx(fp.per_gpu(found[1], count).total, rel=1e-9)
+
+
+def test_a_count_past_one_node_splits_evenly_over_the_nodes(catalog: Catalog) -> None:
+    # 12 cards on 8-card nodes run as two shard groups of 6, in memory and in time.
+    fp = resolved_footprint(catalog, **FULL_8B)
+    assert fp.shard_ranks(Sharding.HSDP, 12) == 6
+    dp = data_parallel_seconds(CARD, 12, Sharding.HSDP, tp=1, weight_bytes=1e9,
+                               grad_bytes=1e9, accumulates=False)
+    assert dp.shards == 6
+
+
+def test_named_nodes_set_the_shard_group_in_memory_and_in_time(catalog: Catalog) -> None:
+    fp = resolved_footprint(catalog, **FULL_8B, gpu_count=16, nodes=2).on_card(1)
+    dp = data_parallel_seconds(ONE_PER_NODE, 16, Sharding.HSDP, tp=1, weight_bytes=1e9,
+                               grad_bytes=1e9, accumulates=False, nodes=2)
+    assert fp.shard_ranks(Sharding.HSDP, 16) == dp.shards == 8
+
+
+def test_context_parallel_rings_fit_on_one_card_nodes() -> None:
+    request = Request(model="llama-3.1-8b", method="lora", seq_len=32768, context_parallel=2,
+                      sharding=Sharding.HSDP, dataset_tokens=10**7)
+    est = estimate(request, catalog_with(ONE_PER_NODE))
+    assert est.options and est.options[0].count == 2
+
+
+def test_napkin_hsdp_on_one_card_nodes_divides_nothing(catalog: Catalog) -> None:
+    fp = resolved_footprint(catalog, model="llama-3.1-8b", method="full", mode="napkin",
+                            sharding=Sharding.HSDP).on_card(1)
+    sizer = Sizer(fp, Sharding.HSDP, offload=False)
+    found = sizer.at_count_for(1e9, 2, 1)
+    assert found is not None and found[2] == pytest.approx(fp.total)
+    assert sizer.fewest_for(fp.total / 2, node_cards=1) is None

@@ -48,3 +48,8 @@ def test_a_stateless_optimizer_is_told_only_the_weights_saving() -> None:
     saving = (_per_gpu(framework="hf", optimizer="sgd")
               - _per_gpu(framework="hf", optimizer="sgd", state_precision="pure-bf16"))
     assert f"about {saving:,.0f} GB less" in tip
+
+
+def test_a_stateless_optimizer_is_not_told_of_moments() -> None:
+    (tip,) = _tips(framework="hf", optimizer="sgd")
+    assert "optimizer states" not in tip and "BF16 states" not in tip

@@ -453,3 +453,8 @@ def test_ep_in_a_followup_on_a_moe_thread_asks_too() -> None:
 def test_epochs_in_a_followup_on_a_moe_thread_are_epochs() -> None:
     previous = parsed("mixtral full 8x h100 10M tokens")
     assert apply_followup(previous, "what if 4 epochs", CAT).epochs == 4
+
+
+def test_a_replicate_degree_with_a_count_names_the_replicas_as_nodes() -> None:
+    # The shard group is count / degree on any card, a GH200 rented one to a machine too.
+    assert fields("8b lora 16x gh200 dp-replicate 2")["nodes"] == 2

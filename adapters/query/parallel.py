@@ -147,10 +147,10 @@ def replicate_degree(s: State, i: int) -> int:
 
 
 def check_replicate(s: State) -> None:
-    """A replicate degree above 1 is HSDP, sharded within each node of
-    ``GPUS_PER_NODE`` cards as the engine models it: with ``fsdp`` (torchtitan's FSDP
-    plus replicas) or no sharding said, and, when the cards are counted, a count of
-    degree x one node."""
+    """A replicate degree above 1 is HSDP: with ``fsdp`` (torchtitan's FSDP plus
+    replicas) or no sharding said, and, when the cards are counted, a count of degree x
+    one node of ``GPUS_PER_NODE``, the replicas then named as the run's nodes so that
+    each shards over count / degree cards on any card."""
     if s.replicate is None:
         return
     degree, phrase = s.replicate
@@ -180,6 +180,11 @@ def check_replicate(s: State) -> None:
         )
     s.fields["sharding"] = Sharding.HSDP
     s.sources["sharding"] = phrase
+    if isinstance(count, int) and not isinstance(nodes, int):
+        # The replicas are the shard groups whatever machines hold them (a GH200 is
+        # rented one to a machine): the estimate shards over count / degree cards.
+        s.fields["nodes"] = degree
+        s.sources["nodes"] = phrase
 
 
 # --- the degree against the cards and the method --------------------------------------------
