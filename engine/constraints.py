@@ -140,7 +140,9 @@ def _card_options(
     if found is None:
         return
     price = hourly_price(gpu, request.price_per_gpu_hour, request.spot)
-    per_node = gpu.gpus_per_node
+    per_node = gpu.gpus_per_node  # or the nodes the request names, as it has them
+    if request.nodes and request.gpu_count:
+        per_node = max(1, request.gpu_count // request.nodes)
     for n in counts(found[0], min(_most_cards(request, per_node), card_limit(gpu)), per_node):
         if n % fp.card_step:
             continue  # not whole tensor-parallel groups and context-parallel rings

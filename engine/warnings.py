@@ -206,6 +206,8 @@ def _tensor_parallel_warnings(ctx: Context) -> list[str]:
         )
     lead = _lead(ctx)
     per_node = lead.gpu.gpus_per_node if lead is not None else GPUS_PER_NODE
+    if r.nodes and r.gpu_count:  # the nodes the request names, as it has them
+        per_node = max(1, r.gpu_count // r.nodes)
     if degree > per_node:
         out.append(
             f"Tensor parallel {degree} spans nodes ({per_node} card{'s' if per_node > 1 else ''}"

@@ -184,3 +184,9 @@ def test_tensor_parallel_past_a_one_card_machine_spans_nodes() -> None:
     est = estimate(Request(model="llama-3.1-8b", method="full", tensor_parallel=2,
                            gpu="g80-solo", gpu_count=2), catalog_with(solo))
     assert any("spans nodes (1 card each)" in w for w in est.warnings)
+
+
+def test_tensor_parallel_past_the_named_nodes_cards_spans_nodes() -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="full", tensor_parallel=8,
+                           gpu="g80", gpu_count=8, nodes=2), catalog_with(H100_LIKE))
+    assert any("spans nodes (4 cards each)" in w for w in est.warnings)
