@@ -28,6 +28,9 @@ from engine.constants import LOGITS_BYTES, LOGITS_BYTES_HF
 # [unsloth] unsloth/kernels/cross_entropy_loss.py: fused, chunked cross-entropy that
 #   never materializes the logits; Triton RMSNorm, RoPE and SwiGLU kernels; its docs
 #   recommend lora_dropout 0 ("optimized").
+# [unsloth-multi] unsloth.ai/docs/basics/multi-gpu-training-with-unsloth: "Unsloth currently
+#   supports multi-GPU setups through libraries like Accelerate and DeepSpeed" (FSDP, DDP):
+#   it trains on the HF Trainer, so its ZeRO is DeepSpeed's.
 # [trl] TRL's SFT examples, axolotl's example configs and Qwen's finetune.py use
 #   lora_dropout 0.05 (PEFT's own default is 0); the HF Trainer's AMP and DeepSpeed keep
 #   FP32 master weights and moments (16 B/param for a full fine-tune).
@@ -105,7 +108,7 @@ gradient, so every quantized linear keeps its 16-bit input. [torchao] torchao's
 PROFILE_DEEPSPEED_ZERO: Final = {
     "generic": False,  # [detailed]: one gradient per trainable parameter
     "hf": True,  # [deepspeed]
-    "unsloth": False,  # single GPU
+    "unsloth": True,  # [unsloth-multi]: through the HF Trainer's DeepSpeed integration
     "torchtune": False,  # its zero3 is FSDP2's per-parameter sharding
     "litgpt": False,  # Fabric's FSDP
     "torchtitan": False,  # FSDP2

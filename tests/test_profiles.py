@@ -447,3 +447,9 @@ def test_hf_qlora_on_several_cards_under_auto_is_timed_as_zero3(catalog: Catalog
     auto = estimate(Request(**fields), catalog).options[0]
     zero3 = estimate(Request(sharding="zero3", **fields), catalog).options[0]
     assert auto.timing.tokens_per_second == pytest.approx(zero3.timing.tokens_per_second)
+
+
+def test_unsloth_shards_with_deepspeed_through_the_hf_trainer() -> None:
+    request = Request(model="llama-3.1-8b", method="full", framework="unsloth",
+                      sharding="zero3", gpu_count=4)
+    assert any("DeepSpeed ZeRO" in line for line in changes_for(request))
