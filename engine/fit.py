@@ -193,13 +193,6 @@ class Sizer:
             return self.node_cards
         return gpu.gpus_per_node
 
-    def shards_on(self, gpu: GpuSpec | None) -> int:
-        """Ranks the state spreads over at most on ``gpu``: under ``hsdp`` one node's,
-        else every rank a run may have."""
-        if not self.hsdp:
-            return MAX_CARDS // self.tp
-        return max(1, self.node_cards_on(gpu) // self.tp)
-
     def _per_gpu(self, ranks: int, node_cards: int) -> float:
         """Per-GPU GB on ``ranks`` (> 1) data-parallel ranks on nodes of ``node_cards``
         (read under ``hsdp`` only: its state spreads over one shard group)."""

@@ -122,14 +122,14 @@ def test_on_one_card_nodes_every_card_holds_a_whole_replica(catalog: Catalog) ->
 def test_sizing_stops_at_the_cards_own_node(catalog: Catalog) -> None:
     fp = resolved_footprint(catalog, **FULL_8B)
     sizer = Sizer(fp, Sharding.HSDP, offload=False)
-    assert sizer.shards_on(ONE_PER_NODE) == 1
-    assert sizer.shards_on(CARD) == 8
+    assert sizer.node_cards_on(ONE_PER_NODE) == 1
+    assert sizer.node_cards_on(CARD) == 8
 
 
 def test_named_nodes_hold_on_every_card(catalog: Catalog) -> None:
     fp = resolved_footprint(catalog, **FULL_8B, gpu_count=8, nodes=2)
     assert fp.on_card(1).node_cards == 4
-    assert Sizer(fp, Sharding.HSDP, offload=False).shards_on(ONE_PER_NODE) == 4
+    assert Sizer(fp, Sharding.HSDP, offload=False).node_cards_on(ONE_PER_NODE) == 4
 
 
 def test_the_assumptions_name_the_cards_own_node() -> None:
