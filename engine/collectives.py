@@ -105,7 +105,7 @@ class DataParallelTime:
     per_step_s: float
     """Seconds once per optimizer step (reductions deferred to the window's end)."""
     shards: int
-    """Ranks the sharded state spreads over (one node's under ``hsdp``)."""
+    """Ranks the sharded state spreads over (one shard group's under ``hsdp``)."""
 
 
 def data_parallel_seconds(

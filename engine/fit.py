@@ -173,7 +173,8 @@ class Sizer:
         self.nodes = fp.nodes
         """The nodes the request names (its ``hsdp`` groups on every card), or None."""
         self.node_cards = fp.node_cards
-        """Cards in a node where the card does not say (``GPUS_PER_NODE``)."""
+        """Cards in a node where the card does not say (``GPUS_PER_NODE``), or the
+        request's cards over the nodes it names."""
         self.one_stage = resolve_stage(requested, 1)
         self.multi = resolve_stage(requested, 2)
         self.napkin_total = fp.total if fp.napkin else None
@@ -242,7 +243,8 @@ class Sizer:
         """As :meth:`fewest`, for a card offering ``cap`` usable GB, of which a run can
         have ``most_cards`` (:func:`card_limit`), on nodes of ``node_cards``
         (:meth:`node_cards_on`; default: the footprint's). Under ``hsdp`` memory stops
-        falling at one node, so no count past it is sought."""
+        falling at one node, so no count past it is sought; on nodes the request names,
+        each group holds ``count / nodes`` cards, so the count grows with the group."""
         node = node_cards or self.node_cards
         if self.napkin_total is not None:
             n = max(1, math.ceil(self.napkin_total / cap - 1e-12))
@@ -258,10 +260,12 @@ class Sizer:
                     return None  # no count brings this phase under the line
                 continue
             n = max(n, math.ceil(sharded / (cap - fixed) - 1e-12))
-        n = -(-n // self.cp) * self.cp  # whole rings
         most = most_cards // self.tp
-        if self.hsdp:  # one node's ranks, or the first whole ring past it
+        if self.hsdp and self.nodes:  # a group of n ranks takes n x nodes of them
+            n *= self.nodes
+        elif self.hsdp:  # one node's ranks, or the first whole ring past it
             most = min(most, max(node // self.tp, self.cp))
+        n = -(-n // self.cp) * self.cp  # whole rings
         while n <= most and self._per_gpu(n, node) > cap:
             n += self.cp  # guards float rounding at the boundary
         if n > most:

@@ -400,7 +400,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
     arch = trained_architecture(arch, request)
     method = request.effective_method
     if request.mode is Mode.NAPKIN:
-        return _napkin_footprint(arch, method)
+        return _with_nodes(_napkin_footprint(arch, method), request)
     pure = request.state_precision is StatePrecision.PURE_BF16
     params = arch.total_params
     opt_table = OPTIMIZER_BYTES_PURE_BF16 if pure else OPTIMIZER_BYTES
@@ -454,12 +454,18 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         offloads_gradients=profile(request.framework).offload_gradients,
         offload_weights=request.offload_weights,
     )
-    if request.nodes:
-        cards = request.gpu_count // request.nodes if request.gpu_count else whole.node_cards
-        whole = replace(whole, node_cards=max(1, cards), nodes=request.nodes)
+    whole = _with_nodes(whole, request)
     if request.context_parallel > 1:
         whole = replace(whole, context_parallel=request.context_parallel)
     return tensor_parallel_share(whole, request.tensor_parallel)
+
+
+def _with_nodes(fp: Footprint, request: Request) -> Footprint:
+    """``fp`` with the nodes ``request`` names (``hsdp``'s groups on every card)."""
+    if not request.nodes:
+        return fp
+    cards = request.gpu_count // request.nodes if request.gpu_count else fp.node_cards
+    return replace(fp, node_cards=max(1, cards), nodes=request.nodes)
 
 
 def tensor_parallel_share(fp: Footprint, degree: int) -> Footprint:

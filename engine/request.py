@@ -164,8 +164,9 @@ class Sharding(StrEnum):
     otherwise ZeRO-3 across the fewest cards that fit.
 
     ``hsdp`` is FSDP's ``HYBRID_SHARD`` (torchtitan's ``data_parallel_replicate_degree``):
-    sharded like ``fsdp`` within each node, replicated across nodes, whose copies
-    all-reduce the sharded gradients once per step.
+    sharded like ``fsdp`` within each shard group (a node, or the cards over the nodes
+    the request names: ``engine.collectives.hsdp_group``), replicated across groups,
+    whose copies all-reduce the sharded gradients once per step.
 
     ``fsdp`` shards like ``zero3`` (PyTorch FSDP ``FULL_SHARD``), and models one
     difference that matters for LoRA: FSDP1 wrapped the usual way (a frozen base and

@@ -185,3 +185,17 @@ def test_napkin_hsdp_on_one_card_nodes_divides_nothing(catalog: Catalog) -> None
     found = sizer.at_count_for(1e9, 2, 1)
     assert found is not None and found[2] == pytest.approx(fp.total)
     assert sizer.fewest_for(fp.total / 2, node_cards=1) is None
+
+
+def test_napkin_mode_shards_over_the_named_nodes_groups(catalog: Catalog) -> None:
+    fp = resolved_footprint(catalog, model="llama-3.1-8b", method="full", mode="napkin",
+                            gpu_count=16, nodes=2).on_card(1)
+    assert fp.shard_ranks(Sharding.HSDP, 16) == 8
+    assert fp.per_gpu(Sharding.HSDP, 16).total == pytest.approx(fp.total / 8)
+
+
+def test_on_named_nodes_the_fewest_count_grows_the_groups() -> None:
+    # Two nodes of one card cannot hold an 8B full fine-tune; two nodes of two can.
+    est = estimate(Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80", gpu_count=2,
+                           nodes=2), catalog_with(CARD))
+    assert est.options[0].needed == 4

@@ -274,12 +274,20 @@ def test_a_replicate_degree_with_zero3_is_refused() -> None:
     assert "means hybrid sharding (hsdp), but \"zero3\" says zero3: say one" in message
 
 
-def test_a_replicate_degree_that_is_not_one_node_per_replica_is_refused() -> None:
-    message = refused("70b full data_parallel_replicate_degree 4 16x h100")
+def test_a_replicate_degree_that_does_not_divide_the_cards_is_refused() -> None:
+    message = refused("70b full data_parallel_replicate_degree 3 16x h100")
 
-    assert "HSDP is modeled with one node of 8 cards as the shard group, so 4 replicas " \
-           "are 32 cards" in message
+    assert "3 replicas need a count they divide into equal shard groups (e.g. 18)" in message
     assert "say fsdp to shard over all 16" in message
+
+
+def test_a_replicate_degree_sets_groups_of_count_over_degree() -> None:
+    got = fields("70b full data_parallel_replicate_degree 4 16x h100")
+    assert (got["sharding"], got["nodes"]) == (Sharding.HSDP, 4)
+
+
+def test_a_replicate_degree_without_a_count_still_names_the_replicas() -> None:
+    assert fields("8b full dp-replicate 2 gh200")["nodes"] == 2
 
 
 def test_a_fractional_replicate_degree_is_refused() -> None:
@@ -355,8 +363,9 @@ def test_a_config_degree_with_qlora_is_refused() -> None:
 def test_a_config_replicate_degree_above_1_is_hsdp_with_a_note() -> None:
     config = read_config(AXOLOTL + "dp_replicate_size: 2\n")
 
-    assert config.fields["sharding"] is Sharding.HSDP
-    assert any("HSDP is estimated with one node of 8 cards" in note for note in config.notes)
+    assert (config.fields["sharding"], config.fields["nodes"]) == (Sharding.HSDP, 2)
+    assert any("HSDP over 2 replicas, each shard group holding the cards over 2" in note
+               for note in config.notes)
 
 
 def test_torchtune_replicate_dim_above_1_is_hsdp() -> None:

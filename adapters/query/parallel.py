@@ -19,7 +19,7 @@ from adapters.query.errors import error, quoted
 from adapters.query.fields import FIELDS
 from adapters.query.numbers import TP_WORDS, read_number, whole
 from adapters.query.state import State
-from engine.constants import GPUS_PER_NODE, MAX_NODES
+from engine.constants import MAX_NODES
 from engine.request import Method, Sharding
 
 TP_EXAMPLE: Final = FIELDS["tensor_parallel"].example
@@ -148,9 +148,9 @@ def replicate_degree(s: State, i: int) -> int:
 
 def check_replicate(s: State) -> None:
     """A replicate degree above 1 is HSDP: with ``fsdp`` (torchtitan's FSDP plus
-    replicas) or no sharding said, and, when the cards are counted, a count of degree x
-    one node of ``GPUS_PER_NODE``, the replicas then named as the run's nodes so that
-    each shards over count / degree cards on any card."""
+    replicas) or no sharding said. The replicas are named as the run's nodes, so each
+    shard group holds count / degree cards whatever machines hold them (a GH200 is rented
+    one to a machine); a count the degree does not divide, or other nodes, is refused."""
     if s.replicate is None:
         return
     degree, phrase = s.replicate
@@ -162,27 +162,23 @@ def check_replicate(s: State) -> None:
             phrase, example=HSDP_EXAMPLE,
         )
     count, nodes = s.fields.get("gpu_count"), s.fields.get("nodes")
-    if isinstance(nodes, int):
-        if nodes != degree:
-            raise error(
-                f'"{quoted(phrase)}" on {nodes} nodes: HSDP is modeled with one node as the '
-                f"shard group, so {degree} replicas are {degree} nodes: name them "
-                f'("{degree} nodes of 8x h100 hsdp"), or say fsdp.',
-                phrase, example=HSDP_EXAMPLE,
-            )
-    elif isinstance(count, int) and count != degree * GPUS_PER_NODE:
+    if isinstance(nodes, int) and nodes != degree:
         raise error(
-            f'"{quoted(phrase)}" on {count} cards: HSDP is modeled with one node of '
-            f"{GPUS_PER_NODE} cards as the shard group, so {degree} replicas are "
-            f"{degree * GPUS_PER_NODE} cards: name them (\"{degree} nodes of "
-            f'{GPUS_PER_NODE}x h100 hsdp"), or say fsdp to shard over all {count}.',
+            f'"{quoted(phrase)}" on {nodes} nodes: HSDP is modeled with one shard group per '
+            f"node, so {degree} replicas are {degree} nodes: name them "
+            f'("{degree} nodes of 8x h100 hsdp"), or say fsdp.',
+            phrase, example=HSDP_EXAMPLE,
+        )
+    if isinstance(count, int) and count % degree:
+        raise error(
+            f'"{quoted(phrase)}" on {count} cards: {degree} replicas need a count they '
+            f"divide into equal shard groups (e.g. {degree * (count // degree + 1)}), or say "
+            f"fsdp to shard over all {count}.",
             phrase, example=HSDP_EXAMPLE,
         )
     s.fields["sharding"] = Sharding.HSDP
     s.sources["sharding"] = phrase
-    if isinstance(count, int) and not isinstance(nodes, int):
-        # The replicas are the shard groups whatever machines hold them (a GH200 is
-        # rented one to a machine): the estimate shards over count / degree cards.
+    if not isinstance(nodes, int):
         s.fields["nodes"] = degree
         s.sources["nodes"] = phrase
 

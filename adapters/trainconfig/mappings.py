@@ -16,7 +16,6 @@ import re
 from typing import Any, Final
 
 from adapters.trainconfig.reader import Reader, shown
-from engine.constants import GPUS_PER_NODE
 from engine.request import LoraTargets, Optimizer, Precision, Sharding
 
 _OPTIMIZERS: Final[dict[str, tuple[Optimizer, str | None]]] = {
@@ -343,12 +342,14 @@ def context_parallel(r: Reader, path: str, value: object) -> None:
 def replicate(r: Reader, path: str, value: object) -> None:
     """A data-parallel replicate degree (axolotl's ``dp_replicate_size``, torchtune's
     ``data_parallel_replicate_dim``): above 1, copies of a sharded group, FSDP's
-    HYBRID_SHARD (``hsdp``), which the estimate shards within each node of
-    ``GPUS_PER_NODE`` cards. Read after ``fsdp``, whose full shard it turns hybrid."""
-    degree = r.integer(path, value, "gpu_count")  # replicas: bounded as a card count
+    HYBRID_SHARD (``hsdp``), the replicas named as the run's nodes so that each group
+    holds count / degree cards, as the query's ``dp-replicate`` reads. Read after
+    ``fsdp``, whose full shard it turns hybrid."""
+    degree = r.integer(path, value, "nodes")  # replicas: bounded as a node count
     if degree <= 1:
         r.used(path)
         return
-    r.take(path, value, f"HSDP: {degree} replicas of a sharded group", sharding=Sharding.HSDP)
-    r.note(f"{path} {degree}: HSDP is estimated with one node of {GPUS_PER_NODE} cards as "
-           f"the shard group, so {degree} replicas are {degree * GPUS_PER_NODE} cards.")
+    r.take(path, value, f"HSDP: {degree} replicas of a sharded group",
+           sharding=Sharding.HSDP, nodes=degree)
+    r.note(f"{path} {degree}: HSDP over {degree} replicas, each shard group holding the "
+           f"cards over {degree}.")
