@@ -219,6 +219,14 @@ def _tensor_parallel_warnings(ctx: Context) -> list[str]:
 
 def _card_warnings(ctx: Context, o: Option) -> list[str]:
     r, out = ctx.request, []
+    if r.sharding is Sharding.HSDP and o.count > 1 and o.count % _node_cards(ctx):
+        group = _node_cards(ctx)
+        out.append(
+            f"`hsdp` needs equal shard groups (HYBRID_SHARD's mesh): {o.count} cards leave "
+            f"{o.count % group} over groups of {group}, and the estimate counts every card as "
+            f"in one. Name a count they divide ({o.count // group * group} or "
+            f"{(o.count // group + 1) * group}) or say `fsdp`."
+        )
     if r.float8 and r.mode is Mode.DETAILED and not o.gpu.fp8_tflops:
         out.append(
             f"{o.gpu.name} has no FP8 tensor cores (torchao's float8 needs compute capability "

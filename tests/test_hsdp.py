@@ -199,3 +199,12 @@ def test_on_named_nodes_the_fewest_count_grows_the_groups() -> None:
     est = estimate(Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80", gpu_count=2,
                            nodes=2), catalog_with(CARD))
     assert est.options[0].needed == 4
+
+
+def test_a_count_the_groups_do_not_divide_is_flagged() -> None:
+    request = Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80", gpu_count=13)
+    est = estimate(request, catalog_with(CARD))
+    assert any("13 cards leave 1 over groups of 6" in w and "(12 or 18)" in w
+               for w in est.warnings)
+    even = estimate(request.model_copy(update={"gpu_count": 12}), catalog_with(CARD))
+    assert not any("equal shard groups" in w for w in even.warnings)
