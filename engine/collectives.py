@@ -11,7 +11,8 @@
   micro-batch and gathers the updated weights once per step ([zero2-reduce]: DeepSpeed's
   ``stage_1_and_2.py`` ``reduce_ready_partitions_and_remove_grads`` reduces when
   ``partition_gradients``, true at stage 2, or at the accumulation boundary); HSDP
-  gathers within a node and all-reduces its gradient shard across nodes once per step.
+  gathers within its shard group (:func:`hsdp_group`) and all-reduces its gradient shard
+  across the groups once per step.
 
 The time model (:mod:`engine.throughput`) decides what overlaps with compute. Units:
 bytes, seconds; bandwidths in the catalog are GB/s (10^9 bytes/s).
@@ -84,6 +85,14 @@ def link_bytes_per_s(gpu: GpuSpec, count: int, nodes: int) -> float:
     if nodes > 1:
         return min(intra, INTERNODE_GBPS[gpu.fabric] * 1e9)
     return intra
+
+
+def named_node_cards(request: Request) -> int | None:
+    """Cards on each node the request names (``2 nodes of 4x h100``: 4), or None where it
+    names no nodes or no count."""
+    if request.nodes and request.gpu_count:
+        return max(1, request.gpu_count // request.nodes)
+    return None
 
 
 def hsdp_group(count: int, node_cards: int, nodes: int | None = None) -> int:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from engine.collectives import named_node_cards
 from engine.compute import Compute, compute
 from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES, NODE_STEP_PAST_CLUSTER
 from engine.fit import (
@@ -140,9 +141,7 @@ def _card_options(
     if found is None:
         return
     price = hourly_price(gpu, request.price_per_gpu_hour, request.spot)
-    per_node = gpu.gpus_per_node  # or the nodes the request names, as it has them
-    if request.nodes and request.gpu_count:
-        per_node = max(1, request.gpu_count // request.nodes)
+    per_node = named_node_cards(request) or gpu.gpus_per_node
     for n in counts(found[0], min(_most_cards(request, per_node), card_limit(gpu)), per_node):
         if n % fp.card_step:
             continue  # not whole tensor-parallel groups and context-parallel rings

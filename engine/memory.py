@@ -40,9 +40,10 @@ leaving the gathered layer on the GPU (as FSDP's ``CPUOffload(offload_params=Tru
 does: "gradients are also offloaded to CPU", torch.distributed.fsdp docs).
 
 ``hsdp`` (FSDP's ``HYBRID_SHARD``) shards as ``fsdp`` does over the data-parallel
-ranks of one node (the card's ``gpus_per_node``, put in by :meth:`Footprint.on_card`,
-or the nodes the request names) and replicates that across nodes, so more nodes add
-speed but no memory relief (:meth:`Footprint.shard_ranks`).
+ranks of one shard group (``engine.collectives.hsdp_group``: a node of the card's
+``gpus_per_node``, put in by :meth:`Footprint.on_card`, or the cards over the nodes the
+request names) and replicates that across groups, so more nodes add speed but no memory
+relief (:meth:`Footprint.shard_ranks`).
 
 ``fsdp`` is ZeRO-3's sharding, with one addition for LoRA (not QLoRA, whose 4-bit
 base FSDP wraps apart from the adapters) where the framework's FSDP has it
@@ -88,7 +89,7 @@ from engine.activations import (
     dora_workspace_bytes,
 )
 from engine.architecture import Architecture
-from engine.collectives import hsdp_group
+from engine.collectives import hsdp_group, named_node_cards
 from engine.constants import (
     ADAPTER_BYTES,
     GB,
@@ -464,8 +465,8 @@ def _with_nodes(fp: Footprint, request: Request) -> Footprint:
     """``fp`` with the nodes ``request`` names (``hsdp``'s groups on every card)."""
     if not request.nodes:
         return fp
-    cards = request.gpu_count // request.nodes if request.gpu_count else fp.node_cards
-    return replace(fp, node_cards=max(1, cards), nodes=request.nodes)
+    cards = named_node_cards(request) or fp.node_cards
+    return replace(fp, node_cards=cards, nodes=request.nodes)
 
 
 def tensor_parallel_share(fp: Footprint, degree: int) -> Footprint:

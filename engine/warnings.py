@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from engine.accuracy import uncertainty
 from engine.card_tips import card_tips
-from engine.collectives import hsdp_group, link_bytes_per_s, nodes_for
+from engine.collectives import hsdp_group, link_bytes_per_s, named_node_cards, nodes_for
 from engine.compute import uses_flat_rule
 from engine.constants import (
     COMM_WARNING_SHARE,
@@ -205,9 +205,9 @@ def _tensor_parallel_warnings(ctx: Context) -> list[str]:
             "both."
         )
     lead = _lead(ctx)
-    per_node = lead.gpu.gpus_per_node if lead is not None else GPUS_PER_NODE
-    if r.nodes and r.gpu_count:  # the nodes the request names, as it has them
-        per_node = max(1, r.gpu_count // r.nodes)
+    per_node = named_node_cards(r) or (
+        lead.gpu.gpus_per_node if lead is not None else GPUS_PER_NODE
+    )
     if degree > per_node:
         out.append(
             f"Tensor parallel {degree} spans nodes ({per_node} card{'s' if per_node > 1 else ''}"
@@ -219,8 +219,8 @@ def _tensor_parallel_warnings(ctx: Context) -> list[str]:
 
 def _card_warnings(ctx: Context, o: Option) -> list[str]:
     r, out = ctx.request, []
-    if r.sharding is Sharding.HSDP and o.count > 1 and o.count % _node_cards(ctx):
-        group = _node_cards(ctx)
+    group = _hsdp_group_cards(ctx) if r.sharding is Sharding.HSDP else o.count
+    if o.count % group:
         out.append(
             f"`hsdp` needs equal shard groups (HYBRID_SHARD's mesh): {o.count} cards leave "
             f"{o.count % group} over groups of {group}, and the estimate counts every card as "
@@ -329,7 +329,7 @@ def assumptions(ctx: Context) -> list[str]:
             if r.sharding is Sharding.AUTO
             else f"sharding {r.sharding.value}"
             + (
-                f" (sharded within each node of {_node_cards(ctx)}, replicated across "
+                f" (sharded within each node of {_hsdp_group_cards(ctx)}, replicated across "
                 "nodes)."
                 if r.sharding is Sharding.HSDP
                 else "."
@@ -379,14 +379,14 @@ def assumptions(ctx: Context) -> list[str]:
 def _hsdp_node_hint(ctx: Context, lead: Option) -> str:
     """Under ``hsdp``, where its shard group holds fewer of the cards than the run has:
     that its state shards within a group only, and ``fsdp`` over every rank."""
-    group = _node_cards(ctx)
+    group = _hsdp_group_cards(ctx)
     if ctx.request.sharding is not Sharding.HSDP or group >= lead.count:
         return ""
     return (f" `hsdp` shards only within a node ({group} of these {lead.count} "
             f"{lead.gpu.id} cards): `fsdp` shards over every one.")
 
 
-def _node_cards(ctx: Context) -> int:
+def _hsdp_group_cards(ctx: Context) -> int:
     """Cards in one ``hsdp`` shard group of the card choice shown (``hsdp_group``)."""
     lead = _lead(ctx)
     if lead is None:
