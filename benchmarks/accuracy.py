@@ -143,13 +143,14 @@ class Timer:
 
     def __init__(self, run: Run) -> None:
         catalog = default_catalog()
-        req = resolve(run.request)
+        arch = catalog.model(run.request.model).architecture
+        req = resolve(run.request, arch)  # as engine.estimate resolves it
         assert req.gpu is not None
         self.gpu = catalog.gpu(req.gpu)
         self.count = req.gpu_count or 1
         self.stage = resolve_stage(req.sharding, self.count)
         self.offload = req.offload
-        self.work = workload(catalog.model(req.model).architecture, req)
+        self.work = workload(arch, req)
         self.host_launch_s = run.host_launch_s
 
     def tokens_per_second(self, tuning: Tuning) -> float:

@@ -445,13 +445,13 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
 
         catalog = default_catalog()
     model = catalog.model(request.model)
-    asked, request = request, resolve(request)
+    asked, request = request, resolve(request, model.architecture)
     # -- issue 16: a limit question is answered first; the estimate is at the answer.
     solution = solve(request, model, catalog) if request.solve is not None else None
     if solution is not None and solution.update:
         asked = asked.model_copy(update=solution.update)
-        request = request.model_copy(update=solution.update)
-        model = catalog.model(request.model)
+        model = catalog.model(asked.model)
+        request = resolve(asked, model.architecture)
     # --
     fp, work, options = _plan(request, model, _card_table(catalog), catalog, keep=MAX_OPTIONS)
     fits_anywhere = any(o.fits for o in options)

@@ -202,6 +202,20 @@ PROFILE_ACTIVATION_OFFLOAD: Final = {
     "torchtitan": False,
 }
 """Frameworks whose usual setup keeps checkpointed layer inputs in host memory."""
+PROFILE_SELECTIVE_CHECKPOINTING_UP_TO: Final = {
+    "generic": 0.0,  # [detailed]: full checkpointing
+    "hf": 0.0,  # gradient_checkpointing checkpoints whole layers
+    "unsloth": 0.0,
+    "torchtune": 0.0,  # ac_mode is unset in its configs: whole layers
+    "litgpt": 0.0,
+    "torchtitan": 16e9,  # [titan-ac]
+}
+"""Models up to this many parameters get op-level selective activation checkpointing
+(``selective_checkpointing``) when checkpointing is left unsaid; 0: never.
+[titan-ac] torchtitan's presets: ``llama3_1b``, ``llama3_3b`` and ``llama3_8b.toml`` and
+Qwen3 0.6B set ``[activation_checkpoint] mode = "selective"``, ``selective_ac_option =
+"op"``; ``llama3_70b.toml``, ``llama3_405b.toml`` and Qwen3 32B set ``mode = "full"``. The
+line sits between the largest selective preset (8B) and the smallest full one (32B)."""
 PROFILE_OFFLOAD_GRADIENTS: Final = {
     "generic": True,  # [zero-offload]: what "offload" means to most users
     "hf": True,  # [zero-offload] DeepSpeed's offload_optimizer

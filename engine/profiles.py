@@ -36,6 +36,7 @@ from engine.framework_facts import (
     PROFILE_PURE_BF16,
     PROFILE_QUANTIZED_HEAD,
     PROFILE_QUANTIZED_SAVES_INPUTS,
+    PROFILE_SELECTIVE_CHECKPOINTING_UP_TO,
     PROFILE_SPEC_ACTIVATIONS,
     PROFILE_UNTIED_HEAD,
 )
@@ -43,13 +44,14 @@ from engine.request import Framework, Method, Request, Sharding, StatePrecision
 
 Scope = Literal[
     "any", "adapters", "fp32-adapters", "full", "zero", "full-outside-zero", "qlora-eager",
-    "qlora-fp32", "tied", "offload",
+    "qlora-fp32", "tied", "offload", "selective",
 ]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, LoRA/QLoRA with adapters
 kept in FP32 (``fp32_adapters``, the profile's unless said), full fine-tunes, runs that
 may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several cards),
 full fine-tunes that do not, QLoRA without ``torch.compile``, QLoRA whose weights are
-not sharded, models with tied embeddings, or offloaded runs."""
+not sharded, models with tied embeddings, offloaded runs, or runs checkpointed
+selectively on a model the framework checkpoints selectively by default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,9 @@ class Profile:
     weights get gradients (FSDP1 with ``use_orig_params=True``)."""
     activation_offload: bool
     """Its usual setup keeps checkpointed activations in host memory."""
+    selective_checkpointing_up_to: float
+    """Models up to this many parameters are checkpointed selectively (op policy) unless
+    the request says how it checkpoints; 0: never (``PROFILE_SELECTIVE_CHECKPOINTING_UP_TO``)."""
     elementwise_scale: float
     """Memory-bound (non-matmul) traffic relative to unfused PyTorch eager: below 1
     for fused kernels or ``torch.compile``."""
@@ -134,6 +139,12 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         changes.append((frozen_grads, "adapters"))
     if PROFILE_ACTIVATION_OFFLOAD[key]:
         changes.append(("checkpointed activations offloaded to CPU", "any"))
+    selective_up_to = PROFILE_SELECTIVE_CHECKPOINTING_UP_TO[key]
+    if selective_up_to:
+        changes.append((
+            f"selective (op) checkpointing for models up to {selective_up_to / 1e9:g}B params",
+            "selective",
+        ))
     if PROFILE_ELEMENTWISE_SCALE[key] != 1.0:
         changes.append(("fused kernels", "any"))
     if PROFILE_DEEPSPEED_ZERO[key]:
@@ -172,6 +183,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         lora_dropout=dropout,
         fsdp_frozen_grads=frozen,
         activation_offload=PROFILE_ACTIVATION_OFFLOAD[key],
+        selective_checkpointing_up_to=selective_up_to,
         elementwise_scale=PROFILE_ELEMENTWISE_SCALE[key],
         spec_activations=PROFILE_SPEC_ACTIVATIONS[key],
         quantized_inputs_saved=PROFILE_QUANTIZED_SAVES_INPUTS[key],
@@ -232,6 +244,9 @@ def changes_for(
         "qlora-fp32": fp32_residual_stream(request, stage),
         "tied": arch is not None and arch.tie_embeddings,
         "offload": request.offload,
+        "selective": request.selective_checkpointing
+        and arch is not None
+        and selective_by_default(request.framework, arch),
     }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
 
@@ -282,13 +297,27 @@ def fp32_residual_stream(request: Request, stage: Sharding | None = None) -> boo
     )
 
 
-def resolve(request: Request) -> Request:
+def selective_by_default(framework: Framework, arch: Architecture) -> bool:
+    """Whether ``framework`` checkpoints ``arch`` selectively (op policy) when the
+    request does not say how (``Profile.selective_checkpointing_up_to``)."""
+    return arch.total_params <= PROFILES[framework].selective_checkpointing_up_to
+
+
+CHECKPOINTING_FIELDS = ("grad_checkpointing", "selective_checkpointing")
+"""The fields that say how a run checkpoints; saying either keeps the profile's
+selective default (:func:`selective_by_default`) out."""
+
+
+def resolve(request: Request, arch: Architecture | None = None) -> Request:
     """``request`` with its framework's defaults for every field the user left unset.
 
     ``state_precision``, ``lora_dropout``, ``activation_offload`` and ``fp32_adapters``
-    come from the profile; the loss path is
-    read from the profile by :func:`logits_bytes` unless the request says
-    ``fused_ce`` or ``hf_loss``. Returns ``request`` itself when nothing changes.
+    come from the profile. Given the model's ``arch``, so does ``selective_checkpointing``
+    where the request says nothing of checkpointing: on where the framework checkpoints
+    that model selectively, off elsewhere. That one stays unsaid in the result, so
+    resolving it again for another model decides it afresh. The loss path is read from
+    the profile by :func:`logits_bytes` unless the request says ``fused_ce`` or
+    ``hf_loss``. Returns ``request`` itself when nothing changes.
     """
     p = PROFILES[request.framework]
     said = request.model_fields_set
@@ -301,7 +330,15 @@ def resolve(request: Request) -> Request:
         update["activation_offload"] = p.activation_offload
     if "fp32_adapters" not in said and request.fp32_adapters != p.fp32_adapters:
         update["fp32_adapters"] = p.fp32_adapters
-    return request.model_copy(update=update) if update else request
+    if arch is not None and said.isdisjoint(CHECKPOINTING_FIELDS):
+        selective = request.grad_checkpointing and selective_by_default(request.framework, arch)
+        if request.selective_checkpointing != selective:
+            update["selective_checkpointing"] = selective
+    if not update:
+        return request
+    out = request.model_copy(update=update)
+    out.__pydantic_fields_set__.discard("selective_checkpointing")
+    return out
 
 
 def cudnn_attention_from(request: Request) -> float | None:

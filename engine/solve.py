@@ -34,6 +34,7 @@ from engine.constants import (
 )
 from engine.fit import Sizer, not_recommended_reason, resolve_stage
 from engine.memory import Breakdown, Footprint, footprint
+from engine.profiles import resolve
 from engine.request import Method, Mode, ModelPick, Request, Solve
 from engine.specs import Catalog, GpuSpec, ModelSpec, label_capacity_gb
 
@@ -193,6 +194,12 @@ def _candidates(request: Request, model: ModelSpec, catalog: Catalog) -> list[Mo
     return sorted(pool, key=lambda m: (m.params, bool(m.sizes), m.id))
 
 
+def _as_model(request: Request, model: ModelSpec) -> Request:
+    """``request`` on ``model``, with the framework's defaults that depend on the model
+    decided for it (``engine.profiles.resolve``)."""
+    return resolve(request.model_copy(update={"model": model.id}), model.architecture)
+
+
 def _limit(
     goal: Solve, request: Request, model: ModelSpec, catalog: Catalog, target: Target
 ) -> tuple[Value | None, Breakdown | None, Value | None, float | None]:
@@ -230,18 +237,14 @@ def _limit(
     if goal is Solve.MODEL:
         best: tuple[ModelSpec, Breakdown] | None = None
         for m in _candidates(request, model, catalog):
-            memory = per_gpu(
-                m, request.model_copy(update={"model": m.id}), target.count, target.gpu
-            )
+            memory = per_gpu(m, _as_model(request, m), target.count, target.gpu)
             if target.holds(memory.total):
                 best = (m, memory)
         floor = best[0].params if best is not None else -1.0
         for m in _candidates(request, model, catalog):
             if m.params <= floor:
                 continue
-            memory = per_gpu(
-                m, request.model_copy(update={"model": m.id}), target.count, target.gpu
-            )
+            memory = per_gpu(m, _as_model(request, m), target.count, target.gpu)
             if not target.holds(memory.total):  # the smallest larger model that does not fit
                 return (
                     None if best is None else best[0].id,

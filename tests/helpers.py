@@ -46,8 +46,9 @@ H100_LIKE = gpu("g80", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=300
 
 def resolved_footprint(catalog: Catalog, **fields: Any) -> Footprint:
     """The footprint of a request built from ``fields``, its framework profile applied."""
-    request = resolve(Request(**fields))
-    return footprint(catalog.model(request.model).architecture, request)
+    asked = Request(**fields)
+    arch = catalog.model(asked.model).architecture
+    return footprint(arch, resolve(asked, arch))
 
 
 # --- the query language against the shipped catalog ------------------------------------

@@ -1,0 +1,79 @@
+"""torchtitan checkpoints small models selectively unless the question says otherwise."""
+
+from __future__ import annotations
+
+from engine import Request, estimate
+from engine.profiles import PROFILES, changes_for, resolve
+from engine.request import Framework, Solve
+from engine.specs import Catalog
+from tests.helpers import parsed
+
+
+def _resolved(catalog: Catalog, request: Request) -> Request:
+    return resolve(request, catalog.model(request.model).architecture)
+
+
+def test_torchtitan_checkpoints_an_8b_model_selectively_when_nothing_is_said(
+    catalog: Catalog,
+) -> None:
+    request = _resolved(catalog, Request(model="llama-3.1-8b", framework="torchtitan"))
+    assert request.grad_checkpointing and request.selective_checkpointing
+
+
+def test_torchtitan_checkpoints_a_70b_model_fully(catalog: Catalog) -> None:
+    request = _resolved(catalog, Request(model="llama-3.1-70b", framework="torchtitan"))
+    assert request.grad_checkpointing and not request.selective_checkpointing
+
+
+def test_saying_checkpointing_means_whole_layers_under_torchtitan(catalog: Catalog) -> None:
+    request = _resolved(catalog, parsed("llama-3.1-8b full torchtitan ckpt 8x h100"))
+    assert request.grad_checkpointing and not request.selective_checkpointing
+
+
+def test_saying_no_checkpointing_keeps_it_off_under_torchtitan(catalog: Catalog) -> None:
+    request = _resolved(catalog, parsed("llama-3.1-8b full torchtitan no-ckpt 8x h100"))
+    assert not request.grad_checkpointing and not request.selective_checkpointing
+
+
+def test_no_other_framework_checkpoints_selectively_by_default(catalog: Catalog) -> None:
+    for framework in Framework:
+        if framework is Framework.TORCHTITAN:
+            continue
+        request = _resolved(catalog, Request(model="llama-3.2-1b", framework=framework))
+        assert not request.selective_checkpointing, framework
+
+
+def test_the_default_is_decided_again_for_another_model(catalog: Catalog) -> None:
+    small = _resolved(catalog, Request(model="llama-3.1-8b", framework="torchtitan"))
+    big = small.model_copy(update={"model": "llama-3.1-70b"})
+    assert not _resolved(catalog, big).selective_checkpointing
+
+
+def test_selective_memory_sits_between_full_checkpointing_and_none(catalog: Catalog) -> None:
+    def gb(text: str) -> float:
+        return estimate(parsed(text), catalog).memory.total
+
+    base = "llama-3.1-8b full fsdp 8x h100 seq 8192 torchtitan"
+    assert gb(f"{base} ckpt") < gb(base) < gb(f"{base} no-ckpt")
+
+
+def test_the_reply_names_the_selective_default(catalog: Catalog) -> None:
+    result = estimate(parsed("llama-3.1-8b full fsdp 8x h100 torchtitan"), catalog)
+    framework_line = next(a for a in result.assumptions if a.startswith("Framework"))
+    assert "selective (op) checkpointing" in framework_line
+    arch = catalog.model("llama-3.1-70b").architecture
+    big = resolve(Request(model="llama-3.1-70b", framework="torchtitan"), arch)
+    assert not any("selective" in c for c in changes_for(big, arch=arch))
+
+
+def test_the_largest_model_search_checkpoints_each_candidate_as_torchtitan_would(
+    catalog: Catalog,
+) -> None:
+    asked = parsed("largest model llama full torchtitan 8x h100 seq 8192")
+    assert asked.solve is Solve.MODEL
+    result = estimate(asked, catalog)
+    assert result.resolved is not None
+    arch = catalog.model(result.resolved.model).architecture
+    assert result.resolved.selective_checkpointing == (
+        arch.total_params <= PROFILES[Framework.TORCHTITAN].selective_checkpointing_up_to
+    )
