@@ -246,13 +246,18 @@ class Sizer:
         falling at one node, so no count past it is sought; on nodes the request names,
         each group holds ``count / nodes`` cards, so the count grows with the group."""
         node = node_cards or self.node_cards
+        replicas = self.nodes if self.hsdp and self.nodes else 1  # one group per named node
         if self.napkin_total is not None:
-            n = max(1, math.ceil(self.napkin_total / cap - 1e-12))
-            if n > most_cards or (self.hsdp and hsdp_group(n, node, self.nodes) < n):
+            group = max(1, math.ceil(self.napkin_total / cap - 1e-12))
+            n = group * replicas
+            if n > most_cards or (self.hsdp and hsdp_group(n, node, self.nodes) < group):
                 return None
-            return n, resolve_stage(self.one_stage, n), self.napkin_total / n
+            return n, resolve_stage(self.one_stage, n), self.napkin_total / group
         if self.cp == 1 and self.one <= cap:
-            return self.tp, self.one_stage, self.one
+            if replicas == 1:
+                return self.tp, self.one_stage, self.one
+            n = replicas * self.tp  # a one-card group on every named node
+            return (n, self.multi, self.one) if n <= most_cards else None
         n = self.cp if self.cp > 2 else 2  # data-parallel ranks (no call: hot loop)
         for fixed, sharded in self.lines:
             if sharded <= 0 or fixed >= cap:

@@ -208,3 +208,18 @@ def test_a_count_the_groups_do_not_divide_is_flagged() -> None:
                for w in est.warnings)
     even = estimate(request.model_copy(update={"gpu_count": 12}), catalog_with(CARD))
     assert not any("equal shard groups" in w for w in even.warnings)
+
+
+def test_named_replicas_each_get_a_card_even_when_one_card_holds_the_run() -> None:
+    request = Request(model="llama-3.1-8b", method="lora", sharding=Sharding.HSDP, nodes=2)
+    est = estimate(request, catalog_with(CARD))
+    assert est.options[0].count == 2
+
+
+def test_napkin_mode_sizes_each_named_replica_as_a_whole_group(catalog: Catalog) -> None:
+    fp = resolved_footprint(catalog, model="llama-3.1-70b", method="full", mode="napkin",
+                            sharding=Sharding.HSDP, nodes=2)
+    found = Sizer(fp, Sharding.HSDP, offload=False).fewest_for(fp.total / 3.5, node_cards=8)
+    assert found is not None
+    count, _, per_gpu = found
+    assert count == 8 and per_gpu == pytest.approx(fp.total / 4)
