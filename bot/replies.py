@@ -22,6 +22,8 @@ from engine.request import field_meta, field_metas
 
 if TYPE_CHECKING:  # the price commands pull in the live price sources (aiohttp)
     from bot.price_service import PriceReply
+    from engine.architecture import Architecture
+    from engine.specs import Catalog
 
 
 class ReplyKind(StrEnum):
@@ -115,13 +117,18 @@ class Reply:
         return self.kind is ReplyKind.ESTIMATE
 
 
-def describe_changes(previous: Request, new: Request) -> list[str]:
+def describe_changes(
+    previous: Request, new: Request, catalog: Catalog | None = None
+) -> list[str]:
     """``["seq 2,048 → 8,192", "method LoRA → Full"]``: the fields that differ, in the
     request's field order, each labelled as its metadata says (internal fields whose
     ``label`` is None are left out). Both sides are compared as the engine runs them,
     with their framework's defaults (``engine.profiles.resolve``): under ``hf`` a reply
-    ``dropout 0.1`` reads "LoRA dropout 0.05 → 0.1", and ``bf16 adapters`` a change."""
-    previous, new = resolve(previous), resolve(new)
+    ``dropout 0.1`` reads "LoRA dropout 0.05 → 0.1", and ``bf16 adapters`` a change.
+    With the ``catalog``, so are the defaults that depend on the model (torchtitan's
+    selective checkpointing: ``model 70b`` after an 8B also reads "selective
+    checkpointing on → off")."""
+    previous, new = (resolve(r, _architecture(catalog, r)) for r in (previous, new))
     return [
         _change(name, previous, new)
         for name, meta in field_metas().items()
@@ -137,6 +144,16 @@ FRAMEWORK_PICKS: Final = frozenset({"native_attention"})
 """Fields whose value, left unsaid, the framework picks card by card
 (``engine.profiles.cudnn_attention_from``): saying the default is still a change."""
 FRAMEWORK_PICK_WORDS: Final = "framework's pick"
+
+
+def _architecture(catalog: Catalog | None, request: Request) -> Architecture | None:
+    """The request's model's architecture, or None without a catalog or the model."""
+    if catalog is None:
+        return None
+    try:
+        return catalog.model(request.model).architecture
+    except KeyError:  # a Hub model no longer cached
+        return None
 
 
 def _said(name: str, request: Request) -> bool:

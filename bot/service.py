@@ -243,15 +243,16 @@ class Service:
         self, request: Request, previous: Request | None = None, workspace: str | None = None
     ) -> Reply:
         """Estimate an already-built request (a button click, a stored context)."""
+        catalog = self.catalog_for(workspace)
         try:
-            est = estimate(request, self.catalog_for(workspace))
+            est = estimate(request, catalog)
         except KeyError as exc:  # a Hub model not resolved first (see run_resolved)
             return Reply(
                 ReplyKind.ERROR,
                 text=f"I don't have {exc} at hand any more. Ask again with the whole query.",
             )
         report = build_report(est, now=self.clock.now())
-        changes = describe_changes(previous, request) if previous is not None else []
+        changes = describe_changes(previous, request, catalog) if previous is not None else []
         return Reply(
             ReplyKind.ESTIMATE, report=report, request=request, previous=previous,
             changes=changes, estimate=est,

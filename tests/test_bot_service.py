@@ -120,6 +120,16 @@ def test_turning_off_a_framework_default_is_a_change():
     assert describe_changes(old, new) == ["FP32 adapters on → off"]
 
 
+def test_a_followup_to_a_bigger_model_says_torchtitan_checkpoints_it_fully(service):
+    first = service.answer("8b full torchtitan 8x h100").request
+
+    reply = service.answer("what if 70b", first)
+
+    assert reply.changes == [
+        "model llama-3.1-8b → llama-3.1-70b", "selective checkpointing on → off",
+    ]
+
+
 def test_compact_request_json_round_trips():
     request = Request(model="llama-3.1-70b", method=Method.LORA, seq_len=8192)
 
