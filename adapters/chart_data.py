@@ -41,6 +41,7 @@ from engine import Estimate, Method, Mode, Request, estimate
 from engine.constants import USABLE_FRACTION
 from engine.fit import Option, resolve_stage
 from engine.memory import COMPONENTS, Breakdown, footprint
+from engine.profiles import resolve
 from engine.specs import Catalog, ModelSpec, label_capacity_gb
 
 CHART_FILENAME = "chart.png"
@@ -124,7 +125,9 @@ class ChartData:
 
 
 def one_card_memory(request: Request, model: ModelSpec) -> Breakdown:
-    """Memory on one GPU holding the whole run (no sharding across cards), GB."""
+    """Memory on one GPU holding the whole run (no sharding across cards), GB, with the
+    framework's defaults applied as the engine applies them (``engine.profiles.resolve``)."""
+    request = resolve(request, model.architecture)
     fp = footprint(model.architecture, request)
     return fp.per_gpu(resolve_stage(request.sharding, 1), 1, request.offload)
 

@@ -125,7 +125,7 @@ class Estimate:
             "framework": {
                 "name": self.request.framework.value,
                 "changes": changes_for(
-                    self.request,
+                    self.effective,
                     self.options[0].stage if self.options else None,
                     self.model.architecture,
                 ),

@@ -266,13 +266,15 @@ class Sizer:
                 continue
             n = max(n, math.ceil(sharded / (cap - fixed) - 1e-12))
         most = most_cards // self.tp
-        if self.hsdp and self.nodes:  # a group of n ranks takes n x nodes of them
+        n = -(-n // self.cp) * self.cp  # whole rings
+        step = self.cp
+        if self.hsdp and self.nodes:  # a group of n ranks (whole rings) on every node
             n *= self.nodes
+            step *= self.nodes
         elif self.hsdp:  # one node's ranks, or the first whole ring past it
             most = min(most, max(node // self.tp, self.cp))
-        n = -(-n // self.cp) * self.cp  # whole rings
         while n <= most and self._per_gpu(n, node) > cap:
-            n += self.cp  # guards float rounding at the boundary
+            n += step  # guards float rounding at the boundary
         if n > most:
             return None
         return n * self.tp, self.multi, self._per_gpu(n, node)

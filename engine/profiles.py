@@ -337,7 +337,8 @@ def resolve(request: Request, arch: Architecture | None = None) -> Request:
     if not update:
         return request
     out = request.model_copy(update=update)
-    out.__pydantic_fields_set__.discard("selective_checkpointing")
+    if "selective_checkpointing" in update:  # decided here, not said: another model redecides
+        out.__pydantic_fields_set__.discard("selective_checkpointing")
     return out
 
 

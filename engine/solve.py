@@ -255,10 +255,12 @@ def _limit(
         return (None, None, None, None) if best is None else (best[0].id, best[1], None, None)
     # Solve.GPU_COUNT: the estimate's own sizing.
     fp = _on(footprint(model.architecture, request), target.gpu)
-    found = Sizer(fp, request.sharding, request.offload).fewest_for(target.usable_gb)
+    sizer = Sizer(fp, request.sharding, request.offload)
+    found = sizer.fewest_for(target.usable_gb)
     if found is None:
         return None, None, None, None
-    n, step = found[0], fp.card_step  # whole tensor-parallel groups and rings
+    # Whole tensor-parallel groups and rings; under hsdp, on every named node.
+    n, step = found[0], fp.card_step * (fp.nodes if sizer.hsdp and fp.nodes else 1)
     memory = fp.per_gpu(found[1], n, request.offload)
     if n == step:
         return n, memory, None, None
@@ -331,7 +333,11 @@ def _raises(
     do not raise it are left out."""
     out: list[Raise] = []
     gpu_id = target.gpu.id if target.gpu is not None else None
-    for change, update in _setting_raises(request):
+    # The settings offered are the answer's: its model may take other framework defaults.
+    answer = request
+    if goal is Solve.MODEL and isinstance(value, str):
+        answer = _as_model(request, catalog.model(value))
+    for change, update in _setting_raises(answer):
         new = _limit(goal, request.model_copy(update=update), model, catalog, target)[0]
         if new is not None and _better(goal, new, value, catalog):
             count = int(new) if goal is Solve.GPU_COUNT else target.count

@@ -34,6 +34,7 @@ from engine import Method, estimate
 from engine.constants import CARD_GB_BYTES, GB, USABLE_FRACTION
 from engine.fit import resolve_stage
 from engine.memory import COMPONENTS, footprint
+from engine.profiles import resolve
 from engine.specs import Catalog
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,6 +86,18 @@ def visible_texts(fig: Figure) -> list[Text]:
 
 
 # -- the numbers ------------------------------------------------------------------------------
+def test_bars_count_the_frameworks_defaults_as_the_estimate_does(catalog):
+    request = parse_query("llama-3.1-8b full torchtune seq 8192 h100", catalog)
+    arch = catalog.model(request.model).architecture
+
+    heights = bar_heights(build_figure(chart_data(request, catalog)))
+
+    resolved = resolve(request, arch)  # pure BF16 states under torchtune
+    fp = footprint(arch, resolved)
+    expected = fp.per_gpu(resolve_stage(resolved.sharding, 1), 1, resolved.offload).as_dict()
+    assert heights["full"] == pytest.approx(expected, rel=1e-12)
+
+
 def test_bars_are_the_one_card_memory_of_each_method_by_component(catalog):
     request = parse_query(BIG, catalog)
     arch = catalog.model(request.model).architecture

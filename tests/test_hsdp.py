@@ -223,3 +223,18 @@ def test_napkin_mode_sizes_each_named_replica_as_a_whole_group(catalog: Catalog)
     assert found is not None
     count, _, per_gpu = found
     assert count == 8 and per_gpu == pytest.approx(fp.total / 4)
+
+
+def test_fewest_cards_for_replicas_steps_back_a_card_on_every_replica() -> None:
+    request = Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80", nodes=2, solve="gpu_count")
+    solution = estimate(request, catalog_with(CARD)).solution
+    assert solution is not None and isinstance(solution.value, int)
+    assert solution.value % 2 == 0
+    assert solution.next_value is None or solution.next_value == solution.value - 2
+
+
+def test_replicas_with_context_parallel_rings_hold_whole_rings_each() -> None:
+    request = Request(model="llama-3.1-8b", method="full", seq_len=32768, context_parallel=2,
+                      sharding=Sharding.HSDP, nodes=2, gpu="g80")
+    count = estimate(request, catalog_with(CARD)).options[0].count
+    assert count % 4 == 0  # two replicas, each of whole rings of 2

@@ -77,3 +77,37 @@ def test_the_largest_model_search_checkpoints_each_candidate_as_torchtitan_would
     assert result.resolved.selective_checkpointing == (
         arch.total_params <= PROFILES[Framework.TORCHTITAN].selective_checkpointing_up_to
     )
+
+
+def test_a_said_selective_survives_resolving_for_another_model(catalog: Catalog) -> None:
+    asked = parsed("llama-3.1-8b lora hf selective 1x h100")
+    once = _resolved(catalog, asked)
+    again = _resolved(catalog, once.model_copy(update={"model": "llama-3.1-70b"}))
+    assert again.selective_checkpointing
+
+
+def test_the_largest_model_search_keeps_a_said_selective(catalog: Catalog) -> None:
+    result = estimate(parsed("largest model llama lora hf selective 1x h100 seq 16384"),
+                      catalog)
+    assert result.solution is not None and result.solution.memory is not None
+    assert result.memory.total == result.solution.memory.total
+
+
+def test_the_json_names_the_selective_default(catalog: Catalog) -> None:
+    result = estimate(parsed("llama-3.1-8b full fsdp 8x h100 torchtitan"), catalog)
+    changes = result.to_json()["framework"]["changes"]
+    assert any("selective (op) checkpointing" in c for c in changes)
+
+
+def test_the_largest_model_search_offers_the_answers_own_checkpointing_change(
+    catalog: Catalog,
+) -> None:
+    def raises(text: str) -> list[str]:
+        solution = estimate(parsed(text), catalog).solution
+        assert solution is not None
+        return [r.change for r in solution.raises]
+
+    tail = "full torchtitan 1x h100 seq 8192"
+    named_big = raises(f"largest model llama-3.1-70b {tail}")
+    assert "full checkpointing" in named_big
+    assert named_big == raises(f"largest model llama-3.2-1b {tail}")
