@@ -17,10 +17,11 @@ from engine.constants import (
     ZERO3_HOOKS_WARNING_SHARE,
 )
 from engine.fit import Option
+from engine.memory import footprint
 from engine.profiles import fp32_residual_stream
 from engine.rates import framework_picks_native_attention
 from engine.request import Framework, Method, Mode, Sharding
-from engine.throughput import Workload, step_time, zero3_hook_share
+from engine.throughput import Workload, step_time, workload, zero3_hook_share
 from engine.warning_context import Context
 
 
@@ -32,6 +33,7 @@ def card_tips(ctx: Context, o: Option) -> list[str]:
         *_bf16_adapters_tip(ctx, o),
         *_pure_bf16_tip(ctx, o),
         *_context_parallel_tip(ctx, o),
+        *_whole_layer_checkpointing_tip(ctx, o),
     ]
 
 
@@ -160,3 +162,27 @@ def _zero3_hooks_warning(ctx: Context, o: Option) -> list[str]:
         f"{o.count}x {o.gpu.id} (host time for {work.zero3_host_ops:,.0f} calls per "
         f"micro-batch). {instead}, or longer micro-batches, would be faster."
     ]
+
+
+def _whole_layer_checkpointing_tip(ctx: Context, o: Option) -> list[str]:
+    """A selectively checkpointed run over the planning line on ``o``: what whole-layer
+    checkpointing (torchtitan's ``mode = "full"``) would hold per card, and the time its
+    recompute adds."""
+    r = ctx.request
+    if not (r.selective_checkpointing and r.grad_checkpointing) or o.fits:
+        return []
+    arch = ctx.model.architecture
+    full = r.model_copy(update={"selective_checkpointing": False})
+    gb = footprint(arch, full).per_gpu(o.stage, o.count, r.offload).total
+    if gb >= o.per_gpu_gb:
+        return []
+    line = (
+        f"Selective checkpointing keeps {o.per_gpu_gb:.1f} GB per GPU on {o.count}x "
+        f"{o.gpu.id}; whole-layer checkpointing (`ckpt`, torchtitan's `mode = \"full\"`) "
+        f"keeps {gb:.1f} GB ({gb / o.capacity_gb:.0%} of the card)"
+    )
+    work = ctx.compute.work
+    if work is not None and o.timing.tokens_per_second is not None:
+        slower = step_time(workload(arch, full), o.gpu, o.count, o.stage, r.offload, r.nodes)
+        line += f", about {o.timing.tokens_per_second / slower.tokens_per_second - 1:.0%} slower"
+    return [line + "."]

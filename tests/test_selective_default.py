@@ -111,3 +111,20 @@ def test_the_largest_model_search_offers_the_answers_own_checkpointing_change(
     named_big = raises(f"largest model llama-3.1-70b {tail}")
     assert "full checkpointing" in named_big
     assert named_big == raises(f"largest model llama-3.2-1b {tail}")
+
+
+def test_a_selective_run_over_the_line_is_told_what_whole_layers_would_hold(
+    catalog: Catalog,
+) -> None:
+    result = estimate(parsed("llama-3.1-8b full torchtitan 2x h100 seq 8192 fsdp 50M tokens"),
+                      catalog)
+    tip = next(w for w in result.warnings if "whole-layer checkpointing" in w)
+    lead = result.options[0]
+    assert f"keeps {lead.per_gpu_gb:.1f} GB per GPU" in tip and "slower" in tip
+    full = estimate(parsed("llama-3.1-8b full torchtitan 2x h100 seq 8192 fsdp ckpt"), catalog)
+    assert f"keeps {full.memory.total:.1f} GB (" in tip
+
+
+def test_a_selective_run_that_fits_gets_no_checkpointing_tip(catalog: Catalog) -> None:
+    result = estimate(parsed("llama-3.1-8b full torchtitan 8x h100 seq 8192 fsdp"), catalog)
+    assert not any("whole-layer checkpointing" in w for w in result.warnings)
