@@ -231,17 +231,19 @@ def chart_data(
     request: Request, catalog: Catalog | None = None, est: Estimate | None = None
 ) -> ChartData:
     """The numbers and words of the chart for ``request`` (``est``: its estimate, when the
-    caller already has it). Pure: runs the engine, draws nothing."""
+    caller already has it). A limit question (``max seq``) is drawn at its answer, each
+    method at that setting. Pure: runs the engine, draws nothing."""
     if catalog is None:
         from catalog.loader import default_catalog
 
         catalog = default_catalog()
-    model = catalog.model(request.model)
     if est is None:
         est = estimate(request, catalog)
+    request = est.request  # the answer's setting applied, when the question asked a limit
+    model = catalog.model(request.model)
     bars = []
     for method in Method:
-        variant = request.model_copy(update={"method": method})
+        variant = request.model_copy(update={"method": method, "solve": None})
         est_m = est if method is request.effective_method else estimate(variant, catalog)
         memory = one_card_memory(variant, model).as_dict()
         bars.append(

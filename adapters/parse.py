@@ -13,7 +13,8 @@ from adapters.query import (
     apply_followup,
     parse_fields,
     parse_query,
+    seed_largest_model,
 )
 
 __all__ = ["EXAMPLE", "MAX_QUERY_CHARS", "QueryError", "apply_followup", "parse_fields",
-           "parse_query"]
+           "parse_query", "seed_largest_model"]

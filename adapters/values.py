@@ -14,7 +14,7 @@ from __future__ import annotations
 from enum import Enum
 
 from adapters.report import METHOD_LABELS, fmt_tokens
-from engine.request import Display, Method, field_meta
+from engine.request import Display, Method, Solve, field_meta
 
 
 def show_number(display: Display, value: float) -> str:
@@ -36,6 +36,15 @@ def show_number(display: Display, value: float) -> str:
     return f"{value:g}"
 
 
+SOLVE_LABELS = {
+    Solve.SEQ_LEN: "max seq",
+    Solve.MICRO_BATCH: "max batch",
+    Solve.MODEL: "largest model",
+    Solve.GPU_COUNT: "fewest cards",
+}
+"""A limit question as the user asks it (the first of its phrases)."""
+
+
 def show_value(name: str, value: object) -> str:
     """The value of the :class:`~engine.request.Request` field ``name`` as text: its
     ``unset`` word for None, ``on``/``off`` for switches, a method by its label, an
@@ -45,6 +54,8 @@ def show_value(name: str, value: object) -> str:
         return meta.unset
     if isinstance(value, bool):
         return "on" if value else "off"
+    if isinstance(value, Solve):
+        return SOLVE_LABELS[value]
     if meta.display is Display.METHOD:
         return METHOD_LABELS[Method(str(getattr(value, "value", value)))]
     if isinstance(value, Enum):

@@ -107,6 +107,17 @@ def _estimate(service: Service, *args: Any) -> Reply:
     return service.estimate(*args)
 
 
+
+def _as_answered(request: Request, catalog: Catalog) -> Request:
+    """``request`` at its limit question's answer (``max seq`` at the seq it found), so a
+    follow-up's changes read against what the earlier reply showed; as is without one."""
+    if request.solve is None:
+        return request
+    try:
+        return estimate(request, catalog).request
+    except KeyError:  # its Hub model is no longer at hand
+        return request
+
 class Service:
     """The bot's brain, shared by every platform.
 
@@ -252,7 +263,9 @@ class Service:
                 text=f"I don't have {exc} at hand any more. Ask again with the whole query.",
             )
         report = build_report(est, now=self.clock.now())
-        changes = describe_changes(previous, request, catalog) if previous is not None else []
+        changes = [] if previous is None else describe_changes(
+            _as_answered(previous, catalog), est.request, catalog
+        )
         return Reply(
             ReplyKind.ESTIMATE, report=report, request=request, previous=previous,
             changes=changes, estimate=est,

@@ -102,7 +102,8 @@ class Estimate:
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON document (keys documented in docs/cli.md)."""
-        req = self.request.model_dump(mode="json")
+        req = self.effective.model_dump(mode="json")  # as run: the profile's defaults in
+        req["said"] = sorted(self.request.model_fields_set)  # and which the user gave
         req["method"] = self.request.effective_method.value
         req["method_given"] = self.request.method is not None
         req["trained_tokens"] = self.request.trained_tokens

@@ -512,7 +512,8 @@ class Request(BaseModel):
     )] = Field(default=None, ge=1, le=MAX_SEQ_LEN)
     """Without packing, each sample is padded to the batch's longest, at most this."""
     solve: Annotated[Solve | None, FieldMeta(
-        label="solve for", noun="question", key="Q", example="max seq 8b qlora rtx-4090",
+        label="question", noun="question", key="Q", example="max seq 8b qlora rtx-4090",
+        unset="estimate",
     )] = None
     """The limit the question asks for (``max seq``); None: an estimate."""
     gpu_memory_gb: Annotated[float | None, FieldMeta(

@@ -194,6 +194,17 @@ def _candidates(request: Request, model: ModelSpec, catalog: Catalog) -> list[Mo
     return sorted(pool, key=lambda m: (m.params, bool(m.sizes), m.id))
 
 
+def settled(previous: Request, changes: dict[str, Any]) -> dict[str, Any]:
+    """``changes`` to ``previous``, with its limit question dropped when they name the
+    value it solved for (``what if seq 8192`` after ``max seq``, a model after ``largest
+    model``, a count after ``fewest cards``): the user now asks at that value. A change
+    that clears the value (a new card clears its count) keeps the question."""
+    goal = previous.solve
+    if goal is None or "solve" in changes or changes.get(goal.value) is None:
+        return changes
+    return {**changes, "solve": None}
+
+
 def _as_model(request: Request, model: ModelSpec) -> Request:
     """``request`` on ``model``, with the framework's defaults that depend on the model
     decided for it (``engine.profiles.resolve``)."""
@@ -417,4 +428,6 @@ def solve(request: Request, model: ModelSpec, catalog: Catalog) -> Solution:
     )
 
 
-__all__ = ["Raise", "Solution", "Target", "bigger_card", "largest", "per_gpu", "solve"]
+__all__ = [
+    "Raise", "Solution", "Target", "bigger_card", "largest", "per_gpu", "settled", "solve",
+]

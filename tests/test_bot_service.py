@@ -130,6 +130,26 @@ def test_a_followup_to_a_bigger_model_says_torchtitan_checkpoints_it_fully(servi
     ]
 
 
+def test_changes_on_a_limit_answer_read_from_the_answers(service):
+    first = service.answer("8b lora max seq on h100").request
+
+    reply = service.answer("what if qlora", first)
+
+    before = service.answer("8b lora max seq on h100").estimate.request.seq_len
+    after = reply.estimate.request.seq_len
+    assert after > before
+    assert reply.changes == ["method LoRA → QLoRA", f"seq {before:,} → {after:,}"]
+
+
+def test_naming_the_answer_in_a_followup_ends_the_limit_question(service):
+    first = service.answer("8b lora max seq on h100").request
+
+    reply = service.answer("what if seq 8192", first)
+
+    assert reply.estimate.request.seq_len == 8192
+    assert reply.changes[-1] == "question max seq → estimate"
+
+
 def test_compact_request_json_round_trips():
     request = Request(model="llama-3.1-70b", method=Method.LORA, seq_len=8192)
 

@@ -86,6 +86,19 @@ def visible_texts(fig: Figure) -> list[Text]:
 
 
 # -- the numbers ------------------------------------------------------------------------------
+def test_a_limit_question_is_drawn_at_its_answer(catalog):
+    request = parse_query("8b lora max seq on h100", catalog)
+    est = estimate(request, catalog)
+
+    data = chart_data(request, catalog)
+
+    assert f"seq {est.request.seq_len:,}" in data.title
+    lora = next(b for b in data.bars if b.method is Method.LORA)
+    assert lora.total == pytest.approx(est.memory.total)
+    qlora = next(b for b in data.bars if b.method is Method.QLORA)
+    assert f"{qlora.total:.1f}" in qlora.plan[-1]  # its label is its own bar's plan
+
+
 def test_bars_count_the_frameworks_defaults_as_the_estimate_does(catalog):
     request = parse_query("llama-3.1-8b full torchtune seq 8192 h100", catalog)
     arch = catalog.model(request.model).architecture

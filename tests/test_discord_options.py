@@ -29,6 +29,11 @@ def test_options_alone_make_a_request() -> None:
     assert request == parse_query("70b qlora 50M tokens h100 seq 8k 2 epochs")
 
 
+def test_a_largest_model_question_with_a_framework_option_reads_as_typed() -> None:
+    request = build("largest model lora on 4090", framework="hf")
+    assert request == parse_query("largest model lora on 4090 hf")
+
+
 def test_options_and_text_combine() -> None:
     request = build("qlora 50M tokens", model="llama-3.1-70b", gpu="8x h100")
     assert request == parse_query("70b qlora 50M tokens 8x h100")

@@ -278,3 +278,28 @@ def test_largest_model_when_none_fits_names_the_smallest_model() -> None:
     out, err = io.StringIO(), io.StringIO()
     assert main(["largest", "model", "bs", "343"], out, err) == 0, err.getvalue()
     assert "nothing fits; the smallest model," in out.getvalue()
+
+
+def test_naming_the_solved_value_in_a_followup_asks_at_it(catalog: Catalog) -> None:
+    from adapters.query.parser import apply_followup, parse_query
+
+    asked = parse_query("8b lora max seq on h100", catalog)
+    followup = apply_followup(asked, "what if seq 8192", catalog)
+    assert followup.solve is None and followup.seq_len == 8192
+
+
+def test_a_new_card_keeps_the_fewest_cards_question(catalog: Catalog) -> None:
+    from adapters.query.parser import apply_followup, parse_query
+
+    asked = parse_query("fewest cards 70b full h100", catalog)
+    followup = apply_followup(asked, "on a100", catalog)
+    assert followup.solve is Solve.GPU_COUNT and followup.gpu_count is None
+
+
+def test_the_json_request_is_the_request_as_run(catalog: Catalog) -> None:
+    from adapters.query.parser import parse_query
+
+    doc = estimate(parse_query("8b full torchtune 50M tokens", catalog), catalog).to_json()
+    assert doc["request"]["state_precision"] == "pure-bf16"
+    assert "state_precision" not in doc["request"]["said"]
+    assert {"model", "method", "framework"} <= set(doc["request"]["said"])

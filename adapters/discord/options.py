@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from adapters.parse import QueryError, parse_fields, parse_query
+from adapters.parse import QueryError, parse_fields, parse_query, seed_largest_model
 from adapters.values import show_value
 from bot.service import Reply, RequestBuilder, Service
 from engine import Request
@@ -159,6 +159,7 @@ def build_request(
     found, source = option_fields(options, catalog)
     merged = merge_fields(text_fields, found, source)
     if previous is None:
+        seed_largest_model(merged, catalog)  # as the typed question does
         if "model" not in merged:
             parse_query(text, catalog)  # raises the parser's "Which model?" message
             raise QueryError("Which model? Give the model option or name one in the query.")

@@ -18,6 +18,7 @@ from adapters.query.state import State
 from adapters.query.steps import OTHER_LENGTHS, check_one_length, count_steps
 from catalog.loader import default_catalog
 from engine.request import ModelPick, Request, Solve
+from engine.solve import settled
 from engine.specs import Catalog
 
 
@@ -62,6 +63,14 @@ def which_model(catalog: Catalog) -> QueryError:
     )
 
 
+def seed_largest_model(fields: dict[str, object], catalog: Catalog) -> None:
+    """A ``largest model`` question that names no model searches every catalog model:
+    ``fields`` get a seed model that only anchors the request (``ModelPick.NONE``)."""
+    if "model" not in fields and fields.get("solve") is Solve.MODEL:
+        fields["model"] = catalog.model_for_size("8b") or next(iter(catalog.models))
+        fields["model_pick"] = ModelPick.NONE
+
+
 def parse_query(text: str, catalog: Catalog | None = None) -> Request:
     """Parse a one-line query; QueryError (with a message for the user) if it can't."""
     catalog = catalog if catalog is not None else default_catalog()
@@ -72,9 +81,7 @@ def parse_query(text: str, catalog: Catalog | None = None) -> Request:
     full_also_method(fields, sources, state.full_ac)
     if pick is not None:
         fields["model_pick"] = pick
-    if "model" not in fields and fields.get("solve") is Solve.MODEL:
-        fields["model"] = catalog.model_for_size("8b") or next(iter(catalog.models))
-        fields["model_pick"] = ModelPick.NONE
+    seed_largest_model(fields, catalog)
     if "model" not in fields:
         raise which_model(catalog)
     check_one_length(fields, sources)
@@ -119,7 +126,7 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
         changes["steps"] = None  # the run is counted another way now
     # Only what was said before (model_fields_set) carries over as said: a framework
     # profile still fills the rest (engine.profiles.resolve).
-    merged = {**previous.model_dump(exclude_unset=True), **changes}
+    merged = {**previous.model_dump(exclude_unset=True), **settled(previous, changes)}
     if recount:
         merged.pop("dataset_tokens", None)
         check_samples(merged, strict=True)

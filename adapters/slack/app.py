@@ -75,6 +75,7 @@ from bot.price_service import price_command
 from bot.service import Context, Reply, ReplyKind, Service, Trigger, request_from_json
 from bot.store import StoreUnavailable, ThreadKey
 from engine import Request
+from engine.solve import settled
 
 PLATFORM = "slack"
 ALLOWED_MESSAGE_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
@@ -541,7 +542,9 @@ class SlackBot:
             else:
                 return None
             try:
-                request = Request.model_validate({**base.model_dump(exclude_unset=True), **changes})
+                request = Request.model_validate(
+                    {**base.model_dump(exclude_unset=True), **settled(base, changes)}
+                )
             except ValidationError:
                 return "error", await self.out.expired(channel, user, respond)
             reply = await self.service.estimate_async(request, base, _workspace(team))
