@@ -34,6 +34,12 @@ def test_a_largest_model_question_with_a_framework_option_reads_as_typed() -> No
     assert request == parse_query("largest model lora on 4090 hf")
 
 
+def test_an_option_naming_a_limits_answer_asks_at_it() -> None:
+    previous = parse_query("8b lora max seq on h100")
+    request = build("", previous, seq="8k")
+    assert request.solve is None and request.seq_len == 8192
+
+
 def test_options_and_text_combine() -> None:
     request = build("qlora 50M tokens", model="llama-3.1-70b", gpu="8x h100")
     assert request == parse_query("70b qlora 50M tokens 8x h100")

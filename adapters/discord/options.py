@@ -24,6 +24,7 @@ from adapters.values import show_value
 from bot.service import Reply, RequestBuilder, Service
 from engine import Request
 from engine.request import Framework, field_meta
+from engine.solve import settled
 from engine.specs import Catalog
 
 
@@ -168,6 +169,7 @@ def build_request(
         if "gpu" in merged and "gpu_count" not in merged:
             merged["gpu_count"] = None
         base = previous.model_dump(exclude_unset=True)  # what was said stays said
+        merged = settled(previous, merged)  # naming a limit's answer asks at it
     try:
         return Request.model_validate({**base, **merged})
     except ValidationError as exc:
