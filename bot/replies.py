@@ -18,7 +18,7 @@ from adapters.values import show_change, show_value
 from bot.store import ThreadKey
 from engine import Estimate, Request
 from engine.profiles import resolve
-from engine.request import field_meta, field_metas
+from engine.request import Method, field_meta, field_metas
 
 if TYPE_CHECKING:  # the price commands pull in the live price sources (aiohttp)
     from bot.price_service import PriceReply
@@ -129,10 +129,12 @@ def describe_changes(
     selective checkpointing: ``model 70b`` after an 8B also reads "selective
     checkpointing on → off")."""
     previous, new = (resolve(r, _architecture(catalog, r)) for r in (previous, new))
+    full = previous.effective_method is new.effective_method is Method.FULL
     return [
         _change(name, previous, new)
         for name, meta in field_metas().items()
         if meta.label is not None
+        and not (full and meta.adapters_only)
         and (
             getattr(previous, name) != getattr(new, name)
             or (name in FRAMEWORK_PICKS and _said(name, previous) != _said(name, new))

@@ -98,6 +98,9 @@ class FieldMeta:
     """How its value reads."""
     unset: str = "unset"
     """How its value reads when it is None (``auto``, ``any``)."""
+    adapters_only: bool = False
+    """It means something only to LoRA and QLoRA: no change line names it between two
+    full fine-tunes."""
 
 
 class Method(StrEnum):
@@ -270,13 +273,15 @@ class Request(BaseModel):
     )] = Precision.BF16
     lora_rank: Annotated[int, FieldMeta(
         label="rank", noun="LoRA rank", key="r", example="8b lora r64 50M tokens",
-        display=Display.COUNT,
+        display=Display.COUNT, adapters_only=True,
     )] = Field(default=DEFAULT_LORA_RANK, ge=1, le=MAX_LORA_RANK)
     lora_targets: Annotated[LoraTargets, FieldMeta(
         label="LoRA targets", noun="LoRA targets", key="t", example="8b lora attn 50M tokens",
+        adapters_only=True,
     )] = LoraTargets.ALL_LINEAR
     dora: Annotated[bool, FieldMeta(
         label="DoRA", noun="DoRA switch", key="z", example="8b lora dora 50M tokens",
+        adapters_only=True,
     )] = False
     """DoRA (weight-decomposed LoRA, PEFT's ``use_dora=True``): every adapted linear also
     trains a magnitude per output and, on every forward, recomputes the norm of its
@@ -284,7 +289,7 @@ class Request(BaseModel):
     LoRA and QLoRA only."""
     fp32_adapters: Annotated[bool, FieldMeta(
         label="FP32 adapters", noun="FP32 adapter switch", key="J",
-        example="8b lora fp32-adapters 50M tokens",
+        example="8b lora fp32-adapters 50M tokens", adapters_only=True,
     )] = False
     """LoRA weights kept in FP32 on a 16-bit base, each adapter casting its own input
     (PEFT's ``get_peft_model(..., autocast_adapter_dtype=True)``, its default: on for
@@ -293,6 +298,7 @@ class Request(BaseModel):
     lora_dropout: Annotated[float, FieldMeta(
         label="LoRA dropout", noun="LoRA dropout", key="D",
         example="8b lora dropout 0.05 50M tokens", display=Display.NUMBER,
+        adapters_only=True,
     )] = Field(default=0.0, ge=0, le=MAX_LORA_DROPOUT)
     """LoRA dropout probability (PEFT's default is 0). Above 0 every adapted linear keeps
     a dropout mask and a dropped-out copy of its input for backward."""

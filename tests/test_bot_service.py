@@ -150,6 +150,14 @@ def test_naming_the_answer_in_a_followup_ends_the_limit_question(service):
     assert reply.changes[-1] == "question max seq → estimate"
 
 
+def test_a_full_fine_tunes_changes_leave_out_adapter_settings(service):
+    first = service.answer("8b full torchtitan").request
+
+    reply = service.answer("what if hf", first)
+
+    assert reply.changes == ["selective checkpointing on → off", "framework torchtitan → hf"]
+
+
 def test_compact_request_json_round_trips():
     request = Request(model="llama-3.1-70b", method=Method.LORA, seq_len=8192)
 
