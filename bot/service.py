@@ -107,7 +107,6 @@ def _estimate(service: Service, *args: Any) -> Reply:
     return service.estimate(*args)
 
 
-
 def _as_answered(request: Request, catalog: Catalog) -> Request:
     """``request`` at its limit question's answer (``max seq`` at the seq it found), so a
     follow-up's changes read against what the earlier reply showed; as is without one."""
@@ -117,6 +116,7 @@ def _as_answered(request: Request, catalog: Catalog) -> Request:
         return estimate(request, catalog).request
     except KeyError:  # its Hub model is no longer at hand
         return request
+
 
 class Service:
     """The bot's brain, shared by every platform.
