@@ -42,6 +42,7 @@ from engine.constants import USABLE_FRACTION
 from engine.fit import Option, resolve_stage
 from engine.memory import COMPONENTS, Breakdown, footprint
 from engine.profiles import resolve
+from engine.request import Solve
 from engine.specs import Catalog, ModelSpec, label_capacity_gb
 
 CHART_FILENAME = "chart.png"
@@ -241,9 +242,12 @@ def chart_data(
         est = estimate(request, catalog)
     request = est.request  # the answer's setting applied, when the question asked a limit
     model = catalog.model(request.model)
+    at_answer: dict[str, object] = {"solve": None}
+    if request.solve is Solve.GPU_COUNT:
+        at_answer["gpu_count"] = None  # each method on its own fewest cards
     bars = []
     for method in Method:
-        variant = request.model_copy(update={"method": method, "solve": None})
+        variant = request.model_copy(update={"method": method, **at_answer})
         est_m = est if method is request.effective_method else estimate(variant, catalog)
         memory = one_card_memory(variant, model).as_dict()
         bars.append(

@@ -8,14 +8,13 @@ to update here.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Final
 
 from adapters.report import Report
 from adapters.values import show_change, show_value
-from bot.store import ThreadKey
+from bot.store import ThreadKey, request_json
 from engine import Estimate, Request
 from engine.profiles import resolve
 from engine.request import Method, field_meta, field_metas
@@ -174,16 +173,9 @@ def _change(name: str, previous: Request, new: Request) -> str:
 
 
 def request_to_compact_json(request: Request) -> str:
-    """The request's non-default fields as compact JSON (for button values)."""
-    return json.dumps(
-        # What the user said (even a default, which a framework profile must not then
-        # override) plus anything else not at its default.
-        {
-            **request.model_dump(mode="json", exclude_defaults=True),
-            **request.model_dump(mode="json", exclude_unset=True, exclude_none=True),
-        },
-        separators=(",", ":"),
-    )
+    """The request's non-default fields as compact JSON (for button values): the thread
+    store's own encoding (:func:`bot.store.request_json`)."""
+    return request_json(request)
 
 
 def request_from_json(text: str) -> Request:

@@ -228,8 +228,18 @@ MIGRATIONS: list[Migration] = [
 ]
 
 
-def _request_json(request: Request) -> str:
-    return json.dumps(request.model_dump(mode="json"), separators=(",", ":"))
+def request_json(request: Request) -> str:
+    """``request`` as compact JSON that reads back with the same fields said: what the
+    user said (even a default, which a framework profile must not then override) plus
+    anything else not at its default. A full dump would read back with every field said,
+    so no framework default could apply to a follow-up on a stored thread."""
+    return json.dumps(
+        {
+            **request.model_dump(mode="json", exclude_defaults=True),
+            **request.model_dump(mode="json", exclude_unset=True, exclude_none=True),
+        },
+        separators=(",", ":"),
+    )
 
 
 SQLITE_BUSY_TIMEOUT_MS = 1000
@@ -389,7 +399,7 @@ class SQLiteStore(SQLitePriceTables, SQLiteSettingsTables, Store):
     async def save_thread(
         self, key: ThreadKey, request: Request, message_id: str | None = None
     ) -> None:
-        payload = _request_json(request)
+        payload = request_json(request)
         now = self._clock()
 
         def q(conn: sqlite3.Connection) -> None:

@@ -79,6 +79,7 @@ from bot.store import (
     ThreadContext,
     ThreadKey,
     redact_url,
+    request_json,
 )
 from engine import Request
 
@@ -301,7 +302,7 @@ class RedisStore(RedisPriceKeys, RedisSettingsKeys, Store):
     ) -> None:
         now = _num(self._clock())
         fields: dict[FieldT, EncodableT] = {
-            "request": json.dumps(request.model_dump(mode="json"), separators=(",", ":")),
+            "request": request_json(request),
             "updated_at": now,
         }
         if message_id is not None:

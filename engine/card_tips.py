@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from engine.constants import (
+    BAND_FULL,
     BF16_ADAPTERS_TIP_SHARE,
     CONTEXT_PARALLEL_TIP_SHARE,
     NATIVE_ATTENTION_TIP_SHARE,
@@ -174,15 +175,15 @@ def _whole_layer_checkpointing_tip(ctx: Context, o: Option) -> list[str]:
     arch = ctx.model.architecture
     full = r.model_copy(update={"selective_checkpointing": False})
     gb = footprint(arch, full).per_gpu(o.stage, o.count, r.offload).total
-    if gb >= o.per_gpu_gb:
-        return []
+    if gb >= o.per_gpu_gb or gb > BAND_FULL * o.capacity_gb:
+        return []  # no saving, or whole layers do not fit the card either
     line = (
         f"Selective checkpointing keeps {o.per_gpu_gb:.1f} GB per GPU on {o.count}x "
         f"{o.gpu.id}; whole-layer checkpointing (`ckpt`, torchtitan's `mode = \"full\"`) "
         f"keeps {gb:.1f} GB ({gb / o.capacity_gb:.0%} of the card)"
     )
-    work = ctx.compute.work
-    if work is not None and o.timing.tokens_per_second is not None:
+    if ctx.compute.work is not None:  # timed: what the recompute costs
+        now = step_time(ctx.compute.work, o.gpu, o.count, o.stage, r.offload, r.nodes)
         slower = step_time(workload(arch, full), o.gpu, o.count, o.stage, r.offload, r.nodes)
-        line += f", about {o.timing.tokens_per_second / slower.tokens_per_second - 1:.0%} slower"
+        line += f", about {now.tokens_per_second / slower.tokens_per_second - 1:.0%} slower"
     return [line + "."]

@@ -450,7 +450,9 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
     # -- issue 16: a limit question is answered first; the estimate is at the answer.
     solution = solve(request, model, catalog) if request.solve is not None else None
     if solution is not None and solution.update:
+        said = set(asked.model_fields_set)
         asked = asked.model_copy(update=solution.update)
+        asked.__pydantic_fields_set__ = said  # the answer's values, not the user's words
         model = catalog.model(asked.model)
         request = resolve(asked, model.architecture)
     # --

@@ -202,7 +202,13 @@ def settled(previous: Request, changes: dict[str, Any]) -> dict[str, Any]:
     goal = previous.solve
     if goal is None or "solve" in changes or changes.get(goal.value) is None:
         return changes
+    if goal is Solve.MODEL and changes.get("model_pick") not in _ONE_MODEL:
+        return changes  # a family word (`what if qwen`) narrows the search
     return {**changes, "solve": None}
+
+
+_ONE_MODEL = (ModelPick.EXACT, ModelPick.FAMILY_SIZE, None)
+"""How a follow-up names one model rather than a family (None: a bare size, ``8b``)."""
 
 
 def _as_model(request: Request, model: ModelSpec) -> Request:

@@ -53,6 +53,16 @@ async def test_thread_context_round_trips_and_survives_a_reopen(
     assert context.request == REQUEST and context.message_id == "1700000000.000100"
 
 
+async def test_a_context_reads_back_with_only_what_was_said(store: Store) -> None:
+    said = Request(model="llama-3.1-8b", method="full", framework="torchtune", seq_len=4096)
+
+    await store.save_thread(KEY, said, "1")
+
+    context = await store.get_thread(KEY)
+    assert context is not None
+    assert context.request.model_fields_set == said.model_fields_set  # profile fills the rest
+
+
 async def test_a_context_records_when_it_was_saved(store: Store, store_clock: ManualClock):
     await store.save_thread(KEY, REQUEST, "1")
 

@@ -99,6 +99,15 @@ def test_a_limit_question_is_drawn_at_its_answer(catalog):
     assert f"{qlora.total:.1f}" in qlora.plan[-1]  # its label is its own bar's plan
 
 
+def test_a_fewest_cards_chart_gives_each_method_its_own_count(catalog):
+    request = parse_query("70b full fewest cards on h100 50M tokens", catalog)
+
+    data = chart_data(request, catalog)
+
+    counts = {b.method: b.plan[0] for b in data.bars}
+    assert counts[Method.QLORA] == "1x h100-sxm" and counts[Method.FULL] != counts[Method.QLORA]
+
+
 def test_bars_count_the_frameworks_defaults_as_the_estimate_does(catalog):
     request = parse_query("llama-3.1-8b full torchtune seq 8192 h100", catalog)
     arch = catalog.model(request.model).architecture

@@ -128,3 +128,17 @@ def test_a_selective_run_over_the_line_is_told_what_whole_layers_would_hold(
 def test_a_selective_run_that_fits_gets_no_checkpointing_tip(catalog: Catalog) -> None:
     result = estimate(parsed("llama-3.1-8b full torchtitan 8x h100 seq 8192 fsdp"), catalog)
     assert not any("whole-layer checkpointing" in w for w in result.warnings)
+
+
+def test_the_checkpointing_tip_is_timed_even_where_selective_does_not_fit(
+    catalog: Catalog,
+) -> None:
+    result = estimate(parsed("8b full torchtitan 16x h100 seq 32768 hsdp 50M tokens"), catalog)
+    tip = next(w for w in result.warnings if "whole-layer checkpointing" in w)
+    assert "slower" in tip
+
+
+def test_no_checkpointing_tip_where_whole_layers_do_not_fit_either(catalog: Catalog) -> None:
+    result = estimate(parsed("8b full torchtitan 2x rtx-4090 seq 32768 fsdp"), catalog)
+    assert result.options and not result.options[0].fits
+    assert not any("whole-layer checkpointing" in w for w in result.warnings)

@@ -303,3 +303,28 @@ def test_the_json_request_is_the_request_as_run(catalog: Catalog) -> None:
     assert doc["request"]["state_precision"] == "pure-bf16"
     assert "state_precision" not in doc["request"]["said"]
     assert {"model", "method", "framework"} <= set(doc["request"]["said"])
+
+
+def test_a_factor_on_the_solved_value_multiplies_the_answer(catalog: Catalog) -> None:
+    from adapters.query.parser import apply_followup, parse_query
+
+    asked = parse_query("8b lora max seq on h100", catalog)
+    answer = estimate(asked, catalog).request.seq_len
+    followup = apply_followup(asked, "double the seq", catalog)
+    assert followup.solve is None and followup.seq_len == 2 * answer
+
+
+def test_a_family_word_narrows_a_largest_model_question(catalog: Catalog) -> None:
+    from adapters.query.parser import apply_followup, parse_query
+
+    asked = parse_query("largest model lora on h100", catalog)
+    followup = apply_followup(asked, "what if qwen", catalog)
+    assert followup.solve is Solve.MODEL
+    assert estimate(followup, catalog).request.model.startswith("qwen")
+
+
+def test_the_json_says_only_what_the_question_gave(catalog: Catalog) -> None:
+    from adapters.query.parser import parse_query
+
+    doc = estimate(parse_query("8b lora max seq", catalog), catalog).to_json()
+    assert doc["request"]["said"] == ["method", "model", "solve"]

@@ -17,6 +17,7 @@ from adapters.query.scanner import scan
 from adapters.query.state import State
 from adapters.query.steps import OTHER_LENGTHS, check_one_length, count_steps
 from catalog.loader import default_catalog
+from engine.estimate import estimate
 from engine.request import ModelPick, Request, Solve
 from engine.solve import settled
 from engine.specs import Catalog
@@ -90,6 +91,19 @@ def parse_query(text: str, catalog: Catalog | None = None) -> Request:
     return build(fields)
 
 
+def _relative_base(previous: Request, state: State, catalog: Catalog | None) -> Request:
+    """The request a follow-up's factor multiplies: the earlier answer's when the factor
+    changes the value a limit question solved for (``double the seq`` after ``max seq``
+    doubles the sequence it found), else ``previous``."""
+    goal = previous.solve
+    if goal is None or goal.value not in state.relative:
+        return previous
+    try:
+        return estimate(previous, catalog or default_catalog()).request
+    except KeyError:  # its Hub model is no longer at hand
+        return previous
+
+
 def apply_followup(previous: Request, text: str, catalog: Catalog | None = None) -> Request:
     """``previous`` with only the fields ``text`` names changed ("what if 8k seq?").
 
@@ -99,7 +113,7 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
     """
     changes, state = _fields(text, catalog)
     pick, sources = state.model_pick, state.sources
-    apply_relative(previous, state, changes)
+    apply_relative(_relative_base(previous, state, catalog), state, changes)
     refuse_asks(state, "under $500 | within 2 days | on 2x rtx-4090")
     if not changes:
         raise error(
