@@ -65,6 +65,7 @@ from catalog.hub import HubError, HubErrorKind, hub_ref_for_word, needs_hub
 from catalog.hub.settings import HubSettings
 from catalog.loader import default_catalog
 from engine import Request, estimate
+from engine.estimate import answered
 from engine.specs import Catalog, ModelSpec
 
 if TYPE_CHECKING:  # built on first use: these import the HTTP client (aiohttp)
@@ -105,17 +106,6 @@ def _answer(service: Service, *args: Any) -> Reply:
 
 def _estimate(service: Service, *args: Any) -> Reply:
     return service.estimate(*args)
-
-
-def _as_answered(request: Request, catalog: Catalog) -> Request:
-    """``request`` at its limit question's answer (``max seq`` at the seq it found), so a
-    follow-up's changes read against what the earlier reply showed; as is without one."""
-    if request.solve is None:
-        return request
-    try:
-        return estimate(request, catalog).request
-    except KeyError:  # its Hub model is no longer at hand
-        return request
 
 
 class Service:
@@ -264,7 +254,7 @@ class Service:
             )
         report = build_report(est, now=self.clock.now())
         changes = [] if previous is None else describe_changes(
-            _as_answered(previous, catalog), est.request, catalog
+            answered(previous, catalog), est.request, catalog
         )
         return Reply(
             ReplyKind.ESTIMATE, report=report, request=request, previous=previous,

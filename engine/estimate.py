@@ -500,4 +500,16 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
     )
 
 
-__all__ = ["COMPONENTS", "Estimate", "WhatIf", "estimate"]
+def answered(request: Request, catalog: Catalog | None = None) -> Request:
+    """``request`` at its limit question's answer (``max seq`` at the sequence it found),
+    as the reply to it showed; ``request`` itself without a question, or when its model
+    is no longer in ``catalog`` (a Hub model dropped from the cache)."""
+    if request.solve is None:
+        return request
+    try:
+        return estimate(request, catalog).request
+    except KeyError:
+        return request
+
+
+__all__ = ["COMPONENTS", "Estimate", "WhatIf", "answered", "estimate"]

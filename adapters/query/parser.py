@@ -17,7 +17,7 @@ from adapters.query.scanner import scan
 from adapters.query.state import State
 from adapters.query.steps import OTHER_LENGTHS, check_one_length, count_steps
 from catalog.loader import default_catalog
-from engine.estimate import estimate
+from engine.estimate import answered
 from engine.request import ModelPick, Request, Solve
 from engine.solve import settled
 from engine.specs import Catalog
@@ -98,10 +98,7 @@ def _relative_base(previous: Request, state: State, catalog: Catalog | None) -> 
     goal = previous.solve
     if goal is None or goal.value not in state.relative:
         return previous
-    try:
-        return estimate(previous, catalog or default_catalog()).request
-    except KeyError:  # its Hub model is no longer at hand
-        return previous
+    return answered(previous, catalog)
 
 
 def apply_followup(previous: Request, text: str, catalog: Catalog | None = None) -> Request:
