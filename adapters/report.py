@@ -13,7 +13,7 @@ from datetime import datetime
 
 from engine import Estimate
 from engine.collectives import nodes_for
-from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
+from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES, MAX_SEQ_LEN
 from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
 from engine.profiles import PROFILES
@@ -117,6 +117,13 @@ class Report:
     price_line: str | None = None
     """The lead card's price, its source and age ("h100-sxm $2.49/hr, lowest on-demand
     across aws, gcp, lambda, runpod (lambda), refreshed 3 h ago"); None without a price."""
+
+    @property
+    def doubles_seq(self) -> bool:
+        """Whether the estimate offers "2x seq": not past the longest sequence the engine
+        takes, and not on a ``max seq`` answer (twice the longest that fits does not)."""
+        request = self.request
+        return request.solve is not Solve.SEQ_LEN and request.seq_len * 2 <= MAX_SEQ_LEN
 
     def bar(self, width: int = 40) -> str:
         """A stacked bar of the components, one glyph per component."""

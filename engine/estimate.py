@@ -512,4 +512,15 @@ def answered(request: Request, catalog: Catalog | None = None) -> Request:
         return request
 
 
-__all__ = ["COMPONENTS", "Estimate", "WhatIf", "answered", "estimate"]
+def question(request: Request) -> Request:
+    """The question a limit answer answers: the reverse of :func:`answered`. The answer's
+    request keeps what the user said and marks the solver's values (the sequence, model or
+    count it found, the card it picked) unsaid, so this is the said fields alone; a control
+    on the answer acts on it and solves again (QLoRA on a ``largest model`` answer searches
+    every model, not the answer's family). ``request`` itself without a question."""
+    if request.solve is None:
+        return request
+    return Request.model_validate(request.model_dump(exclude_unset=True))
+
+
+__all__ = ["COMPONENTS", "Estimate", "WhatIf", "answered", "estimate", "question"]

@@ -416,9 +416,7 @@ def solve(request: Request, model: ModelSpec, catalog: Catalog) -> Solution:
             Solve.MODEL: "model",
             Solve.GPU_COUNT: "gpu_count",
         }[goal]
-        update[key] = value
-        if goal is Solve.MODEL:
-            update["model_pick"] = ModelPick.EXACT
+        update[key] = value  # how the question named the model (model_pick) stays
     if not target.named and target.gpu is not None:
         update["gpu"] = target.gpu.id  # the estimate is on the card the limit is for
     return Solution(

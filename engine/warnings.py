@@ -35,7 +35,16 @@ from engine.profiles import (
     profile,
 )
 from engine.rates import framework_picks_native_attention, matmul_rate
-from engine.request import Framework, Method, Mode, ModelPick, Request, Sharding, StatePrecision
+from engine.request import (
+    Framework,
+    Method,
+    Mode,
+    ModelPick,
+    Request,
+    Sharding,
+    Solve,
+    StatePrecision,
+)
 from engine.specs import Catalog, GpuSpec
 from engine.warning_context import Context
 
@@ -460,7 +469,9 @@ def notes(ctx: Context, catalog: Catalog) -> list[str]:
     """Short facts the headline shows."""
     r, m, out = ctx.request, ctx.model, []
     sizes = [size for size, model_id in catalog.sizes.items() if model_id == m.id]
-    if sizes and r.model_pick is None:  # a bare size (or not recorded)
+    if r.solve is Solve.MODEL:
+        pass  # the model is the answer, named in the headline
+    elif sizes and r.model_pick is None:  # a bare size (or not recorded)
         out.append(f"`{sizes[0]}` means {m.name} here; name another model to change it.")
     elif r.model_pick is ModelPick.FAMILY:
         out.append(f"The family alone means its flagship, {m.name}; name a size to change it.")

@@ -13,7 +13,7 @@ from adapters.cli import main
 from adapters.report import build_report
 from engine import Method, Request, estimate
 from engine.constants import SOLVE_REFERENCE_GPU, SOLVE_SEQ_STEP, USABLE_FRACTION
-from engine.estimate import Estimate
+from engine.estimate import Estimate, question
 from engine.request import ModelPick, Solve
 from engine.solve import largest, solve
 from engine.specs import Catalog
@@ -118,6 +118,31 @@ def test_largest_model_keeps_to_a_named_family(catalog: Catalog) -> None:
     assert solved is not None and isinstance(solved.value, str)
     assert catalog.model(solved.value).family == "qwen"
     assert solved.next_value is None or catalog.model(str(solved.next_value)).family == "qwen"
+
+
+def test_asking_a_largest_model_answer_again_searches_as_the_question_did(
+    catalog: Catalog,
+) -> None:
+    answer = ask(catalog, model="llama-3.1-8b", method=Method.LORA, gpu="rtx-4090",
+                 model_pick=ModelPick.NONE, solve=Solve.MODEL).request
+    assert answer.model_pick is ModelPick.NONE  # not narrowed to the answer's family
+    again = estimate(question(answer).model_copy(update={"method": Method.QLORA}), catalog)
+    typed = ask(catalog, model="llama-3.1-8b", method=Method.QLORA, gpu="rtx-4090",
+                model_pick=ModelPick.NONE, solve=Solve.MODEL)
+    assert again.model.id == typed.model.id
+
+
+def test_a_limit_answers_question_is_what_was_said(catalog: Catalog) -> None:
+    asked = Request(model="llama-3.1-8b", method=Method.LORA, solve=Solve.SEQ_LEN)
+    answer = estimate(asked, catalog).request
+    assert answer.seq_len > asked.seq_len and answer.gpu == SOLVE_REFERENCE_GPU
+    assert question(answer) == asked
+
+
+def test_a_family_largest_model_answer_has_no_flagship_note(catalog: Catalog) -> None:
+    est = ask(catalog, model="qwen2.5-7b", method=Method.QLORA, gpu="rtx-4090",
+              model_pick=ModelPick.FAMILY, solve=Solve.MODEL)
+    assert not any("flagship" in n for n in est.notes)
 
 
 def test_largest_model_for_a_card_memory_reads_the_label_as_gib(catalog: Catalog) -> None:

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from adapters.discord.limits import MAX_CUSTOM_ID
 from engine import Method, Request
+from engine.estimate import question
 from engine.request import field_metas
 
 PREFIX: Final = "ftc"
@@ -173,8 +174,10 @@ class Action:
 
 def request_code(request: Request) -> str | None:
     """The code every custom id of one estimate message carries, or None when the
-    longest of them would break the 100-character limit (the store has the request)."""
-    code = encode_request(request)
+    longest of them would break the 100-character limit (the store has the request).
+    Under a limit answer it carries the question, which a click solves again
+    (``engine.estimate.question``)."""
+    code = encode_request(question(request))
     if code is None or len(_LONGEST_BASE) + 1 + len(code) > MAX_CUSTOM_ID:
         return None
     return code

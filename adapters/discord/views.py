@@ -28,7 +28,6 @@ from adapters.discord.limits import (
 )
 from adapters.report import METHOD_LABELS, Report
 from engine import Method
-from engine.constants import MAX_SEQ_LEN
 
 
 class ActionHandler(Protocol):
@@ -174,7 +173,7 @@ def estimate_view(report: Report) -> tuple[discord.ui.View, bool]:
     for method in Method:
         if method is not request.effective_method:
             view.add_item(MethodButton(method, code))
-    if request.seq_len * 2 <= MAX_SEQ_LEN:
+    if report.doubles_seq:
         view.add_item(SeqButton(request.seq_len, code))
     view.add_item(ChartButton(code))
     options = gpu_options(report)

@@ -24,7 +24,7 @@ from adapters.report import FRAMEWORK_LABELS, METHOD_LABELS, Report
 from adapters.slack.announce import prices_blocks, prices_text
 from bot.service import Reply, ReplyKind, request_to_compact_json
 from engine import Method, Request
-from engine.constants import MAX_SEQ_LEN
+from engine.estimate import question
 from engine.request import Framework
 
 MAX_BLOCKS = 50
@@ -181,8 +181,9 @@ def _fallback(report: Report, changes: list[str]) -> str:
 
 
 def button_value(request: Request) -> str:
-    """The request a button acts on, as compact JSON ("" if it would not fit)."""
-    value = request_to_compact_json(request)
+    """The request a button acts on, as compact JSON ("" if it would not fit): under a
+    limit answer the question, which the click solves again (``engine.estimate.question``)."""
+    value = request_to_compact_json(question(request))
     return value if len(value) <= MAX_BUTTON_VALUE else ""
 
 
@@ -204,7 +205,7 @@ def action_elements(report: Report) -> list[dict[str, Any]]:
         if method is request.effective_method:
             continue
         elements.append(_button(ACTION_METHOD + method.value, METHOD_LABELS[method], value))
-    if request.seq_len * 2 <= MAX_SEQ_LEN:
+    if report.doubles_seq:
         elements.append(_button(ACTION_SEQ, f"2× seq ({request.seq_len * 2:,})", value))
     elements.append(_button(ACTION_CHART, CHART_BUTTON_TEXT, value))
     options = []
