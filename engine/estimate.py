@@ -131,7 +131,8 @@ class Estimate:
                     self.model.architecture,
                 ),
                 "state_precision": self.effective.state_precision.value,
-                "lora_dropout": self.effective.lora_dropout,
+                "lora_dropout": None if self.effective.effective_method is Method.FULL
+                else self.effective.lora_dropout,  # no adapters, no dropout
             },
             "uncertainty": None if self.uncertainty is None else self.uncertainty.to_json(),
             "options": [_option_json(o) for o in self.options],

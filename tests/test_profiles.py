@@ -154,6 +154,11 @@ def test_every_reply_states_the_framework_and_what_it_changed(catalog: Catalog) 
     assert doc["name"] == "hf" and doc["lora_dropout"] == 0.05
 
 
+def test_a_full_fine_tunes_json_has_no_lora_dropout(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="full", framework="hf"), catalog)
+    assert est.to_json()["framework"]["lora_dropout"] is None
+
+
 def test_generic_says_what_hf_would_add_when_the_logits_are_large(catalog: Catalog) -> None:
     est = estimate(Request(model="qwen2.5-7b", method="lora", seq_len=8192, micro_batch=2),
                    catalog)
