@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from adapters.cli import main
+from adapters.parse import QueryError, parse_query
 from adapters.trainconfig import (
     MAX_CONFIG_BYTES,
     ConfigError,
@@ -248,15 +249,30 @@ def test_torchtune_selective_checkpointing_every_few_layers_counts_as_full() -> 
 @pytest.mark.parametrize(
     ("component", "expected"),
     [
-        ("torchtune.models.llama3_1.qlora_llama3_1_8b", (Method.QLORA, "llama3.1-8b")),
-        ("torchtune.models.llama3_3.lora_llama3_3_70b", (Method.LORA, "llama3.3-70b")),
+        ("torchtune.models.llama3_1.qlora_llama3_1_8b", (Method.QLORA, "llama-3.1-8b")),
+        ("torchtune.models.llama3_3.lora_llama3_3_70b", (Method.LORA, "llama-3.3-70b")),
         ("torchtune.models.qwen2_5.qwen2_5_7b", (Method.FULL, "qwen2.5-7b")),
+        ("torchtune.models.llama3.qlora_llama3_8b", (Method.QLORA, "llama-3.1-8b")),
+        ("torchtune.models.llama2.lora_llama2_7b", (Method.LORA, "llama-2-7b")),
+        ("torchtune.models.gemma2.gemma2_9b", (Method.FULL, "gemma-2-9b")),
+        ("torchtune.models.qwen3.lora_qwen3_0_6b_instruct", (Method.LORA, "qwen3-0.6b")),
+        ("torchtune.models.qwen3.qwen3_1_7b_base", (Method.FULL, "qwen3-1.7b")),
+        ("torchtune.models.qwen2_5.lora_qwen2_5_1_5b_instruct", (Method.LORA, "qwen2.5-1.5b")),
     ],
 )
 def test_torchtune_builder_names_give_method_and_model(
     component: str, expected: tuple[Method, str]
 ) -> None:
-    assert tune_model_name(component) == expected
+    method, names = tune_model_name(component) or (None, ())
+    model = next(m for m in (catalog_model(n) for n in names) if m is not None)
+    assert (method, model) == expected
+
+
+def catalog_model(name: str) -> str | None:
+    try:
+        return parse_query(name).model
+    except QueryError:
+        return None
 
 
 def test_a_component_path_is_only_read_never_imported() -> None:
@@ -461,3 +477,82 @@ def test_tokens_in_the_words_win_over_a_configs_max_steps(catalog: Catalog) -> N
     request = builder(_steps_config())("4x a100 50M tokens", None, catalog)
     assert request.steps is None
     assert request.dataset_tokens == 50_000_000
+
+
+# --- stock configs read as their tools run them (review, stop 34) ----------------------
+
+
+def test_torchtune_quantize_base_on_a_lora_builder_is_qlora() -> None:
+    config = read_yaml("model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n"
+                       "  quantize_base: True\n")
+    assert config.fields["method"] is Method.QLORA
+
+
+def test_torchtune_compile_optimizer_in_bwd_and_fused_adamw_are_read() -> None:
+    config = read_yaml("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\n"
+                       "optimizer:\n  _component_: torch.optim.AdamW\n  fused: True\n"
+                       "optimizer_in_bwd: True\ncompile: True\n")
+    f = config.fields
+    assert (f["optimizer"], f["optimizer_in_backward"], f["compile"]) == (
+        Optimizer.ADAMW_FUSED, True, True)
+
+
+def test_axolotl_and_trainer_torch_compile_are_read() -> None:
+    assert read_yaml("base_model: x/y\ntorch_compile: true\n").fields["compile"] is True
+    trl = read_yaml("model_name_or_path: x/y\nuse_peft: true\ntorch_compile: true\n")
+    assert trl.fields["compile"] is True
+
+
+def test_axolotl_flash_attention_off_leaves_transformers_default_attention() -> None:
+    config = read_yaml("base_model: x/y\nadapter: lora\nflash_attention: false\n")
+    assert "flash_attention" not in config.fields
+    assert "SDPA" in keys_read(config)["flash_attention"]
+
+
+def test_axolotl_eager_attention_keeps_the_scores() -> None:
+    config = read_yaml("base_model: x/y\nadapter: lora\neager_attention: true\n")
+    assert config.fields["flash_attention"] is False
+
+
+def test_axolotl_fsdp2_form_without_an_fsdp_list_is_fsdp() -> None:
+    config = read_yaml("base_model: x/y\nfsdp_version: 2\nfsdp_config:\n"
+                       "  offload_params: true\n  reshard_after_forward: true\n")
+    assert (config.fields["sharding"], config.fields["offload"]) == (Sharding.FSDP, True)
+    assert "fsdp_version" not in config.ignored
+
+
+def test_fsdp2_without_resharding_after_forward_is_shard_grad_op() -> None:
+    config = read_yaml("base_model: x/y\nfsdp_version: 2\nfsdp_config:\n"
+                       "  reshard_after_forward: false\n")
+    assert config.fields["sharding"] is Sharding.ZERO2
+
+
+def test_axolotl_with_bf16_and_fp16_off_trains_in_fp32() -> None:
+    config = read_yaml("base_model: x/y\nbf16: false\nfp16: false\n")
+    assert config.fields["precision"] is Precision.FP32
+
+
+def test_trainer_with_bf16_off_keeps_the_loaded_dtype_and_says_so() -> None:
+    config = read_yaml("model_name_or_path: x/y\nbf16: false\nfp16: false\n")
+    assert "precision" not in config.fields
+    assert "add `fp32`" in keys_read(config)["bf16"]
+
+
+def test_a_local_model_folder_is_read_by_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "c.yml"
+    path.write_text("base_model: /workspace/models/Meta-Llama-3.1-8B\nadapter: lora\n")
+    code, out, err = cli("--config", str(path))
+    assert code == 0 and "Llama 3.1 8B" in out, err
+
+
+def test_a_local_model_folder_with_no_model_name_asks_for_one(tmp_path: Path) -> None:
+    path = tmp_path / "c.yml"
+    path.write_text("base_model: /workspace/ckpt/run-7\nadapter: lora\n")
+    code, _, err = cli("--config", str(path))
+    assert code == 2 and "local folder" in err and "name the model after the config" in err
+
+
+def test_axolotl_deepspeed_with_replicas_is_refused_as_two_shardings() -> None:
+    with pytest.raises(ConfigError, match="two ways to shard"):
+        read_yaml("base_model: x/y\ndeepspeed: deepspeed_configs/zero3_bf16.json\n"
+                  "dp_replicate_size: 2\n")

@@ -58,7 +58,14 @@ def config_query(
             f"({_model_keys(config)}); add it, or name one after the config "
             f"(e.g. `llama-3.1-8b`). ftcost reads {FORMATS}."
         )
-    model = next((ref for ref in config.model if resolves(ref)), config.model[0])
+    refs = [name for ref in config.model for name in _readings(ref)]
+    model = next((ref for ref in refs if resolves(ref)), config.model[0])
+    if _local_path(model):
+        raise ConfigError(
+            f"The config's model '{shown(model)}' is a local folder whose name is no model "
+            "ftcost knows: name the model after the config (e.g. `llama-3.1-8b`, or its "
+            "Hugging Face id such as meta-llama/Llama-3.1-8B)."
+        )
     if any(c.isspace() for c in model):
         raise ConfigError(
             f"The config's model '{shown(model)}' is not a model name or Hugging Face id "
@@ -66,6 +73,19 @@ def config_query(
             "meta-llama/Llama-3.1-8B, or name one after the config (e.g. `llama-3.1-8b`)."
         )
     return f"{model} {words}".strip()
+
+
+def _local_path(ref: str) -> bool:
+    """A folder on the training machine (``/workspace/models/Llama-3.1-8B``, ``./ckpt``),
+    not a Hugging Face id (``org/name``)."""
+    return ref.startswith(("/", "./", "../", "~")) or ref.count("/") > 1
+
+
+def _readings(ref: str) -> list[str]:
+    """``ref``, and for a local folder also its last part (folders are usually named
+    after the model they hold)."""
+    parts = [p for p in ref.split("/") if p.strip(". ~")]
+    return [ref, parts[-1]] if _local_path(ref) and parts else [ref]
 
 
 def _model_keys(config: ConfigRead) -> str:

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from adapters.trainconfig import mappings as m
 from adapters.trainconfig.reader import ConfigFormat, ConfigRead, Reader
-from engine.request import Framework, Method, Precision
+from engine.request import Framework, Method, Optimizer, Precision
 
 DATASET_NOTE = (
     "The datasets are named but not counted: add `N tokens` (or `N samples of L tokens`) "
@@ -198,9 +198,11 @@ def _axolotl(r: Reader) -> None:
         r.take(*found, _epochs(epochs), epochs=epochs)
     if found := r.first("optimizer"):
         m.optimizer(r, *found)
-    m.precision(r, r.first("bf16"), r.first("fp16"))
+    m.precision(r, r.first("bf16"), r.first("fp16"), off_loads_fp32=True)
     if found := r.first("gradient_checkpointing"):
         _axolotl_checkpointing(r, *found)
+    if found := r.first("torch_compile"):
+        m.switch(r, *found, "torch.compile", "compile")
     _axolotl_attention(r)
     _axolotl_loss(r)
     if found := r.first("deepspeed"):
@@ -209,12 +211,16 @@ def _axolotl(r: Reader) -> None:
         m.tensor_parallel(r, *found)
     if found := r.first("context_parallel_size", "sequence_parallel_degree"):
         m.context_parallel(r, *found)
-    if found := r.first("fsdp"):
-        config = {**r.section("fsdp_config")}
-        if (version := r.first("fsdp_version")) is not None:
-            config.setdefault("fsdp_version", version[1])
+    config = {**r.section("fsdp_config")}
+    version = r.first("fsdp_version")
+    if version is not None:
+        config.setdefault("fsdp_version", version[1])
+    # FSDP2's form has no `fsdp` list: `fsdp_version: 2` and an `fsdp_config` section
+    found = r.first("fsdp") or (("fsdp_config", True) if config else None)
+    if found is not None:
+        if version is not None:
             r.used("fsdp_version")
-        m.fsdp(r, *found, config, "fsdp_config")
+        m.fsdp(r, found[0], found[1], config, "fsdp_config")
     if found := r.first("dp_replicate_size"):
         m.replicate(r, *found)
 
@@ -238,10 +244,9 @@ def _axolotl_attention(r: Reader) -> None:
     if (found := r.first("eager_attention")) and r.flag(*found):
         r.take(*found, "eager attention (keeps the scores)", flash_attention=False)
         return
-    for key in ("flash_attention", "sdp_attention"):
-        if found := r.first(key):
-            r.take(*found, "eager attention (keeps the scores)", flash_attention=False)
-            return
+    for key in ("flash_attention", "sdp_attention", "xformers_attention", "flex_attention"):
+        if found := r.first(key):  # off: axolotl leaves transformers' default, SDPA
+            r.take(*found, "off: transformers' default attention (SDPA, no score matrix)")
 
 
 def _axolotl_loss(r: Reader) -> None:
@@ -357,9 +362,12 @@ def _llama_factory(r: Reader) -> None:
 _TUNE_NAME = re.compile(r"^(?:q?lora_)?(?P<name>[a-z0-9_]+)$")
 
 
-def tune_model_name(component: str) -> tuple[Method, str] | None:
-    """``torchtune.models.llama3_1.qlora_llama3_1_8b`` -> (QLoRA, ``llama3.1-8b``): the
-    method from the builder's prefix and a model name the catalog reads."""
+def tune_model_name(component: str) -> tuple[Method, tuple[str, ...]] | None:
+    """``torchtune.models.llama3_1.qlora_llama3_1_8b`` -> (QLoRA, names): the method from
+    the builder's prefix and the model names it may mean, most likely first, for the
+    catalog to pick the one it reads. An underscore between digits is a version dot
+    (``llama3_1``, ``qwen2_5``), a size's decimal point (``qwen3_0_6b``: 0.6B) or neither
+    (``llama3_8b``): the names are each reading, in that order."""
     builder = component.strip().rsplit(".", 1)[-1].lower()
     match = _TUNE_NAME.match(builder)
     if match is None:
@@ -368,8 +376,13 @@ def tune_model_name(component: str) -> tuple[Method, str] | None:
         Method.QLORA if builder.startswith("qlora_")
         else Method.LORA if builder.startswith("lora_") else Method.FULL
     )
-    name = re.sub(r"(\d)_(\d)", r"\1.\2", match.group("name")).replace("_", "-")
-    return method, name
+    name = match.group("name")
+    readings = (
+        re.sub(r"(\d)_(\d)", r"\1.\2", name),  # versions and sizes: llama3.1_8b, qwen2.5_0.5b
+        re.sub(r"(\d)_(\d+b)(?=_|$)", r"\1.\2", name),  # the size only: qwen3_0.6b
+        name,  # neither: llama3_8b
+    )
+    return method, tuple(dict.fromkeys(n.replace("_", "-") for n in readings))
 
 
 def _torchtune(r: Reader) -> None:
@@ -379,13 +392,19 @@ def _torchtune(r: Reader) -> None:
         raise r.bad("model._component_", component,
                     "a model builder such as torchtune.models.llama3_1.lora_llama3_1_8b")
     parsed = tune_model_name(component) if component else None
-    if parsed is not None:
-        method, name = parsed
-        r.model.append(name)
-        r.take("model._component_", component, f"model {name}, {method.value}", method=method)
+    if component and parsed is not None:
+        method, names = parsed
+        r.model.extend(names)
+        builder = component.strip().rsplit(".", 1)[-1]
+        r.take("model._component_", component, f"model builder {builder}: {method.value}",
+               method=method)
     checkpoint = r.value("checkpointer.checkpoint_dir")
     if isinstance(checkpoint, str) and checkpoint.strip("/ "):
         r.model.append([p for p in checkpoint.strip().split("/") if p][-1])
+    if (found := r.first("model.quantize_base")) and r.flag(*found):
+        r.take(*found, "base quantized to NF4: QLoRA", method=Method.QLORA)
+    elif found:
+        r.used(found[0])
     if found := r.first("model.lora_rank"):
         rank = r.whole(*found, "lora_rank")  # bounded when the request is built, as _lora's
         r.take(*found, f"LoRA rank {r.text(*found)}", lora_rank=rank)
@@ -405,6 +424,14 @@ def _torchtune(r: Reader) -> None:
         r.take(*found, _epochs(epochs), epochs=epochs)
     if found := r.first("optimizer._component_"):
         m.optimizer(r, *found)
+        if (fused := r.first("optimizer.fused")) and r.flag(*fused) and (
+            r.fields.get("optimizer") is Optimizer.ADAMW
+        ):
+            r.take(*fused, "fused AdamW step", optimizer=Optimizer.ADAMW_FUSED)
+    if found := r.first("optimizer_in_bwd"):
+        m.switch(r, *found, "optimizer step in backward", "optimizer_in_backward")
+    if found := r.first("compile"):
+        m.switch(r, *found, "torch.compile", "compile")
     if found := r.first("dtype"):
         _dtype(r, *found)
     if found := r.first("enable_activation_checkpointing"):

@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any, Final
 
+from adapters.trainconfig.load import ConfigError
 from adapters.trainconfig.reader import Reader, shown
 from engine.request import LoraTargets, Optimizer, Precision, Sharding
 
@@ -121,14 +122,27 @@ def lora_targets(r: Reader, path: str, modules: object) -> None:
         r.note(f"{path}: adapters on some MLP layers are counted as on every linear layer.")
 
 
-def precision(r: Reader, bf16: tuple[str, Any] | None, fp16: tuple[str, Any] | None) -> None:
-    """``bf16``/``fp16`` switches (``auto`` counts as on)."""
+def precision(
+    r: Reader, bf16: tuple[str, Any] | None, fp16: tuple[str, Any] | None,
+    *, off_loads_fp32: bool = False,
+) -> None:
+    """``bf16``/``fp16`` switches (``auto`` counts as on). Both off: FP32 where the
+    loader then loads the weights in FP32 (``off_loads_fp32``: axolotl sets
+    ``torch_dtype`` from them); elsewhere (the Trainer) the weights keep the dtype the
+    model was loaded in, which the config does not say: a note, the estimate stays BF16."""
     if bf16 is not None and r.flag(*bf16):
         r.take(bf16[0], bf16[1], "BF16", precision=Precision.BF16)
     elif fp16 is not None and r.flag(*fp16):
         r.take(fp16[0], fp16[1], "FP16", precision=Precision.FP16)
+    elif bf16 is not None and off_loads_fp32:
+        r.take(bf16[0], bf16[1], "FP32 (bf16 and fp16 off)", precision=Precision.FP32)
+        if fp16 is not None:
+            r.used(fp16[0])
     elif bf16 is not None:
-        r.used(bf16[0])
+        r.take(bf16[0], bf16[1], "no mixed precision: the weights stay in the dtype they "
+               "were loaded in (BF16 assumed; add `fp32` if they load in FP32)")
+        if fp16 is not None:
+            r.used(fp16[0])
 
 
 def attention(r: Reader, path: str, value: object) -> None:
@@ -254,6 +268,9 @@ def fsdp(r: Reader, path: str, value: object, config: dict[str, Any], config_pat
     version = config.get("fsdp_version", config.get("version", 1))
     strategy = config.get("fsdp_sharding_strategy", config.get("sharding_strategy", ""))
     strategy = str(strategy).strip().upper() if isinstance(strategy, str | int) else ""
+    reshard = config.get("fsdp_reshard_after_forward", config.get("reshard_after_forward"))
+    if reshard is False and not strategy:  # FSDP2's spelling of SHARD_GRAD_OP
+        strategy = "SHARD_GRAD_OP"
     offload_value = config.get("fsdp_offload_params", config.get("offload_params", False))
     offload = "offload" in low or (isinstance(offload_value, bool) and offload_value)
     if "shard_grad_op" in low or strategy in ("SHARD_GRAD_OP", "2"):
@@ -307,9 +324,9 @@ def training_arguments(r: Reader) -> None:
         optimizer(r, *found)
     precision(r, r.first("bf16"), r.first("fp16"))
     if found := r.first("gradient_checkpointing"):
-        on = r.flag(*found)
-        r.take(*found, "gradient checkpointing " + ("on" if on else "off"),
-               grad_checkpointing=on)
+        switch(r, *found, "gradient checkpointing", "grad_checkpointing")
+    if found := r.first("torch_compile"):
+        switch(r, *found, "torch.compile", "compile")
     if found := r.first("use_liger_kernel"):
         on = r.flag(*found)
         r.take(*found, "Liger fused cross-entropy" if on else "no Liger kernels", fused_ce=on)
@@ -317,6 +334,12 @@ def training_arguments(r: Reader) -> None:
         deepspeed(r, *found)
     if found := r.first("fsdp"):
         fsdp(r, *found, r.section("fsdp_config"), "fsdp_config")
+
+
+def switch(r: Reader, path: str, value: object, label: str, field: str) -> None:
+    """A true/false key that sets one request field (``auto`` counts as on)."""
+    on = r.flag(path, value)
+    r.take(path, value, f"{label} {'on' if on else 'off'}", **{field: on})
 
 
 def tensor_parallel(r: Reader, path: str, value: object) -> None:
@@ -349,6 +372,14 @@ def replicate(r: Reader, path: str, value: object) -> None:
     if degree <= 1:
         r.used(path)
         return
+    if (source := r.sources.get("sharding")) is not None and r.fields["sharding"] in (
+        Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3
+    ):
+        raise ConfigError(
+            f"{r.format.label} config: {path} {degree} asks for HSDP replicas, and "
+            f"{source} for {r.fields['sharding'].value}: they are two ways to shard. Keep "
+            f"one (remove {path} or {source})."
+        )
     r.take(path, value, f"HSDP: {degree} replicas of a sharded group",
            sharding=Sharding.HSDP, nodes=degree)
     r.note(f"{path} {degree}: HSDP over {degree} replicas, each shard group holding the "
