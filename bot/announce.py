@@ -297,12 +297,20 @@ class FanoutResult:
     in_doubt: list[str] = field(default_factory=list)
     """Left ``sending`` by an unexpected error in this run (settled next run)."""
     skipped: list[str] = field(default_factory=list)
-    """Already settled by an earlier run, or no poster for the platform here."""
+    """Already settled by an earlier run (or another replica)."""
+    elsewhere: list[str] = field(default_factory=list)
+    """Not settled, on a platform this process has no poster for: a process running
+    that platform (Slack and Discord run apart, sharing the store) posts them."""
+
+    @property
+    def done_here(self) -> bool:
+        """Nothing left that this process can post for this snapshot."""
+        return not self.locked_out and not self.failed and not self.in_doubt
 
     @property
     def complete(self) -> bool:
-        """Nothing left to do for this snapshot (as far as this replica can tell)."""
-        return not self.locked_out and not self.failed and not self.in_doubt
+        """Nothing left to do for this snapshot, on any platform."""
+        return self.done_here and not self.elsewhere
 
     def outcomes(self) -> list[tuple[str, str]]:
         """``(platform, outcome)`` for every channel this run settled or left in doubt
@@ -358,8 +366,9 @@ class Fanout:
             await self.store.release_lock(PRICE_ANNOUNCE_LOCK, self.owner)
         log.info(
             "announcements snapshot=%s sent=%d gone=%d failed=%d unconfirmed=%d in_doubt=%d "
-            "skipped=%d", snapshot_id, len(result.sent), len(result.gone), len(result.failed),
-            len(result.unconfirmed), len(result.in_doubt), len(result.skipped),
+            "skipped=%d elsewhere=%d", snapshot_id, len(result.sent), len(result.gone),
+            len(result.failed), len(result.unconfirmed), len(result.in_doubt),
+            len(result.skipped), len(result.elsewhere),
         )  # fmt: skip
         return result
 
@@ -369,8 +378,11 @@ class Fanout:
         sub, ann = target.subscription, target.announcement
         name = _name(target.key)
         poster = self.posters.get(sub.platform)
-        if poster is None or (record is not None and record.state in FINAL_STATES):
+        if record is not None and record.state in FINAL_STATES:
             result.skipped.append(name)
+            return
+        if poster is None:
+            result.elsewhere.append(name)
             return
         if (
             record is not None

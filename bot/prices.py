@@ -11,7 +11,11 @@ A refresh (one per cron time, whatever the number of replicas):
    it follows, and put it in force;
 3. announce the changes to subscribed channels (``bot.announce``) and mark the snapshot
    announced once every channel is settled. An unfinished fan-out (a crash) is resumed
-   at start-up and before the next refresh.
+   at start-up, before the next refresh and every ``reload_interval_s``: so a process
+   for another platform (Slack and Discord run apart on one store) posts its channels
+   of a snapshot the other took. Each process remembers the snapshots it has served,
+   so channels of a platform no process runs cost one look per start, not one per
+   interval.
 """
 
 from __future__ import annotations
@@ -134,6 +138,8 @@ class PriceJob:
         self.posters = dict(posters or {})
         self.fetch = fetch
         self.schedule = CronSchedule.parse(config.schedule)
+        self._served: set[str] = set()
+        """Snapshots whose channels on this process's platforms are all settled."""
 
     @property
     def catalog(self) -> Catalog:
@@ -155,6 +161,11 @@ class PriceJob:
                 await self.load()
             except Exception:
                 log.exception("loading the latest price snapshot failed")
+                continue
+            try:
+                await self.resume_announcements()
+            except Exception:
+                log.exception("resuming announcements failed")
 
     async def startup(self) -> RefreshOutcome | None:
         """Load the prices in force, finish an interrupted fan-out, and refresh now when
@@ -215,7 +226,7 @@ class PriceJob:
         return await self._resume(await self.store.latest_price_snapshot())
 
     async def _resume(self, latest: StoredSnapshot | None) -> FanoutResult | None:
-        if latest is None or latest.announced:
+        if latest is None or latest.announced or latest.id in self._served:
             return None
         previous = (
             await self.store.get_price_snapshot(latest.previous_id) if latest.previous_id else None
@@ -240,6 +251,8 @@ class PriceJob:
         result = await fanout.run(snapshot.id, targets)
         for platform, outcome in result.outcomes():
             record_announcement(platform, outcome)
+        if result.done_here:
+            self._served.add(snapshot.id)
         if result.complete:
             await self.store.mark_snapshot_announced(snapshot.id)
         return result

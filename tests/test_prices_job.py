@@ -292,3 +292,43 @@ async def test_a_replica_follows_snapshots_stored_by_another(
         assert follower.book.snapshot is not None
     finally:
         task.cancel()
+
+
+async def test_a_process_for_another_platform_posts_its_channels_of_a_snapshot(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    """Slack and Discord run as separate processes on one store: the one that took the
+    snapshot posts its own channels; the other posts its own when it next resumes."""
+    cfg = config(server)
+    slack, discord = FakePoster("slack"), FakePoster("discord")
+    slack_job = PriceJob(store, PriceBook(catalog, cfg), cfg, clock, owner="s",
+                         posters={"slack": slack})
+    discord_job = PriceJob(store, PriceBook(catalog, cfg), cfg, clock, owner="d",
+                           posters={"discord": discord})
+    await day0(slack_job, clock)
+    await subscribe(store, "C1")
+    await store.save_subscription(Subscription("discord", "D1", "discord:G1", 5.0))
+    cheaper_lambda_h100(server)
+    outcome = await slack_job.run(DAY1)
+    assert outcome.snapshot is not None and slack.channels() == ["C1"]
+    stored = await store.get_price_snapshot(outcome.snapshot.id)
+    assert stored is not None and not stored.announced  # D1 is still owed
+    await discord_job.resume_announcements()
+    assert discord.channels() == ["D1"] and slack.channels() == ["C1"]
+    stored = await store.get_price_snapshot(outcome.snapshot.id)
+    assert stored is not None and stored.announced
+
+
+async def test_a_platform_no_process_runs_is_looked_at_once_per_process(
+    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    slack = FakePoster("slack")
+    job = make_job(store, server, clock, catalog, slack)
+    await day0(job, clock)
+    await subscribe(store, "C1")
+    await store.save_subscription(Subscription("discord", "D1", "discord:G1", 5.0))
+    cheaper_lambda_h100(server)
+    outcome = await job.run(DAY1)
+    assert outcome.announcements is not None and outcome.announcements.elsewhere == [
+        "discord:D1"]
+    assert await job.resume_announcements() is None  # served here: not planned again
