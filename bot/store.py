@@ -537,12 +537,30 @@ def store_kind(location: str) -> str:
         if not location.strip():
             raise StoreError(f"the store location is empty (use {STORE_LOCATION_FORMS})")
         return "sqlite"
-    scheme = location.split("://", 1)[0].lower()
+    scheme, rest = location.split("://", 1)
+    scheme = scheme.lower()
     if scheme in REDIS_SCHEMES:
+        if scheme != "unix" and not _db_path_ok(location):
+            raise StoreError(f"the Redis URL's database (after the host's '/') is not a whole "
+                             f"number: write redis://host:6379/1 (use {STORE_LOCATION_FORMS})")
         return "redis"
     if scheme == "sqlite":
+        if not rest.lstrip("/").strip():
+            raise StoreError("the sqlite:// URL names no file (an unset $DB_PATH?): write "
+                             "sqlite:////data/ftcost.db, or :memory: for a store that keeps "
+                             "nothing across restarts")
         return "sqlite"
     raise StoreError(f"unsupported store scheme {scheme}:// (use {STORE_LOCATION_FORMS})")
+
+
+def _db_path_ok(location: str) -> bool:
+    """A Redis URL's path is empty or a whole database number (redis-py reads ``/1x``
+    as database 0)."""
+    try:
+        path = urlsplit(location).path.strip("/")
+    except ValueError:
+        return True  # the client's own parse reports it
+    return not path or path.isdigit()
 
 
 def redact_url(location: str) -> str:

@@ -21,6 +21,6 @@ def open_store_from(location: str, *, thread_ttl_s: float | None = None) -> Stor
         return RedisStore(location, thread_ttl_s=thread_ttl_s)
     for prefix in ("sqlite:///", "sqlite://"):
         if location.startswith(prefix):
-            location = location[len(prefix) :] or ":memory:"
+            location = location[len(prefix) :]  # never empty: store_kind refused that
             break
     return SQLiteStore(location)

@@ -471,6 +471,18 @@ def test_an_unsupported_scheme_names_the_accepted_forms():
     assert "hunter2" not in str(info.value)
 
 
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:///  "])
+def test_a_sqlite_url_without_a_file_is_refused_not_kept_in_memory(url: str) -> None:
+    with pytest.raises(StoreError, match="names no file"):
+        open_store_from(url)
+
+
+def test_a_redis_database_that_is_not_a_number_is_refused() -> None:
+    with pytest.raises(StoreError, match="not a whole number") as info:
+        open_store_from("redis://:hunter2@localhost:6379/1x")
+    assert "hunter2" not in str(info.value)
+
+
 def test_a_malformed_redis_url_is_a_store_error_without_its_password():
     with pytest.raises(StoreError, match="invalid Redis URL") as info:
         open_store_from("redis://:hunter2@localhost:notaport/0")
