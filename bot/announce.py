@@ -452,7 +452,16 @@ class Fanout:
                 waits += 1
                 log.info("announcement rate-limited channel=%s retry_after=%.1f", name,
                          exc.retry_after)  # fmt: skip
-                await self.clock.sleep(exc.retry_after)
+                # Hold the fan-out lock through the wait (renewed, the wait capped at half
+                # its life): were it to expire, another replica would find this channel in
+                # doubt, not posted, and post it; this one would then post it again.
+                if not await self.store.acquire_lock(
+                    PRICE_ANNOUNCE_LOCK, self.owner, self.lock_ttl_s
+                ):
+                    result.in_doubt.append(name)
+                    log.warning("announcement lock lost while rate-limited channel=%s", name)
+                    return
+                await self.clock.sleep(min(exc.retry_after, self.lock_ttl_s / 2))
                 continue
             except ChannelGone as exc:
                 await self._finish(target, AnnouncementState.GONE, detail=exc.reason)

@@ -122,9 +122,9 @@ class StoreSettings(_Section):
     seen_ttl_hours: float = Field(default=24.0, gt=0, le=24 * 30)
     """How long an event id is remembered for retry de-duplication (Slack retries within
     minutes; a day is ample)."""
-    thread_ttl_days: float = Field(default=90.0, gt=0)
+    thread_ttl_days: float = Field(default=90.0, gt=0, le=3650)
     """Thread contexts untouched this long are purged."""
-    purge_interval_minutes: float = Field(default=60.0, gt=0)
+    purge_interval_minutes: float = Field(default=60.0, gt=0, le=7 * 24 * 60)
 
     @field_validator("path")
     @classmethod

@@ -56,13 +56,13 @@ class PricesConfig(PriceSettings):
     """Cron expression, UTC (default daily at 06:00)."""
     refresh_on_start: bool = True
     """Refresh at start-up when a scheduled time passed since the last snapshot."""
-    lock_ttl_s: float = Field(default=900.0, gt=0)
+    lock_ttl_s: float = Field(default=900.0, gt=0, le=86_400)
     """How long a replica's refresh lock lasts if it never releases it (a crash)."""
-    announce_interval_s: float = Field(default=1.0, ge=0)
+    announce_interval_s: float = Field(default=1.0, ge=0, le=60)
     """Pause between two announcement posts (rate limits)."""
-    announce_max_attempts: int = Field(default=3, ge=1)
+    announce_max_attempts: int = Field(default=3, ge=1, le=100)
     """Posts to a channel that failed (not "gone") are retried this often in all."""
-    reload_interval_s: float = Field(default=300.0, gt=0)
+    reload_interval_s: float = Field(default=300.0, gt=0, le=86_400)
     """How often a replica looks for a snapshot another replica stored."""
 
     @field_validator("schedule")

@@ -71,10 +71,10 @@ class PriceSettings(BaseModel):
     team_sheets: tuple[TeamSheetSource, ...] = ()
     choice: PriceChoice = PriceChoice.LOWEST_ON_DEMAND
     """Which refreshed price estimates use (a team sheet always wins for its workspace)."""
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0, le=3600)
     """Whole-request timeout per source, seconds (AWS's file is about 3 MB)."""
-    connect_timeout_s: float = Field(default=10.0, gt=0)
-    max_bytes: int = Field(default=32 * 1024 * 1024, gt=0)
+    connect_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    max_bytes: int = Field(default=32 * 1024 * 1024, gt=0, le=1024 * 1024 * 1024)
     """A source larger than this is refused."""
     limits: Limits = Limits()
 

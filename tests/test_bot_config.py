@@ -137,6 +137,18 @@ def test_invalid_value_names_the_key_without_echoing_it(tmp_path):
     assert "port:" in message and "slack.max_cards:" in message
 
 
+@pytest.mark.parametrize("text", [
+    "store:\n  thread_ttl_days: .inf\n", "prices:\n  lock_ttl_s: .inf\n",
+    "prices:\n  announce_interval_s: .inf\n", "prices:\n  reload_interval_s: .nan\n",
+    "prices:\n  timeout_s: 1e400\n",
+])
+def test_an_endless_time_in_the_config_is_refused_naming_the_key(tmp_path, text):
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, text), {"DISCORD_TOKEN": "x"})
+    key = text.split(":")[0] + "." + text.split("\n  ")[1].split(":")[0]
+    assert f"{key}:" in str(err.value)
+
+
 @pytest.mark.parametrize(
     "text", ["slack_bot_token: xoxb-in-yaml-123", "slack:\n  signing_secret: abc123456",
              "secrets:\n  slack_bot_token: xoxb-in-yaml-123"]

@@ -12,6 +12,7 @@ from adapters.report import fmt_money
 from bot.announce import (
     Announcement,
     Fanout,
+    FanoutResult,
     Target,
     cheapest_plan,
     default_cards,
@@ -288,6 +289,28 @@ async def test_a_rate_limit_waits_its_retry_after_then_posts(
     poster.rate_limits["C1"] = 2
     result = await fanout(store, poster, clock, interval_s=0).run(SID, targets(catalog, "C1"))
     assert result.sent == ["slack:C1"] and clock.slept == [7.0, 7.0, 0]
+
+
+async def test_a_long_rate_limit_wait_keeps_the_lock_so_no_replica_posts_twice(
+    store: MemoryPriceStore, clock: ManualClock, catalog: Catalog
+) -> None:
+    poster = FakePoster(retry_after=700.0)  # longer than the fan-out lock's 600 s
+    poster.rate_limits["C1"] = 1
+    other: list[FanoutResult] = []
+
+    class ReplicaDuringTheWait(ManualClock):
+        async def sleep(self, seconds: float) -> None:
+            await super().sleep(seconds)
+            if seconds > 0 and not other:  # another replica resumes meanwhile
+                other.append(await fanout(store, poster, clock, owner="b").run(
+                    SID, targets(catalog, "C1")))
+
+    clock = ReplicaDuringTheWait(clock.now())
+    store = MemoryPriceStore(clock.time)
+    result = await fanout(store, poster, clock, interval_s=0, lock_ttl_s=600.0).run(
+        SID, targets(catalog, "C1"))
+    assert other[0].locked_out and result.sent == ["slack:C1"]
+    assert poster.channels() == ["C1"] and clock.slept[0] == 300.0
 
 
 async def test_endless_rate_limits_give_up_for_this_run(
