@@ -60,13 +60,25 @@ def _card(word: str, catalog: Catalog) -> str:
 
 
 def parse_subscribe(args: str, catalog: Catalog) -> SubscribeOptions:
-    """``10% h100, a100`` -> 10% and those cards; ``""`` -> 5% and every live NVIDIA card."""
+    """``10% h100, a100`` -> 10% and those cards; ``""`` -> 5% and every live NVIDIA card.
+    A number with ``%`` is the minimum change; one without is a card when it names one
+    (``4090``) or gives the memory of the card before it (``a100 80``), else the minimum
+    change."""
     pct: float | None = None
     cards: list[str] = []
     for word in re.split(r"[\s,]+", re.sub(r"(\d)\s+%", r"\1%", args.strip())):
         if not word or word.lower() == "all":
             continue
         match = _PERCENT.match(word)
+        if match and not word.endswith("%"):
+            after = cards and catalog.find_gpu(f"{_last_word(args, word)} {word}gb")
+            if after:
+                cards[-1:] = [after] if after not in cards[:-1] else []
+                continue
+            if (card := catalog.find_gpu(word)) is not None:
+                if card not in cards:
+                    cards.append(card)
+                continue
         if match:
             if pct is not None:
                 raise CommandError(
@@ -81,6 +93,13 @@ def parse_subscribe(args: str, catalog: Catalog) -> SubscribeOptions:
         if card not in cards:
             cards.append(card)
     return SubscribeOptions(DEFAULT_MIN_CHANGE_PCT if pct is None else pct, tuple(cards))
+
+
+def _last_word(args: str, word: str) -> str:
+    """The word before ``word`` in ``args`` (a card name before its memory)."""
+    words = re.split(r"[\s,]+", args.strip())
+    at = words.index(word) if word in words else 0
+    return words[at - 1] if at > 0 else ""
 
 
 def describe_subscription(sub: Subscription, catalog: Catalog) -> str:

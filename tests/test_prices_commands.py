@@ -9,6 +9,7 @@ import pytest
 
 from bot.price_commands import (
     CommandError,
+    SubscribeOptions,
     describe_subscription,
     parse_subscribe,
     prices_view,
@@ -51,6 +52,18 @@ def test_subscribe_reads_a_minimum_change(catalog: Catalog, text: str) -> None:
 def test_subscribe_reads_cards_by_alias_in_any_order(catalog: Catalog) -> None:
     opts = parse_subscribe("h100, l40s 2.5% a100s", catalog)
     assert opts == type(opts)(2.5, ("h100-sxm", "l40s", "a100-80gb-sxm"))
+
+
+def test_a_bare_number_that_names_a_card_is_the_card(catalog: Catalog) -> None:
+    assert parse_subscribe("4090", catalog) == SubscribeOptions(5.0, ("rtx-4090",))
+
+
+def test_a_bare_number_after_a_card_can_be_its_memory(catalog: Catalog) -> None:
+    assert parse_subscribe("a100 80 10%", catalog) == SubscribeOptions(10.0, ("a100-80gb-sxm",))
+
+
+def test_a_bare_number_that_is_no_card_is_the_minimum_change(catalog: Catalog) -> None:
+    assert parse_subscribe("h100 10", catalog) == SubscribeOptions(10.0, ("h100-sxm",))
 
 
 def test_subscribe_all_means_every_card(catalog: Catalog) -> None:
