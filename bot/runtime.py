@@ -101,6 +101,8 @@ class Runtime:
         self._platforms = PLATFORMS if platforms is None else platforms
         self.runners: list[PlatformRunner] = list(runners or [])
         self._sites: list[web.AppRunner] = []
+        self._health_only = False
+        """The last of ``_sites`` serves only /healthz and /metrics (its own port)."""
         self._purge_task: asyncio.Task[None] | None = None
         self.port: int | None = None
         """The bound port of the main HTTP server (useful with ``port: 0``)."""
@@ -152,11 +154,15 @@ class Runtime:
         ``shutdown_timeout_s``), then close the store."""
         self.stopping = True
         timeout = self.config.shutdown_timeout_s
+        # A health-only listener stays up through the drain, answering 503 "stopping";
+        # the others close at once (a shared port's /healthz then refuses connections).
+        health_only = self._sites[-1:] if self._health_only else []
         for site in self._sites:
-            # Closes the listening socket at once, then waits (up to the runner's
-            # shutdown_timeout) for the requests being handled.
-            await site.cleanup()
-        self._sites.clear()
+            if site not in health_only:
+                # Closes the listening socket at once, then waits (up to the runner's
+                # shutdown_timeout) for the requests being handled.
+                await site.cleanup()
+        self._sites = health_only
         # The price jobs post through the platforms' clients: stop them first (an
         # interrupted fan-out is settled by the next run), then drain the replies.
         await self._stop_prices()
@@ -171,6 +177,9 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._purge_task
             self._purge_task = None
+        for site in self._sites:
+            await site.cleanup()
+        self._sites.clear()
         await self.store.close()
         self.service.close()
 
@@ -215,6 +224,7 @@ class Runtime:
             app = web.Application()
             app.add_routes(self._ops_routes())
             self.health_port = await self._serve(app, host, health_port)
+            self._health_only = True
 
     def _ops_routes(self) -> list[web.RouteDef]:
         return [web.get("/healthz", self.healthz), web.get("/metrics", self.metrics)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -152,6 +153,30 @@ async def test_stop_finishes_a_reply_in_flight_then_refuses_new_requests(slack, 
         released.set()
         await asyncio.wait_for(stopping, 10)
     assert len(posted) == 1
+
+
+async def test_a_health_only_port_answers_stopping_while_replies_drain(slack, tmp_path):
+    released = threading.Event()
+    slack.on("chat.postMessage", lambda args: (
+        released.wait(5), {"channel": args["channel"], "ts": "1700000000.000100"})[1])
+    with socket.socket() as probe:  # a free port of its own (0 would mean PORT's)
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    rt = Runtime(config(slack, tmp_path).model_copy(update={"health_port": free}))
+    await rt.start()
+    assert rt.port is not None and rt.health_port == free != rt.port
+    async with aiohttp.ClientSession() as session:
+        body = slash_command_body("8b qlora", response_url=slack.response_url("C1"))
+        assert await post(session, rt.port, body) == 200  # a reply in flight
+        stopping = asyncio.create_task(rt.stop())
+        await asyncio.sleep(0.2)
+        assert not stopping.done()
+        async with session.get(f"http://127.0.0.1:{rt.health_port}/healthz") as resp:
+            assert resp.status == 503 and (await resp.json())["status"] == "stopping"
+        released.set()
+        await asyncio.wait_for(stopping, 10)
+        with pytest.raises(aiohttp.ClientConnectionError):  # closed once drained
+            await session.get(f"http://127.0.0.1:{rt.health_port}/healthz")
 
 
 async def test_stop_releases_the_price_refresh_lock(slack, tmp_path):
