@@ -3,8 +3,10 @@
 The clock is the only source of time: :class:`SystemClock` in the bot, a manual clock in
 tests (``tests/fakes/clock.py``), so tests move time forward instead of sleeping. A job
 that raises is logged and the schedule goes on; a job still running when the next time
-comes delays that run (runs never overlap in one process; across replicas the job itself
-takes a store lock).
+comes skips that time, and the next run is at the first time after it ends (runs never
+overlap in one process and never pile up; across replicas the job itself takes a store
+lock). The price refresh catches up anyway: it fetches the latest prices whatever the
+time it was scheduled for.
 """
 
 from __future__ import annotations
