@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class MoE(BaseModel):
@@ -38,6 +38,13 @@ class MoE(BaseModel):
     router_bias: bool = False
     expert_bias: bool = False
     """Biases on each expert's projections (gpt-oss)."""
+
+    @model_validator(mode="after")
+    def _routes_to_existing_experts(self) -> MoE:
+        if self.experts_per_token > self.num_experts:
+            raise ValueError(f"{self.experts_per_token} experts per token of "
+                             f"{self.num_experts} experts")
+        return self
     router_correction_bias: bool = False
     """DeepSeek-V3's per-expert score correction bias (``e_score_correction_bias``)."""
 
@@ -117,6 +124,13 @@ class Architecture(BaseModel):
     """gpt-oss learns one sink logit per head per layer."""
     moe: MoE | None = None
     mla: MLA | None = None
+
+    @model_validator(mode="after")
+    def _kv_heads_group_the_heads(self) -> Architecture:
+        if self.num_heads % self.num_kv_heads:
+            raise ValueError(f"{self.num_kv_heads} key/value heads do not divide "
+                             f"{self.num_heads} attention heads")
+        return self
 
     # ---- derived widths -----------------------------------------------------
     @property

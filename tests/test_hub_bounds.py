@@ -150,6 +150,19 @@ def test_an_infinite_size_is_malformed_not_a_traceback():
     assert err.kind is HubErrorKind.MALFORMED and "hidden_size must be a whole number" in str(err)
 
 
+def test_more_key_value_heads_than_heads_is_an_impossible_model():
+    err = refusal(with_fields(LLAMA_3_1_8B.config, num_key_value_heads=64))
+
+    assert err.kind is HubErrorKind.MALFORMED and "impossible model" in str(err)
+    assert "key/value heads do not divide 32 attention heads" in str(err)
+
+
+def test_more_experts_per_token_than_experts_is_an_impossible_model():
+    err = refusal(with_fields(QWEN3_30B_A3B.config, num_experts_per_tok=200))
+
+    assert err.kind is HubErrorKind.MALFORMED and "200 experts per token of 128" in str(err)
+
+
 def test_a_per_layer_list_longer_than_any_model_is_refused():
     err = refusal(with_fields(QWEN3_30B_A3B.config, mlp_only_layers=list(range(5_000))))
 

@@ -401,7 +401,10 @@ def map_config(config: Any, ref: HubRef) -> Mapped:
         fields = Fields(nested, ref, "config.json's text_config", GEMMA3_TEXT_DEFAULTS)
     elif model_type == "gemma3_text":
         fields = Fields(config, ref, defaults=GEMMA3_TEXT_DEFAULTS)
-    values, family_notes = reader(fields)
+    try:
+        values, family_notes = reader(fields)  # builds the MoE / MLA parts, which check
+    except ValidationError as exc:
+        raise _impossible(ref, exc) from exc
     if fields.defaulted:
         listed = ", ".join(f"{n} {GEMMA3_TEXT_DEFAULTS[n]:,}" for n in fields.defaulted
                            if not isinstance(GEMMA3_TEXT_DEFAULTS[n], bool))
@@ -416,14 +419,7 @@ def map_config(config: Any, ref: HubRef) -> Mapped:
     try:
         architecture = Architecture.model_validate(values)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise HubError(
-            HubErrorKind.MALFORMED,
-            f"config.json of {ref.id} describes an impossible model ({where}: "
-            f"{err['msg']}). Try another revision or the original repository.",
-            ref.id,
-        ) from exc
+        raise _impossible(ref, exc) from exc
     if architecture.total_params > MAX_PARAMS:
         raise HubError(
             HubErrorKind.TOO_LARGE,
@@ -442,4 +438,17 @@ def map_config(config: Any, ref: HubRef) -> Mapped:
         quantization=shown(str(method)) if method else ("quantized" if quant else None),
         multimodal=multimodal,
         notes=notes,
+    )
+
+
+def _impossible(ref: HubRef, exc: ValidationError) -> HubError:
+    """The error for a config whose numbers describe no model that can exist."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    where = f"{where}: " if where else ""
+    return HubError(
+        HubErrorKind.MALFORMED,
+        f"config.json of {ref.id} describes an impossible model ({where}{err['msg']}). "
+        "Try another revision or the original repository.",
+        ref.id,
     )
