@@ -214,8 +214,9 @@ def synthetic_model(billions: float) -> ModelSpec:
 
     Hidden width is interpolated (in log space) between real Llama sizes and
     rounded to a multiple of 256; the MLP is 3.5x hidden (gated), 128-wide
-    heads with 8 KV heads, Llama 3's 128,256-token vocabulary; the layer count is
-    then solved so the total lands on the requested size.
+    heads with 8 KV heads (or the largest count up to 8 that divides the heads), Llama
+    3's 128,256-token vocabulary; the layer count is then solved so the total lands on
+    the requested size.
     """
     target = billions * 1e9
     logs = [math.log(p) for p, _, _ in _LLAMA_SHAPES]
@@ -229,7 +230,7 @@ def synthetic_model(billions: float) -> ModelSpec:
             break
     hidden_i = max(256, round(hidden / 256) * 256)
     heads = max(1, hidden_i // 128)
-    kv = min(8, heads)
+    kv = max(d for d in range(1, min(8, heads) + 1) if heads % d == 0)  # groups the heads
     inter = round(3.5 * hidden_i / 256) * 256
     vocab = 128256
     probe = Architecture(
