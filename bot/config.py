@@ -310,10 +310,18 @@ _ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _describe(exc: ValidationError, source: str) -> str:
+def _describe(
+    exc: ValidationError, source: str, set_by: Mapping[tuple[str, ...], str] | None = None
+) -> str:
+    """The operator's message: each bad key, and the environment variable that set it
+    (``set_by``: key path -> variable)."""
     lines = [f"ftcost-bot: invalid configuration in {source}:"]
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        loc = tuple(str(p) for p in err["loc"])
+        var = next((v for k, v in (set_by or {}).items() if loc[: len(k)] == k), None)
+        if var is not None:
+            where += f" (set by {var})"
         if err["type"] == "extra_forbidden":
             hint = ""
             key = str(err["loc"][-1]).upper()
@@ -360,10 +368,12 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
         Config.model_validate(data)  # report file errors against the file alone
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source)) from None
+    set_by: dict[tuple[str, ...], str] = {}
     for var, loc in _ENV_OVERRIDES.items():
         value = env.get(var, "").strip()
         if not value:
             continue
+        set_by[loc] = var
         target = data
         for part in loc[:-1]:
             section = target.get(part)
@@ -380,4 +390,4 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
         return Config.model_validate(data)
     except ValidationError as exc:
         where = source if path is None else f"{source} and the environment"
-        raise ConfigError(_describe(exc, where)) from None
+        raise ConfigError(_describe(exc, where, set_by)) from None

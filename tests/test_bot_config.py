@@ -113,8 +113,16 @@ def test_an_unsupported_store_scheme_is_a_config_error_naming_the_forms(tmp_path
         load_config(None, {"STORE_URL": "postgres://ftcost:pw-42@db/ftcost"})
 
     message = str(err.value)
-    assert "store.path:" in message and "postgres://" in message and "redis://" in message
+    assert "store.path (set by STORE_URL):" in message
+    assert "postgres://" in message and "redis://" in message
     assert "pw-42" not in message
+
+
+def test_a_bad_environment_value_names_the_variable(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_config(None, {"PORT": "eighty", "DISCORD_TOKEN": "x"})
+
+    assert "port (set by PORT):" in str(err.value)
 
 
 def test_unknown_key_is_an_error_naming_it(tmp_path):
