@@ -250,7 +250,8 @@ def test_check_config_shows_the_store_without_its_password(monkeypatch):
 
 
 def test_a_malformed_redis_url_is_a_config_error_without_its_password():
-    with pytest.raises(ConfigError, match=r"store\.path: .*invalid Redis URL") as err:
+    expected = r"store\.path \(set by STORE_URL\): .*invalid Redis URL"
+    with pytest.raises(ConfigError, match=expected) as err:
         load_config(None, {"STORE_URL": "redis://:pw-42@redis:port/0"})
 
     assert "pw-42" not in str(err.value)
