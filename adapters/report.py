@@ -119,6 +119,14 @@ class Report:
     across aws, gcp, lambda, runpod (lambda), refreshed 3 h ago"); None without a price."""
 
     @property
+    def other_methods(self) -> list[Method]:
+        """The methods the estimate offers to switch to: not its own, and not QLoRA
+        under tensor parallelism (which refuses a 4-bit base)."""
+        r = self.request
+        return [m for m in Method if m is not r.effective_method
+                and not (m is Method.QLORA and r.tensor_parallel > 1)]
+
+    @property
     def doubles_seq(self) -> bool:
         """Whether the estimate offers "2x seq": not past the longest sequence the engine
         takes, and not on a ``max seq`` answer (twice the longest that fits does not)."""

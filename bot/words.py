@@ -113,3 +113,16 @@ def chart_only(previous: Request | None) -> Reply:
 def with_chart(reply: Reply) -> Reply:
     """``reply`` with its chart wanted (estimates only: an error stays an error)."""
     return dataclasses.replace(reply, chart=True) if reply.kind is ReplyKind.ESTIMATE else reply
+
+
+def control_words(control: str, base: Request, value: str | None) -> str | None:
+    """The follow-up a control on an estimate stands for, answered as if typed in its
+    thread, so a click goes through the same parser and checks as the words (a QLoRA
+    click on a tensor-parallel run is refused as ``qlora`` would be): ``method`` (the
+    method's word), ``seq`` (twice the sequence), ``gpu`` (the card's id) and
+    ``framework`` (the framework's word). None when the control carries no value."""
+    if control == "seq":
+        return f"seq {base.seq_len * 2}"
+    if control in ("method", "gpu", "framework") and value and value.strip():
+        return value.strip()
+    return None

@@ -4,7 +4,7 @@ slack-bolt and discord.py paths against the local fakes."""
 from __future__ import annotations
 
 from adapters.parse import parse_query
-from adapters.slack.blocks import ACTION_SEQ
+from adapters.slack.blocks import ACTION_GPU, ACTION_SEQ
 from engine import estimate
 from tests.fakes import FakeSlack, block_action_body
 from tests.fakes.discord_server import FakeDiscord
@@ -105,3 +105,35 @@ async def test_discord_method_button_on_a_largest_model_answer_searches_every_mo
         expected = typed_answer("largest model qlora 24gb")
         assert f"Largest model for QLoRA on 1x 24 GB card: {expected}" in (
             reply["embeds"][0]["description"])
+
+
+async def test_slack_offers_no_qlora_button_under_tensor_parallelism(
+    bot: Harness, slack: FakeSlack  # noqa: F811
+) -> None:
+    ts = await slack_slash(bot, slack, "8b lora 100M tokens 8x h100 tp 8")
+    actions = [e["action_id"] for e in actions_of(slack, ts)["elements"]]
+    assert "ftcost_method_full" in actions and "ftcost_method_qlora" not in actions
+
+
+async def test_discord_offers_no_qlora_button_under_tensor_parallelism(
+    fake: FakeDiscord, store  # noqa: F811
+) -> None:
+    async with running(fake, store):
+        cb = await discord_slash(fake, {"query": "8b lora 100M tokens 8x h100 tp 8"})
+        methods = [i for i in custom_ids(cb["data"]) if i.startswith("ftc:m:")]
+        assert methods and not any(i.startswith("ftc:m:qlora") for i in methods)
+
+
+async def test_slack_card_menu_reads_as_the_card_typed_in_the_thread(
+    bot: Harness, slack: FakeSlack  # noqa: F811
+) -> None:
+    ts = await slack_slash(bot, slack, "70b lora 100M tokens 2 nodes of 8x h100")
+    blocks = slack.messages[("C1", ts)]["blocks"]
+    menu = next(e for e in actions_of(slack, ts)["elements"] if e["action_id"] == ACTION_GPU)
+    card = next(o["value"] for o in menu["options"] if o["value"] == "gh200")
+    await bot.post(block_action_body(ACTION_GPU, None, message_ts=ts, message_blocks=blocks,
+                                     selected_option_value=card))
+    await bot.settle()
+    _, reply = slack.calls_to("chat.postMessage")
+    text = all_text(reply.args["blocks"])
+    assert "card h100-sxm → gh200" in text and "nodes 2 → unset" in text  # as typed

@@ -69,6 +69,7 @@ from adapters.discord.places import (
 from adapters.discord.settings import ClientSettings
 from adapters.report import METHOD_LABELS
 from bot.service import Reply, ReplyKind, Service
+from bot.words import control_words
 from engine import Method, Request
 
 log = logging.getLogger(__name__)
@@ -278,14 +279,13 @@ class FtcostMixin(MessageHandlers):
             )
             self._log("button", Reply(ReplyKind.CHART, request=base), outcome, start)
             return
-        if action.kind == "method" and action.value:
-            text, label = action.value, METHOD_LABELS[Method(action.value)]
-        elif action.kind == "seq":
-            text, label = f"seq {base.seq_len * 2}", f"2× seq ({base.seq_len * 2:,})"
-        elif values:
-            text, label = values[0], values[0]
-        else:
+        text = control_words(action.kind, base, action.value or (values[0] if values else None))
+        if text is None:
             return
+        label = (
+            METHOD_LABELS[Method(text)] if action.kind == "method"
+            else f"2× seq ({base.seq_len * 2:,})" if action.kind == "seq" else text
+        )
         reply = await self._answer(text, NO_OPTIONS, base, workspace_of(interaction.guild_id))
         if reply.kind is not ReplyKind.ESTIMATE:
             embeds, _, _ = self._render(reply)

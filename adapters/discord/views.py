@@ -170,9 +170,8 @@ def estimate_view(report: Report) -> tuple[discord.ui.View, bool]:
     request = report.request
     code = ids.request_code(request)
     view = discord.ui.View(timeout=None)
-    for method in Method:
-        if method is not request.effective_method:
-            view.add_item(MethodButton(method, code))
+    for method in report.other_methods:
+        view.add_item(MethodButton(method, code))
     if report.doubles_seq:
         view.add_item(SeqButton(request.seq_len, code))
     view.add_item(ChartButton(code))

@@ -42,7 +42,6 @@ from contextvars import ContextVar
 from typing import Any
 
 import aiohttp
-from pydantic import ValidationError
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -74,8 +73,8 @@ from bot.logs import log_command
 from bot.price_service import price_command
 from bot.service import Context, Reply, ReplyKind, Service, Trigger, request_from_json
 from bot.store import StoreUnavailable, ThreadKey
+from bot.words import control_words
 from engine import Request
-from engine.solve import settled
 
 PLATFORM = "slack"
 ALLOWED_MESSAGE_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
@@ -518,7 +517,6 @@ class SlackBot:
             if base is None:
                 return "error", await self.out.expired(channel, user, respond)
             team = (body.get("team") or {}).get("id") or body.get("team_id")
-            changes: dict[str, Any]
             action_id = action.get("action_id", "")
             if action_id == ACTION_CHART:
                 return "chart", await self.out.upload_chart(
@@ -526,28 +524,22 @@ class SlackBot:
                     workspace=_workspace(team),
                 )
             if (method := method_from_action(action_id)) is not None:
-                changes = {"method": method}
+                text = control_words("method", base, method.value)
             elif action_id == ACTION_SEQ:
-                changes = {"seq_len": base.seq_len * 2}
+                text = control_words("seq", base, None)
             elif action_id == ACTION_FRAMEWORK:
                 framework = framework_from_action(action)
-                if framework is None:
-                    return "error", await self.out.expired(channel, user, respond)
-                changes = {"framework": framework}
+                text = control_words("framework", base, framework and framework.value)
             elif action_id == ACTION_GPU:
                 gpu = ((action.get("selected_option") or {}).get("value") or "").strip()
-                if gpu not in self.service.catalog.gpus:
-                    return "error", await self.out.expired(channel, user, respond)
-                changes = {"gpu": gpu, "gpu_count": None}
+                known = gpu in self.service.catalog.gpus
+                text = control_words("gpu", base, gpu if known else None)
             else:
                 return None
-            try:
-                request = Request.model_validate(
-                    {**base.model_dump(exclude_unset=True), **settled(base, changes)}
-                )
-            except ValidationError:
+            if text is None:
                 return "error", await self.out.expired(channel, user, respond)
-            reply = await self.service.estimate_async(request, base, _workspace(team))
+            # As if typed in the thread: the same parser and checks as the words.
+            reply = await self.service.answer_async(text, base, _workspace(team))
             outcome = await self.out.deliver(
                 reply,
                 channel=channel,

@@ -201,9 +201,7 @@ def action_elements(report: Report) -> list[dict[str, Any]]:
     request = report.request
     value = button_value(request)
     elements: list[dict[str, Any]] = []
-    for method in Method:
-        if method is request.effective_method:
-            continue
+    for method in report.other_methods:
         elements.append(_button(ACTION_METHOD + method.value, METHOD_LABELS[method], value))
     if report.doubles_seq:
         elements.append(_button(ACTION_SEQ, f"2× seq ({request.seq_len * 2:,})", value))
