@@ -16,11 +16,11 @@ from bot.price_commands import (
     prices_view,
 )
 from bot.price_store import PriceStore, Subscription
+from bot.price_words import price_command
 from bot.prices import PriceBook
 from bot.scheduler import Clock
 from engine.specs import Catalog
 
-PRICE_WORDS = frozenset({"prices", "price", "subscribe", "unsubscribe"})
 DENIED = (
     "Only workspace admins can change this channel's price announcements on Slack, and "
     "members who can manage the channel (or the server) on Discord."
@@ -54,14 +54,6 @@ class PriceReply:
     subscription: str | None = None
     """This channel's subscription in words (None: not subscribed)."""
 
-
-def price_command(text: str) -> tuple[str, str] | None:
-    """``("subscribe", "10% h100")`` for a price command, else None."""
-    word, _, rest = " ".join(text.split()).partition(" ")
-    word = word.lower().rstrip("?!.")
-    if word not in PRICE_WORDS:
-        return None
-    return ("prices" if word == "price" else word), rest
 
 
 class PriceCommands:

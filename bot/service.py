@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.report import build_report
-from bot.channel_settings import with_defaults
+from bot.channel_settings import is_settings_command, with_defaults
 from bot.metrics import record_store_unavailable
+from bot.price_words import price_command
 from bot.ratelimit import RateLimiter, limited_message
 from bot.replies import (
     Context,
@@ -55,6 +56,7 @@ from bot.words import (
     NEW_PREFIXES,
     chart_only,
     command_reply,
+    is_command_word,
     misplaced_word_hint,
     split_chart_word,
     starts_over,
@@ -260,6 +262,33 @@ class Service:
             ReplyKind.ESTIMATE, report=report, request=request, previous=previous,
             changes=changes, estimate=est,
         )
+
+    def reads_as_question(
+        self, text: str, previous: Request | None, workspace: str | None = None
+    ) -> bool:
+        """Whether a thread message is for the bot: a word of the conversation, a price or
+        settings command, or a query that parses (as a follow-up of ``previous``), a Hub
+        model counting as one. Chatter ("nice", "thanks") is not: where errors go
+        unanswered it costs the asker no rate-limit allowance (nothing is estimated)."""
+        text, chart = split_chart_word(text)
+        words = " ".join(str(text).split())
+        if (chart and not words) or is_command_word(words) or price_command(words) or (
+            is_settings_command(words)
+        ):
+            return True
+        catalog = self.catalog_for(workspace)
+        if starts_over(words):
+            words, previous = without_new(words), None
+        if previous is not None and needs_hub(previous.model, catalog) is not None:
+            return True  # a Hub model's thread: the parse needs it resolved first
+        try:
+            if previous is None:
+                parse_query(words, catalog)
+            else:
+                apply_followup(previous, words, catalog)
+        except QueryError as err:
+            return hub_ref_for_word(err.word, catalog) is not None
+        return True
 
     def answer_without_context(self, text: str, workspace: str | None = None) -> Reply:
         """A follow-up whose thread context can't be read (the store is unreachable):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 
 from adapters.discord.client import ClientSettings, FtcostClient, create_client, message_key
 from adapters.discord.runner import DiscordRunner, sync_commands
+from bot.ratelimit import RateLimiter
 from bot.service import Service
 from bot.store import SQLiteStore, ThreadKey
 from engine.request import Framework
@@ -371,6 +373,43 @@ async def test_plain_thread_messages_with_the_content_intent(
                    if m["author"]["id"] == str(fake.bot_user_id)]
         assert len(answers) == 1  # chatter that does not parse is not answered
         assert "method LoRA → Full" in answers[0]["embeds"][0]["description"]
+
+
+async def test_thread_chatter_costs_no_rate_limit_and_gets_no_notice(
+    fake: FakeDiscord, store: SQLiteStore
+) -> None:
+    async with running(fake, store, message_content=True) as runner:
+        runner.service.limiter = RateLimiter(store, per_minute=2)
+        await slash(fake, {"query": "8b lora 20M tokens"})  # 1 of 2
+        mid = int(fake.channel_messages()[0]["id"])
+        thread = await runner_thread(fake, mid)
+        for chatter in ("nice", "ok cool", "great"):
+            await fake.dispatch("MESSAGE_CREATE", fake.message_create(chatter, thread))
+        await fake.dispatch("MESSAGE_CREATE", fake.message_create("what if full", thread))
+        await wait_until(lambda: any(m["author"]["id"] == str(fake.bot_user_id)
+                                     for m in fake.channel_messages(thread)))
+        await asyncio.sleep(0.1)
+        answers = [m for m in fake.channel_messages(thread)
+                   if m["author"]["id"] == str(fake.bot_user_id)]
+        assert len(answers) == 1  # the estimate, no rate-limit notices
+        assert "method LoRA → Full" in answers[0]["embeds"][0]["description"]
+
+
+async def test_new_in_a_thread_keeps_the_channels_settings(
+    fake: FakeDiscord, store: SQLiteStore
+) -> None:
+    async with running(fake, store, message_content=True):
+        await slash(fake, {"query": "set framework unsloth"})
+        await slash(fake, {"query": "8b lora 20M tokens"})
+        mid = int(fake.channel_messages()[-1]["id"])  # the estimate, after the settings
+        thread = await runner_thread(fake, mid)
+        await fake.dispatch("MESSAGE_CREATE",
+                            fake.message_create("new 8b lora 20M tokens", thread))
+        await wait_until(lambda: any(m["author"]["id"] == str(fake.bot_user_id)
+                                     for m in fake.channel_messages(thread)))
+        [answer] = [m for m in fake.channel_messages(thread)
+                    if m["author"]["id"] == str(fake.bot_user_id)]
+        assert "Unsloth" in json.dumps(answer["embeds"])
 
 
 async def test_mentions_in_a_channel(fake: FakeDiscord, store: SQLiteStore) -> None:

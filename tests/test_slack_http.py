@@ -14,8 +14,15 @@ from typing import Any
 import aiohttp
 import pytest
 
-from adapters.slack.blocks import ACTION_CHART, ACTION_GPU, ACTION_SEQ, ACTIONS_BLOCK_ID
+from adapters.slack.blocks import (
+    ACTION_CHART,
+    ACTION_GPU,
+    ACTION_SEQ,
+    ACTIONS_BLOCK_ID,
+    FRAMEWORK_BLOCK_ID,
+)
 from bot.config import Config, load_config
+from bot.ratelimit import RateLimiter
 from bot.runtime import Runtime
 from bot.store import ThreadKey
 from tests.fakes import (
@@ -381,6 +388,37 @@ async def test_followup_errors_can_be_silenced(start_bot, slack):
 
     assert slack.calls_to("chat.postEphemeral") == []
     assert len(slack.calls_to("chat.postMessage")) == 1
+
+
+async def test_ignored_chatter_in_a_thread_costs_no_rate_limit(start_bot, slack):
+    bot = await start_bot(followup_errors="ignore")
+    bot.runtime.service.limiter = RateLimiter(bot.store, per_minute=2)
+    ts = await slash(bot, slack)  # 1 of 2
+    for n, chatter in enumerate(("nice", "ok cool", "great")):
+        await bot.post(event_body(message_event(chatter, ts=f"1700000100.00001{n}",
+                                                thread_ts=ts), event_id=f"EvC{n}"))
+    await bot.post(event_body(message_event("what if 8k seq", ts="1700000100.000020",
+                                            thread_ts=ts), event_id="EvC9"))  # 2 of 2
+    await bot.settle()
+
+    assert slack.calls_to("chat.postEphemeral") == []  # no notices for the chatter
+    _, answer = slack.calls_to("chat.postMessage")
+    assert "seq 2,048 → 8,192" in all_text(answer.args["blocks"])
+
+
+async def test_new_in_a_thread_keeps_the_channels_settings(bot, slack):
+    await bot.post(slash_command_body("set framework unsloth", channel_id="C1",
+                                      response_url=slack.response_url("C1")))
+    await bot.settle()
+    ts = await slash(bot, slack, "8b lora 20M tokens")
+    await bot.post(event_body(message_event("new 8b lora 20M tokens", ts="1700000100.000030",
+                                            thread_ts=ts), event_id="EvN1"))
+    await bot.settle()
+
+    *_, answer = slack.calls_to("chat.postMessage")
+    assert answer.args["thread_ts"] == ts
+    [line] = [b for b in answer.args["blocks"] if b.get("block_id") == FRAMEWORK_BLOCK_ID]
+    assert "Unsloth" in line["text"]["text"]
 
 
 async def test_replies_in_threads_the_bot_did_not_start_are_ignored(bot, slack):

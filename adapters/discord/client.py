@@ -175,7 +175,9 @@ class FtcostMixin(MessageHandlers):
         if previous is not None:  # a follow-up; settings still work in a thread
             settings = None if options.given else await self._settings_reply(
                 query, where.channel)
-            return previous, settings or await self._answer(query, options, previous, workspace)
+            fresh = await self._defaults_for(query, previous, where.channel)  # `new ...`
+            return previous, settings or await self._answer(
+                query, options, previous, workspace, fresh)
         reply = await self._price_reply(interaction, query, options)
         if reply is None:
             reply = await self._new_question(query, options, where.channel, workspace)

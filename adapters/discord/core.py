@@ -29,9 +29,10 @@ from adapters.discord.settings import ClientSettings
 from adapters.discord.views import DYNAMIC_ITEMS, estimate_view
 from bot.channel_settings import ChannelSettings
 from bot.logs import log_command
-from bot.price_service import price_command
+from bot.price_words import price_command
 from bot.service import Context, Reply, ReplyKind, Service
 from bot.store import StoreUnavailable, ThreadKey
+from bot.words import starts_over
 from catalog.hub.errors import HubError
 from engine import Request
 from engine.specs import Catalog
@@ -207,6 +208,15 @@ class ClientCore:
             return settings
         defaults = await self.channel_settings.defaults(PLATFORM, channel)
         return await self._answer(text, options, None, workspace, defaults)
+
+    async def _defaults_for(
+        self, text: str, previous: Request | None, channel: str | None
+    ) -> dict[str, object] | None:
+        """The channel's settings when ``text`` is a new question (no estimate to change,
+        or ``new ...``); None for a follow-up, which keeps its estimate's."""
+        if previous is not None and not starts_over(text):
+            return None
+        return await self.channel_settings.defaults(PLATFORM, channel)
 
     async def _context(self, key: ThreadKey | None) -> Request | None:
         """The stored request of ``key``; None when there is none or the store can't be

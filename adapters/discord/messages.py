@@ -29,7 +29,7 @@ from adapters.discord.places import (
     strip_mention,
     user_name,
 )
-from bot.price_service import price_command
+from bot.price_words import price_command
 from bot.service import Context, Reply, ReplyKind
 
 LIMITED_NOTICE_S = 60.0
@@ -75,6 +75,11 @@ class MessageHandlers(ClientCore):
         ours = unavailable and me is not None and thread.owner_id == me.id
         if previous is None and not mentioned and not ours:
             return  # a thread the bot has no estimate in
+        if not mentioned and not self.service.reads_as_question(
+            text, previous, guild_workspace(message)
+        ):
+            self._log("followup", None, "ignored", start)
+            return  # chatter: not answered, and not counted against the rate limit
         if await self._limited_message(message, start, "followup"):
             return
         workspace = guild_workspace(message)
@@ -85,7 +90,8 @@ class MessageHandlers(ClientCore):
         if reply is None and previous is None and unavailable:
             reply = await self.service.answer_without_context_async(text, workspace)
         elif reply is None:
-            reply = await self._answer(text, NO_OPTIONS, previous, workspace)
+            defaults = await self._defaults_for(text, previous, where.channel)
+            reply = await self._answer(text, NO_OPTIONS, previous, workspace, defaults)
         if reply.kind is ReplyKind.ERROR and not mentioned:
             self._log("followup", reply, "ignored", start)
             return

@@ -70,10 +70,10 @@ from adapters.slack.files import ConfigAsk, SlackConfigs
 from bot.channel_settings import ChannelSettings
 from bot.config import Config, SlackMode
 from bot.logs import log_command
-from bot.price_service import price_command
+from bot.price_words import price_command
 from bot.service import Context, Reply, ReplyKind, Service, Trigger, request_from_json
 from bot.store import StoreUnavailable, ThreadKey
-from bot.words import control_words
+from bot.words import control_words, starts_over
 from engine import Request
 
 PLATFORM = "slack"
@@ -435,6 +435,10 @@ class SlackBot:
                 base = context.request
             if not await self._first_delivery(body):
                 return None
+            if (self.config.slack.followup_errors == "ignore" and not event.get("files")
+                    and "```" not in text  # a pasted config
+                    and not self.service.reads_as_question(text, base, workspace)):
+                return "error", "ignored"  # chatter: not counted against the rate limit
             reply = await self.service.admit(PLATFORM, event.get("user"))
             asked = None if reply else await self._config(
                 event.get("text") or "", event.get("files"), channel, workspace, bot_user_id,
@@ -449,7 +453,9 @@ class SlackBot:
             if reply is None and base is None:
                 reply = await self.service.answer_without_context_async(text, workspace)
             elif reply is None:
-                reply = await self.service.answer_async(text, base, workspace)
+                defaults = (await self.channel_settings.defaults(PLATFORM, channel)
+                            if starts_over(text) else None)  # `new ...`: a new question
+                reply = await self.service.answer_async(text, base, workspace, defaults)
             if (reply.kind is ReplyKind.ERROR and asked is None
                     and self.config.slack.followup_errors == "ignore"):
                 return reply.kind.value, "ignored"
