@@ -9,9 +9,10 @@ Two rules, one per mode:
   method, attention by sequence, memory-bound work, launch floor, communication over
   the actual link, offload), which gives tokens/s per GPU on each card; GPU-hours =
   trained tokens / (tokens/s · 3600) plus ``RUN_STARTUP_S`` per card. A user who states
-  an MFU (``mfu 40%``) gets the flat rule at that MFU instead, lowered by 6/8 under
-  checkpointing (the forward is run twice) and with ``COMM_OVERHEAD`` by interconnect on
-  several cards, as before.
+  an MFU (``mfu 40%``) gets the flat rule at that MFU instead, plus the same start-up:
+  a stated MFU is read as MFU is measured (PaLM, Chowdhery et al. 2022, App. B: model
+  FLOPs 6·P·T over the run's time), so checkpoint recompute and communication are
+  already in it, and the MFU a reply quotes, said back, gives the same time.
 
 ``P`` is the active parameter count (routed-active for MoE). The napkin GPU-hours
 are carried beside the detailed ones so replies can show both.
@@ -23,10 +24,8 @@ from dataclasses import dataclass, field
 
 from engine.architecture import Architecture
 from engine.constants import (
-    COMM_OVERHEAD,
     DEFAULT_MFU,
     FLOPS_PER_PARAM_TOKEN,
-    RECOMPUTE_MFU_FACTOR,
     RUN_STARTUP_S,
 )
 from engine.request import Mode, Request, Sharding
@@ -43,7 +42,8 @@ class Compute:
     trained_tokens: float | None
     """Dataset tokens x epochs."""
     mfu_effective: float
-    """The flat rule's MFU after the recompute penalty (a fraction, 0-1)."""
+    """The flat rule's MFU (a fraction, 0-1): napkin's 35% or the one stated; it times
+    only napkin and stated-MFU requests (:func:`uses_flat_rule`)."""
     work: Workload | None = None
     """The physical model's micro-batch (None: the flat rule applies)."""
     rates: dict[tuple[str, int, Sharding, bool, int | None], tuple[float, float]] = field(
@@ -80,13 +80,6 @@ def uses_flat_rule(request: Request) -> bool:
     return request.mode is Mode.NAPKIN or "mfu" in request.model_fields_set
 
 
-def effective_mfu(request: Request) -> float:
-    """The request's MFU, lowered by 6/8 for checkpoint recompute in detailed mode."""
-    if request.grad_checkpointing and request.mode is Mode.DETAILED:
-        return request.mfu * RECOMPUTE_MFU_FACTOR
-    return request.mfu
-
-
 def compute(
     active_params: float, request: Request, arch: Architecture | None = None
 ) -> Compute:
@@ -94,14 +87,7 @@ def compute(
     tokens = request.trained_tokens
     flops = None if tokens is None else training_flops(active_params, tokens)
     work = None if arch is None or uses_flat_rule(request) else workload(arch, request)
-    return Compute(flops, tokens, effective_mfu(request), work)
-
-
-def comm_overhead(gpu: GpuSpec, count: int, mode: Mode) -> float:
-    """The flat rule's fraction of GPU-hours lost to communication on ``count`` cards."""
-    if count <= 1 or mode is Mode.NAPKIN:
-        return 0.0
-    return COMM_OVERHEAD[gpu.fabric]
+    return Compute(flops, tokens, request.mfu, work)
 
 
 def napkin_gpu_hours(flops: float, gpu: GpuSpec) -> float:
@@ -109,12 +95,18 @@ def napkin_gpu_hours(flops: float, gpu: GpuSpec) -> float:
     return flops / (gpu.train_tflops * 1e12 * DEFAULT_MFU) / 3600
 
 
-def gpu_hours(work: Compute, gpu: GpuSpec, count: int, mode: Mode) -> float:
-    """The flat rule: FLOPs / (TFLOPs · 10^12 · MFU_eff) / 3600 · (1 + overhead)."""
+def flat_gpu_seconds(work: Compute, gpu: GpuSpec, count: int, mode: Mode) -> float:
+    """The flat rule: FLOPs / (TFLOPs · 10^12 · MFU), plus ``RUN_STARTUP_S`` per card in
+    detailed mode (napkin mode keeps the specification's rule exactly)."""
     if work.flops is None:
         return 0.0
-    seconds = work.flops / (gpu.train_tflops * 1e12 * work.mfu_effective)
-    return seconds / 3600 * (1 + comm_overhead(gpu, count, mode))
+    startup = count * RUN_STARTUP_S if mode is Mode.DETAILED else 0.0
+    return work.flops / (gpu.train_tflops * 1e12 * work.mfu_effective) + startup
+
+
+def gpu_hours(work: Compute, gpu: GpuSpec, count: int, mode: Mode) -> float:
+    """The flat rule's GPU-hours (:func:`flat_gpu_seconds` / 3600)."""
+    return flat_gpu_seconds(work, gpu, count, mode) / 3600
 
 
 def tokens_per_second(
@@ -128,7 +120,6 @@ def tokens_per_second(
     """Tokens/s per GPU and the share of time lost to communication, by the rule
     that applies (the physical model when ``work.work`` is set)."""
     if work.work is None:
-        overhead = comm_overhead(gpu, count, Mode.DETAILED)
         rate = gpu.train_tflops * 1e12 * work.mfu_effective / FLOPS_PER_PARAM_TOKEN
         # 6·P per token: recover P from FLOPs/tokens when both are known.
         per_token = (
@@ -136,7 +127,7 @@ def tokens_per_second(
             if work.flops is not None and work.trained_tokens
             else FLOPS_PER_PARAM_TOKEN
         )
-        return rate * FLOPS_PER_PARAM_TOKEN / per_token / (1 + overhead), overhead
+        return rate * FLOPS_PER_PARAM_TOKEN / per_token, 0.0  # waiting is in the MFU
     key = (gpu.id, count, stage, offload, nodes)
     hit = work.rates.get(key)
     if hit is None:
@@ -168,14 +159,14 @@ def timing(
     if work.flops is None or work.trained_tokens is None:
         # No dataset, so no hours; the share of a step spent waiting still holds.
         if work.work is None:
-            return Timing(None, None, None, comm_overhead(gpu, count, mode))
+            return Timing(None, None, None, 0.0)
         _, share = tokens_per_second(work, gpu, count, stage, offload, nodes)
         return Timing(None, None, None, share)
     napkin = napkin_gpu_hours(work.flops, gpu)
     if work.work is None:
-        overhead = comm_overhead(gpu, count, mode)
+        overhead = 0.0  # a stated MFU has the waiting in it; napkin leaves it out
         hours = gpu_hours(work, gpu, count, mode)
-        rate = work.trained_tokens / (hours * 3600) if hours > 0 else None
+        rate, _ = tokens_per_second(work, gpu, count)
     else:
         rate, overhead = tokens_per_second(work, gpu, count, stage, offload, nodes)
         hours = work.trained_tokens / (rate * 3600) + count * RUN_STARTUP_S / 3600

@@ -221,22 +221,6 @@ logit at every length."""
 # --- compute ([Kaplan], [napkin], [detailed]) --------------------------------
 FLOPS_PER_PARAM_TOKEN: Final = 6.0
 """2 forward + 4 backward FLOPs per parameter per token ([Kaplan])."""
-RECOMPUTE_MFU_FACTOR: Final = 6.0 / 8.0
-"""Gradient checkpointing reruns the forward pass: 8 FLOPs of work for 6 useful."""
-
-COMM_OVERHEAD: Final = {
-    "single": 0.0,
-    "nvlink": 0.10,
-    "infinity-fabric": 0.15,
-    "ethernet": 0.20,
-    "pcie": 0.30,
-}
-"""Multi-GPU communication overhead added to GPU-hours, by interconnect.
-
-The napkin document puts multi-GPU loss at 10-30%. We map the fastest fabrics
-(NVLink/NVSwitch) to the low end, PCIe-only cards to the high end, and AMD's
-Infinity Fabric and Gaudi's on-die RoCE between them.
-"""
 
 PLANNING_UNCERTAINTY: Final = 0.40
 """The napkin rules' ±40% planning number ([napkin]); napkin mode still says it. The

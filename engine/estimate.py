@@ -12,7 +12,7 @@ from typing import Any
 
 from engine import warnings as caveats
 from engine.accuracy import Uncertainty, uncertainty
-from engine.compute import Compute, compute, effective_mfu
+from engine.compute import Compute, compute, uses_flat_rule
 from engine.constants import CUDA_CONTEXT_GB, MAX_OPTIONS, MAX_SEQ_LEN
 from engine.constraints import Constrained, constrain
 from engine.datasets import dataset_assumptions
@@ -153,7 +153,8 @@ class Estimate:
             "compute": {
                 "flops": self.compute.flops,
                 "trained_tokens": self.compute.trained_tokens,
-                "mfu_effective": round(self.compute.mfu_effective, 6),
+                "mfu_effective": round(self.compute.mfu_effective, 6)
+                if uses_flat_rule(self.effective) else None,  # the physical model timed it
             },
             "warnings": list(self.warnings),
             **({} if self.solution is None else {"solve": self.solution.to_json()}),
@@ -479,7 +480,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         footprint=fp,
         options=shown,
         compute=work,
-        mfu_effective=effective_mfu(request),
+        mfu_effective=request.mfu,
         fits_anywhere=fits_anywhere,
     )
     return Estimate(

@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 
 from engine.collectives import hsdp_group
-from engine.compute import Compute, Timing, comm_overhead, timing, tokens_per_second
+from engine.compute import Compute, Timing, flat_gpu_seconds, timing, tokens_per_second
 from engine.constants import (
     BAND_FULL,
     BAND_GOOD,
@@ -359,8 +359,7 @@ def run_seconds(
     if work.flops is None or work.trained_tokens is None:
         return math.inf
     if work.work is None:
-        overhead = comm_overhead(gpu, count, mode)
-        return work.flops / (gpu.train_tflops * 1e12 * work.mfu_effective) * (1 + overhead)
+        return flat_gpu_seconds(work, gpu, count, mode)
     rate, _ = tokens_per_second(work, gpu, count, stage, offload, nodes)
     return work.trained_tokens / rate + count * RUN_STARTUP_S
 

@@ -165,7 +165,7 @@ class GpuSpec(BaseModel):
     interconnect: str
     """Human description (``NVLink 4 (SXM5, NVSwitch)``)."""
     fabric: Literal["nvlink", "pcie", "infinity-fabric", "ethernet"]
-    """Interconnect class used for the multi-GPU overhead (``COMM_OVERHEAD``)."""
+    """Interconnect class (the link a multi-card run communicates over)."""
     status: Literal["live", "eol"]
     price_per_gpu_hour: float | None = Field(default=None, gt=0)
     price_source: str = ""

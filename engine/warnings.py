@@ -409,8 +409,6 @@ def _compute_line(ctx: Context) -> str:
     r = ctx.request
     flat = uses_flat_rule(r)
     mfu = f"MFU {r.mfu:.0%}"
-    if ctx.mfu_effective != r.mfu:
-        mfu += f" x 6/8 checkpoint recompute = {ctx.mfu_effective:.1%}"
     if ctx.compute.flops is None or r.dataset_tokens is None:
         return "Compute: add a dataset size (e.g. `50M tokens`) for time and cost."
     counted = f"{_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs"
@@ -422,7 +420,8 @@ def _compute_line(ctx: Context) -> str:
         f"{_tokens(r.trained_tokens or 0)} trained tokens = {ctx.compute.flops:.2e} FLOPs"
     )
     if flat:
-        rule = "napkin rule" if r.mode is Mode.NAPKIN else "flat rule (MFU as given)"
+        rule = ("napkin rule" if r.mode is Mode.NAPKIN else
+                "flat rule (MFU as measured: recompute and communication in it)")
         return f"{head}; {rule}: {mfu} of dense BF16."
     lead = _lead(ctx)
     if lead is None or lead.timing.tokens_per_second is None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from adapters.parse import parse_query
 from engine import Request, estimate
-from engine.compute import comm_overhead, compute, effective_mfu, timing, training_flops
+from engine.constants import RUN_STARTUP_S
+from engine.compute import compute, timing, training_flops
 from engine.request import Mode
 from tests.helpers import catalog_with, gpu
 
@@ -22,16 +24,12 @@ def test_epochs_default_to_three() -> None:
     assert Request(model="x").epochs == 3
 
 
-def test_checkpointing_lowers_effective_mfu_by_six_eighths() -> None:
-    assert effective_mfu(Request(model="x", mfu=0.4)) == pytest.approx(0.3)
+def test_a_stated_mfu_is_read_as_measured_with_recompute_in_it() -> None:
+    assert compute(1e9, Request(model="x", mfu=0.4)).mfu_effective == 0.4
 
 
-def test_no_checkpointing_keeps_the_mfu() -> None:
-    assert effective_mfu(Request(model="x", mfu=0.4, grad_checkpointing=False)) == 0.4
-
-
-def test_napkin_mode_has_no_recompute_penalty() -> None:
-    assert effective_mfu(Request(model="x", mode="napkin")) == 0.35
+def test_napkin_mode_times_at_thirty_five_percent() -> None:
+    assert compute(1e9, Request(model="x", mode="napkin")).mfu_effective == 0.35
 
 
 def test_gpu_hours_divide_flops_by_dense_throughput_times_mfu() -> None:
@@ -39,9 +37,17 @@ def test_gpu_hours_divide_flops_by_dense_throughput_times_mfu() -> None:
     req = Request(model="x", dataset_tokens=1_000_000, epochs=1, grad_checkpointing=False)
     work = compute(1e9, req)
     t = timing(work, card, 1, 2.0, Mode.DETAILED)
-    expected = 6 * 1e9 * 1e6 / (1000e12 * 0.35) / 3600
+    expected = 6 * 1e9 * 1e6 / (1000e12 * 0.35) / 3600 + RUN_STARTUP_S / 3600
     assert t.gpu_hours == pytest.approx(expected)
     assert t.cost_usd == pytest.approx(expected * 2.0)
+
+
+def test_saying_back_the_quoted_mfu_gives_the_same_time() -> None:
+    for query in ("8b lora 100M tokens h100", "8b full 100M tokens 8x h100"):
+        quoted = estimate(parse_query(query)).options[0]
+        assert quoted.timing.mfu is not None
+        again = estimate(parse_query(f"{query} mfu {quoted.timing.mfu:.6f}")).options[0]
+        assert again.timing.gpu_hours == pytest.approx(quoted.timing.gpu_hours, rel=1e-4)
 
 
 def test_cards_without_bf16_use_dense_fp16() -> None:
@@ -56,16 +62,13 @@ def test_wall_clock_is_gpu_hours_over_card_count() -> None:
     assert t.wall_hours == pytest.approx(t.gpu_hours / 4)
 
 
-@pytest.mark.parametrize(
-    ("fabric", "overhead"),
-    [("nvlink", 0.10), ("infinity-fabric", 0.15), ("ethernet", 0.20), ("pcie", 0.30)],
-)
-def test_several_cards_add_communication_overhead_by_interconnect(fabric, overhead) -> None:
-    assert comm_overhead(gpu("g", 80, fabric=fabric), 2, Mode.DETAILED) == overhead
-
-
-def test_one_card_has_no_communication_overhead() -> None:
-    assert comm_overhead(gpu("g", 80, fabric="pcie"), 1, Mode.DETAILED) == 0
+def test_a_stated_mfu_on_several_cards_adds_no_communication_on_top() -> None:
+    card = gpu("g", 80, bf16_tflops=1000.0, fabric="pcie")
+    req = Request(model="x", dataset_tokens=10**6, epochs=1, mfu=0.35)
+    one, four = (timing(compute(1e9, req), card, n, None, Mode.DETAILED) for n in (1, 4))
+    startup_h = RUN_STARTUP_S / 3600
+    assert four.gpu_hours - 4 * startup_h == pytest.approx(one.gpu_hours - startup_h)
+    assert four.mfu == pytest.approx(0.35)
 
 
 def test_moe_flops_use_active_parameters(catalog) -> None:
