@@ -379,6 +379,15 @@ def quantized_bits(request: Request) -> float:
     return NF4_BITS_DOUBLE_QUANT if request.double_quant else NF4_BITS
 
 
+def full_gradient_bytes(request: Request) -> float:
+    """Bytes of one gradient in a full fine-tune: the weights' precision, at least 16-bit
+    (autograd keeps a parameter's gradient in its dtype; FP8 training keeps 16-bit
+    weights and gradients, only its matmuls are FP8), 2 B in pure BF16."""
+    if request.state_precision is StatePrecision.PURE_BF16:
+        return PRECISION_BYTES["bf16"]
+    return max(PRECISION_BYTES[request.precision.value], PRECISION_BYTES["bf16"])
+
+
 def base_weight_bytes(arch: Architecture, request: Request) -> float:
     """Bytes of the frozen or trained base model as stored on the GPU.
 
@@ -411,7 +420,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
     if method is Method.FULL:
         precision = request.precision.value
         master = 0.0 if pure or precision == "fp32" else MASTER_WEIGHT_BYTES * params
-        grad_bytes = PRECISION_BYTES["bf16"] if pure else PRECISION_BYTES[precision]
+        grad_bytes = full_gradient_bytes(request)
         gradients = grad_bytes * params
         if request.optimizer_in_backward:
             # Stepped and freed as soon as ready: about one layer's gradients at a time.

@@ -101,7 +101,7 @@ from engine.constants import (
     ZERO3_HOST_OPS_GRADIENT,
     ZERO3_PERSISTENCE_HIDDEN_MULTIPLE,
 )
-from engine.memory import base_weight_bytes
+from engine.memory import base_weight_bytes, full_gradient_bytes
 from engine.profiles import (
     cudnn_attention_from,
     eager_nf4_dequant,
@@ -352,10 +352,9 @@ def workload(arch: Architecture, request: Request) -> Workload:
     if prof.foreach_adamw and request.optimizer is Optimizer.ADAMW:
         optimizer = FOREACH_ADAMW_STEP_BYTES[regime] * trainable
     stored = base_weight_bytes(arch, request)
-    if trained:  # the gradients the memory model holds (engine.memory.footprint)
-        per_grad = 2.0 if regime == "pure-bf16" else PRECISION_BYTES[request.precision.value]
-    else:
-        per_grad = 2.0 if regime == "pure-bf16" else 4.0
+    # The gradients the memory model holds (engine.memory.footprint); adapters' in FP32.
+    adapter_grad = 2.0 if regime == "pure-bf16" else 4.0
+    per_grad = full_gradient_bytes(request) if trained else adapter_grad
     grad_bytes = trainable * per_grad
     if request.sharding.is_fsdp and method is Method.LORA and prof.fsdp_frozen_grads:
         grad_bytes += stored

@@ -102,6 +102,12 @@ def test_full_gradients_are_in_base_precision(catalog, model, params) -> None:
     assert fp(catalog, model=model, method="full").gradients * GB == pytest.approx(2 * params)
 
 
+@pytest.mark.parametrize(("precision", "grad_bytes"), [("fp32", 4), ("fp16", 2), ("fp8", 2)])
+def test_full_gradients_are_never_narrower_than_16_bits(catalog, precision, grad_bytes) -> None:
+    grads = fp(catalog, model="llama-3.1-8b", method="full", precision=precision).gradients
+    assert grads * GB == pytest.approx(grad_bytes * LLAMA_8B)
+
+
 @pytest.mark.parametrize(
     ("model", "params"), [("llama-3.1-8b", LLAMA_8B), ("llama-3.1-70b", LLAMA_70B)]
 )
