@@ -136,10 +136,7 @@ class Report:
     def bar(self, width: int = 40) -> str:
         """A stacked bar of the components, one glyph per component."""
         total = sum(s.gb for s in self.segments) or 1.0
-        cells: list[str] = []
-        for seg in self.segments:
-            cells.append(seg.glyph * round(seg.gb / total * width))
-        text = "".join(cells)
+        text = "".join(seg.glyph * round(seg.gb / total * width) for seg in self.segments)
         return (text + COMPONENT_GLYPHS["overhead"] * width)[:width]
 
     def legend(self) -> list[str]:
@@ -589,7 +586,8 @@ def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
             f"(nodes of {GPUS_PER_NODE}, or as the card is rented) was tried."
         ], []
     closest = "; ".join(_option_phrase(o) for o in c.options[:2])
-    line = f"No option stays {limits}. Closest: {closest}."
+    line = f"No option stays {limits}." + (
+        f" Closest: {closest}." if closest else " No card holds the run as asked.")
     if c.suggestions:
         line += " It would with " + "; ".join(
             f"{METHOD_LABELS[s.method]} on {_option_phrase(s.option)}" for s in c.suggestions

@@ -95,6 +95,14 @@ def test_when_nothing_meets_the_closest_are_shown_and_the_reply_says_so(
     assert warning.startswith("No option stays under $1.00. Closest:")
 
 
+def test_when_the_named_card_holds_nothing_the_reply_says_so(catalog: Catalog) -> None:
+    est = ask(catalog, **{**EIGHT_B_FULL, "gpu": "rtx-4090", "gpu_count": 8,
+                          "seq_len": 32768}, budget_usd=500)
+    assert est.constraints is not None and not est.constraints.options
+    warning = build_report(est).warnings[0]
+    assert "No card holds the run as asked." in warning and "Closest: ." not in warning
+
+
 def test_when_nothing_meets_a_method_that_would_is_named(catalog: Catalog) -> None:
     est = ask(catalog, **EIGHT_B_FULL, budget_usd=3)
     assert est.constraints is not None and not est.constraints.met

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from adapters.discord.commands import build_commands
 from adapters.discord.options import NO_OPTIONS, Options, answer, build_request
 from adapters.parse import QueryError, parse_query
 from bot.service import ReplyKind, Service
@@ -136,3 +137,14 @@ def test_a_follow_up_keeps_unsaid_fields_for_the_new_framework_to_set() -> None:
     request = build_request("", Options(framework="hf"), previous, default_catalog())
     assert "lora_dropout" not in request.model_fields_set
     assert resolve(request).lora_dropout == 0.05  # hf's, not the bare default
+
+
+def test_the_model_option_takes_a_hub_id_with_its_longest_revision() -> None:
+    class Handler:
+        async def handle_ftcost(self, *args: object) -> None: ...
+        async def handle_help(self, *args: object) -> None: ...
+
+    [ftcost] = [c for c in build_commands(Handler()) if c.name == "ftcost"]  # type: ignore[arg-type]
+    option = next(p for p in ftcost.parameters if p.name == "model")
+    longest = len("https://huggingface.co/") + 96 + 1 + 200
+    assert option.max_value is not None and option.max_value >= longest  # string: length

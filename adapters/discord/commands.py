@@ -28,7 +28,7 @@ import discord
 from discord import app_commands
 
 from adapters.discord.autocomplete import gpu_choices, model_choices
-from adapters.discord.limits import MAX_OPTION_STRING
+from adapters.discord.limits import MAX_MODEL_OPTION, MAX_OPTION_STRING
 from adapters.discord.options import Options
 from engine.specs import Catalog
 
@@ -89,7 +89,7 @@ def build_commands(handler: CommandHandler) -> list[app_commands.Command]:  # ty
     async def ftcost(
         interaction: discord.Interaction,
         query: app_commands.Range[str, 1, MAX_OPTION_STRING] | None = None,
-        model: app_commands.Range[str, 1, 100] | None = None,
+        model: app_commands.Range[str, 1, MAX_MODEL_OPTION] | None = None,
         gpu: app_commands.Range[str, 1, 100] | None = None,
         method: app_commands.Choice[str] | None = None,
         tokens: app_commands.Range[str, 1, 40] | None = None,

@@ -39,6 +39,9 @@ MAX_CHOICE_NAME: Final = 100
 MAX_CHOICE_VALUE: Final = 100
 
 MAX_THREAD_NAME: Final = 100
+MAX_MODEL_OPTION: Final = 320
+"""The ``model`` option's length: a Hub id with its revision and URL fits (96-character
+repository, ``@``, a revision of up to 200, ``https://huggingface.co/``)."""
 MAX_OPTION_STRING: Final = 500
 """The longest ``query`` option we declare (the parser's own limit is 500 characters)."""
 
