@@ -61,23 +61,33 @@ def _card(word: str, catalog: Catalog) -> str:
 
 def parse_subscribe(args: str, catalog: Catalog) -> SubscribeOptions:
     """``10% h100, a100`` -> 10% and those cards; ``""`` -> 5% and every live NVIDIA card.
-    A number with ``%`` is the minimum change; one without is a card when it names one
-    (``4090``) or gives the memory of the card before it (``a100 80``), else the minimum
-    change."""
+    A number with ``%`` is the minimum change; one without, right after a card, is that
+    card's memory (``h200 141``, ``a100 80``; ``a100 40`` picks the 40 GB card), else a
+    card when it names one (``4090``), else the minimum change."""
     pct: float | None = None
     cards: list[str] = []
+    previous: tuple[str, str, bool] | None = None  # the word before: (word, card, added)
+
+    def add(card: str, word: str) -> None:
+        nonlocal previous
+        previous = (word, card, card not in cards)
+        if card not in cards:
+            cards.append(card)
+
     for word in re.split(r"[\s,]+", re.sub(r"(\d)\s+%", r"\1%", args.strip())):
+        before, previous = previous, None
         if not word or word.lower() == "all":
             continue
         match = _PERCENT.match(word)
         if match and not word.endswith("%"):
-            after = cards and catalog.find_gpu(f"{_last_word(args, word)} {word}gb")
-            if after:
-                cards[-1:] = [after] if after not in cards[:-1] else []
+            if before and (memory := _memory_of(*before[:2], word, catalog)) is not None:
+                if before[2]:  # the card the word before added: this is its memory
+                    cards.remove(before[1])
+                if memory not in cards:
+                    cards.append(memory)
                 continue
             if (card := catalog.find_gpu(word)) is not None:
-                if card not in cards:
-                    cards.append(card)
+                add(card, word)
                 continue
         if match:
             if pct is not None:
@@ -89,17 +99,16 @@ def parse_subscribe(args: str, catalog: Catalog) -> SubscribeOptions:
             if pct > MAX_MIN_CHANGE_PCT:
                 raise CommandError(f"A minimum change of {pct:g}% would never be reached.")
             continue
-        card = _card(word, catalog)
-        if card not in cards:
-            cards.append(card)
+        add(_card(word, catalog), word)
     return SubscribeOptions(DEFAULT_MIN_CHANGE_PCT if pct is None else pct, tuple(cards))
 
 
-def _last_word(args: str, word: str) -> str:
-    """The word before ``word`` in ``args`` (a card name before its memory)."""
-    words = re.split(r"[\s,]+", args.strip())
-    at = words.index(word) if word in words else 0
-    return words[at - 1] if at > 0 else ""
+def _memory_of(name: str, card: str, number: str, catalog: Catalog) -> str | None:
+    """The card ``name number`` means when the number is a memory size: ``card`` itself
+    when it has that much (``h200 141``), the variant with it (``a100 40``), else None."""
+    if round(catalog.gpu(card).memory_gb) == round(float(number)):
+        return card
+    return catalog.find_gpu(f"{name} {number}gb")
 
 
 def describe_subscription(sub: Subscription, catalog: Catalog) -> str:

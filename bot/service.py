@@ -272,8 +272,8 @@ class Service:
         unanswered it costs the asker no rate-limit allowance (nothing is estimated)."""
         text, chart = split_chart_word(text)
         words = " ".join(str(text).split())
-        if (chart and not words) or is_command_word(words) or price_command(words) or (
-            is_settings_command(words)
+        if (chart and not words) or words in HELP_WORDS or is_command_word(words) or (
+            price_command(words) or is_settings_command(words)
         ):
             return True
         catalog = self.catalog_for(workspace)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from adapters.parse import parse_query
 from bot.service import (
     Context,
     Reply,
@@ -223,3 +224,16 @@ def test_leaving_the_kernels_to_the_framework_again_is_a_change():
     new = Request(model="llama-3.1-8b", method=Method.LORA)
 
     assert describe_changes(old, new) == ["native attention kernels on → framework's pick"]
+
+
+@pytest.mark.parametrize("text", [
+    "?", "help", "what if seq 8k?", "qlora", "chart", "new 70b qlora", "prices",
+    "set framework hf", "models",
+])
+def test_a_thread_message_for_the_bot_reads_as_a_question(service, text):
+    assert service.reads_as_question(text, parse_query("8b lora 20M tokens"))
+
+
+@pytest.mark.parametrize("text", ["nice", "thanks!", "ok cool, looks good"])
+def test_thread_chatter_does_not_read_as_a_question(service, text):
+    assert not service.reads_as_question(text, parse_query("8b lora 20M tokens"))

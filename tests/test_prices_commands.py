@@ -60,6 +60,13 @@ def test_a_bare_number_that_names_a_card_is_the_card(catalog: Catalog) -> None:
 
 def test_a_bare_number_after_a_card_can_be_its_memory(catalog: Catalog) -> None:
     assert parse_subscribe("a100 80 10%", catalog) == SubscribeOptions(10.0, ("a100-80gb-sxm",))
+    assert parse_subscribe("h200 141", catalog) == SubscribeOptions(5.0, ("h200-sxm",))
+
+
+def test_each_memory_number_belongs_to_the_card_just_before_it(catalog: Catalog) -> None:
+    assert parse_subscribe("a100 80, h100 80", catalog).cards == ("a100-80gb-sxm", "h100-sxm")
+    assert parse_subscribe("a100 80 a100 40", catalog).cards == (
+        "a100-80gb-sxm", "a100-40gb-sxm")
 
 
 def test_a_bare_number_that_is_no_card_is_the_minimum_change(catalog: Catalog) -> None:

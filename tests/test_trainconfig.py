@@ -527,9 +527,17 @@ def test_fsdp2_without_resharding_after_forward_is_shard_grad_op() -> None:
     assert config.fields["sharding"] is Sharding.ZERO2
 
 
-def test_axolotl_with_bf16_and_fp16_off_trains_in_fp32() -> None:
-    config = read_yaml("base_model: x/y\nbf16: false\nfp16: false\n")
+@pytest.mark.parametrize("switches", ["bf16: false\nfp16: false\n", "bf16: false\n",
+                                      "fp16: false\n"])
+def test_axolotl_with_bf16_and_fp16_off_trains_in_fp32(switches: str) -> None:
+    config = read_yaml(f"base_model: x/y\n{switches}")
     assert config.fields["precision"] is Precision.FP32
+
+
+def test_torchtune_quantize_base_false_on_a_qlora_builder_is_lora() -> None:
+    config = read_yaml("model:\n  _component_: torchtune.models.llama3_1.qlora_llama3_1_8b\n"
+                       "  quantize_base: False\n")
+    assert config.fields["method"] is Method.LORA
 
 
 def test_trainer_with_bf16_off_keeps_the_loaded_dtype_and_says_so() -> None:

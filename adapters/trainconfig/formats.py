@@ -403,6 +403,8 @@ def _torchtune(r: Reader) -> None:
         r.model.append([p for p in checkpoint.strip().split("/") if p][-1])
     if (found := r.first("model.quantize_base")) and r.flag(*found):
         r.take(*found, "base quantized to NF4: QLoRA", method=Method.QLORA)
+    elif found and r.fields.get("method") is Method.QLORA:  # a qlora_ builder, overridden
+        r.take(*found, "base not quantized: LoRA", method=Method.LORA)
     elif found:
         r.used(found[0])
     if found := r.first("model.lora_rank"):

@@ -134,8 +134,8 @@ def precision(
         r.take(bf16[0], bf16[1], "BF16", precision=Precision.BF16)
     elif fp16 is not None and r.flag(*fp16):
         r.take(fp16[0], fp16[1], "FP16", precision=Precision.FP16)
-    elif bf16 is not None and off_loads_fp32:
-        r.take(bf16[0], bf16[1], "FP32 (bf16 and fp16 off)", precision=Precision.FP32)
+    elif (said := bf16 or fp16) is not None and off_loads_fp32:
+        r.take(said[0], said[1], "FP32 (bf16 and fp16 off)", precision=Precision.FP32)
         if fp16 is not None:
             r.used(fp16[0])
     elif bf16 is not None:
