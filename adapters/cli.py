@@ -401,6 +401,8 @@ def _own_option_typo(args: list[str]) -> str | None:
         name = arg.split("=", 1)[0]
         if name in OWN_OPTIONS:
             continue  # left for the query on purpose (a torchtune line's --config NAME)
+        if name.startswith(tuple(f"{o}{sep}" for o in OWN_OPTIONS for sep in "_-")):
+            continue  # a longer word of a script's own (accelerate's --config_file)
         close = difflib.get_close_matches(name, OWN_OPTIONS, n=1, cutoff=0.7)
         if close:
             return f"{arg} (did you mean {close[0]}?)"

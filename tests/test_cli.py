@@ -62,6 +62,12 @@ def test_a_misspelt_option_of_ftcost_names_the_one_meant() -> None:
     assert "unknown option --jsn (did you mean --json?)" in err
 
 
+def test_accelerates_config_file_flag_is_the_querys_not_a_misspelt_config() -> None:
+    code, out, err = run("accelerate", "launch", "--config_file", "fsdp2.yaml", "train.py",
+                         "8b", "full", "8x", "h100")
+    assert code == 0 and "Llama 3.1 8B" in out, err
+
+
 def test_a_training_script_flag_is_read_as_part_of_the_query() -> None:
     code, out, _ = run("--json", "70b", "full", "--tensor-parallel-size", "8", "16x", "h100")
     assert code == 0
