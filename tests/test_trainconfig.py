@@ -564,3 +564,8 @@ def test_axolotl_deepspeed_with_replicas_is_refused_as_two_shardings() -> None:
     with pytest.raises(ConfigError, match="two ways to shard"):
         read_yaml("base_model: x/y\ndeepspeed: deepspeed_configs/zero3_bf16.json\n"
                   "dp_replicate_size: 2\n")
+
+
+def test_axolotl_max_steps_counts_the_run_as_the_trainers_does() -> None:
+    config = read_yaml("base_model: x/y\nadapter: lora\nmax_steps: 100\n")
+    assert config.fields["steps"] == 100 and "max_steps" not in config.ignored

@@ -196,6 +196,8 @@ def _axolotl(r: Reader) -> None:
     if found := r.first("num_epochs"):
         epochs = r.number(*found, "epochs")
         r.take(*found, _epochs(epochs), epochs=epochs)
+    if found := r.first("max_steps"):
+        m.max_steps(r, *found)
     if found := r.first("optimizer"):
         m.optimizer(r, *found)
     m.precision(r, r.first("bf16"), r.first("fp16"), off_loads_fp32=True)

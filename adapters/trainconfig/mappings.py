@@ -311,15 +311,7 @@ def training_arguments(r: Reader) -> None:
         epochs = r.number(*found, "epochs")
         r.take(*found, f"{epochs:g} epoch" + ("" if epochs == 1 else "s"), epochs=epochs)
     if found := r.first("max_steps"):
-        # HF's max_steps <= 0 (the default -1) is no limit: the epochs count the run.
-        if r.whole(*found, "steps") > 0:
-            steps = r.integer(*found, "steps")
-            r.take(*found, f"{steps:,} steps", steps=steps)
-            r.note(f"max_steps {steps}: the run is counted by its steps when the card count "
-                   "is given (`4x a100`); otherwise give `N tokens` (or samples of a length) "
-                   "for time and cost.")
-        else:
-            r.used(found[0])
+        max_steps(r, *found)
     if found := r.first("optim"):
         optimizer(r, *found)
     precision(r, r.first("bf16"), r.first("fp16"))
@@ -334,6 +326,19 @@ def training_arguments(r: Reader) -> None:
         deepspeed(r, *found)
     if found := r.first("fsdp"):
         fsdp(r, *found, r.section("fsdp_config"), "fsdp_config")
+
+
+def max_steps(r: Reader, path: str, value: object) -> None:
+    """``max_steps`` (the Trainer's, axolotl's): above 0, the run's length in optimizer
+    steps; 0 or less (HF's default -1) is no limit, and the epochs count the run."""
+    if r.whole(path, value, "steps") > 0:
+        steps = r.integer(path, value, "steps")
+        r.take(path, value, f"{steps:,} steps", steps=steps)
+        r.note(f"max_steps {steps}: the run is counted by its steps when the card count "
+               "is given (`4x a100`); otherwise give `N tokens` (or samples of a length) "
+               "for time and cost.")
+    else:
+        r.used(path)
 
 
 def switch(r: Reader, path: str, value: object, label: str, field: str) -> None:
