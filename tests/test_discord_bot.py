@@ -337,11 +337,7 @@ async def test_thread_messages_need_a_mention_without_the_content_intent(
             fake.message_create(f"<@{fake.bot_user_id}> what if 4k seq", thread,
                                 mentions=[fake.bot_user_id]),
         )
-        await wait_until(lambda: any(m["author"]["id"] == str(fake.bot_user_id)
-                                     for m in fake.channel_messages(thread)))
-        await asyncio.sleep(0.1)
-        answers = [m for m in fake.channel_messages(thread)
-                   if m["author"]["id"] == str(fake.bot_user_id)]
+        answers = await bot_answers(fake, thread)
         assert len(answers) == 1  # the plain message arrived without content: ignored
         assert "seq 2,048 → 4,096" in answers[0]["embeds"][0]["description"]
         assert answers[0]["allowed_mentions"] == {"parse": [], "replied_user": False}
@@ -356,6 +352,17 @@ async def runner_thread(fake: FakeDiscord, message_id: int) -> int:
     return message_id
 
 
+async def bot_answers(fake: FakeDiscord, thread: int) -> list[dict[str, Any]]:
+    """The bot's messages in ``thread``, once there is one and the rest had time to land."""
+    def ours() -> list[dict[str, Any]]:
+        return [m for m in fake.channel_messages(thread)
+                if m["author"]["id"] == str(fake.bot_user_id)]
+
+    await wait_until(ours)
+    await asyncio.sleep(0.1)
+    return ours()
+
+
 async def test_plain_thread_messages_with_the_content_intent(
     fake: FakeDiscord, store: SQLiteStore
 ) -> None:
@@ -366,11 +373,7 @@ async def test_plain_thread_messages_with_the_content_intent(
         thread = await runner_thread(fake, mid)
         await fake.dispatch("MESSAGE_CREATE", fake.message_create("thanks, nice!", thread))
         await fake.dispatch("MESSAGE_CREATE", fake.message_create("what if full", thread))
-        await wait_until(lambda: any(m["author"]["id"] == str(fake.bot_user_id)
-                                     for m in fake.channel_messages(thread)))
-        await asyncio.sleep(0.1)
-        answers = [m for m in fake.channel_messages(thread)
-                   if m["author"]["id"] == str(fake.bot_user_id)]
+        answers = await bot_answers(fake, thread)
         assert len(answers) == 1  # chatter that does not parse is not answered
         assert "method LoRA → Full" in answers[0]["embeds"][0]["description"]
 
@@ -386,11 +389,7 @@ async def test_thread_chatter_costs_no_rate_limit_and_gets_no_notice(
         for chatter in ("nice", "ok cool", "great"):
             await fake.dispatch("MESSAGE_CREATE", fake.message_create(chatter, thread))
         await fake.dispatch("MESSAGE_CREATE", fake.message_create("what if full", thread))
-        await wait_until(lambda: any(m["author"]["id"] == str(fake.bot_user_id)
-                                     for m in fake.channel_messages(thread)))
-        await asyncio.sleep(0.1)
-        answers = [m for m in fake.channel_messages(thread)
-                   if m["author"]["id"] == str(fake.bot_user_id)]
+        answers = await bot_answers(fake, thread)
         assert len(answers) == 1  # the estimate, no rate-limit notices
         assert "method LoRA → Full" in answers[0]["embeds"][0]["description"]
 
@@ -405,10 +404,7 @@ async def test_new_in_a_thread_keeps_the_channels_settings(
         thread = await runner_thread(fake, mid)
         await fake.dispatch("MESSAGE_CREATE",
                             fake.message_create("new 8b lora 20M tokens", thread))
-        await wait_until(lambda: any(m["author"]["id"] == str(fake.bot_user_id)
-                                     for m in fake.channel_messages(thread)))
-        [answer] = [m for m in fake.channel_messages(thread)
-                    if m["author"]["id"] == str(fake.bot_user_id)]
+        [answer] = await bot_answers(fake, thread)
         assert "Unsloth" in json.dumps(answer["embeds"])
 
 
