@@ -27,19 +27,21 @@ Ask in one line, words in any order, any case:
   70b qlora 50M tokens h100
 
 Model      8b, 70b, llama-3.1-8b, qwen 72b, mixtral; a Hub org/name[@rev]
-Method     full, lora, qlora (unsaid: LoRA, compared with the others)
+Method     full, lora, qlora (unsaid: LoRA, compared with the others); dora
 Framework  hf (trl, peft, axolotl, llama-factory), unsloth, torchtune,
            litgpt, torchtitan; generic (default, the spec's assumptions)
-Data       50M tokens; 10k samples of 512 tokens; packing; max-len 2048
+Data       50M tokens; 10k samples of 512 tokens; 1000 steps; packing;
+           max-len 2048
 Epochs     3 epochs, 0.5 epochs (default 3)
 GPUs       h100, 2x h100, 8 gpus, 2 nodes of 8x h100, 24gb; spot
 Sequence   seq 8k, ctx 4096 (default 2k)   Batch  bs 4, accum 8
 LoRA       r64, all-linear, attn, qv, mlp; dropout 0.05; no-double-quant; gptq
 Optimizer  adamw, adamw-8bit, sgd, adafactor, lion; optimizer-in-backward
-Precision  bf16, fp16, fp8, fp32; pure-bf16 (BF16 optimizer states)
-Memory     ckpt / no-ckpt, flash / no-flash, fused-ce, hf-loss, offload,
+Precision  bf16, fp16, fp8 (FP8 weights), fp32; float8 (FP8 matmuls);
+           pure-bf16 (BF16 optimizer states)
+Memory     ckpt / no-ckpt, flash / no-flash, fa3, fused-ce, hf-loss, offload,
            activation-offload, compile
-Sharding   zero1, zero2, zero3 (deepspeed zero3), fsdp, hsdp, ddp; tp 8
+Sharding   zero1, zero2, zero3 (deepspeed zero3), fsdp, hsdp, ddp; tp 8, cp 8
 Limits     under $500, within 2 days; max seq, max batch, largest model,
            fewest cards
 Price      $2.50/hr per GPU-hour; mfu 40% uses the flat 6·P·T rule

@@ -494,7 +494,8 @@ def test_help_fits_a_discord_message_and_covers_the_language() -> None:
                  "accum", "dropout",
                  "ddp", "mfu", "$2.50/hr", "napkin", "no-double-quant", "2x h100", "what if",
                  "trl", "unsloth", "torchtune", "samples", "spot", "nodes", "under $500",
-                 "max seq", "largest model", "compile", "activation-offload"):
+                 "max seq", "largest model", "compile", "activation-offload", "steps", "cp 8",
+                 "fa3", "float8", "dora"):
         assert word in QUERY_HELP, word
 
 

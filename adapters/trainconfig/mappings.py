@@ -129,7 +129,8 @@ def precision(
     """``bf16``/``fp16`` switches (``auto`` counts as on). Both off: FP32 where the
     loader then loads the weights in FP32 (``off_loads_fp32``: axolotl sets
     ``torch_dtype`` from them); elsewhere (the Trainer) the weights keep the dtype the
-    model was loaded in, which the config does not say: a note, the estimate stays BF16."""
+    model was loaded in, which the config does not say: a note, the estimate stays BF16.
+    Neither said: BF16 (axolotl's schema defaults ``bf16`` to ``auto``, on from Ampere)."""
     if bf16 is not None and r.flag(*bf16):
         r.take(bf16[0], bf16[1], "BF16", precision=Precision.BF16)
     elif fp16 is not None and r.flag(*fp16):
