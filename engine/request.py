@@ -546,6 +546,19 @@ class Request(BaseModel):
             return None
         return self.dataset_tokens * self.epochs
 
+    def sequences_per_step(self, cards: int) -> int:
+        """Sequences one optimizer step takes on ``cards`` cards: micro-batch x
+        accumulation x data-parallel ranks (:func:`data_parallel_ranks`)."""
+        return self.micro_batch * self.grad_accum * data_parallel_ranks(
+            cards, self.tensor_parallel, self.context_parallel)
+
+
+def data_parallel_ranks(cards: int, tensor_parallel: int = 1, context_parallel: int = 1) -> int:
+    """Data-parallel ranks among ``cards``: each tensor-parallel group, or context-parallel
+    ring of them, takes one micro-batch (Megatron-LM's and torchtitan's
+    ``dp = world / (tp x cp)``), at least one."""
+    return max(1, cards // max(1, tensor_parallel * context_parallel))
+
 
 def field_meta(name: str) -> FieldMeta:
     """The :class:`FieldMeta` declared on the :class:`Request` field ``name``.

@@ -413,7 +413,7 @@ def _compute_line(ctx: Context) -> str:
         return "Compute: add a dataset size (e.g. `50M tokens`) for time and cost."
     counted = f"{_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs"
     if r.steps is not None:
-        counted = (f"{r.steps:,} steps x {r.micro_batch * r.grad_accum * (r.gpu_count or 1):,} "
+        counted = (f"{r.steps:,} steps x {r.sequences_per_step(r.gpu_count or 1):,} "
                    f"sequences x {r.seq_len:,} tokens")
     head = (
         f"Compute: 6 x {ctx.model.active_params / 1e9:.2f}B active params x {counted} = "

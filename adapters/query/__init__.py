@@ -34,7 +34,7 @@ Units, with the Request field each one sets::
     seq ctx context seqlen   seq_len          binary: 8k = 8192
     bs batch micro-batch     micro_batch
     accum grad-accum ga      grad_accum       accum 8, 8 accum, ga=8
-    global batch size gbs    grad_accum       global / (micro-batch x cards)
+    global batch size gbs    grad_accum       global / (micro-batch x DP ranks)
     dropout lora-dropout     lora_dropout     dropout 0.05, dropout 5%
     r rank                   lora_rank        r64, rank 64, r=64
     mfu                      mfu              mfu 40%, mfu 0.4, 40% mfu

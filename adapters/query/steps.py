@@ -1,10 +1,15 @@
 """How many sequences one optimizer step takes and how many steps a run is.
 
 * A global batch (``global batch size 64``, litgpt's and torchtitan's
-  ``global_batch_size``) gives the accumulation per card: global / (micro-batch x cards).
+  ``global_batch_size``) gives the accumulation per card: global / (micro-batch x
+  data-parallel ranks).
 * A run counted in optimizer steps (``1000 steps``, HF's ``max_steps``) gives the tokens
-  it computes, steps x micro-batch x accumulation x cards x sequence, every position of
-  every sequence a step runs (padding too).
+  it computes, steps x micro-batch x accumulation x data-parallel ranks x sequence, every
+  position of every sequence a step runs (padding too).
+
+Data-parallel ranks are the cards over tensor and context parallelism
+(:func:`engine.request.data_parallel_ranks`): a tensor-parallel group, or a
+context-parallel ring, shares one micro-batch.
 
 ``steps`` is a :class:`~engine.request.Request` field, so a follow-up or a config that
 changes the batch, the accumulation, the cards or the sequence recounts the tokens
@@ -20,7 +25,7 @@ from adapters.query.fields import out_of_range
 from adapters.query.numbers import finite, read_number, whole
 from adapters.query.state import State
 from engine.constants import MAX_DATASET_TOKENS
-from engine.request import Request, Solve
+from engine.request import Request, Solve, data_parallel_ranks
 
 STEPS_EXAMPLE: Final = "8b lora 1000 steps bs 8 seq 2048 4x a100"
 OTHER_LENGTHS: Final = ("dataset_tokens", "samples", "epochs")
@@ -58,14 +63,27 @@ def count_steps(fields: dict[str, object]) -> None:
             'accumulation x cards x sequence): name them ("4x a100"), or say the tokens '
             '("16M tokens").', said, example=STEPS_EXAMPLE,
         )
-    tokens = steps * count
-    for name in _FACTORS:
-        value = fields.get(name)
-        tokens *= value if isinstance(value, int) else Request.model_fields[name].default
+    tokens = steps * tokens_per_step(fields, count)
     if tokens > MAX_DATASET_TOKENS:
         raise out_of_range("dataset_tokens", said)
     fields["dataset_tokens"] = tokens
     fields["epochs"] = 1.0
+
+
+def tokens_per_step(fields: dict[str, object], cards: int) -> int:
+    """Tokens one optimizer step computes on ``cards``: micro-batch x accumulation x
+    data-parallel ranks x sequence, each as said or its default."""
+    tokens = data_parallel_ranks(cards, *_splits(fields))
+    for name in _FACTORS:
+        value = fields.get(name)
+        tokens *= value if isinstance(value, int) else Request.model_fields[name].default
+    return tokens
+
+
+def _splits(fields: dict[str, object]) -> tuple[int, int]:
+    """The tensor- and context-parallel degrees said (1 unsaid)."""
+    tp, cp = fields.get("tensor_parallel", 1), fields.get("context_parallel", 1)
+    return (tp if isinstance(tp, int) else 1, cp if isinstance(cp, int) else 1)
 
 
 def check_one_length(fields: dict[str, object], sources: dict[str, str]) -> None:
@@ -112,7 +130,8 @@ def global_batch(s: State, i: int) -> int:
 
 
 def check_global_batch(s: State) -> None:
-    """Turn a global batch into gradient accumulation: global / (micro-batch x cards).
+    """Turn a global batch into gradient accumulation: global / (micro-batch x
+    data-parallel ranks).
 
     It needs the card count (the micro-batch is 1 unless said), divides evenly, and
     agrees with an accumulation said outright."""
@@ -128,12 +147,14 @@ def check_global_batch(s: State) -> None:
         )
     micro = s.fields.get("micro_batch", 1)
     assert isinstance(micro, int)
-    per_step = micro * count
+    ranks = data_parallel_ranks(count, *_splits(s.fields))
+    per_step = micro * ranks
     accum = value / per_step
     if accum < 1 or abs(accum - round(accum)) > 1e-9:
+        over = "cards" if ranks == count else "data-parallel ranks"
         raise error(
-            f'"{quoted(phrase)}" is not a whole multiple of the micro-batch x cards '
-            f"({micro} x {count} = {per_step:,}): say a global batch that divides, or the "
+            f'"{quoted(phrase)}" is not a whole multiple of the micro-batch x {over} '
+            f"({micro} x {ranks} = {per_step:,}): say a global batch that divides, or the "
             'accumulation ("accum 8").', phrase, example=_GLOBAL_EXAMPLE,
         )
     said = s.fields.get("grad_accum")

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from adapters.query.fields import human_tokens
 from adapters.query.parallel import context_parallel_problem, tensor_parallel_problem
-from adapters.query.steps import OTHER_LENGTHS, count_steps
+from adapters.query.steps import OTHER_LENGTHS, count_steps, tokens_per_step
 from adapters.trainconfig.formats import DATASET_NOTE
 from adapters.trainconfig.load import FORMATS, ConfigError
 from adapters.trainconfig.reader import (
@@ -166,22 +166,19 @@ def _check_bounds(config: ConfigRead, name: str, value: object) -> None:
 
 
 def _check_step_tokens(config: ConfigRead, merged: dict[str, Any]) -> None:
-    """Refuse a config's ``max_steps`` whose tokens (steps x cards x micro-batch x
-    accumulation x sequence) pass the request's token bound, naming the key and the most
-    steps that fit, rather than a token count the user never wrote."""
-    steps = merged["steps"]
-    per_step = 1
-    for name in ("gpu_count", "micro_batch", "grad_accum", "seq_len"):
-        value = merged.get(name)
-        per_step *= value if isinstance(value, int) else Request.model_fields[name].default
+    """Refuse a config's ``max_steps`` whose tokens (steps x data-parallel ranks x
+    micro-batch x accumulation x sequence) pass the request's token bound, naming the key
+    and the most steps that fit, rather than a token count the user never wrote."""
+    steps, cards = merged["steps"], merged.get("gpu_count")
+    per_step = tokens_per_step(merged, cards if isinstance(cards, int) else 1)
     _, high = field_bounds("dataset_tokens")
     if isinstance(steps, int) and steps * per_step > high:
         key = config.sources.get("steps", "max_steps")
         most = max(1, int(high) // per_step)
         raise ConfigError(
             f"{config.format.label} config: {key} = {_written(config, 'steps', steps)} is "
-            f"{steps * per_step:.3g} tokens at {per_step:,} tokens a step (cards x "
-            f"micro-batch x accumulation x sequence), past the {human_tokens(high)} ftcost "
+            f"{steps * per_step:.3g} tokens at {per_step:,} tokens a step (data-parallel "
+            f"ranks x micro-batch x accumulation x sequence), past the {human_tokens(high)} ftcost "
             f"counts. Set {key} to at most {most:,}, or give the run in tokens "
             "(`20M tokens`)."
         )
