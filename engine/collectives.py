@@ -3,8 +3,8 @@
 * Bytes inside one micro-batch: tensor parallelism's per-layer all-gathers and
   reduce-scatters, context parallelism's key/value ring (bytes, per card).
 * The link a ring collective runs on (:func:`link_bytes_per_s`: NVLink, Infinity
-  Fabric or PCIe inside a node, halved without peer-to-peer; the node's NICs between
-  nodes) and how many nodes a run spans (:func:`nodes_for`).
+  Fabric or PCIe inside a node, halved without peer-to-peer; between nodes the NICs of
+  the ring's cards on each node, one per GPU on data-center boards) and how many nodes a run spans (:func:`nodes_for`).
 * Data-parallel time (:func:`data_parallel_seconds`): ZeRO-3/FSDP gather the weights
   every micro-batch and reduce-scatter the gradients (FSDP and HSDP under ``no_sync()``
   once per accumulation window), DDP and ZeRO-1 reduce once per step, ZeRO-2 every
@@ -31,6 +31,7 @@ from engine.constants import (
     LINK_GBPS_BY_FABRIC,
     NO_P2P_FACTOR,
     PRECISION_BYTES,
+    RAIL_FABRICS,
     TP_COLLECTIVES_PER_LAYER,
 )
 from engine.request import Request, Sharding
@@ -77,13 +78,17 @@ def nodes_for(count: int, nodes: int | None = None, per_node: int = GPUS_PER_NOD
 
 
 def link_bytes_per_s(gpu: GpuSpec, count: int, nodes: int) -> float:
-    """Per-GPU bandwidth of a ring collective over ``count`` cards on ``nodes`` nodes,
-    bytes/s."""
+    """Per-GPU bandwidth of a ring collective among ``count`` ranks spread evenly over
+    ``nodes`` nodes, bytes/s: the card's own link inside a node (halved without
+    peer-to-peer); between nodes the NICs the ring's cards on one node bring
+    (``RAIL_FABRICS``: one each, so 8 cards a node cross at 8 x 50 GB/s; elsewhere the
+    node's one NIC), at most the link inside the node."""
     intra = (gpu.link_gbps or LINK_GBPS_BY_FABRIC[gpu.fabric]) * 1e9
     if not gpu.p2p:
         intra *= NO_P2P_FACTOR
     if nodes > 1:
-        return min(intra, INTERNODE_GBPS[gpu.fabric] * 1e9)
+        nics = math.ceil(count / nodes) if gpu.fabric in RAIL_FABRICS else 1
+        return min(intra, nics * INTERNODE_GBPS[gpu.fabric] * 1e9)
     return intra
 
 
@@ -150,7 +155,8 @@ def data_parallel_seconds(
         if not accumulates:
             micro += reduce
         if replicas > 1:
-            across = link_bytes_per_s(gpu, count, nodes_for(count, nodes, per_node))
+            # One rank of each group per ring: a card per node, on its own NIC.
+            across = link_bytes_per_s(gpu, replicas, nodes_for(count, nodes, per_node))
             step += 2 * grad_bytes / shards * (replicas - 1) / replicas / across
         return DataParallelTime(micro, step, shards)
     share = (ranks - 1) / ranks

@@ -356,9 +356,16 @@ arXiv:1909.08053, Fig. 4: two in forward, two in backward). The backward runs th
 conjugate collectives, and a fully recomputed forward repeats the forward's. They sit on
 the critical path: torchtitan overlaps them only with ``enable_async_tensor_parallel``."""
 INTERNODE_GBPS: Final = {"nvlink": 50.0, "infinity-fabric": 50.0, "pcie": 12.5, "ethernet": 12.5}
-"""Per-GPU bandwidth between nodes, GB/s one direction: data-center boards have one
+"""Bandwidth of one NIC between nodes, GB/s one direction: data-center boards have one
 400 Gb/s InfiniBand/RoCE NIC per GPU (NVIDIA DGX H100 reference architecture: 8x
-ConnectX-7 400 Gb/s; AMD MI300X platforms alike); PCIe servers about 100 Gb/s."""
+ConnectX-7 400 Gb/s; AMD MI300X platforms alike); PCIe servers about 100 Gb/s a node."""
+RAIL_FABRICS: Final = frozenset({"nvlink", "infinity-fabric"})
+"""Fabrics whose nodes give every GPU its own NIC on its own rail (the DGX/HGX and MI300X
+platforms above). NCCL splits a collective over several rings (channels), each leaving
+the node through a different GPU's NIC, so a ring with g cards on a node crosses between
+nodes on g NICs at once: per-GPU ring bandwidth min(intra-node link, g x NIC) (NCCL's
+rail-local rings; NVIDIA DGX SuperPOD reference architecture, rail-optimized fabric).
+Elsewhere the node's NIC carries every ring."""
 LINK_GBPS_BY_FABRIC: Final = {
     "nvlink": 300.0,
     "infinity-fabric": 64.0,

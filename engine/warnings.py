@@ -262,7 +262,8 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
         )
     if o.count > 1 and r.mode is Mode.DETAILED and not uses_flat_rule(r):
         nodes = nodes_for(o.count, r.nodes, o.gpu.gpus_per_node)
-        link = link_bytes_per_s(o.gpu, o.count, nodes) / 1e9
+        ranks = max(1, o.count // r.tensor_parallel)  # the data-parallel ring's cards
+        link = link_bytes_per_s(o.gpu, ranks, nodes) / 1e9
         where = f"{nodes} nodes (between nodes at {link:,.0f} GB/s per GPU)" if nodes > 1 else (
             f"one node ({o.gpu.fabric}, {link:,.0f} GB/s per GPU"
             + ("; no peer-to-peer, through host memory)" if not o.gpu.p2p else ")")
@@ -412,6 +413,8 @@ def _compute_line(ctx: Context) -> str:
     if ctx.compute.flops is None or r.dataset_tokens is None:
         return "Compute: add a dataset size (e.g. `50M tokens`) for time and cost."
     counted = f"{_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs"
+    if r.kept_share < 1:
+        counted += f", cut at {r.sample_limit:,} a sample"
     if r.steps is not None:
         counted = (f"{r.steps:,} steps x {r.sequences_per_step(r.gpu_count or 1):,} "
                    f"sequences x {r.seq_len:,} tokens")

@@ -103,9 +103,26 @@ def test_without_peer_to_peer_the_link_is_halved() -> None:
     assert no_p2p == pytest.approx(p2p * NO_P2P_FACTOR)
 
 
-def test_between_nodes_the_nic_is_the_link() -> None:
+def test_between_nodes_a_ring_crosses_on_the_nics_of_its_cards_on_each_node() -> None:
     assert nodes_for(16) == 2 and nodes_for(8) == 1
-    assert link_bytes_per_s(CARD, 16, 2) == pytest.approx(INTERNODE_GBPS["nvlink"] * 1e9)
+    nic = INTERNODE_GBPS["nvlink"] * 1e9
+    assert link_bytes_per_s(CARD, 4, 2) == pytest.approx(2 * nic)
+    assert link_bytes_per_s(CARD, 16, 2) == pytest.approx(min(8 * nic, CARD.link_gbps * 1e9))
+
+
+def test_a_ring_with_one_card_per_node_crosses_on_that_cards_nic() -> None:
+    assert link_bytes_per_s(CARD, 4, 4) == pytest.approx(INTERNODE_GBPS["nvlink"] * 1e9)
+
+
+def test_pcie_servers_cross_between_nodes_on_the_nodes_one_nic() -> None:
+    pcie = CARD.model_copy(update={"fabric": "pcie", "link_gbps": 32.0})
+    assert link_bytes_per_s(pcie, 16, 2) == pytest.approx(INTERNODE_GBPS["pcie"] * 1e9)
+
+
+def test_two_full_nodes_under_fsdp_run_about_as_fast_per_card_as_one(catalog: Catalog) -> None:
+    one = rate(catalog, method="full", count=8, stage=Sharding.ZERO3)
+    two = rate(catalog, method="full", count=16, stage=Sharding.ZERO3)
+    assert two > 0.9 * one
 
 
 def test_zero3_on_a_slow_link_is_bound_by_communication(catalog: Catalog) -> None:
