@@ -226,8 +226,9 @@ def _title(est: Estimate) -> tuple[str, str]:
     if r.steps is not None and r.dataset_tokens is not None:
         parts.append(f"{r.steps:,} steps = {fmt_tokens(r.dataset_tokens)} trained tokens")
     elif r.dataset_tokens is not None:
+        cut = f", cut at {r.sample_limit:,} a sample" if r.kept_share < 1 else ""
         parts.append(
-            f"{fmt_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs = "
+            f"{fmt_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs{cut} = "
             f"{fmt_tokens(r.trained_tokens or 0)} trained tokens"
         )
     parts.append(f"seq {r.seq_len:,}")

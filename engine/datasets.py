@@ -28,7 +28,7 @@ def dataset_assumptions(request: Request) -> list[str]:
     count, length = request.samples, request.sample_tokens
     if count is None or length is None:
         return []
-    cap = min(request.max_len or request.seq_len, request.seq_len)
+    cap = request.sample_limit
     head = (
         f"Dataset: {count:,} samples x {length:,} tokens on average = "
         f"{_tokens(count * length)} tokens"
@@ -42,7 +42,8 @@ def dataset_assumptions(request: Request) -> list[str]:
     if length > cap:
         lines.append(
             f"The average sample ({length:,} tokens) is longer than the {cap:,}-token limit: "
-            "samples are truncated, so fewer tokens are trained than counted."
+            f"samples are truncated, so each epoch trains about {_tokens(count * cap)} of "
+            f"the {_tokens(count * length)} tokens (`packing` keeps them all)."
         )
     elif request.micro_batch > 1:
         worst = cap / length

@@ -540,11 +540,25 @@ class Request(BaseModel):
         return self.method or Method.LORA
 
     @property
+    def sample_limit(self) -> int:
+        """Tokens a sample is cut at when not packed: ``max_len``, at most the sequence."""
+        return min(self.max_len or self.seq_len, self.seq_len)
+
+    @property
+    def kept_share(self) -> float:
+        """Share of the dataset's tokens a run computes: unpacked samples longer on
+        average than :attr:`sample_limit` are cut there (tokenizers' ``truncation``)."""
+        length = self.sample_tokens
+        if self.packing or self.samples is None or length is None:
+            return 1.0
+        return min(1.0, self.sample_limit / length)
+
+    @property
     def trained_tokens(self) -> float | None:
-        """Dataset tokens times epochs, or None when no dataset size was given."""
+        """Dataset tokens x epochs x :attr:`kept_share`; None without a dataset size."""
         if self.dataset_tokens is None:
             return None
-        return self.dataset_tokens * self.epochs
+        return self.dataset_tokens * self.epochs * self.kept_share
 
     def sequences_per_step(self, cards: int) -> int:
         """Sequences one optimizer step takes on ``cards`` cards: micro-batch x

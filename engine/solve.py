@@ -282,7 +282,9 @@ def _limit(
     if n == step:
         return n, memory, None, None
     fewer = n - step
-    below = fp.per_gpu(resolve_stage(request.sharding, fewer, step), fewer, request.offload)
+    below = fp.per_gpu(
+        resolve_stage(request.sharding, fewer, fp.tensor_parallel), fewer, request.offload
+    )
     return n, memory, fewer, below.total
 
 

@@ -208,7 +208,7 @@ def timed_seq_len(request: Request) -> int:
     length = request.sample_tokens
     if request.packing or length is None:
         return request.seq_len
-    return max(1, min(length, request.max_len or request.seq_len, request.seq_len))
+    return max(1, min(length, request.sample_limit))
 
 
 def fused_step_bytes(request: Request) -> float:

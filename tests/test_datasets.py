@@ -6,7 +6,10 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from adapters.cli import main
+from adapters.parse import parse_query
 from engine import Request, estimate
 from engine.datasets import dataset_assumptions
 from engine.specs import Catalog
@@ -53,3 +56,22 @@ def test_a_token_count_adds_no_dataset_assumption(catalog: Catalog) -> None:
     assert not any(a.startswith("Dataset:") for a in est.assumptions)
     with_samples = estimate(samples_request(micro_batch=2), catalog)
     assert any(a.startswith("Dataset: 10,000 samples") for a in with_samples.assumptions)
+
+
+def test_unpacked_samples_longer_than_the_limit_train_only_up_to_the_limit() -> None:
+    request = parse_query("8b lora 10k samples of 4096 tokens seq 2048 1 epoch h100")
+    assert request.dataset_tokens == 10_000 * 4096
+    assert request.trained_tokens == 10_000 * 2048
+
+
+def test_packed_samples_train_every_token() -> None:
+    request = parse_query("8b lora 10k samples of 4096 tokens seq 2048 1 epoch packing h100")
+    assert request.trained_tokens == 10_000 * 4096
+
+
+def test_truncated_samples_take_the_time_of_the_tokens_they_keep() -> None:
+    cut = estimate(parse_query("8b lora 10k samples of 4096 tokens seq 2048 h100"))
+    whole = estimate(parse_query("8b lora 10k samples of 2048 tokens seq 2048 h100"))
+    assert cut.recommended is not None and whole.recommended is not None
+    assert cut.recommended.timing.gpu_hours == pytest.approx(
+        whole.recommended.timing.gpu_hours, rel=1e-6)

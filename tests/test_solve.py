@@ -177,6 +177,17 @@ def test_fewest_cards_is_the_count_the_estimate_picks_on_that_card(catalog: Cata
     assert solved.solution.value == plain.options[0].count == solved.options[0].count
 
 
+def test_fewest_cards_under_context_parallelism_sizes_the_count_below_as_the_estimate_does(
+    catalog: Catalog,
+) -> None:
+    base = {"model": "llama-3.1-8b", "method": Method.FULL, "gpu": "h100-sxm",
+            "context_parallel": 2, "seq_len": 32768}
+    solved = ask(catalog, **base, solve=Solve.GPU_COUNT).solution
+    assert solved is not None and solved.next_value is not None and solved.next_gb is not None
+    below = ask(catalog, **base, gpu_count=solved.next_value).options[0]
+    assert solved.next_gb == pytest.approx(below.memory.total, rel=1e-6)
+
+
 # --- what raises the limit ------------------------------------------------------------
 
 
