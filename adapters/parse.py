@@ -9,12 +9,14 @@ from __future__ import annotations
 from adapters.query import (
     EXAMPLE,
     MAX_QUERY_CHARS,
+    NOTHING_SAID,
     QueryError,
+    Said,
     apply_followup,
     parse_fields,
     parse_query,
     seed_largest_model,
 )
 
-__all__ = ["EXAMPLE", "MAX_QUERY_CHARS", "QueryError", "apply_followup", "parse_fields",
-           "parse_query", "seed_largest_model"]
+__all__ = ["EXAMPLE", "MAX_QUERY_CHARS", "NOTHING_SAID", "QueryError", "Said",
+           "apply_followup", "parse_fields", "parse_query", "seed_largest_model"]

@@ -148,3 +148,42 @@ def test_the_model_option_takes_a_hub_id_with_its_longest_revision() -> None:
     option = next(p for p in ftcost.parameters if p.name == "model")
     longest = len("https://huggingface.co/") + 96 + 1 + 200
     assert option.max_value is not None and option.max_value >= longest  # string: length
+
+
+def test_steps_in_the_text_count_the_cards_of_the_gpu_option() -> None:
+    request = build("8b lora 1000 steps", gpu="4x a100")
+    assert request == parse_query("8b lora 1000 steps 4x a100")
+    assert request.dataset_tokens == 1000 * 4 * 2048
+
+
+def test_a_gpu_option_in_a_thread_recounts_the_steps_as_the_words_would() -> None:
+    previous = parse_query("8b lora 1000 steps 4x a100")
+    request = build("", previous, gpu="8x a100")
+    assert request.dataset_tokens == 1000 * 8 * 2048
+
+
+def test_a_model_option_in_a_thread_drops_how_the_earlier_model_was_named() -> None:
+    previous = parse_query("qwen 72b lora 50M tokens h100")
+    assert previous.model_pick is not None
+    request = build("", previous, model="llama-3.1-8b")
+    assert request.model == "llama-3.1-8b" and request.model_pick is None
+
+
+def test_an_option_and_the_text_giving_the_run_twice_are_refused_as_typed() -> None:
+    with pytest.raises(QueryError, match="once"):
+        build("8b lora 1000 steps 4x a100", tokens="50M")
+
+
+def test_a_gpu_option_on_a_config_recounts_its_max_steps_on_those_cards() -> None:
+    from adapters.discord.configs import config_builder
+    from adapters.trainconfig import read_config
+
+    config = read_config(
+        "base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nsequence_len: 2048\n"
+        "micro_batch_size: 2\ngradient_accumulation_steps: 1\nmax_steps: 100\n",
+        "axolotl.yml",
+    )
+    build_on = config_builder(config, Options(gpu="4x h100"))
+    request = build_on("", None, CATALOG)
+    assert request.gpu_count == 4
+    assert request.dataset_tokens == 100 * 4 * 2 * 2048

@@ -10,9 +10,9 @@ import pytest
 
 from adapters.discord import ids
 from adapters.discord.embeds import embeds_for
-from adapters.discord.options import merge_fields
 from adapters.parse import QueryError, parse_query
 from adapters.query.fields import FIELDS as PARSER_FIELDS
+from adapters.query.parser import Said, merge_said
 from adapters.slack.blocks import message_for
 from adapters.values import show_value
 from bot.replies import describe_changes
@@ -82,7 +82,7 @@ def test_the_parser_names_every_field_as_its_metadata_says(name):
 def test_option_conflicts_name_the_field_by_its_noun():
     with pytest.raises(QueryError, match="The query says sequence length 8,192 but the seq "
                                          "option says 4,096"):
-        merge_fields({"seq_len": 8192}, {"seq_len": 4096}, {"seq_len": "seq"})
+        merge_said({"seq_len": 8192}, Said({"seq_len": 4096}, {"seq_len": "seq"}), {})
 
 
 def test_metadata_is_read_from_the_field_and_unknown_names_raise():

@@ -14,10 +14,8 @@ from collections.abc import Mapping
 from typing import Final
 
 import discord
-from pydantic import ValidationError
 
-from adapters.discord.options import Options, merge_fields, option_fields
-from adapters.parse import QueryError, parse_fields
+from adapters.discord.options import Options, option_fields
 from adapters.trainconfig import FORMATS, MAX_CONFIG_BYTES, ConfigError, ConfigRead
 from adapters.trainconfig.ask import builder
 from bot.config_questions import answer_config, config_error, read_shared_config, too_large
@@ -30,23 +28,15 @@ EXAMPLE: Final = "/ftcost config: qlora.yml query: 20M tokens h100"
 
 
 def config_builder(config: ConfigRead, options: Options) -> RequestBuilder:
-    """The config's request builder with the structured ``options`` on top: the query
-    text overrides the config, the options override both (a model option replaces the
-    config's model)."""
-    base = builder(config, EXAMPLE)
+    """The config's request builder with the structured ``options`` said beside the
+    query text: both override the config (a model option replaces the config's model),
+    and where the text and an option disagree the answer says so."""
 
     def build(words: str, previous: Request | None, catalog: Catalog) -> Request:
-        found, source = option_fields(options, catalog)
-        merge_fields(parse_fields(words, catalog) if words else {}, found, source)
-        model = found.get("model")
-        request = base(f"{model} {words}".strip() if model else words, None, catalog)
-        said = request.model_dump(exclude_unset=True)
-        if "gpu" in found and "gpu_count" not in found:
-            said.pop("gpu_count", None)  # a card named without a count: the count is sized
-        try:
-            return Request.model_validate({**said, **found})
-        except ValidationError as exc:
-            raise QueryError(f"That request is not valid: {exc.errors()[0]['msg']}.") from exc
+        said = option_fields(options, catalog)
+        model = said.fields.get("model")
+        words = f"{model} {words}".strip() if model else words
+        return builder(config, EXAMPLE, said)(words, previous, catalog)
 
     return build
 

@@ -17,14 +17,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from pydantic import ValidationError
-
-from adapters.parse import QueryError, parse_fields, parse_query, seed_largest_model
-from adapters.values import show_value
+from adapters.parse import QueryError, Said, apply_followup, parse_fields, parse_query
 from bot.service import Reply, RequestBuilder, Service
 from engine import Request
-from engine.request import Framework, field_meta
-from engine.solve import settled
+from engine.request import Framework
 from engine.specs import Catalog
 
 
@@ -120,60 +116,34 @@ def _option_fields(name: str, raw: Any, catalog: Catalog) -> dict[str, object]:
     )
 
 
-def option_fields(options: Options, catalog: Catalog) -> tuple[dict[str, object], dict[str, str]]:
-    """The fields the options set, and for each field the option that set it."""
+def option_fields(options: Options, catalog: Catalog) -> Said:
+    """The fields the options set, each with the option that set it and how it reads
+    (``seq: 8k``) in a message."""
     found: dict[str, object] = {}
-    source: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    phrases: dict[str, str] = {}
     for f in fields(options):
         raw = getattr(options, f.name)
         if raw in (None, ""):
             continue
         for key, value in _option_fields(f.name, raw, catalog).items():
             found[key] = value
-            source[key] = f.name
-    return found, source
-
-
-def merge_fields(
-    text_fields: dict[str, object], option_values: dict[str, object], source: dict[str, str]
-) -> dict[str, object]:
-    """Text fields and option fields together; a field both set differently is an error."""
-    for key, value in option_values.items():
-        if key in text_fields and text_fields[key] != value:
-            label = field_meta(key).noun
-            raise QueryError(
-                f"The query says {label} {show_value(key, text_fields[key])} but the "
-                f"{source[key]} option says {show_value(key, value)}. Give it once.",
-                show_value(key, value),
-            )
-    return {**text_fields, **option_values}
+            sources[key] = f.name
+            phrases[key] = f"{f.name}: {_plain(raw)}"
+    return Said(found, sources, phrases)
 
 
 def build_request(
     text: str, options: Options, previous: Request | None, catalog: Catalog
 ) -> Request:
     """The request ``text`` and ``options`` describe, as a change of ``previous`` when
-    given (a follow-up: naming a card without a count clears the count, as in
-    :func:`adapters.parse.apply_followup`)."""
+    given: the parser's own path with the options said beside the text, so they are
+    checked, counted (steps, samples) and carried over as the words would be."""
     text = " ".join(str(text or "").split())
-    text_fields = parse_fields(text, catalog) if text else {}
-    found, source = option_fields(options, catalog)
-    merged = merge_fields(text_fields, found, source)
+    said = option_fields(options, catalog)
     if previous is None:
-        seed_largest_model(merged, catalog)  # as the typed question does
-        if "model" not in merged:
-            parse_query(text, catalog)  # raises the parser's "Which model?" message
-            raise QueryError("Which model? Give the model option or name one in the query.")
-        base: dict[str, object] = {}
-    else:
-        if "gpu" in merged and "gpu_count" not in merged:
-            merged["gpu_count"] = None
-        base = previous.model_dump(exclude_unset=True)  # what was said stays said
-        merged = settled(previous, merged)  # naming a limit's answer asks at it
-    try:
-        return Request.model_validate({**base, **merged})
-    except ValidationError as exc:
-        raise QueryError(f"That request is not valid: {exc.errors()[0]['msg']}.") from exc
+        return parse_query(text, catalog, said)
+    return apply_followup(previous, text, catalog, said)
 
 
 def answer(

@@ -63,7 +63,14 @@ input string.
 from __future__ import annotations
 
 from adapters.query.errors import EXAMPLE, MAX_QUERY_CHARS, QueryError
-from adapters.query.parser import apply_followup, parse_fields, parse_query, seed_largest_model
+from adapters.query.parser import (
+    NOTHING_SAID,
+    Said,
+    apply_followup,
+    parse_fields,
+    parse_query,
+    seed_largest_model,
+)
 
-__all__ = ["EXAMPLE", "MAX_QUERY_CHARS", "QueryError", "apply_followup", "parse_fields",
-           "parse_query", "seed_largest_model"]
+__all__ = ["EXAMPLE", "MAX_QUERY_CHARS", "NOTHING_SAID", "QueryError", "Said",
+           "apply_followup", "parse_fields", "parse_query", "seed_largest_model"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
 from pydantic import ValidationError
 
 from adapters.query.errors import EXAMPLE, QueryError, error, quoted
@@ -16,11 +19,40 @@ from adapters.query.relative import apply_relative, refuse_asks, refuse_relative
 from adapters.query.scanner import scan
 from adapters.query.state import State
 from adapters.query.steps import OTHER_LENGTHS, check_one_length, count_steps
+from adapters.values import show_value
 from catalog.loader import default_catalog
 from engine.estimate import answered
-from engine.request import ModelPick, Request, Solve
+from engine.request import ModelPick, Request, Solve, field_meta
 from engine.solve import settled
 from engine.specs import Catalog
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """Fields said beside the text (Discord's options), each with the source that said
+    it (``seq``: the option's name) and how that reads in a message (``seq: 8k``)."""
+
+    fields: Mapping[str, object] = field(default_factory=dict)
+    sources: Mapping[str, str] = field(default_factory=dict)
+    phrases: Mapping[str, str] = field(default_factory=dict)
+
+
+NOTHING_SAID = Said()
+
+
+def merge_said(fields: dict[str, object], said: Said, sources: dict[str, str]) -> None:
+    """Add ``said``'s fields to the text's ``fields`` (and their phrases to ``sources``),
+    in place. A field both name differently is a QueryError naming the option and both
+    values: say it once."""
+    for key, value in said.fields.items():
+        if key in fields and fields[key] != value:
+            raise QueryError(
+                f"The query says {field_meta(key).noun} {show_value(key, fields[key])} but "
+                f"the {said.sources.get(key, key)} option says {show_value(key, value)}. "
+                "Give it once.", show_value(key, value),
+            )
+        fields[key] = value
+        sources[key] = said.phrases.get(key, key)
 
 
 def parse_fields(text: str, catalog: Catalog | None = None) -> dict[str, object]:
@@ -72,13 +104,19 @@ def seed_largest_model(fields: dict[str, object], catalog: Catalog) -> None:
         fields["model_pick"] = ModelPick.NONE
 
 
-def parse_query(text: str, catalog: Catalog | None = None) -> Request:
-    """Parse a one-line query; QueryError (with a message for the user) if it can't."""
+def parse_query(
+    text: str, catalog: Catalog | None = None, said: Said = NOTHING_SAID
+) -> Request:
+    """Parse a one-line query, with the fields ``said`` beside it; QueryError (with a
+    message for the user) if it can't."""
     catalog = catalog if catalog is not None else default_catalog()
     fields, state = _fields(text, catalog)
     refuse_relative(state)
     refuse_asks(state, "8b lora 50M tokens under $500")
     pick, sources = state.model_pick, state.sources
+    merge_said(fields, said, sources)
+    if "model" in said.fields:
+        pick = None  # the option named it
     full_also_method(fields, sources, state.full_ac)
     if pick is not None:
         fields["model_pick"] = pick
@@ -101,8 +139,11 @@ def _relative_base(previous: Request, state: State, catalog: Catalog | None) -> 
     return answered(previous, catalog)
 
 
-def apply_followup(previous: Request, text: str, catalog: Catalog | None = None) -> Request:
-    """``previous`` with only the fields ``text`` names changed ("what if 8k seq?").
+def apply_followup(
+    previous: Request, text: str, catalog: Catalog | None = None, said: Said = NOTHING_SAID
+) -> Request:
+    """``previous`` with only the fields ``text`` (and ``said`` beside it) names changed
+    ("what if 8k seq?").
 
     Naming a card (or a card memory, ``on 24gb``) without a count clears the count, and
     each clears the other; naming a model switches model. A change by a factor
@@ -112,6 +153,9 @@ def apply_followup(previous: Request, text: str, catalog: Catalog | None = None)
     pick, sources = state.model_pick, state.sources
     apply_relative(_relative_base(previous, state, catalog), state, changes)
     refuse_asks(state, "under $500 | within 2 days | on 2x rtx-4090")
+    merge_said(changes, said, sources)
+    if "model" in said.fields:
+        pick = None
     if not changes:
         raise error(
             f'I didn\'t find anything to change in "{quoted(str(text).strip())}".',

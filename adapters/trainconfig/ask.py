@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from adapters.argv import MissingValue, take_option
-from adapters.parse import QueryError, parse_fields, parse_query
+from adapters.parse import NOTHING_SAID, QueryError, Said, parse_fields, parse_query
 from adapters.query.errors import error
 from adapters.query.names import resolve_model
 from adapters.trainconfig.build import apply_config, config_query
@@ -34,12 +34,13 @@ def _names_model(words: str, catalog: Catalog) -> bool:
 
 
 def builder(
-    config: ConfigRead, example: str = CONFIG_EXAMPLE
+    config: ConfigRead, example: str = CONFIG_EXAMPLE, said: Said = NOTHING_SAID
 ) -> Callable[[str, Request | None, Catalog], Request]:
-    """A request builder for ``config``: its model and the user's words parsed as a query,
-    then every field the words left unnamed taken from the config. A config starts a new
-    question, so a previous request is not used. ``example``: how the front end's users
-    ask with a config, shown in error messages."""
+    """A request builder for ``config``: its model and the user's words (and the fields
+    ``said`` beside them, Discord's options) parsed as a query, then every field they left
+    unnamed taken from the config. A config starts a new question, so a previous request
+    is not used. ``example``: how the front end's users ask with a config, shown in error
+    messages."""
 
     def build(words: str, previous: Request | None, catalog: Catalog) -> Request:
         try:
@@ -51,7 +52,7 @@ def builder(
             )
         except ConfigError as exc:  # no model: show how this front end names one
             raise error(str(exc), None, example=example) from exc
-        request = parse_query(query, catalog)
+        request = parse_query(query, catalog, said)
         try:
             return apply_config(config, request)
         except ConfigError as exc:
