@@ -14,7 +14,7 @@ from datetime import datetime
 from engine import Estimate
 from engine.collectives import nodes_for
 from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES, MAX_SEQ_LEN
-from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL, Option
+from engine.fit import FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
 from engine.profiles import PROFILES
 from engine.request import Framework, Method, Mode, Request, Solve
@@ -475,9 +475,6 @@ def build_report(est: Estimate, now: datetime | None = None) -> Report:
     )
 
 
-BANDS = (FIT_SWEET, FIT_ROOMY, FIT_OVERSIZED, FIT_TOO_SMALL, NO_FIT)
-
-
 # --------------------------------------------------------------------------- #
 # limit questions (issue 16: ``max seq``, ``max batch``, ``largest model``, ``fewest cards``)
 
@@ -519,6 +516,9 @@ def solve_headline(est: Estimate, sol: Solution) -> str:
             Solve.MODEL: f"the smallest model, {shown},",
             Solve.GPU_COUNT: f"{shown} cards",
         }[sol.goal]
+        if sol.goal is Solve.GPU_COUNT:
+            return (f"{what}: nothing fits; even {shown} cards, the most its machines hold, "
+                    f"need {fmt_gb(sol.next_gb)} per GPU ({line}).")
         return (
             f"{what}: nothing fits; {smallest} already needs {fmt_gb(sol.next_gb)} per GPU "
             f"({line})."
@@ -542,7 +542,9 @@ def solve_raises(est: Estimate, sol: Solution) -> list[str]:
     if not sol.raises:
         return []
     parts = [f"{r.change} → {_solved(sol.goal, r.value, est)}" for r in sol.raises]
-    lead = "Fewer cards with" if sol.goal is Solve.GPU_COUNT else "To raise it"
+    lead = "To raise it"
+    if sol.goal is Solve.GPU_COUNT:
+        lead = "Fewer cards with" if sol.value is not None else "It fits with"
     return [f"{lead}: " + " · ".join(parts) + "."]
 
 

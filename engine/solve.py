@@ -32,7 +32,7 @@ from engine.constants import (
     SOLVE_SEQ_STEP,
     USABLE_FRACTION,
 )
-from engine.fit import Sizer, not_recommended_reason, resolve_stage
+from engine.fit import MAX_CARDS, Sizer, card_limit, not_recommended_reason, resolve_stage
 from engine.memory import Breakdown, Footprint, footprint
 from engine.profiles import resolve
 from engine.request import Method, Mode, ModelPick, Request, Solve
@@ -273,9 +273,13 @@ def _limit(
     # Solve.GPU_COUNT: the estimate's own sizing.
     fp = _on(footprint(model.architecture, request), target.gpu)
     sizer = Sizer(fp, request.sharding, request.offload)
-    found = sizer.fewest_for(target.usable_gb)
-    if found is None:
-        return None, None, None, None
+    most = card_limit(target.gpu) if target.gpu is not None else MAX_CARDS  # its machines
+    found = sizer.fewest_for(target.usable_gb, most, sizer.node_cards_on(target.gpu))
+    if found is None:  # even the most cards its machines hold: what they would need
+        top = max(fp.card_step, most - most % fp.card_step)
+        at_top = fp.per_gpu(resolve_stage(request.sharding, top, fp.tensor_parallel), top,
+                            request.offload)
+        return None, None, top, at_top.total
     # Whole tensor-parallel groups and rings; under hsdp, on every named node.
     n, step = found[0], fp.card_step * (fp.nodes if sizer.hsdp and fp.nodes else 1)
     memory = fp.per_gpu(found[1], n, request.offload)

@@ -25,7 +25,7 @@ from adapters.discord.views import estimate_view, gpu_options
 from adapters.report import NO_FIT, Table
 from bot.service import Reply, ReplyKind, Service
 from catalog.loader import default_catalog
-from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL
+from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TIGHT, FIT_TOO_SMALL
 from tests.fakes.discord_server import validate_message
 
 CATALOG = default_catalog()
@@ -84,6 +84,7 @@ def test_colour_by_fit_band() -> None:
     assert BAND_COLOURS[FIT_SWEET] == 0x2ECC71
     assert BAND_COLOURS[FIT_ROOMY] == 0x3498DB
     assert BAND_COLOURS[FIT_OVERSIZED] == 0x95A5A6
+    assert BAND_COLOURS[FIT_TIGHT] == 0xF1C40F  # it runs: not the red of "does not fit"
     assert BAND_COLOURS[FIT_TOO_SMALL] == BAND_COLOURS[NO_FIT] == 0xE74C3C
     assert band_colour("unheard of") == BAND_COLOURS[NO_FIT]
 

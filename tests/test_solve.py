@@ -188,6 +188,16 @@ def test_fewest_cards_under_context_parallelism_sizes_the_count_below_as_the_est
     assert solved.next_gb == pytest.approx(below.memory.total, rel=1e-6)
 
 
+def test_fewest_cards_counts_no_more_cards_than_the_cards_machines_hold(
+    catalog: Catalog,
+) -> None:
+    base = {"model": "llama-3.1-405b", "method": Method.QLORA, "gpu": "rtx-4090"}
+    solved = ask(catalog, **base, solve=Solve.GPU_COUNT).solution
+    assert solved is not None and solved.value is None
+    assert solved.next_value == 8 and solved.next_gb is not None  # one GeForce machine
+    assert not ask(catalog, **base, gpu_count=8).options[0].fits
+
+
 # --- what raises the limit ------------------------------------------------------------
 
 

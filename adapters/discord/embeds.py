@@ -42,12 +42,13 @@ from adapters.discord.limits import (
 from adapters.help import QUERY_HELP
 from adapters.report import FRAMEWORK_LABELS, NO_FIT, Report
 from bot.service import Reply, ReplyKind
-from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TOO_SMALL
+from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TIGHT, FIT_TOO_SMALL
 
 BAND_COLOURS: dict[str, int] = {
     FIT_SWEET: 0x2ECC71,  # green
     FIT_ROOMY: 0x3498DB,  # blue
     FIT_OVERSIZED: 0x95A5A6,  # grey
+    FIT_TIGHT: 0xF1C40F,  # amber: it runs, with little headroom
     FIT_TOO_SMALL: 0xE74C3C,  # red
     NO_FIT: 0xE74C3C,  # red
 }
