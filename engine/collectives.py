@@ -4,7 +4,8 @@
   reduce-scatters, context parallelism's key/value ring (bytes, per card).
 * The link a ring collective runs on (:func:`link_bytes_per_s`: NVLink, Infinity
   Fabric or PCIe inside a node, halved without peer-to-peer; between nodes the NICs of
-  the ring's cards on each node, one per GPU on data-center boards) and how many nodes a run spans (:func:`nodes_for`).
+  the ring's cards on each node, one per GPU on data-center boards) and how many nodes
+  a run spans (:func:`nodes_for`).
 * Data-parallel time (:func:`data_parallel_seconds`): ZeRO-3/FSDP gather the weights
   every micro-batch and reduce-scatter the gradients (FSDP and HSDP under ``no_sync()``
   once per accumulation window), DDP and ZeRO-1 reduce once per step, ZeRO-2 every
