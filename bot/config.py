@@ -32,11 +32,14 @@ Environment variables:
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 import yaml
 from pydantic import (
@@ -52,11 +55,23 @@ from pydantic import (
 from bot.prices import PricesConfig
 from bot.store import StoreError, redact_url
 from bot.store_factory import open_store_from
+from catalog.echo import shown
 from catalog.hub.settings import HubSettings
+from engine.constants import MAX_PRICE_PER_GPU_HOUR
 
 DEFAULT_SLACK_API_BASE_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
 DEFAULT_STORE_PATH = "ftcost-bot.sqlite3"
+MAX_CONFIG_BYTES = 1024 * 1024
+"""The largest config file read (a real one is a few KB)."""
+MAX_CONFIG_DEPTH = 16
+"""Nesting deeper than this is refused while composing, before PyYAML's recursive node
+building can meet Python's recursion limit (the bot's settings nest four levels)."""
+MAX_CHANGE_RATIO = 100.0
+"""``prices.limits.max_change_ratio`` at most: past this the 5x hold-back never holds."""
+MAX_SHARDS = 10_000
+"""``discord.shard_count`` at most (Discord wants a shard per 2,500 servers at most, so
+this serves 25 million)."""
 
 SECRET_ENV = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "DISCORD_TOKEN")
 """Environment variables that hold secrets; never read from YAML, never logged."""
@@ -168,6 +183,9 @@ class DiscordSettings(_Section):
     def _positive(cls, value: int | str | None) -> int | str | None:
         if isinstance(value, int) and value < 1:
             raise ValueError("must be at least 1 (or 'auto')")
+        if isinstance(value, int) and value > MAX_SHARDS:
+            raise ValueError(f"must be at most {MAX_SHARDS:,} (Discord wants one shard per "
+                             "2,500 servers at most; 'auto' lets Discord choose)")  # fmt: skip
         return value
 
     @model_validator(mode="after")
@@ -177,7 +195,11 @@ class DiscordSettings(_Section):
                 raise ValueError("shard_ids needs a numeric shard_count")
             bad = [i for i in self.shard_ids if not 0 <= i < self.shard_count]
             if bad:
-                raise ValueError(f"shard_ids {bad} are not below shard_count {self.shard_count}")
+                raise ValueError(
+                    f"shard_ids {shown(bad)} are not below shard_count {self.shard_count}"
+                )
+            if len(set(self.shard_ids)) != len(self.shard_ids):
+                raise ValueError("shard_ids lists a shard twice: list each once")
         return self
 
 
@@ -334,14 +356,118 @@ def _describe(
     return "\n".join(lines)
 
 
+class _Refused(Exception):
+    """YAML the bot's config may not use, at ``mark``; ``node``: the value it concerns."""
+
+    def __init__(self, mark: Any, problem: str, node: yaml.Node | None = None) -> None:
+        super().__init__(problem)
+        self.mark, self.problem, self.node = mark, problem, node
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` for the bot's own file. An alias (``*name``, ``<<: *name``) is
+    refused (a few lines of nested aliases expand to gigabytes, the "billion laughs");
+    nesting is capped at :data:`MAX_CONFIG_DEPTH` while composing; a value Python cannot
+    build (a 5,000-digit number) is reported at its node; a date stays text (no setting
+    is a date, so ``2024-13-45`` reaches validation, which names the key)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise _Refused(event.start_mark, f"uses the YAML alias *{shown(event.anchor, 40)}, "
+                           "which is not read: write the value out")  # fmt: skip
+        self.depth += 1
+        try:
+            if self.depth > MAX_CONFIG_DEPTH:
+                raise _Refused(event.start_mark, f"nests more than {MAX_CONFIG_DEPTH} levels "
+                               "(the settings nest four: prices: team_sheets: - location:); "
+                               "check the brackets and indentation")  # fmt: skip
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError) as exc:  # int(), float(), base64 of the text
+            raise _Refused(
+                node.start_mark, f"{shown(node.value, 40)!r} cannot be read "
+                f"({str(exc).split(';')[0]}); write a number with at most "
+                f"{sys.get_int_max_str_digits():,} digits, or quote text", node,
+            ) from exc  # fmt: skip
+
+
+_ConfigLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _key_paths(root: yaml.Node) -> dict[int, str]:
+    """Each node's key path (``id(node)`` -> ``prices.team_sheets[0].location``); raises
+    :class:`_Refused` for a key set twice in one mapping (PyYAML keeps the last)."""
+    paths: dict[int, str] = {}
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        paths[id(node)] = path
+        if isinstance(node, yaml.MappingNode):
+            lines: dict[str, int] = {}
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+                here = f"{path}.{name}" if path else name
+                line = key.start_mark.line + 1
+                if name in lines and name != "?":
+                    raise _Refused(key.start_mark, f"sets {shown(here)} twice (lines "
+                                   f"{lines[name]} and {line}): keep one")  # fmt: skip
+                lines[name] = line
+                stack.append((value, here))
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(item, f"{path}[{i}]") for i, item in enumerate(node.value)]
+    return paths
+
+
+def _parse(text: str) -> Any:
+    loader = _ConfigLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None
+        paths = _key_paths(root)
+        try:
+            return loader.construct_document(root)
+        except _Refused as exc:
+            if exc.node is not None:
+                exc.problem = f"{paths.get(id(exc.node)) or 'the value'}: {exc.problem}"
+            raise
+    finally:
+        loader.dispose()
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
+    """The YAML file ``path`` as a mapping, read safely (see :class:`_ConfigLoader`): at
+    most :data:`MAX_CONFIG_BYTES`, UTF-8, no aliases, no key set twice, nesting capped.
+    Every problem is a :class:`ConfigError` naming the file, the line and what to write."""
     p = Path(path)
     try:
-        raw = p.read_text(encoding="utf-8")
+        with p.open("rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"ftcost-bot: cannot read config file {p}: {exc.strerror}") from exc
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"ftcost-bot: {p} is larger than {MAX_CONFIG_BYTES // 1024} KB; "
+                          "the bot's config is a few KB of settings (ftcost.example.yml)")
     try:
-        data = yaml.safe_load(raw)
+        data = _parse(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"ftcost-bot: {p} is not UTF-8 text: save it as UTF-8") from None
+    except _Refused as exc:
+        line = f", line {exc.mark.line + 1}" if exc.mark is not None else ""
+        raise ConfigError(f"ftcost-bot: {p}{line}: {exc.problem}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"ftcost-bot: {p} is not valid YAML: {exc}") from exc
     if data is None:
@@ -349,6 +475,77 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"ftcost-bot: {p} must be a mapping of keys to values")
     return data
+
+
+def _flat(annotation: Any) -> tuple[Any, ...]:
+    """The types a field's annotation allows (a union's members, flattened)."""
+    if get_origin(annotation) in (Union, UnionType):
+        return tuple(t for arg in get_args(annotation) for t in _flat(arg))
+    return (annotation,)
+
+
+def _written_numbers(model: type[BaseModel], data: Mapping[Any, Any], path: str = ""
+                     ) -> Iterator[str]:  # fmt: skip
+    """What pydantic would take silently where a setting is a number: ``true`` (read as
+    1) and ``.inf`` / ``.nan`` (``.inf`` disables a bound with none above it)."""
+    for name, value in data.items():
+        field = model.model_fields.get(name) if isinstance(name, str) else None
+        if field is not None:  # an unknown key: validation names it
+            yield from _number_value(_flat(field.annotation), value, f"{path}{name}",
+                                     field.default)  # fmt: skip
+
+
+def _number_value(types: tuple[Any, ...], value: Any, where: str, default: Any
+                  ) -> Iterator[str]:  # fmt: skip
+    numeric = bool not in types and (int in types or float in types)
+    example = (f"such as {default:g}" if isinstance(default, int | float)
+               and not isinstance(default, bool) else "")  # fmt: skip
+    if numeric and isinstance(value, bool):
+        yield f"  {where}: {str(value).lower()} is a yes/no value, not a number: write a " \
+              f"number {example}".rstrip()
+    elif numeric and isinstance(value, float) and not math.isfinite(value):
+        yield f"  {where}: {value} is not a finite number: write one {example}".rstrip()
+    elif isinstance(value, dict):
+        model = next((t for t in types if get_origin(t) is None and isinstance(t, type)
+                      and issubclass(t, BaseModel)), None)  # fmt: skip
+        if model is not None:
+            yield from _written_numbers(model, value, f"{where}.")
+    elif isinstance(value, list):
+        items = tuple(a for t in types if get_origin(t) in (list, tuple)
+                      for a in _flat(get_args(t)[0]))  # fmt: skip
+        for i, item in enumerate(value):
+            yield from _number_value(items, item, f"{where}[{i}]", None)
+
+
+def _beyond_bounds(config: BaseModel, path: str = "") -> Iterator[str]:
+    """Numbers that validated but make a setting meaningless: any infinite or NaN one
+    (written as text, ``"inf"``), and the price limits past which nothing is checked."""
+    for name, field in type(config).model_fields.items():
+        value, where = getattr(config, name), f"{path}{name}"
+        if isinstance(value, BaseModel):
+            yield from _beyond_bounds(value, f"{where}.")
+        elif isinstance(value, tuple | list):
+            for i, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    yield from _beyond_bounds(item, f"{where}[{i}].")
+        elif isinstance(value, float) and not math.isfinite(value):
+            yield f"  {where}: {value} is not a finite number: write one such as " \
+                  f"{field.default:g}"
+    if isinstance(config, Config):
+        limits = config.prices.limits
+        if math.isfinite(limits.max_change_ratio) and limits.max_change_ratio > MAX_CHANGE_RATIO:
+            yield (f"  prices.limits.max_change_ratio: {limits.max_change_ratio:g} would never "
+                   f"hold a price back: write at most {MAX_CHANGE_RATIO:g} (default 5)")
+        price = limits.max_price_per_gpu_hour
+        if math.isfinite(price) and price > MAX_PRICE_PER_GPU_HOUR:
+            yield (f"  prices.limits.max_price_per_gpu_hour: {price:g} would let any price "
+                   f"through: write at most {MAX_PRICE_PER_GPU_HOUR:g} (default 100)")
+
+
+def _refuse(source: str, problems: list[str]) -> None:
+    if problems:
+        raise ConfigError("\n".join([f"ftcost-bot: invalid configuration in {source}:",
+                                     *problems]))  # fmt: skip
 
 
 def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
@@ -364,6 +561,7 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
             f"ftcost-bot: invalid configuration in {source}:\n  secrets: unknown key "
             "(secrets are read from the environment only, e.g. SLACK_BOT_TOKEN)"
         )
+    _refuse(source, list(_written_numbers(Config, data)))
     try:
         Config.model_validate(data)  # report file errors against the file alone
     except ValidationError as exc:
@@ -386,8 +584,10 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
         slack_signing_secret=_secret(env, "SLACK_SIGNING_SECRET"),
         discord_token=_secret(env, "DISCORD_TOKEN"),
     )
+    where = source if path is None else f"{source} and the environment"
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
-        where = source if path is None else f"{source} and the environment"
         raise ConfigError(_describe(exc, where, set_by)) from None
+    _refuse(where, list(_beyond_bounds(config)))
+    return config

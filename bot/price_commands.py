@@ -7,6 +7,7 @@ Platform-neutral and pure: the service turns them into replies, the adapters ren
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,6 +28,10 @@ from catalog.prices import effective_prices
 from engine.specs import Catalog
 
 MAX_MIN_CHANGE_PCT = 1000.0
+MAX_NUMBER = 100_000.0
+"""The largest number a subscribe option reads: a minimum change is at most
+:data:`MAX_MIN_CHANGE_PCT` and a card's memory a few hundred GB, so a larger one (or a
+400-digit one, which is infinite as a float) is a typo, refused with an example."""
 _PERCENT = re.compile(r"^(\d+(?:\.\d+)?)\s*%?$")
 SUBSCRIBE_EXAMPLE = "subscribe 10% h100 a100"
 MAX_REASONS_SHOWN = 3
@@ -56,7 +61,9 @@ def _card(word: str, catalog: Catalog) -> str:
             return card
     close = difflib.get_close_matches(word.lower(), catalog.gpu_names(), n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(close)}?" if close else " `/ftcost gpus` lists them."
-    raise CommandError(f'"{word}" is not a card I know.{hint} Example: `{SUBSCRIBE_EXAMPLE}`')
+    raise CommandError(
+        f'"{shown(word)}" is not a card I know.{hint} Example: `{SUBSCRIBE_EXAMPLE}`'
+    )
 
 
 def parse_subscribe(args: str, catalog: Catalog) -> SubscribeOptions:
@@ -79,6 +86,12 @@ def parse_subscribe(args: str, catalog: Catalog) -> SubscribeOptions:
         if not word or word.lower() == "all":
             continue
         match = _PERCENT.match(word)
+        if match and not _readable_number(float(match.group(1))):
+            raise CommandError(
+                f'"{shown(word, 24)}" is too large a number: give a minimum change up to '
+                f"{MAX_MIN_CHANGE_PCT:g}% or a card's memory in GB. Example: "
+                f"`{SUBSCRIBE_EXAMPLE}`, `subscribe a100 40`"
+            )
         if match and not word.endswith("%"):
             if before and (memory := _memory_of(*before[:2], word, catalog)) is not None:
                 if before[2]:  # the card the word before added: this is its memory
@@ -97,16 +110,26 @@ def parse_subscribe(args: str, catalog: Catalog) -> SubscribeOptions:
                 )
             pct = float(match.group(1))
             if pct > MAX_MIN_CHANGE_PCT:
-                raise CommandError(f"A minimum change of {pct:g}% would never be reached.")
+                raise CommandError(
+                    f"A minimum change of {pct:g}% would never be reached: give one up to "
+                    f"{MAX_MIN_CHANGE_PCT:g}%. Example: `{SUBSCRIBE_EXAMPLE}`"
+                )
             continue
         add(_card(word, catalog), word)
     return SubscribeOptions(DEFAULT_MIN_CHANGE_PCT if pct is None else pct, tuple(cards))
 
 
+def _readable_number(value: float) -> bool:
+    return math.isfinite(value) and 0 <= value <= MAX_NUMBER
+
+
 def _memory_of(name: str, card: str, number: str, catalog: Catalog) -> str | None:
     """The card ``name number`` means when the number is a memory size: ``card`` itself
     when it has that much (``h200 141``), the variant with it (``a100 40``), else None."""
-    if round(catalog.gpu(card).memory_gb) == round(float(number)):
+    value = float(number)
+    if not _readable_number(value):
+        return None
+    if round(catalog.gpu(card).memory_gb) == round(value):
         return card
     return catalog.find_gpu(f"{name} {number}gb")
 

@@ -5,7 +5,7 @@ adapters say where the command came from and whether the user may manage the cha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from bot.price_commands import (
@@ -15,7 +15,7 @@ from bot.price_commands import (
     parse_subscribe,
     prices_view,
 )
-from bot.price_store import PriceStore, Subscription
+from bot.price_store import PriceStore, Subscription, UnreadableRecord, warn_unreadable
 from bot.price_words import price_command
 from bot.prices import PriceBook
 from bot.scheduler import Clock
@@ -24,6 +24,11 @@ from engine.specs import Catalog
 DENIED = (
     "Only workspace admins can change this channel's price announcements on Slack, and "
     "members who can manage the channel (or the server) on Discord."
+)
+UNREADABLE_SUBSCRIPTION = (
+    "This channel's announcement settings are stored but could not be read, so it gets no "
+    "announcements until they are set again: `/ftcost subscribe [min change %] [cards...]` "
+    "replaces them, `/ftcost unsubscribe` removes them."
 )
 
 
@@ -83,6 +88,8 @@ class PriceCommands:
         return await self.subscribe(rest, ctx)
 
     async def _subscription(self, ctx: PriceContext) -> Subscription | None:
+        """The channel's subscription; raises :class:`UnreadableRecord` for one the store
+        has but cannot read."""
         if self.store is None or ctx.channel is None:
             return None
         return await self.store.get_subscription(ctx.platform, ctx.channel)
@@ -91,7 +98,12 @@ class PriceCommands:
         view = prices_view(
             self.book.snapshot, self.catalog, self.clock.now(), self.book.choice, ctx.workspace
         )
-        sub = await self._subscription(ctx)
+        try:
+            sub = await self._subscription(ctx)
+        except UnreadableRecord as exc:  # told to the asker, logged, the record kept
+            warn_unreadable(f"subscription of {ctx.platform} channel {ctx.channel!r}", exc)
+            view = replace(view, summary=f"{view.summary} {UNREADABLE_SUBSCRIPTION}")
+            sub = None
         words = describe_subscription(sub, self.catalog) if sub else None
         return PriceReply(PriceReplyKind.PRICES, view.summary, view, words)
 

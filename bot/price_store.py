@@ -8,20 +8,38 @@ Announcement records make the fan-out exactly-once: a record is **claimed** (sta
 A claim is atomic (insert-if-absent, or re-claim of a ``failed`` record with attempts
 left), so a channel is never posted to twice, and a crash leaves at most one record per
 run in ``sending``: "in doubt", settled on the next run (see ``bot.announce``).
+
+A record the store cannot read (a document that is not JSON, a subscription whose card
+list is not a JSON list of ids, a number that is not one: a hand edit, a disk fault, a
+schema a later version changed) is never deleted: :func:`snapshot_record` and
+:func:`subscription_record` raise :class:`UnreadableRecord` for it, and the backends skip
+it with a logged warning where they list (the latest snapshot, every subscription), as
+``get_thread`` does for a thread context that no longer validates.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import math
 from abc import abstractmethod
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from catalog.echo import shown
 from catalog.price_snapshot import PriceSnapshot
 from engine import Request
 
 PRICE_REFRESH_LOCK = "price-refresh"
 PRICE_ANNOUNCE_LOCK = "price-announce"
+
+log = logging.getLogger("ftcost.store")
+
+
+class UnreadableRecord(ValueError):
+    """A stored price record that cannot be read; the message says which field and why
+    (never the stored value in full). The record is kept as stored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +74,71 @@ class Subscription:
     gone: str | None = None
     """Why the channel can no longer be posted to (``channel_not_found``, ``Discord 404``);
     None while it is reachable. A gone channel is skipped."""
+
+
+def _number(value: object, what: str) -> float:
+    """A stored number (a SQLite column's number, a Redis field's text), finite."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise UnreadableRecord(f"{what} is not a number")
+    try:
+        number = float(value)
+    except ValueError:
+        raise UnreadableRecord(f"{what} {shown(value, 24)!r} is not a number") from None
+    if not math.isfinite(number):
+        raise UnreadableRecord(f"{what} is not a finite number")
+    return number
+
+
+def _text(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise UnreadableRecord(f"{what} is not text")
+    return value
+
+
+def _json(value: object, what: str) -> object:
+    try:
+        return json.loads(_text(value, what))
+    except (ValueError, RecursionError):  # JSONDecodeError, a 5,000-digit int, deep nesting
+        raise UnreadableRecord(f"{what} is not JSON") from None
+
+
+def snapshot_record(
+    snapshot_id: object, taken_at: object, previous_id: object, document: object,
+    announced: bool,
+) -> StoredSnapshot:  # fmt: skip
+    """A stored snapshot's fields as a :class:`StoredSnapshot`; :class:`UnreadableRecord`
+    when they break the store's own form (text ids, a finite ``taken_at``, a document
+    that is a JSON object). Whether the document is a valid :class:`PriceSnapshot` is
+    the reader's question (:meth:`StoredSnapshot.snapshot`)."""
+    if not isinstance(_json(document, "its document"), dict):
+        raise UnreadableRecord("its document is not a JSON object")
+    return StoredSnapshot(
+        _text(snapshot_id, "its id"), _number(taken_at, "taken_at"),
+        None if previous_id is None else _text(previous_id, "previous_id"),
+        _text(document, "its document"), announced,
+    )  # fmt: skip
+
+
+def subscription_record(
+    platform: str, channel: str, workspace: object, min_change_pct: object, cards: object,
+    created_by: object, created_at: object, gone: object,
+) -> Subscription:  # fmt: skip
+    """A stored subscription's fields (``cards``: the JSON list of card ids) as a
+    :class:`Subscription`; :class:`UnreadableRecord` when one cannot be read."""
+    ids = _json(cards, "cards")
+    if not isinstance(ids, list) or not all(isinstance(c, str) for c in ids):
+        raise UnreadableRecord("cards is not a JSON list of card ids")
+    return Subscription(
+        platform, channel, _text(workspace, "workspace"),
+        _number(min_change_pct, "min_change_pct"), tuple(ids),
+        None if created_by is None else _text(created_by, "created_by"),
+        _number(created_at, "created_at"), None if gone is None else _text(gone, "gone"),
+    )  # fmt: skip
+
+
+def warn_unreadable(what: str, exc: UnreadableRecord) -> None:
+    """Log a skipped record: which one, why, and that it is kept."""
+    log.warning("unreadable %s skipped (kept in the store as it is): %s", what, exc)
 
 
 class AnnouncementState(StrEnum):
@@ -111,7 +194,8 @@ class PriceStore(Protocol):
 
     @abstractmethod
     async def latest_price_snapshot(self) -> StoredSnapshot | None:
-        """The snapshot with the latest ``taken_at``."""
+        """The snapshot with the latest ``taken_at`` among those the store can read; a
+        newer unreadable one (:func:`snapshot_record`) is skipped with a logged warning."""
 
     @abstractmethod
     async def get_price_snapshot(self, snapshot_id: str) -> StoredSnapshot | None: ...
@@ -130,11 +214,14 @@ class PriceStore(Protocol):
         """True when there was one."""
 
     @abstractmethod
-    async def get_subscription(self, platform: str, channel: str) -> Subscription | None: ...
+    async def get_subscription(self, platform: str, channel: str) -> Subscription | None:
+        """The channel's subscription; raises :class:`UnreadableRecord` when it has one
+        that cannot be read (kept: ``save_subscription`` replaces it, ``remove`` drops it)."""
 
     @abstractmethod
     async def list_subscriptions(self) -> list[Subscription]:
-        """Every subscription, gone ones included, in creation order."""
+        """Every subscription, gone ones included, in creation order; an unreadable one is
+        skipped with a logged warning."""
 
     @abstractmethod
     async def mark_subscription_gone(self, platform: str, channel: str, reason: str) -> None: ...

@@ -16,7 +16,16 @@ from typing import Any, cast
 
 from redis.typing import EncodableT, FieldT
 
-from bot.price_store import AnnouncementRecord, AnnouncementState, StoredSnapshot, Subscription
+from bot.price_store import (
+    AnnouncementRecord,
+    AnnouncementState,
+    StoredSnapshot,
+    Subscription,
+    UnreadableRecord,
+    snapshot_record,
+    subscription_record,
+    warn_unreadable,
+)
 
 
 def hash_text(reply: Mapping[Any, Any]) -> dict[str, str]:
@@ -113,16 +122,32 @@ class RedisPriceKeys:
     def _snapshot(self, snapshot_id: str, row: dict[str, str]) -> StoredSnapshot | None:
         if not row:
             return None
-        return StoredSnapshot(snapshot_id, float(row["taken_at"]), row.get("previous_id"),
-                              row["document"], row.get("announced") == "1")  # fmt: skip
+        try:
+            taken_at = float(row["taken_at"])
+            document = row["document"]
+        except (KeyError, ValueError):
+            warn_unreadable(f"price snapshot {snapshot_id!r}",
+                            UnreadableRecord("taken_at or the document is missing or bad"))
+            return None
+        return StoredSnapshot(snapshot_id, taken_at, row.get("previous_id"), document,
+                              row.get("announced") == "1")  # fmt: skip
 
     async def latest_price_snapshot(self) -> StoredSnapshot | None:
-        with self._errors():
-            newest = list_text(await self._r.zrevrange(self._key("price", "snapshots"), 0, 0))
-            if not newest:
-                return None
-            row = hash_text(await self._r.hgetall(self._snapshot_key(newest[0])))
-        return self._snapshot(newest[0], row)
+        skipped = 0
+        while True:  # newest first, past any unreadable record (kept as it is)
+            with self._errors():
+                newest = list_text(await self._r.zrevrange(
+                    self._key("price", "snapshots"), skipped, skipped))  # fmt: skip
+                if not newest:
+                    return None
+                row = hash_text(await self._r.hgetall(self._snapshot_key(newest[0])))
+            if row:
+                try:
+                    return snapshot_record(newest[0], row.get("taken_at"), row.get("previous_id"),
+                                           row.get("document"), row.get("announced") == "1")
+                except UnreadableRecord as exc:
+                    warn_unreadable(f"price snapshot {newest[0]!r}", exc)
+            skipped += 1
 
     async def get_price_snapshot(self, snapshot_id: str) -> StoredSnapshot | None:
         with self._errors():
@@ -166,25 +191,49 @@ class RedisPriceKeys:
 
     @staticmethod
     def _subscription(platform: str, channel: str, row: dict[str, str]) -> Subscription:
-        return Subscription(platform, channel, row["workspace"], float(row["min_change_pct"]),
-                            tuple(json.loads(row["cards"])), row.get("created_by"),
-                            float(row["created_at"]), row.get("gone"))  # fmt: skip
+        """Raises :class:`UnreadableRecord` for a hash that cannot be read."""
+        return subscription_record(platform, channel, row.get("workspace"),
+                                   row.get("min_change_pct"), row.get("cards"),
+                                   row.get("created_by"), row.get("created_at"),
+                                   row.get("gone"))  # fmt: skip
 
     async def get_subscription(self, platform: str, channel: str) -> Subscription | None:
         with self._errors():
             row = hash_text(await self._r.hgetall(self._subscription_key(platform, channel)))
         return self._subscription(platform, channel, row) if row else None
 
+    @staticmethod
+    def _member(member: str) -> tuple[str, str] | None:
+        """A ``price:subs`` member (``["slack", "C1"]``), or None when it cannot be read."""
+        try:
+            platform, channel = json.loads(member)
+        except (ValueError, TypeError, RecursionError):
+            return None
+        return (platform, channel) if isinstance(platform, str) and isinstance(channel, str) \
+            else None
+
     async def list_subscriptions(self) -> list[Subscription]:
         with self._errors():
             members = list_text(await self._r.zrange(self._key("price", "subs"), 0, -1))
-            ids = [tuple(json.loads(m)) for m in members]
+            ids = []
+            for member in members:
+                if (pair := self._member(member)) is None:
+                    warn_unreadable("subscription index entry",
+                                    UnreadableRecord("it is not a JSON [platform, channel]"))
+                else:
+                    ids.append(pair)
             async with self._r.pipeline(transaction=False) as p:
                 for platform, channel in ids:
                     p.hgetall(self._subscription_key(platform, channel))
                 rows = await p.execute()
-        subs = [self._subscription(pl, ch, row) for (pl, ch), row in zip(ids, rows, strict=True)
-                if row]  # fmt: skip
+        subs = []
+        for (platform, channel), row in zip(ids, rows, strict=True):
+            if not row:
+                continue
+            try:
+                subs.append(self._subscription(platform, channel, row))
+            except UnreadableRecord as exc:
+                warn_unreadable(f"subscription of {platform} channel {channel!r}", exc)
         return sorted(subs, key=lambda s: (s.created_at, s.platform, s.channel))
 
     async def mark_subscription_gone(self, platform: str, channel: str, reason: str) -> None:

@@ -14,7 +14,16 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.price_store import AnnouncementRecord, AnnouncementState, StoredSnapshot, Subscription
+from bot.price_store import (
+    AnnouncementRecord,
+    AnnouncementState,
+    StoredSnapshot,
+    Subscription,
+    UnreadableRecord,
+    snapshot_record,
+    subscription_record,
+    warn_unreadable,
+)
 from engine import Request
 
 PRICE_MIGRATION = (
@@ -84,10 +93,22 @@ class SQLitePriceTables:
         return StoredSnapshot(row[0], row[1], row[2], row[3], bool(row[4]))
 
     async def latest_price_snapshot(self) -> StoredSnapshot | None:
-        row = await self._run(lambda conn: conn.execute(
-            "SELECT id, taken_at, previous_id, document, announced FROM price_snapshots"
-            " ORDER BY taken_at DESC, id DESC LIMIT 1").fetchone())  # fmt: skip
-        return self._snapshot(row)
+        def nth(offset: int) -> Callable[[sqlite3.Connection], tuple[Any, ...] | None]:
+            return lambda conn: conn.execute(
+                "SELECT id, taken_at, previous_id, document, announced FROM price_snapshots"
+                " ORDER BY taken_at DESC, id DESC LIMIT 1 OFFSET ?", (offset,),
+            ).fetchone()
+
+        skipped = 0
+        while True:  # newest first, past any unreadable record (kept as it is)
+            row = await self._run(nth(skipped))
+            if row is None:
+                return None
+            try:
+                return snapshot_record(row[0], row[1], row[2], row[3], bool(row[4]))
+            except UnreadableRecord as exc:
+                warn_unreadable(f"price snapshot {row[0]!r}", exc)
+                skipped += 1
 
     async def get_price_snapshot(self, snapshot_id: str) -> StoredSnapshot | None:
         row = await self._run(lambda conn: conn.execute(
@@ -119,8 +140,8 @@ class SQLitePriceTables:
 
     @staticmethod
     def _subscription(row: tuple[Any, ...]) -> Subscription:
-        return Subscription(row[0], row[1], row[2], row[3], tuple(json.loads(row[4])),
-                            row[5], row[6], row[7])  # fmt: skip
+        """Raises :class:`UnreadableRecord` for a row that cannot be read."""
+        return subscription_record(*row)
 
     _SUBSCRIPTION_COLUMNS = (
         "platform, channel, workspace, min_change_pct, cards, created_by, created_at, gone"
@@ -145,7 +166,13 @@ class SQLitePriceTables:
         rows = await self._run(lambda conn: conn.execute(
             f"SELECT {self._SUBSCRIPTION_COLUMNS} FROM subscriptions"
             " ORDER BY created_at, platform, channel").fetchall())  # fmt: skip
-        return [self._subscription(r) for r in rows]
+        subs = []
+        for row in rows:
+            try:
+                subs.append(self._subscription(row))
+            except UnreadableRecord as exc:
+                warn_unreadable(f"subscription of {row[0]} channel {row[1]!r}", exc)
+        return subs
 
     async def mark_subscription_gone(self, platform: str, channel: str, reason: str) -> None:
         await self._run(lambda conn: conn.execute(

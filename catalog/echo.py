@@ -4,6 +4,7 @@ sheet's entries. Every such value is cut to :data:`ECHO_CHARS` characters, so a
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Final
 
 ECHO_CHARS: Final = 80
@@ -18,3 +19,22 @@ def shown(value: object, limit: int = ECHO_CHARS) -> str:
     except ValueError:  # an int over Python's 4,300-digit str() limit
         text = "a number of over 4,300 digits"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _plain(char: str) -> str:
+    category = unicodedata.category(char)
+    if category in ("Cc", "Zl", "Zp"):  # a newline, a tab, an escape: a word break
+        return " "
+    return "" if category in ("Cf", "Cs") else char  # a right-to-left override, a surrogate
+
+
+def one_line(text: str, limit: int = ECHO_CHARS) -> str:
+    """``text`` (a remote source's free text: a price sheet's name or note) as one line of
+    plain text for every message that repeats it: control characters and line or
+    paragraph separators made spaces, format characters (a right-to-left override, a
+    zero-width space) and lone surrogates (not UTF-8) dropped, whitespace runs made one
+    space, a markdown link's ``](`` broken to ``] (`` (so ``[renew](https://…)`` shows
+    its address instead of masking it), then cut to ``limit`` characters like
+    :func:`shown`."""
+    words = "".join(_plain(c) for c in text).split()
+    return shown(" ".join(words).replace("](", "] ("), limit)

@@ -3,17 +3,31 @@ the status of every source. Plain pydantic, no clock, no I/O; stored as JSON.
 
 :func:`catalog.price_build.build_snapshot` makes a :class:`PriceSnapshot` from one
 refresh's fetches; :mod:`catalog.prices` turns one into the prices an estimate uses.
-Every price here is USD per GPU-hour.
+Every price here is USD per GPU-hour, finite and within :data:`PRICE_BOUNDS` (a query's
+``$X/hr`` bounds): a stored snapshot's quote or team rate outside them (written by an
+older version, or edited by hand) is dropped on load, so the built-in price stands in
+for it and ``$nan``, ``$inf`` or ``$-5.00`` never reaches an estimate.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
+
+from catalog.echo import one_line
+from engine.constants import MAX_PRICE_PER_GPU_HOUR, MIN_PRICE_PER_GPU_HOUR
 
 DEFAULT_MAX_PRICE = 100.0
 """$/GPU-hour above which a price is taken for a data error (the dearest real offers are
@@ -25,6 +39,20 @@ DEFAULT_KEEP_VANISHED_DAYS = 7.0
 MAX_REJECTIONS_KEPT = 50
 ANY_WORKSPACE = "*"
 """A team sheet for every workspace (single-team deployments)."""
+
+
+PRICE_BOUNDS = (MIN_PRICE_PER_GPU_HOUR, MAX_PRICE_PER_GPU_HOUR)
+"""The widest $/GPU-hour range a price in a snapshot may have (a query's ``$X/hr``
+bounds; :func:`catalog.team_sheets.price_range` narrows the top to
+``Limits.max_price_per_gpu_hour`` when a refresh screens prices)."""
+Price = Annotated[float, Field(ge=PRICE_BOUNDS[0], le=PRICE_BOUNDS[1], allow_inf_nan=False)]
+"""USD per GPU-hour, finite and within :data:`PRICE_BOUNDS`."""
+MAX_NAME_CHARS: Final = 80
+"""A team sheet's ``name`` is cut to this many characters (one line:
+:func:`catalog.echo.one_line`)."""
+MAX_NOTE_CHARS: Final = 200
+"""A team rate's ``note`` is cut to this many characters (one line)."""
+_PRICE_FIELDS = frozenset({"price", "old", "new"})
 
 
 class PriceChoice(StrEnum):
@@ -49,9 +77,9 @@ class _Model(BaseModel):
 class Limits(_Model):
     """Validation bounds for refreshed prices."""
 
-    max_price_per_gpu_hour: float = Field(default=DEFAULT_MAX_PRICE, gt=0)
+    max_price_per_gpu_hour: float = Field(default=DEFAULT_MAX_PRICE, gt=0, allow_inf_nan=False)
     """A price (on-demand, spot or team) above this $/GPU-hour is rejected."""
-    max_change_ratio: float = Field(default=DEFAULT_MAX_CHANGE, gt=1)
+    max_change_ratio: float = Field(default=DEFAULT_MAX_CHANGE, gt=1, allow_inf_nan=False)
     """A card moving by more than this factor in one refresh is held back."""
     keep_vanished_days: float = Field(default=DEFAULT_KEEP_VANISHED_DAYS, ge=0, le=365)
     """A card a source stops listing keeps its last quote from it this many days."""
@@ -60,7 +88,7 @@ class Limits(_Model):
 class Quote(_Model):
     """One offer: $/GPU-hour and where it is."""
 
-    price: float
+    price: Price
     """USD per GPU-hour."""
     cloud: str
     region: str = ""
@@ -69,6 +97,35 @@ class Quote(_Model):
     @property
     def where(self) -> str:
         return " ".join(p for p in (self.cloud, self.instance_type, self.region) if p)
+
+
+def _price_errors_only(exc: ValidationError) -> bool:
+    """Whether every error of ``exc`` is a price out of :data:`PRICE_BOUNDS` (or not a
+    finite number), as opposed to a document that is malformed."""
+    return all(e["loc"] and e["loc"][-1] in _PRICE_FIELDS for e in exc.errors())
+
+
+def _or_none(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """``value`` validated, or None when its price is unusable (dropped on load)."""
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        if _price_errors_only(exc):
+            return None
+        raise
+
+
+def _usable_items(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A list or dict validated, less the items whose price is unusable."""
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        if not _price_errors_only(exc) or not isinstance(value, list | dict):
+            raise
+        bad = {e["loc"][0] for e in exc.errors()}
+        if isinstance(value, dict):
+            return handler({k: v for k, v in value.items() if k not in bad})
+        return handler([v for i, v in enumerate(value) if i not in bad])
 
 
 def _cheapest(quotes: Iterable[Quote | None]) -> Quote | None:
@@ -88,6 +145,8 @@ class CloudQuotes(_Model):
     spot: Quote | None = None
     as_of: datetime
     """When this cloud's catalog was fetched."""
+
+    _drop_unusable = field_validator("on_demand", "spot", mode="wrap")(_or_none)
 
 
 class CardPrices(_Model):
@@ -141,6 +200,11 @@ class Rejection(_Model):
     reason: str
     where: str = ""
 
+    @field_validator("price")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        return value if value is None or math.isfinite(value) else None
+
 
 class HeldBack(_Model):
     """A card whose price moved too far in one refresh: the old prices stay."""
@@ -148,9 +212,10 @@ class HeldBack(_Model):
     card: str
     statistic: str
     """``lowest on-demand``, ``median on-demand``, ``lowest spot`` or ``team rate``."""
-    old: float
-    new: float
-    """$/GPU-hour before and as fetched."""
+    old: float = Field(gt=0, allow_inf_nan=False)
+    new: float = Field(gt=0, allow_inf_nan=False)
+    """$/GPU-hour before and as fetched (positive and finite: :attr:`ratio` divides by
+    both)."""
     workspace: str | None = None
     """For a team rate: the workspace whose sheet it is in."""
 
@@ -193,9 +258,14 @@ class SourceStatus(_Model):
 
 
 class TeamPrice(_Model):
-    price: float = Field(gt=0)
+    price: Price
     """USD per GPU-hour."""
     note: str = ""
+
+    @field_validator("note")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        return one_line(value, MAX_NOTE_CHARS)
 
 
 class TeamSheet(_Model):
@@ -208,6 +278,13 @@ class TeamSheet(_Model):
     """Catalog card id -> rate."""
     as_of: datetime
     """When the sheet was read."""
+
+    _drop_unusable = field_validator("prices", mode="wrap")(_usable_items)
+
+    @field_validator("name")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        return one_line(value, MAX_NAME_CHARS)
 
 
 class PriceSnapshot(_Model):
@@ -222,6 +299,8 @@ class PriceSnapshot(_Model):
     held_back: list[HeldBack] = Field(default_factory=list)
     rejected: list[Rejection] = Field(default_factory=list)
     """The first :data:`MAX_REJECTIONS_KEPT` rejections (each source's status counts all)."""
+
+    _drop_unusable = field_validator("held_back", mode="wrap")(_usable_items)
 
     def to_json(self) -> str:
         return self.model_dump_json()

@@ -187,6 +187,9 @@ async def fetch_cloud(
         parsed = await asyncio.to_thread(parse_vms_csv, text, cloud)
     except (FetchError, MalformedCatalog) as exc:
         return CloudFetch(cloud, redact(location), error=str(exc))
+    except Exception as exc:  # a parser bug: still this source's failure, not the refresh's
+        log.exception("price source unreadable source=%s", cloud)
+        return CloudFetch(cloud, redact(location), error=_unexpected(exc))
     return CloudFetch(cloud, redact(location), parsed)
 
 
@@ -204,7 +207,14 @@ async def fetch_team(
         sheet = await asyncio.to_thread(parse_team_sheet, text, resolve, settings.limits)
     except (FetchError, MalformedSheet) as exc:
         return TeamFetch(source.workspace, where, error=str(exc))
+    except Exception as exc:  # a parser bug: still this sheet's failure, not the refresh's
+        log.exception("team sheet unreadable workspace=%s", source.workspace)
+        return TeamFetch(source.workspace, where, error=_unexpected(exc))
     return TeamFetch(source.workspace, where, sheet)
+
+
+def _unexpected(exc: Exception) -> str:
+    return f"could not be read ({type(exc).__name__}); the log has the details"
 
 
 async def fetch_all(

@@ -45,6 +45,13 @@ MAX_BAD_ROW_SHARE = 0.05
 a good refresh. SkyPilot's published files have none."""
 BAD_ROWS_TOLERATED = 1
 """Unreadable GPU rows accepted whatever the share (one glitch in a small file)."""
+MIN_GPU_COUNT = 1 / 64
+MAX_GPU_COUNT = 1024.0
+"""``AcceleratorCount`` bounds: Azure sells a sixth of an A10 and GCP 16 A100s in one
+VM; a count outside them is an unreadable row (its per-GPU price would be meaningless)."""
+MAX_GPU_MEMORY_MIB = 16 * 1024 * 1024
+"""The largest ``TotalGpuMemoryInMiB`` read (16 TiB: 8 GPUs of 2 TiB); beyond it, or not
+a positive finite number, the row is unreadable."""
 
 
 class MalformedCatalog(ValueError):
@@ -243,11 +250,18 @@ _NAMES_WITH_RULES = frozenset(r.accelerator for r in ACCELERATOR_MAP)
 _NEEDS_MEMORY = frozenset(r.accelerator for r in ACCELERATOR_MAP if r.gpu_gib is not None)
 
 
+_DECIMAL = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+"""A number as SkyPilot writes one (ASCII digits: not ``1_5`` or ``١٢``, which Python's
+``float`` also reads)."""
+
+
 def _number(text: str | None) -> float | None:
     """A CSV number; None for blank. Raises ValueError for text or non-finite values."""
     text = (text or "").strip()
     if not text:
         return None
+    if not _DECIMAL.fullmatch(text):
+        raise ValueError(text)
     value = float(text)
     if not math.isfinite(value):
         raise ValueError(text)
@@ -259,25 +273,40 @@ def _offered(value: float | None) -> float | None:
     return None if value is None or value == 0 else value
 
 
-def gpu_info_gib(gpu_info: str | None, count: float) -> float | None:
-    """Per-GPU memory (GiB) from a ``GpuInfo`` cell's ``TotalGpuMemoryInMiB``, or None.
+_LONG_NUMBER = re.compile(r"[0-9]{40}")
 
-    The cell is a Python-repr dict (most clouds), JSON (Verda) or a bare name.
+
+def gpu_info_gib(gpu_info: str | None, count: float) -> float | None:
+    """Per-GPU memory (GiB) from a ``GpuInfo`` cell's ``TotalGpuMemoryInMiB``, or None
+    when the cell has no such number.
+
+    The cell is a Python-repr dict (most clouds), JSON (Verda) or a bare name. Raises
+    ValueError (an unreadable row) when the cell is nested too deeply to read, holds a
+    number of :data:`_LONG_NUMBER` digits or more, or its ``TotalGpuMemoryInMiB`` is a
+    number but not one in (0, :data:`MAX_GPU_MEMORY_MIB`].
     """
     text = (gpu_info or "").strip()
     if not text.startswith("{") or count <= 0:
         return None
+    if _LONG_NUMBER.search(text):  # Python refuses 4,300+ digits; 40 are already absurd
+        raise ValueError("GpuInfo holds a number of 40 or more digits")
     try:
-        info = json.loads(text)
+        info = json.loads(text, parse_int=float)  # 400 digits: inf, refused below
+    except RecursionError as exc:
+        raise ValueError("GpuInfo nested too deeply") from exc
     except ValueError:
         try:
             info = ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except (RecursionError, MemoryError) as exc:
+            raise ValueError("GpuInfo nested too deeply") from exc
+        except (ValueError, SyntaxError, TypeError):
             return None
     total = info.get("TotalGpuMemoryInMiB") if isinstance(info, dict) else None
-    if not isinstance(total, int | float) or total <= 0:
+    if isinstance(total, bool) or not isinstance(total, int | float):
         return None
-    return total / count / 1024
+    if not 0 < total <= MAX_GPU_MEMORY_MIB:  # also NaN; an int is compared exactly
+        raise ValueError("TotalGpuMemoryInMiB out of range")
+    return float(total) / count / 1024
 
 
 def _reader(text: str) -> csv.DictReader[str]:
@@ -353,13 +382,17 @@ def parse_vms_csv(text: str, cloud: str) -> ParsedCatalog:
         except ValueError:
             bad += 1
             continue
-        if count is None or count <= 0:
+        if count is None or not MIN_GPU_COUNT <= count <= MAX_GPU_COUNT:
             bad += 1
             continue
         fixed = COUNT_FIXES.get((cloud, instance))
         if fixed is not None and fixed != count:
             count, fixes = fixed, fixes + 1
-        gib = gpu_info_gib(row.get("GpuInfo"), count) if name in _NEEDS_MEMORY else None
+        try:
+            gib = gpu_info_gib(row.get("GpuInfo"), count) if name in _NEEDS_MEMORY else None
+        except ValueError:
+            bad += 1
+            continue
         card = map_accelerator(cloud, name, instance, gib)
         if card is None:
             unknown[f"{name} @ {instance}" if name in _NAMES_WITH_RULES else name] += 1

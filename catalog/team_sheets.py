@@ -7,27 +7,42 @@ A rate must lie in :func:`price_range`: the bounds of a price typed in a query
 (``$X/hr``, ``engine.request.Request.price_per_gpu_hour``), capped by the refresh's
 ``Limits.max_price_per_gpu_hour``. Applying the rates (the 5x hold-back, keeping a rejected
 entry's previous rate) is :func:`catalog.price_build.build_snapshot`'s job.
+
+A rate is a plain decimal number: YAML 1.1's other spellings (``1:30`` is base 60, so
+$90; ``010`` octal) are refused like text. A value YAML cannot build at all (a date past
+the calendar, ``!!float 'abc'``, 5,000 digits) refuses the sheet as a
+:class:`MalformedSheet` naming its line and key. The sheet's ``name`` and each ``note``
+are read as one plain line (:func:`catalog.echo.one_line`): they reach every estimate's
+price line and every chat reply that names the rate.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 import yaml
 
-from catalog.echo import shown
-from catalog.price_snapshot import Limits, TeamPrice
-from engine.constants import MAX_PRICE_PER_GPU_HOUR, MIN_PRICE_PER_GPU_HOUR
+from catalog.echo import one_line, shown
+from catalog.price_snapshot import (
+    MAX_NAME_CHARS,
+    MAX_NOTE_CHARS,
+    PRICE_BOUNDS,
+    Limits,
+    TeamPrice,
+)
 
 MAX_SHEET_BYTES: Final = 256 * 1024
 """A team sheet longer than this (UTF-8) is refused unread: a sheet of every catalog
 card with notes is a few KB."""
-MAX_NAME_CHARS: Final = 80
-"""The sheet's ``name`` and each ``note`` are cut to this many characters."""
-MAX_NOTE_CHARS: Final = 200
+_PLAIN_NUMBER: Final = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+"""A rate as a person writes one: ``2.49``, ``12``, ``0.5``, ``2.5e+1``. Not the other
+YAML 1.1 spellings of a number: ``1:30`` (base 60: 90), ``010`` (octal: 8), ``0x2``,
+``1_5``."""
+_OCTAL: Final = re.compile(r"[-+]?0[0-9]+")
 
 
 def price_range(limits: Limits) -> tuple[float, float]:
@@ -35,7 +50,8 @@ def price_range(limits: Limits) -> tuple[float, float]:
     (:data:`engine.constants.MIN_PRICE_PER_GPU_HOUR` and ``MAX_PRICE_PER_GPU_HOUR``, what
     ``$X/hr`` accepts), the top capped by ``limits.max_price_per_gpu_hour`` (a price above
     it is a data error). Refreshed (SkyPilot) and team prices are held to it alike."""
-    return MIN_PRICE_PER_GPU_HOUR, min(MAX_PRICE_PER_GPU_HOUR, limits.max_price_per_gpu_hour)
+    low, high = PRICE_BOUNDS
+    return low, min(high, limits.max_price_per_gpu_hour)
 
 
 def price_problem(price: float, limits: Limits) -> str | None:
@@ -97,17 +113,75 @@ class _SheetLoader(yaml.SafeLoader):
     """``yaml.SafeLoader`` that refuses aliases (``*name``, and so ``<<: *name``): a
     nine-line sheet of nested aliases expands to 10^8 items ("billion laughs"), and a
     price sheet never needs one. Mappings load as :class:`_Mapping`, which keeps a
-    repeated key's every entry (PyYAML keeps the last one silently)."""
+    repeated key's every entry (PyYAML keeps the last one silently). A value YAML cannot
+    build raises :class:`_Unbuildable` (never a bare ValueError or KeyError), and so does
+    an integer of 4,300+ digits (:func:`_construct_int`)."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             line = event.start_mark.line + 1 if event.start_mark else "?"
             raise MalformedSheet(
-                f"YAML aliases (*{shown(str(event.anchor))}, line {line}) are not allowed "
+                f"YAML aliases (*{one_line(str(event.anchor))}, line {line}) are not allowed "
                 "in a price sheet: write each rate out"
             )
         return super().compose_node(parent, index)
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (_Unbuildable, MalformedSheet, yaml.YAMLError, RecursionError):
+            raise  # nesting too deep is reported by load_sheet
+        except Exception as exc:  # any constructor's failure: ValueError, KeyError, ...
+            raise _Unbuildable(node, exc) from exc
+
+
+_TEXT_KEYS: Final = frozenset({"name", "note"})
+
+
+class _Unbuildable(Exception):
+    """A node YAML cannot build (a date past the calendar, ``!!float 'abc'``, an integer
+    of 4,300+ digits, ``!!bool maybe``): raised by the innermost node that failed,
+    given the key it is the value of by the mapping that holds it, and turned into a
+    :class:`MalformedSheet` by :func:`load_sheet`."""
+
+    def __init__(self, node: yaml.Node, error: Exception) -> None:
+        super().__init__(str(error))
+        self.node, self.error = node, error
+        self.key: Any = None
+
+    def sheet_error(self) -> MalformedSheet:
+        """What is wrong, where (line and key), and how to write it."""
+        node, key, exc = self.node, self.key, self.error
+        written = node.value if isinstance(node, yaml.ScalarNode) else node.tag
+        if node.tag.endswith(":timestamp"):
+            why = f"YAML reads it as a date, and it is not one ({one_line(str(exc))})"
+        elif node.tag.endswith((":int", ":float")):
+            digits = "digits" in str(exc)  # Python's 4,300-digit limit, or _construct_int's
+            why = "a number of over 4,300 digits" if digits else "YAML cannot read it as a number"
+        else:
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            why = f"YAML cannot read it as {one_line(tag)} ({one_line(str(exc))})"
+        where = f"line {node.start_mark.line + 1}"
+        if key is not None:
+            where += f", '{one_line(str(key))}:'"
+        if isinstance(key, str) and key in _TEXT_KEYS:
+            fix = f'write text in quotes, e.g. `{key}: "{one_line(written, 40)}"`'
+        else:
+            fix = ("write a rate as a plain number of dollars per GPU-hour, e.g. "
+                   "`h100: 2.49`, and text in quotes")
+        return MalformedSheet(f"{where}: {one_line(written)} cannot be read: {why}; {fix}")
+
+
+def _construct_int(loader: _SheetLoader, node: yaml.ScalarNode) -> int:
+    """A YAML integer, refused beyond 4,300 digits (``0x`` and ``0b`` integers skip
+    Python's digit limit, and then cannot be written back as text)."""
+    value = loader.construct_yaml_int(node)
+    try:
+        str(value)
+    except ValueError as exc:
+        raise ValueError("over 4,300 digits") from exc
+    return value
 
 
 def _construct_mapping(loader: _SheetLoader, node: yaml.MappingNode) -> _Mapping:
@@ -121,7 +195,11 @@ def _construct_mapping(loader: _SheetLoader, node: yaml.MappingNode) -> _Mapping
             raise yaml.constructor.ConstructorError(
                 "while constructing a mapping", node.start_mark, "found unhashable key",
                 key_node.start_mark) from exc  # fmt: skip
-        value = loader.construct_object(value_node, deep=True)
+        try:
+            value = loader.construct_object(value_node, deep=True)
+        except _Unbuildable as exc:
+            exc.key = key if exc.key is None else exc.key
+            raise
         text = value_node.value if isinstance(value_node, yaml.ScalarNode) else ""
         data.entries.append(_Entry(key, value, key_node.start_mark.line + 1, text))
         data[key] = value
@@ -129,6 +207,7 @@ def _construct_mapping(loader: _SheetLoader, node: yaml.MappingNode) -> _Mapping
 
 
 _SheetLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_SheetLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +223,8 @@ class ParsedSheet:
     problems: tuple[str, ...]
     unreadable: dict[str, str] = field(default_factory=dict)
     """Catalog card id -> the entry as written, when it is not a number (a string,
-    ``true``, ``1.0e9`` which YAML reads as a string): rejected, the previous rate kept."""
+    ``true``, ``1.0e9`` which YAML reads as a string) or not a plain one (``1:30``, which
+    YAML 1.1 reads as 90; ``0x2``; ``010``): rejected, the previous rate kept."""
     duplicates: dict[str, str] = field(default_factory=dict)
     """Catalog card id -> its entries as written, when the sheet lists the card more than
     once (a repeated key, or two aliases of one card): neither rate is used, the previous
@@ -153,16 +233,19 @@ class ParsedSheet:
 
 def load_sheet(text: str) -> Any:
     """The YAML or JSON document of a sheet, refused when too long, aliased, nested
-    beyond Python's recursion limit or not YAML. Raises :class:`MalformedSheet`."""
+    beyond Python's recursion limit, not YAML or holding a value YAML cannot build (a
+    date past the calendar: :class:`_Unbuildable`). Raises :class:`MalformedSheet`."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_SHEET_BYTES:
         raise MalformedSheet(f"{size:,} bytes, over the {MAX_SHEET_BYTES:,}-byte limit")
     try:
         return yaml.load(text, Loader=_SheetLoader)  # a SafeLoader without aliases
     except yaml.YAMLError as exc:
-        raise MalformedSheet(f"not YAML or JSON: {shown(str(exc), 200)}") from exc
+        raise MalformedSheet(f"not YAML or JSON: {one_line(str(exc), 200)}") from exc
     except RecursionError as exc:
         raise MalformedSheet("nested too deeply to be a price sheet") from exc
+    except _Unbuildable as exc:
+        raise exc.sheet_error() from exc.error
 
 
 def parse_team_sheet(
@@ -190,10 +273,10 @@ def parse_team_sheet(
         key, group = next(iter(doc.repeated().items()))
         lines = ", ".join(str(e.line) for e in group)
         raise MalformedSheet(
-            f"'{shown(str(key))}:' is written {len(group)} times (lines {lines}): "
+            f"'{one_line(str(key))}:' is written {len(group)} times (lines {lines}): "
             "a sheet has one of each; merge them into one"
         )
-    name = shown(str(doc.get("name") or ""), MAX_NAME_CHARS)
+    name = one_line(str(doc.get("name") or ""), MAX_NAME_CHARS)
     raw: dict[str, float] = {}
     notes: dict[str, str] = {}
     unknown: dict[str, int] = {}
@@ -204,16 +287,17 @@ def parse_team_sheet(
     for entry in doc["prices"].entries:
         card = resolve(str(entry.key))
         if card is None:
-            if shown(str(entry.key)) not in unknown:
-                unknown[shown(str(entry.key))] = 1
-                problems.append(f"{shown(str(entry.key))}: unknown card")
+            written = one_line(str(entry.key))
+            if written not in unknown:
+                unknown[written] = 1
+                problems.append(f"{written}: unknown card")
             continue
         by_card.setdefault(card, []).append(entry)
     for card, group in by_card.items():
         repeats = group if len(group) > 1 else _flatten(_repeated(group[0].value))
         if repeats:
             duplicates[card] = ", ".join(
-                f"{shown(str(e.key))}: {_written(e)} (line {e.line})" for e in repeats)
+                f"{one_line(str(e.key))}: {_written(e)} (line {e.line})" for e in repeats)
             problems.append(
                 f"{card} is listed more than once ({duplicates[card]}): neither rate is used, "
                 f"the sheet's previous rate for {card} (if any) stays; keep one entry per card"
@@ -236,10 +320,14 @@ def parse_team_sheet(
 def _judge(entry: _Entry, card: str, limits: Limits) -> tuple[float | None, str, str | None]:
     """A card's one entry: its rate ($/GPU-hour; None when not a number), its note, and
     the problem to report (None when the rate is usable)."""
-    key = shown(str(entry.key))
+    key = one_line(str(entry.key))
     price, note = _sheet_entry(entry.value)
     if price is None:
         return None, note, f"{key}: expected a number or {{price: N, note: ...}}"
+    if math.isfinite(price) and not _plain(_price_text(entry)):
+        return None, note, (f"{_named(str(entry.key), card)}: {_written(entry)} refused, not "
+                            f"a plain number (YAML 1.1 reads it as {price:g}); "
+                            f"{rate_hint(key, limits)}")
     reason = price_problem(price, limits)
     if reason is None:
         return price, note, None
@@ -256,26 +344,43 @@ def _flatten(groups: dict[Any, list[_Entry]]) -> list[_Entry]:
     return [entry for group in groups.values() for entry in group]
 
 
-def _written(entry: _Entry) -> str:
-    """An entry's rate as written: the scalar's text, or the ``price:`` of a mapping."""
-    if entry.text:
-        return shown(entry.text)
+def _plain(text: str) -> bool:
+    """Whether a rate is written as a plain decimal number (:data:`_PLAIN_NUMBER`)."""
+    return bool(_PLAIN_NUMBER.fullmatch(text)) and not _OCTAL.fullmatch(text)
+
+
+def _price_entry(entry: _Entry) -> _Entry | None:
+    """The ``price:`` of a ``{price: N, note: ...}`` entry (None for anything else)."""
     if isinstance(entry.value, _Mapping):
         prices = [e for e in entry.value.entries if e.key == "price"]
-        if prices:
-            return _written(prices[-1])
-    return shown(entry.value)
+        return prices[-1] if prices else None
+    return None
+
+
+def _price_text(entry: _Entry) -> str:
+    """An entry's rate as written, uncut: the scalar's text, or the ``price:``'s."""
+    price = _price_entry(entry)
+    return entry.text if price is None else price.text
+
+
+def _written(entry: _Entry) -> str:
+    """An entry's rate as written (one line, cut): the scalar's text, or the ``price:``
+    of a mapping."""
+    if entry.text:
+        return one_line(entry.text)
+    price = _price_entry(entry)
+    return _written(price) if price is not None else one_line(shown(entry.value))
 
 
 def _named(key: str, card: str) -> str:
     """The entry's name as written, with the catalog card it means when that differs."""
-    return shown(key) if key == card else f"{shown(key)} ({card})"
+    return one_line(key) if key == card else f"{one_line(key)} ({card})"
 
 
 def _sheet_entry(value: Any) -> tuple[float | None, str]:
     note = ""
     if isinstance(value, dict):
-        note = shown(str(value.get("note") or ""), MAX_NOTE_CHARS)
+        note = one_line(str(value.get("note") or ""), MAX_NOTE_CHARS)
         value = value.get("price")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None, note
