@@ -50,14 +50,17 @@ def _context_parallel_tip(ctx: Context, o: Option) -> list[str]:
     r = ctx.request
     if r.mode is not Mode.DETAILED or r.context_parallel > 1 or o.count < 2:
         return []
-    share = o.memory.activations / o.per_gpu_gb
+    share = o.memory.activations / o.capacity_gb  # of the card, not of what is used
     if share < CONTEXT_PARALLEL_TIP_SHARE:
         return []
+    what = (f"One {r.seq_len:,}-token sequence's activations" if r.micro_batch == 1 else
+            f"A micro-batch's activations ({r.micro_batch} x {r.seq_len:,} tokens)")
     return [
-        f"One {r.seq_len:,}-token sequence's activations take {o.memory.activations:.1f} GB "
-        f"({share:.0%}) on each of the {o.count} cards, whatever their number: sharding "
+        f"{what} take {o.memory.activations:.1f} GB ({share:.0%} of the card) on each of "
+        f"the {o.count} cards, whatever their number: sharding "
         "splits weights and states, not them. Context parallelism (`cp 2`, `cp 4`: ring "
         "attention, as torchtitan and axolotl run it) splits the sequence over the cards."
+        + (" So does a smaller micro-batch, with more accumulation." if r.micro_batch > 1 else "")
     ]
 
 

@@ -53,6 +53,19 @@ def _lead(ctx: Context) -> Option | None:
     return ctx.options[0] if ctx.options else None
 
 
+def _smaller_run(r: Request) -> str:
+    """``QLoRA, a shorter sequence or `offload```: the memory savers a run has not used."""
+    tries = [] if r.effective_method is Method.QLORA else ["QLoRA"]
+    tries.append("a shorter sequence")
+    if not r.grad_checkpointing:
+        tries.append("`ckpt`")
+    if r.context_parallel == 1 and r.seq_len >= LONG_SEQ_WARNING:
+        tries.append("`cp 2` over the cards")
+    if not r.offload:
+        tries.append("`offload`")
+    return ", ".join(tries[:-1]) + f" or {tries[-1]}" if len(tries) > 1 else tries[0]
+
+
 def warnings(ctx: Context) -> list[str]:
     """Everything the user should know before trusting the numbers."""
     r, out = ctx.request, []
@@ -62,7 +75,7 @@ def warnings(ctx: Context) -> list[str]:
         out.append(
             "No card in the catalog holds this run"
             + (" without sharding: try `zero3`." if r.sharding is Sharding.NONE else ".")
-            + " Try QLoRA, a shorter sequence or `offload`."
+            + f" Try {_smaller_run(r)}."
         )
     if lead is not None and lead.named and not lead.runs:
         need = f"{lead.needed}x {lead.gpu.id} would." if lead.needed else "no count of them would."
@@ -80,7 +93,9 @@ def warnings(ctx: Context) -> list[str]:
             f"Tight: {lead.utilization:.0%} of {lead.gpu.id}'s memory. It runs with little "
             f"headroom (the planning line is {USABLE_FRACTION:.0%}): a longer batch or "
             "allocator fragmentation can push it over; "
-            + (f"{lead.needed}x would leave room." if lead.needed else "checkpointing helps.")
+            + (f"{lead.needed}x would leave room." if lead.needed else
+               "checkpointing helps." if not r.grad_checkpointing else
+               "a shorter sequence or a smaller micro-batch helps.")
         )
     if r.gpu is None and r.gpu_count is not None and lead is not None and lead.count != r.gpu_count:
         out.append(
