@@ -92,7 +92,7 @@ PHRASES: list[list[str]] = [
     ["seq 8k", "ctx 4096", "seq=8192", "8k seq", "16k ctx"],
     ["bs 4", "batch=2", "bs8"],
     ["r64", "rank 32", "r=8"],
-    ["attn", "qv", "all-linear"],
+    ["attn-only", "qv", "all-linear"],  # "flash attn" side by side is FlashAttention
     ["adamw", "adamw-8bit", "sgd", "lion", "adafactor"],
     ["bf16", "fp16", "fp8"],
     ["ckpt", "no-ckpt"],

@@ -241,20 +241,20 @@ def _count(num: Num, word: str, field: str) -> int:
 
 # --- nodes -------------------------------------------------------------------------
 
-_NODE_WORDS: Final = frozenset({"nodes", "node", "machines", "machine", "hosts", "servers"})
+NODE_WORDS: Final = frozenset({"nodes", "node", "machines", "machine", "hosts", "servers"})
 _GRID_RE: Final = re.compile(r"^([0-9]+)[x*]([0-9]+)$")
 
 
 def nodes(s: State, i: int) -> int:
     """``2 nodes of 8x h100`` (8 per node), ``16 h100s across 2 nodes`` (16 in all),
     ``8 gpus per node``."""
-    if s.low(i) == "per" and s.low(i + 1) in _NODE_WORDS:
+    if s.low(i) == "per" and s.low(i + 1) in NODE_WORDS:
         s.per_node = True
         return 2
     if s.low(i) in ("per-node", "a-node"):
         s.per_node = True
         return 1
-    num = s.count_before(i, _NODE_WORDS)
+    num = s.count_before(i, NODE_WORDS)
     if num is None:
         return 0
     word = s.raw(i)

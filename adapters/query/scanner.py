@@ -198,6 +198,14 @@ def _named(s: State, i: int) -> int:
     return j - i + _count_tail(s, j, i)
 
 
+def _nodes_of(s: State, j: int) -> bool:
+    """Whether the word at ``j`` is a node word that takes no count after it: ``2 h100
+    nodes`` and ``2 h100 nodes 10M tokens``, not ``16 h100 nodes 2`` (``--nnodes 2``)."""
+    after, unit = s.low(j + 1), s.low(j + 2)
+    counted = bool(COUNT_RE.match(after)) and unit not in ALL_UNITS
+    return s.low(j) in phrases.NODE_WORDS and not counted
+
+
 def _own_memory(s: State, j: int, memory_gb: float) -> int:
     """Words at ``j`` that state ``memory_gb`` (``24gb`` reaches here as ``24 gb``):
     2, or 0 when they state none or another size."""
@@ -222,6 +230,15 @@ def _count_then_card(s: State, i: int) -> int:
         _count(s, count, s.raw(i, j - i + 2), s.raw(i))
         return j - i
     if card:
+        end = j + card[1]
+        if not glued and j == i + 1 and _nodes_of(s, end):
+            # "2 h100 nodes": two machines of the card, their cards counted per node
+            # (phrases.check_nodes); "2x h100 nodes" stays two cards.
+            word = s.raw(end)
+            s.set("nodes", whole(require(read_number(count)).value, word, "nodes"),
+                  s.raw(i, end - i + 1), word)  # fmt: skip
+            s.set("gpu", card[0], s.raw(j, card[1]))
+            return end - i + 1
         _count(s, count, s.raw(i, j - i + card[1]), s.raw(i))
         s.set("gpu", card[0], s.raw(j, card[1]))
         return j - i + card[1]

@@ -27,7 +27,7 @@ KEYWORDS: Final = _table(
             "full", "fft", "full-ft", "full-finetune", "full-fine-tune", "full-parameter",
             "full-params",
         ),
-        ("method", Method.LORA): ("lora",),
+        ("method", Method.LORA): ("lora", "use-peft"),  # TRL's --use_peft: LoRA
         ("method", Method.QLORA): ("qlora",),
         ("lora_targets", LoraTargets.ALL_LINEAR): (
             "all-linear", "alllinear", "lora-target-linear",  # axolotl's lora_target_linear
@@ -190,7 +190,8 @@ FILLER: Final = frozenset(
         # HF's ``--fsdp "full_shard auto_wrap"``: how FSDP wraps, not what it holds
         "auto-wrap",
         # a follow-up's plain English ("same but full", "switch to hf", "make it 2 epochs")
-        "same", "but", "switch", "make", "change", "enable", "enabled",
+        "same", "but", "now", "again", "let's", "lets", "switch", "make", "change", "enable",
+        "enabled",
         "turn",  # "turn on offload" is offload; "turn off ckpt" reads "off ckpt"
         "memory", "vram", "usage", "peak", "requirement", "requirements",
         # the form factor every card id already defaults to, and the link every card's
@@ -313,6 +314,10 @@ PHRASES: Final = {
     ("flash", "attention", "2"): "flash-attention-2",
     ("flash", "attention", "3"): "flash-attention-3",
     ("flash", "attention", "4"): "flash-attention-4",
+    ("flash", "attn"): "flash-attn",
+    ("flash", "attn", "2"): "flash-attn-2",  # "flash attn 2 h100": FA2 on one card
+    ("flash", "attn", "3"): "flash-attn-3",
+    ("flash", "attn", "4"): "flash-attn-4",
     ("cudnn", "attention"): "cudnn-attention",
     ("cudnn", "sdpa"): "cudnn-sdpa",
     ("mixed", "precision"): "mixed-precision",
