@@ -65,6 +65,15 @@ MAX_STEPS: Final = 10**9
 MIN_GPU_MEMORY_GB: Final = 1.0
 MAX_GPU_MEMORY_GB: Final = 2000.0  # past any single accelerator's memory
 
+SYNTHETIC_MIN_B: Final = 0.1
+SYNTHETIC_MAX_B: Final = 2000.0
+"""Sizes (billions of parameters) a ``synthetic-<N>b`` model may have: from a 100M toy
+(SmolLM2-135M's shape) to twice the largest published dense model; a bare size outside
+them is refused."""
+SYNTHETIC_TIED_BELOW_B: Final = 8.0
+"""Synthetic models below this size tie the LM head to the embeddings, as Llama 3.2 1B
+and 3B do (``tie_word_embeddings: true``) and Llama 3.1 8B does not."""
+
 # --- bytes per parameter ------------------------------------------------------
 PRECISION_BYTES: Final = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp32": 4.0}
 """Storage of one weight at each base precision ([detailed])."""

@@ -17,7 +17,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engine.architecture import Architecture
-from engine.constants import CARD_GB_BYTES, GB, GPUS_PER_NODE, MAX_GPUS_PER_NODE, MAX_NODES
+from engine.constants import (
+    CARD_GB_BYTES,
+    GB,
+    GPUS_PER_NODE,
+    MAX_GPUS_PER_NODE,
+    MAX_NODES,
+    SYNTHETIC_MAX_B,
+    SYNTHETIC_MIN_B,
+    SYNTHETIC_TIED_BELOW_B,
+)
 
 _SYNTHETIC = re.compile(r"^synthetic-(\d+(?:\.\d+)?)b$")
 
@@ -198,8 +207,12 @@ class GpuSpec(BaseModel):
         return self.bf16_tflops if self.bf16 and self.bf16_tflops else self.fp16_tflops
 
 
-# Llama-family shapes used to scale a synthetic model: (params in B, hidden, layers).
+# Llama-architecture shapes used to scale a synthetic model: (params in B, hidden,
+# layers). Below Llama 3.2 1B: SmolLM2-135M and -360M (HuggingFaceTB config.json:
+# hidden_size 576 / 960, num_hidden_layers 30 / 32, LlamaForCausalLM).
 _LLAMA_SHAPES: tuple[tuple[float, int, int], ...] = (
+    (0.135, 576, 30),
+    (0.36, 960, 32),
     (1.2, 2048, 16),
     (3.2, 3072, 28),
     (8.0, 4096, 32),
@@ -212,12 +225,17 @@ _LLAMA_SHAPES: tuple[tuple[float, int, int], ...] = (
 def synthetic_model(billions: float) -> ModelSpec:
     """A Llama-3-style architecture scaled to ``billions`` parameters.
 
-    Hidden width is interpolated (in log space) between real Llama sizes and
-    rounded to a multiple of 256; the MLP is 3.5x hidden (gated), 128-wide
-    heads with 8 KV heads (or the largest count up to 8 that divides the heads), Llama
-    3's 128,256-token vocabulary; the layer count is then solved so the total lands on
-    the requested size.
+    Hidden width is interpolated (in log space) between real Llama-architecture sizes
+    and rounded to a multiple of 256 (of 128 below 512); the MLP is 3.5x hidden (gated),
+    128-wide heads (64-wide below 1,024) with 8 KV heads (or the largest count up to 8
+    that divides the heads), Llama 3's 128,256-token vocabulary, the head tied to the
+    embeddings below :data:`SYNTHETIC_TIED_BELOW_B`; the layer count is then solved so
+    the total lands on the requested size. Raises ValueError outside
+    [:data:`SYNTHETIC_MIN_B`, :data:`SYNTHETIC_MAX_B`].
     """
+    if not SYNTHETIC_MIN_B <= billions <= SYNTHETIC_MAX_B:
+        raise ValueError(f"a synthetic model has {SYNTHETIC_MIN_B:g}B to {SYNTHETIC_MAX_B:g}B "
+                         f"parameters, not {billions:g}B")  # fmt: skip
     target = billions * 1e9
     logs = [math.log(p) for p, _, _ in _LLAMA_SHAPES]
     x = min(max(math.log(billions), logs[0]), logs[-1])
@@ -228,8 +246,9 @@ def synthetic_model(billions: float) -> ModelSpec:
             t = (x - l0) / (l1 - l0)
             hidden = math.exp(math.log(h0) + t * (math.log(h1) - math.log(h0)))
             break
-    hidden_i = max(256, round(hidden / 256) * 256)
-    heads = max(1, hidden_i // 128)
+    step = 256 if hidden >= 512 else 128
+    hidden_i = max(step, round(hidden / step) * step)
+    heads = max(1, hidden_i // (128 if hidden_i >= 1024 else 64))
     kv = max(d for d in range(1, min(8, heads) + 1) if heads % d == 0)  # groups the heads
     inter = round(3.5 * hidden_i / 256) * 256
     vocab = 128256
@@ -240,6 +259,7 @@ def synthetic_model(billions: float) -> ModelSpec:
         num_kv_heads=kv,
         intermediate_size=inter,
         vocab_size=vocab,
+        tie_embeddings=billions < SYNTHETIC_TIED_BELOW_B,
     )
     per_layer = probe.total_params - probe.embedding_params - hidden_i
     layers = max(1, round((target - probe.embedding_params - hidden_i) / per_layer))
@@ -300,7 +320,7 @@ class Catalog:
         if model_id in self.models:
             return self.models[model_id]
         match = _SYNTHETIC.match(model_id)
-        if match:
+        if match and SYNTHETIC_MIN_B <= float(match.group(1)) <= SYNTHETIC_MAX_B:
             return synthetic_model(float(match.group(1)))
         raise KeyError(model_id)
 

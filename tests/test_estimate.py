@@ -12,7 +12,7 @@ from engine import Request, estimate
 from engine.fit import cards, cards_of_memory
 from engine.memory import COMPONENTS
 from engine.request import Framework
-from engine.specs import Catalog
+from engine.specs import Catalog, synthetic_model
 from tests.helpers import catalog_with, gpu
 
 JSON_KEYS = {
@@ -412,3 +412,21 @@ def test_a_named_count_over_the_card_by_less_than_the_memory_band_is_timed() -> 
 def test_a_named_count_far_over_the_card_is_not_timed() -> None:
     _, named = _named(2, 16384)
     assert not named.runs and named.timing.tokens_per_second is None
+
+
+@pytest.mark.parametrize("billions", [0.1, 0.3, 0.5, 1.0, 3.0, 20.0, 405.0])
+def test_a_synthetic_model_has_the_parameters_its_name_says(billions: float) -> None:
+    params = synthetic_model(billions).architecture.total_params
+    assert params == pytest.approx(billions * 1e9, rel=0.05)
+
+
+def test_small_synthetic_models_tie_the_head_as_llama_3_2_does() -> None:
+    assert synthetic_model(1.0).architecture.tie_embeddings
+    assert not synthetic_model(8.0).architecture.tie_embeddings
+
+
+@pytest.mark.parametrize("model_id", ["synthetic-0b", "synthetic-0.01b", "synthetic-5000b"])
+def test_a_synthetic_id_out_of_bounds_is_an_unknown_model(catalog: Catalog, model_id: str
+                                                          ) -> None:  # fmt: skip
+    with pytest.raises(KeyError):
+        catalog.model(model_id)

@@ -10,10 +10,8 @@ from typing import Final
 from adapters.query.errors import error, quoted
 from adapters.query.numbers import ALL_UNITS, HF_PREFIX, SYNTHETIC_RE
 from adapters.query.vocabulary import FLAGS, KEYWORDS, VARIANT_SUFFIXES
+from engine.constants import SYNTHETIC_MAX_B, SYNTHETIC_MIN_B
 from engine.specs import Catalog, normalize_name
-
-SYNTHETIC_MIN_B: Final = 0.1
-SYNTHETIC_MAX_B: Final = 2000.0
 
 
 @dataclass(frozen=True)
