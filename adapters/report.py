@@ -152,7 +152,10 @@ class Report:
 # formatting helpers
 
 
-def fmt_gb(gb: float) -> str:
+def fmt_gb(gb: float, beside: float | None = None) -> str:
+    """``gb`` as a reply shows it; to two decimals where one would equal ``beside``'s."""
+    if beside is not None and fmt_gb(gb) == fmt_gb(beside) and gb != beside:
+        return f"{gb:,.2f} GB"
     return f"{gb:,.0f} GB" if gb >= 100 else f"{gb:.1f} GB"
 
 
@@ -497,7 +500,7 @@ def solve_headline(est: Estimate, sol: Solution) -> str:
     85% line, and the next step that does not fit."""
     t = sol.target
     card = f"{t.count}x {t.name}" if sol.goal is not Solve.GPU_COUNT else t.name
-    line = f"{fmt_gb(t.usable_gb)} usable at 85% of {t.capacity_gb:.1f} GB"
+    line = f"{fmt_gb(t.usable_gb, beside=sol.next_gb)} usable at 85% of {t.capacity_gb:.1f} GB"
     method = METHOD_LABELS[est.request.effective_method]
     what = {
         Solve.SEQ_LEN: f"Longest sequence for {method} on {card}",
@@ -528,12 +531,9 @@ def solve_headline(est: Estimate, sol: Solution) -> str:
         f"({line})."
     )
     if sol.next_value is not None and sol.next_gb is not None:
-        step = (
-            f"{sol.next_value} does not fit" if isinstance(sol.next_value, str)
-            else f"{int(sol.next_value):,} "
-            + ("does not fit" if sol.goal is not Solve.GPU_COUNT else "do not fit")
-        )
-        head += f" {step} ({fmt_gb(sol.next_gb)})."
+        nxt = sol.next_value if isinstance(sol.next_value, str) else f"{sol.next_value:,}"
+        verb = "do not fit" if sol.goal is Solve.GPU_COUNT else "does not fit"
+        head += f" {nxt} {verb} ({fmt_gb(sol.next_gb, beside=t.usable_gb)})."
     return head
 
 

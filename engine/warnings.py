@@ -27,7 +27,7 @@ from engine.constants import (
     SMALL_DATASET_TOKENS,
     USABLE_FRACTION,
 )
-from engine.fit import Option, not_recommended_reason
+from engine.fit import Option, not_recommended_reason, resolve_stage
 from engine.profiles import (
     changes_for,
     cudnn_attention_from,
@@ -86,7 +86,7 @@ def warnings(ctx: Context) -> list[str]:
         out.append(
             f"{lead.count}x {lead.gpu.id} cannot hold this run "
             f"({lead.per_gpu_gb:.1f} GB per GPU of {lead.capacity_gb:.1f} GB); {need}{maybe}"
-            + _hsdp_node_hint(ctx, lead)
+            + _hsdp_node_hint(ctx, lead) + _offload_zero3_hint(ctx, lead)
         )
     elif lead is not None and lead.named and not lead.fits:
         out.append(
@@ -399,6 +399,22 @@ def assumptions(ctx: Context) -> list[str]:
                 + fallback
             )
     return out
+
+
+def _offload_zero3_hint(ctx: Context, lead: Option) -> str:
+    """Under ``offload`` without sharding, where ZeRO-3's offload (the weights on the CPU
+    too: DeepSpeed's ``offload_param``, FSDP's ``CPUOffload``) holds the run on the cards
+    named: that it does, and at how much per GPU."""
+    r = ctx.request
+    if not r.offload or r.sharding not in (Sharding.AUTO, Sharding.NONE):
+        return ""
+    if resolve_stage(r.sharding, lead.count, ctx.footprint.tensor_parallel) is not Sharding.NONE:
+        return ""
+    per_gpu = ctx.footprint.per_gpu(Sharding.ZERO3, lead.count, True).total
+    if per_gpu > USABLE_FRACTION * lead.capacity_gb:
+        return ""
+    return (f" Without sharding, `offload` moves only the optimizer: `zero3 offload` moves "
+            f"the weights too and holds it on {lead.count}x at {per_gpu:.1f} GB per GPU.")
 
 
 def _hsdp_node_hint(ctx: Context, lead: Option) -> str:

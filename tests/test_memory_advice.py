@@ -60,3 +60,22 @@ def test_a_tight_named_card_with_checkpointing_on_is_not_told_to_checkpoint() ->
     assert tight, "no sequence length puts the run in the tight band"
     assert "checkpointing helps" not in tight[0]
     assert "a shorter sequence or a smaller micro-batch helps" in tight[0]
+
+
+def _cannot_hold(**fields: Any) -> str:
+    est = estimate(Request(model="llama-3.1-70b", method="full", offload=True, gpu="g80",
+                           gpu_count=1, dataset_tokens=10**7, **fields),
+                   catalog_with(H100_LIKE))
+    return next(w for w in est.warnings if "cannot hold this run" in w)
+
+
+def test_offload_on_one_card_that_does_not_hold_it_names_zero3_offload() -> None:
+    said = _cannot_hold()
+    assert "`zero3 offload`" in said and "on 1x at" in said
+
+
+def test_offload_under_explicit_sharding_is_not_told_about_zero3() -> None:
+    est = estimate(Request(model="llama-3.1-70b", method="full", offload=True, gpu="g80",
+                           gpu_count=1, sharding="zero3", dataset_tokens=10**7),
+                   catalog_with(H100_LIKE))
+    assert not any("`zero3 offload`" in w for w in est.warnings)

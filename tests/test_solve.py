@@ -296,6 +296,18 @@ def test_the_reply_leads_with_the_answer_and_the_step_that_does_not_fit(
     assert f"{est.solution.value + SOLVE_SEQ_STEP:,} does not fit" in report.headline
 
 
+def test_the_step_that_does_not_fit_never_reads_as_equal_to_the_usable_line(
+    catalog: Catalog,
+) -> None:
+    """58,112 tokens need 73.04 GB of 73.01 usable: at one decimal both read 73.0 GB."""
+    est = ask(catalog, model="llama-3.1-8b", method=Method.LORA, gpu="h100-sxm",
+              solve=Solve.SEQ_LEN)
+    head = build_report(est).headline
+    usable = head.split(" (")[1].split(" usable")[0]
+    over = head.rsplit("(", 1)[1].rstrip(").")
+    assert usable != over
+
+
 def test_the_reply_lists_each_change_with_its_new_limit(catalog: Catalog) -> None:
     est = ask(catalog, model="llama-3.1-8b", method=Method.LORA, gpu="rtx-4090",
               solve=Solve.SEQ_LEN)
