@@ -295,12 +295,12 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
 
 
 def _fastest(est: Estimate, pick: Option) -> str | None:
-    """The option with the shortest wall-clock, when it is not the pick."""
-    timed = [o for o in est.options if o.fits and o.timing.wall_hours is not None]
-    if not timed:
-        return None
-    best = min(timed, key=lambda o: (o.timing.wall_hours or 0.0, o.timing.cost_usd or 0.0))
-    if best is pick or (best.gpu.id == pick.gpu.id and best.count == pick.count):
+    """The option with the shortest wall-clock when not the pick (priced if the pick is)."""
+    timed = [o for o in est.options if o.fits and o.timing.wall_hours is not None
+             and (o.timing.cost_usd is not None or pick.timing.cost_usd is None)]
+    best = min(timed, key=lambda o: (o.timing.wall_hours or 0.0, o.timing.cost_usd or 0.0),
+               default=None)  # fmt: skip
+    if best is None or best is pick or (best.gpu.id == pick.gpu.id and best.count == pick.count):
         return None
     return (
         f"{best.count}x {best.gpu.id}, {fmt_hours(best.timing.wall_hours)}, "

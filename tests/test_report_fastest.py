@@ -1,0 +1,27 @@
+"""The headline's "fastest" names another choice only where it can be weighed."""
+
+from __future__ import annotations
+
+from adapters.report import build_report
+from engine import Request, estimate
+from tests.helpers import catalog_with, gpu
+
+SLOW = gpu("slow", 80, matmul_tflops=200.0, hbm_gbps=2000.0, price_per_gpu_hour=1.0)
+FAST = gpu("fast", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0)
+
+
+def _cost_line(fast_price: float | None) -> str:
+    cat = catalog_with(SLOW, FAST.model_copy(update={"price_per_gpu_hour": fast_price}))
+    est = estimate(Request(model="llama-3.1-8b", method="lora", gpu="slow",
+                           dataset_tokens=10**7), cat)
+    line = build_report(est).cost_line
+    assert line is not None
+    return line
+
+
+def test_a_faster_priced_card_is_named_as_fastest() -> None:
+    assert "fastest: 1x fast" in _cost_line(2.0)
+
+
+def test_an_unpriced_card_is_not_named_fastest_beside_a_priced_pick() -> None:
+    assert "fastest" not in _cost_line(None)
