@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -88,6 +88,36 @@ class Linear:
         """Weights (and biases) of the copies one token passes through (the routed experts),
         parameters."""
         return self.active * (self.d_in * self.d_out + (self.d_out if self.bias else 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Adapted:
+    """Sums over the linears LoRA adapts for one target set (widths in elements)."""
+
+    widths: int
+    """``d_in + d_out`` over every adapted copy: LoRA parameters at rank 1."""
+    active_widths: int
+    """``d_in + d_out`` over the copies one token passes through."""
+    active_linears: int
+    input_width: int
+    output_width: int
+    """``d_in`` and ``d_out`` over the copies one token passes through."""
+    magnitudes: int
+    """``d_out`` over every copy: DoRA's magnitude vectors."""
+    shapes: tuple[tuple[int, int, int, int], ...]
+    """``(d_in, d_out, copies, active)`` per adapted linear kind."""
+
+    @classmethod
+    def of(cls, linears: tuple[Linear, ...]) -> Adapted:
+        return cls(
+            widths=sum(lin.count * (lin.d_in + lin.d_out) for lin in linears),
+            active_widths=sum(lin.active * (lin.d_in + lin.d_out) for lin in linears),
+            active_linears=sum(lin.active for lin in linears),
+            input_width=sum(lin.active * lin.d_in for lin in linears),
+            output_width=sum(lin.active * lin.d_out for lin in linears),
+            magnitudes=sum(lin.count * lin.d_out for lin in linears),
+            shapes=tuple((lin.d_in, lin.d_out, lin.count, lin.active) for lin in linears),
+        )
 
 
 class Architecture(BaseModel):
@@ -326,56 +356,56 @@ class Architecture(BaseModel):
 
     def lora_active_params(self, rank: int, targets: str) -> int:
         """LoRA parameters one token passes through (adapters of its k routed experts)."""
-        return rank * self._lora_active_widths(targets)
+        return rank * self.adapted(targets).active_widths
 
-    @lru_cache(maxsize=8)  # noqa: B019 - a handful of target sets per (frozen) architecture
-    def _lora_active_widths(self, targets: str) -> int:
-        return sum(lin.active * (lin.d_in + lin.d_out) for lin in self._targeted(targets))
-
-    @lru_cache(maxsize=8)  # noqa: B019 - a handful of target sets per (frozen) architecture
     def adapted_linears(self, targets: str) -> int:
         """Adapted linears a token passes through, over all layers (k routed experts)."""
-        return sum(lin.active for lin in self._targeted(targets))
+        return self.adapted(targets).active_linears
 
     def lora_params(self, rank: int, targets: str) -> int:
         """Trainable parameters of rank-``rank`` LoRA on ``targets`` (``LoraTargets``
-        value): ``rank x (d_in + d_out)`` per adapted linear."""
-        return rank * self._lora_widths(targets)
+        value): ``rank x (d_in + d_out)`` per adapted linear, every copy (expert)."""
+        return rank * self.adapted(targets).widths
 
-    @lru_cache(maxsize=8)  # noqa: B019 - a handful of target sets per (frozen) architecture
-    def _lora_widths(self, targets: str) -> int:
-        """Sum of (d_in + d_out) x copies over the targeted linears (rank 1)."""
-        return self._lora_params(1, targets)
-
-    @lru_cache(maxsize=8)  # noqa: B019 - as above
     def lora_input_width(self, targets: str) -> int:
         """Summed input width of the adapted linears a token passes through, over all
         layers (routed experts: the k it is sent to). LoRA dropout keeps a copy of
         each of these inputs."""
-        return sum(lin.active * lin.d_in for lin in self._targeted(targets))
+        return self.adapted(targets).input_width
 
-    @lru_cache(maxsize=8)  # noqa: B019 - as above
     def lora_output_width(self, targets: str) -> int:
         """Summed output width of the adapted linears a token passes through, over all
         layers (routed experts: the k it is sent to). DoRA keeps two tensors of each."""
-        return sum(lin.active * lin.d_out for lin in self._targeted(targets))
+        return self.adapted(targets).output_width
 
-    @lru_cache(maxsize=8)  # noqa: B019 - as above
     def lora_magnitudes(self, targets: str) -> int:
         """DoRA's magnitude vectors: one value per output of every adapted linear, every
         copy (expert) counted."""
-        return sum(lin.count * lin.d_out for lin in self._targeted(targets))
+        return self.adapted(targets).magnitudes
 
-    @lru_cache(maxsize=8)  # noqa: B019 - as above
     def adapted_shapes(self, targets: str) -> tuple[tuple[int, int, int, int], ...]:
         """``(d_in, d_out, copies, active)`` of every adapted linear kind: every expert
         counted, and the ones a token passes through."""
-        return tuple(
-            (lin.d_in, lin.d_out, lin.count, lin.active) for lin in self._targeted(targets)
-        )
+        return self.adapted(targets).shapes
+
+    @cached_property
+    def _adapted(self) -> dict[str, Adapted]:
+        """:meth:`adapted` per target set, filled as asked (an estimate asks the same set
+        dozens of times; an architecture meets two or three sets)."""
+        return {}
+
+    def adapted(self, targets: str) -> Adapted:
+        """The sums over the linears LoRA adapts for ``targets`` (:meth:`_targeted`)."""
+        found = self._adapted.get(targets)
+        if found is None:
+            found = self._adapted[targets] = Adapted.of(tuple(self._targeted(targets)))
+        return found
 
     def _targeted(self, targets: str) -> Iterator[Linear]:
-        """The linears LoRA adapts for ``targets`` (see :meth:`_lora_params`)."""
+        """The linears LoRA adapts for ``targets``: ``all-linear`` (every projection except
+        routers, as PEFT's ``all-linear`` does minus the LM head), ``attention`` (q, k, v, o
+        and the latent projections for MLA), ``qv``, or ``mlp`` (the MLP's projections and
+        every expert's)."""
         for lin in self._linears:
             if lin.group == "router":
                 continue
@@ -390,16 +420,6 @@ class Architecture(BaseModel):
     def targeted_linears(self, targets: str) -> tuple[Linear, ...]:
         """The kinds of linear LoRA adapts for ``targets``."""
         return tuple(self._targeted(targets))
-
-    def _lora_params(self, rank: int, targets: str) -> int:
-        """LoRA parameters: rank x (d_in + d_out) per targeted linear, per expert for MoE.
-
-        ``targets``: ``all-linear`` (every projection except routers, as PEFT's
-        ``all-linear`` does minus the LM head), ``attention`` (q, k, v, o and the
-        latent projections for MLA), ``qv``, or ``mlp`` (the MLP's projections and
-        every expert's).
-        """
-        return sum(lin.count * rank * (lin.d_in + lin.d_out) for lin in self._targeted(targets))
 
     def _mlp_copy_params(self, width: int, bias: bool) -> int:
         """Parameters of one MLP (or one expert) of the given width."""
