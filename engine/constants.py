@@ -92,7 +92,8 @@ MASTER_WEIGHT_BYTES: Final = 4.0
 """FP32 master copy kept by mixed-precision training ([detailed])."""
 
 ADAPTER_BYTES: Final = 4.0
-"""PEFT keeps LoRA matrices in FP32: 4 B weight, 4 B gradient ([detailed])."""
+"""PEFT keeps LoRA matrices in FP32: 4 B weight, 4 B gradient ([detailed]); 2 B each in
+pure BF16 with 16-bit adapters (``engine.memory.lora_adapter_bytes``)."""
 
 OPTIMIZER_BYTES: Final = {
     "adamw": 8.0,  # two FP32 moments ([detailed])

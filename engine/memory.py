@@ -405,6 +405,16 @@ def base_weight_bytes(arch: Architecture, request: Request) -> float:
     return arch.total_params * PRECISION_BYTES[request.precision.value]
 
 
+def lora_adapter_bytes(request: Request) -> float:
+    """Bytes per LoRA weight, and per its gradient (and its optimizer's moments follow the
+    weight's dtype, as torch's optimizers keep them): :data:`ADAPTER_BYTES` (FP32) where
+    the adapters are FP32 (``fp32_adapters``: PEFT's autocast, whatever the regime) or
+    the regime keeps trainable weights in FP32 (mixed precision); BF16 in pure BF16
+    with 16-bit adapters (torchtune, litgpt)."""
+    pure = request.state_precision is StatePrecision.PURE_BF16
+    return PRECISION_BYTES["bf16"] if pure and not request.fp32_adapters else ADAPTER_BYTES
+
+
 def footprint(arch: Architecture, request: Request) -> Footprint:
     """Whole-run memory of ``request`` on ``arch``, before sharding (GB)."""
     arch = trained_architecture(arch, request)
@@ -435,7 +445,9 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         if request.dora:  # and its magnitude vectors, trained alike
             lora += arch.lora_magnitudes(request.lora_targets.value)
         trainable = lora
-        adapter_bytes = PRECISION_BYTES["bf16"] if pure else ADAPTER_BYTES
+        adapter_bytes = lora_adapter_bytes(request)
+        if adapter_bytes == ADAPTER_BYTES:  # FP32 adapters: the optimizer's moments too
+            opt_per_param = OPTIMIZER_BYTES[request.optimizer.value]
         master = 0.0
         gradients = adapter_bytes * lora
         optimizer = opt_per_param * lora

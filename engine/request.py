@@ -293,8 +293,8 @@ class Request(BaseModel):
     )] = False
     """LoRA weights kept in FP32 on a 16-bit base, each adapter casting its own input
     (PEFT's ``get_peft_model(..., autocast_adapter_dtype=True)``, its default: on for
-    ``hf``). Off (``bf16 adapters``, ``autocast_adapter_dtype=False``) the adapters take
-    the base's dtype and nothing is cast. LoRA and QLoRA only."""
+    ``hf``). Off (``bf16 adapters``) the adapters take the base's dtype, nothing is cast,
+    and only pure BF16 also stores them in 16 bits (mixed precision keeps FP32 masters)."""
     lora_dropout: Annotated[float, FieldMeta(
         label="LoRA dropout", noun="LoRA dropout", key="D",
         example="8b lora dropout 0.05 50M tokens", display=Display.NUMBER,

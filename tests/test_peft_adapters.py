@@ -17,6 +17,7 @@ from engine.profiles import resolve
 from engine.specs import Catalog
 from engine.throughput import workload
 from engine.variant_work import fp32_adapter_work
+from tests.helpers import resolved_footprint
 
 
 def _run(**fields: object) -> Request:
@@ -130,3 +131,12 @@ def test_the_framework_line_names_the_fp32_adapters_only_when_they_are_on() -> N
     off = estimate(parse_query("8b lora trl bf16 adapters 20M tokens"))
     assert any("FP32 LoRA adapters (PEFT)" in a for a in on.assumptions)
     assert not any("FP32 LoRA adapters (PEFT)" in a for a in off.assumptions)
+
+
+def test_fp32_adapters_keep_4_byte_weights_even_in_pure_bf16(catalog: Catalog) -> None:
+    """PEFT's autocast makes the adapters FP32 whatever the regime: `hf pure bf16`."""
+    fp32 = resolved_footprint(catalog, model="llama-3.1-8b", method="lora",
+                              state_precision="pure-bf16", fp32_adapters=True)
+    bf16 = resolved_footprint(catalog, model="llama-3.1-8b", method="lora",
+                              state_precision="pure-bf16", fp32_adapters=False)
+    assert fp32.adapter == pytest.approx(2 * bf16.adapter)
