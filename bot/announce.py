@@ -44,7 +44,7 @@ from bot.scheduler import Clock
 from catalog.price_snapshot import PriceChoice, PriceSnapshot
 from catalog.prices import effective_prices, price_changes, priced_catalog
 from engine import Request, estimate
-from engine.specs import Catalog
+from engine.specs import Catalog, UnknownId
 
 log = logging.getLogger("ftcost.announce")
 
@@ -186,7 +186,7 @@ def reference_request(last: Request | None, catalog: Catalog) -> tuple[Request, 
     if last is not None and last.dataset_tokens and last.price_per_gpu_hour is None:
         try:
             catalog.model(last.model)
-        except KeyError:
+        except UnknownId:
             pass
         else:
             return last, True

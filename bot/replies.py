@@ -18,6 +18,7 @@ from bot.store import ThreadKey, request_json
 from engine import Estimate, Request
 from engine.profiles import resolve
 from engine.request import Method, field_meta, field_metas
+from engine.specs import UnknownId
 
 if TYPE_CHECKING:  # the price commands pull in the live price sources (aiohttp)
     from bot.price_service import PriceReply
@@ -153,7 +154,7 @@ def _architecture(catalog: Catalog | None, request: Request) -> Architecture | N
         return None
     try:
         return catalog.model(request.model).architecture
-    except KeyError:  # a Hub model no longer cached
+    except UnknownId:  # a Hub model no longer cached
         return None
 
 

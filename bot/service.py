@@ -68,7 +68,7 @@ from catalog.hub.settings import HubSettings
 from catalog.loader import default_catalog
 from engine import Request, estimate
 from engine.estimate import answered
-from engine.specs import Catalog, ModelSpec
+from engine.specs import Catalog, ModelSpec, UnknownId
 
 if TYPE_CHECKING:  # built on first use: these import the HTTP client (aiohttp)
     from bot.price_service import PriceCommands
@@ -249,7 +249,7 @@ class Service:
         catalog = self.catalog_for(workspace)
         try:
             est = estimate(request, catalog)
-        except KeyError as exc:  # a Hub model not resolved first (see run_resolved)
+        except UnknownId as exc:  # a Hub model not resolved first (see run_resolved)
             return Reply(
                 ReplyKind.ERROR,
                 text=f"I don't have {exc} at hand any more. Ask again with the whole query.",

@@ -33,7 +33,7 @@ from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
 from engine.profiles import changes_for, resolve
 from engine.request import Method, Mode, Request, StatePrecision
 from engine.solve import Solution, solve
-from engine.specs import Catalog, GpuSpec, ModelSpec
+from engine.specs import Catalog, GpuSpec, ModelSpec, UnknownId
 from engine.warning_context import Context
 
 
@@ -510,7 +510,7 @@ def answered(request: Request, catalog: Catalog | None = None) -> Request:
         return request
     try:
         return estimate(request, catalog).request
-    except KeyError:
+    except UnknownId:
         return request
 
 

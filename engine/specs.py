@@ -276,6 +276,20 @@ def synthetic_model(billions: float) -> ModelSpec:
     )
 
 
+class UnknownId(KeyError):
+    """A model or card id the catalog does not hold (a Hub model dropped from the cache,
+    a card a deployment removed, a stored thread from an older catalog). A KeyError, so
+    ``id in catalog`` idioms keep working; catch this, not KeyError, around an estimate:
+    any other KeyError is a bug to surface."""
+
+    def __init__(self, kind: str, item_id: str) -> None:
+        super().__init__(item_id)
+        self.kind, self.item_id = kind, item_id
+
+    def __str__(self) -> str:
+        return f"the {self.kind} {self.item_id}"
+
+
 class Catalog:
     """Models and GPUs by id, with alias lookup. Built by ``catalog.loader``."""
 
@@ -322,7 +336,7 @@ class Catalog:
         match = _SYNTHETIC.match(model_id)
         if match and SYNTHETIC_MIN_B <= float(match.group(1)) <= SYNTHETIC_MAX_B:
             return synthetic_model(float(match.group(1)))
-        raise KeyError(model_id)
+        raise UnknownId("model", model_id)
 
     def find_model(self, text: str) -> str | None:
         """Resolve a name or alias to a model id (None when unknown)."""
@@ -346,8 +360,11 @@ class Catalog:
 
     # -- GPUs ----------------------------------------------------------------
     def gpu(self, gpu_id: str) -> GpuSpec:
-        """The card with id ``gpu_id`` (KeyError if none)."""
-        return self.gpus[gpu_id]
+        """The card with id ``gpu_id`` (:class:`UnknownId` if none)."""
+        found = self.gpus.get(gpu_id)
+        if found is None:
+            raise UnknownId("card", gpu_id)
+        return found
 
     def find_gpu(self, text: str) -> str | None:
         """The id of the card ``text`` names (id, name or alias), or None."""

@@ -12,7 +12,7 @@ from engine import Request, estimate
 from engine.fit import cards, cards_of_memory
 from engine.memory import COMPONENTS
 from engine.request import Framework
-from engine.specs import Catalog, synthetic_model
+from engine.specs import Catalog, UnknownId, synthetic_model
 from tests.helpers import catalog_with, gpu
 
 JSON_KEYS = {
@@ -430,3 +430,10 @@ def test_a_synthetic_id_out_of_bounds_is_an_unknown_model(catalog: Catalog, mode
                                                           ) -> None:  # fmt: skip
     with pytest.raises(KeyError):
         catalog.model(model_id)
+
+
+def test_an_unknown_card_or_model_is_an_unknown_id_naming_it(catalog: Catalog) -> None:
+    with pytest.raises(UnknownId, match="card no-such-card"):
+        catalog.gpu("no-such-card")
+    with pytest.raises(UnknownId, match="model no-such-model"):
+        catalog.model("no-such-model")
