@@ -314,8 +314,8 @@ def resolve(request: Request, arch: Architecture | None = None) -> Request:
     ``state_precision``, ``lora_dropout``, ``activation_offload`` and ``fp32_adapters``
     come from the profile. Given the model's ``arch``, so does ``selective_checkpointing``
     where the request says nothing of checkpointing: on where the framework checkpoints
-    that model selectively, off elsewhere. That one stays unsaid in the result, so
-    resolving it again for another model decides it afresh. The loss path is read from
+    that model selectively, off elsewhere. What the profile sets stays unsaid in the
+    result, so resolving it again (another framework, another model) decides it afresh. The loss path is read from
     the profile by :func:`logits_bytes` unless the request says ``fused_ce`` or
     ``hf_loss``. Returns ``request`` itself when nothing changes.
     """
@@ -337,8 +337,9 @@ def resolve(request: Request, arch: Architecture | None = None) -> Request:
     if not update:
         return request
     out = request.model_copy(update=update)
-    if "selective_checkpointing" in update:  # decided here, not said: another model redecides
-        out.__pydantic_fields_set__.discard("selective_checkpointing")
+    # Decided here, not said (model_copy marks every update as set): resolving again under
+    # another framework, or for another model, decides each afresh.
+    out.__pydantic_fields_set__.difference_update(update)
     return out
 
 

@@ -458,3 +458,12 @@ def test_unsloth_shards_with_deepspeed_through_the_hf_trainer() -> None:
     request = Request(model="llama-3.1-8b", method="full", framework="unsloth",
                       sharding="zero3", gpu_count=4)
     assert any("DeepSpeed ZeRO" in line for line in changes_for(request))
+
+
+def test_a_resolved_request_resolves_afresh_under_another_framework() -> None:
+    """What a profile filled in is not what the user said: torchtune's pure BF16 does not
+    survive a switch to hf."""
+    tuned = resolve(Request(model="llama-3.1-8b", method="lora", framework="torchtune"))
+    assert tuned.state_precision is StatePrecision.PURE_BF16
+    switched = resolve(tuned.model_copy(update={"framework": Framework.HF}))
+    assert switched.state_precision is StatePrecision.FP32
