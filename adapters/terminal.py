@@ -6,6 +6,10 @@ On a terminal (or with ``COLUMNS`` set) prose (notes, warnings, assumptions) wra
 its width with a hanging indent, the headline stays on one line where it fits, and the
 cost line breaks between its ``·``-separated parts; the tables keep their columns (about
 70 characters wide, so they fit 80 columns). Output to a pipe or a file is not wrapped.
+
+A report repeats text from outside (a Hub config's fields, a training config's values):
+:func:`printable` is the terminal's output boundary, so an escape sequence in it cannot
+recolour, retitle or rewrite the terminal.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import os
 import re
 import shutil
 import textwrap
+import unicodedata
 from pathlib import Path
 from typing import Final
 
@@ -59,6 +64,28 @@ def terminal_width(stream: object = None) -> int | None:
 _NUMBER_AND_UNIT: Final = re.compile(r"(?<=\d) (?=[^\s\d=x·(])")
 """The space between a number and its unit (``34.4 GB``, ``5.6 h``): never a line break."""
 _KEEP: Final = "\u00a0"
+
+
+_LINE_BREAK: Final = "\n"
+"""The one control character a report's text keeps: its line breaks."""
+
+
+def _printable_char(char: str) -> str:
+    category = unicodedata.category(char)
+    if category in ("Cc", "Zl", "Zp"):  # ESC, BEL, a carriage return, C1's CSI, U+2028
+        return char if char == _LINE_BREAK else " "
+    return "" if category in ("Cf", "Cs") else char  # a right-to-left override, a surrogate
+
+
+def printable(text: str) -> str:
+    """``text`` safe to write to a terminal: control characters other than the line
+    break (the ESC that starts an escape sequence, a bell, a carriage return, the C1
+    controls) and the line and paragraph separators made spaces; format characters (a
+    right-to-left override, a zero-width space) and lone surrogates dropped. Everything
+    the front end prints that may repeat outside text goes through it."""
+    if text.isascii() and text.replace(_LINE_BREAK, "").isprintable():
+        return text  # the common case, checked in C
+    return "".join(_printable_char(c) for c in text)
 
 
 def wrap(text: str, width: int, first: str = "", rest: str | None = None) -> list[str]:
@@ -115,7 +142,7 @@ def render_text(report: Report, width: int | None = None) -> str:
         lines += ["", "Assumptions"]
         for assumption in report.assumptions:
             lines += wrap(assumption, width, "  - ", "    ")
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def split_chart_option(args: list[str]) -> tuple[list[str], Path | None]:

@@ -9,6 +9,9 @@ from typing import Final
 
 ECHO_CHARS: Final = 80
 """The most characters of a user's or a remote source's text a message repeats."""
+SCAN_FACTOR: Final = 8
+"""Characters :func:`one_line` reads per character it may show: room for whitespace
+runs and dropped characters, and a bound on the work a 4 MB Hub field costs."""
 
 
 def shown(value: object, limit: int = ECHO_CHARS) -> str:
@@ -29,12 +32,17 @@ def _plain(char: str) -> str:
 
 
 def one_line(text: str, limit: int = ECHO_CHARS) -> str:
-    """``text`` (a remote source's free text: a price sheet's name or note) as one line of
-    plain text for every message that repeats it: control characters and line or
-    paragraph separators made spaces, format characters (a right-to-left override, a
-    zero-width space) and lone surrogates (not UTF-8) dropped, whitespace runs made one
-    space, a markdown link's ``](`` broken to ``] (`` (so ``[renew](https://…)`` shows
-    its address instead of masking it), then cut to ``limit`` characters like
-    :func:`shown`."""
-    words = "".join(_plain(c) for c in text).split()
-    return shown(" ".join(words).replace("](", "] ("), limit)
+    """``text`` (a remote source's free text: a price sheet's name or note, a Hub
+    config's ``model_type``) as one line of plain text for every message that repeats
+    it: control characters (an escape sequence's ESC) and line or paragraph separators
+    made spaces, format characters (a right-to-left override, a zero-width space) and
+    lone surrogates (not UTF-8) dropped, whitespace runs made one space, a markdown
+    link's ``](`` broken to ``] (`` (so ``[renew](https://…)`` shows its address instead
+    of masking it), then cut to ``limit`` characters like :func:`shown`. Only the first
+    :data:`SCAN_FACTOR` x ``limit`` characters are read; a longer text is marked cut."""
+    head = text[: max(limit, 1) * SCAN_FACTOR]
+    words = "".join(_plain(c) for c in head).split()
+    line = " ".join(words).replace("](", "] (")
+    if len(head) < len(text):  # the rest was not read: the line ends in the cut mark
+        return (line if len(line) < limit else line[: limit - 1]) + "…"
+    return shown(line, limit)

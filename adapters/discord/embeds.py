@@ -18,14 +18,17 @@ then warnings, then what-ifs), leaving a line that says so.
 Help and catalog listings are monospace text split over the description and fields;
 errors are a short embed naming the bad word and the nearest known ones.
 
-Report strings come from the engine and the catalog and keep their Markdown (notes use
-backticks on purpose); anything a user typed is escaped before it is shown.
+Report strings come from the engine and the catalog and keep their backticks (notes use
+them on purpose); other Markdown in them, masked links included, is escaped, since a
+report repeats outside text (a Hub config's fields, a training config's values).
+Anything a user typed is escaped before it is shown.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Final
 
 import discord
 
@@ -82,11 +85,19 @@ def escape_user_text(text: str) -> str:
     return text.replace("[", "\\[").replace("](", "\\](")
 
 
+MD_ESCAPED: Final = ("\\", "*", "_", "~", "|", ">", "[")
+"""What :func:`_md` escapes with a backslash (the backslash first): emphasis, strike,
+spoilers, quotes, and ``[``, which opens a masked link."""
+
+
 def _md(text: str) -> str:
-    """Engine text in Markdown: keep its backticks, neutralize other formatting."""
-    for char in ("\\", "*", "_", "~", "|", ">"):
+    """Report text in Markdown: keep its backticks, neutralize other formatting. A report
+    repeats outside text (a Hub config's ``quant_method``, a training config's values),
+    so a masked link (``[click](https://…)``) is escaped too: it shows as written, its
+    address in plain sight."""
+    for char in MD_ESCAPED:
         text = text.replace(char, "\\" + char)
-    return text
+    return text.replace("](", "\\](")
 
 
 def code_block(lines: list[str], limit: int = MAX_FIELD_VALUE, more: str = "more") -> str:
@@ -373,6 +384,8 @@ def chart_failed_embed(status: int | None, code: int | None) -> discord.Embed:
 
 def notice_embed(text: str, colour: int = ERROR_COLOUR) -> discord.Embed:
     """A one-line notice (a click on an estimate the bot no longer knows, ...). It may
-    carry remote or user text (a Hub error), so mentions are neutralized."""
+    carry remote or user text (a Hub error), so mentions and masked links are
+    neutralized (a zero width space, which shows nothing even in a code span)."""
     text = _MENTION_OPENERS.sub("<\u200b", discord.utils.escape_mentions(text))
+    text = text.replace("](", "]\u200b(")
     return discord.Embed(description=cut(text, MAX_EMBED_DESCRIPTION), colour=colour)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -11,6 +10,7 @@ from typing import Any, Final
 
 from adapters.query.fields import field_bounds as request_field_bounds
 from adapters.trainconfig.load import ConfigError
+from catalog.echo import one_line
 from engine.request import Framework, field_meta
 
 MAX_SHOWN_VALUE: Final = 48
@@ -82,11 +82,10 @@ def shown(value: object) -> str:
     """A value as the reply echoes it: short, one line, spelled as YAML/JSON spell it
     (``null``, ``true``, ``.inf``, ``[a, b]``), never as Python's repr. The reader echoes
     a key's text as the file wrote it (:attr:`Reader.written`); this is for values it
-    derived (a DeepSpeed JSON string's members)."""
-    text = " ".join(_flow(value).split())
-    text = text if len(text) <= MAX_SHOWN_VALUE else text[: MAX_SHOWN_VALUE - 1] + "…"
-    # Control and format characters (a right-to-left override) would garble the reply.
-    return "".join("\ufffd" if unicodedata.category(c) in ("Cc", "Cf") else c for c in text)
+    derived (a DeepSpeed JSON string's members). Control and format characters (an
+    escape sequence, a right-to-left override) and markdown links are made inert
+    (:func:`catalog.echo.one_line`): they would garble or disguise the reply."""
+    return one_line(_flow(value), MAX_SHOWN_VALUE)
 
 
 def _flow(value: object, depth: int = 0) -> str:

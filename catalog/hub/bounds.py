@@ -7,11 +7,19 @@ from those models' ``config.json`` on the Hub) and far below anything that costs
 time or memory to compute with. A config over a bound is refused with a message naming
 the model, the field and the bound, and that answer is cached like any other broken
 config (:attr:`~catalog.hub.errors.HubErrorKind.TOO_LARGE`).
+
+The same bounds hold for a model read back from the resolver's cache
+(:func:`architecture_problem`): :data:`ARCHITECTURE_BOUNDS`, :data:`MOE_BOUNDS` and
+:data:`MLA_BOUNDS` give each size of the resolved architecture the bound of the
+``config.json`` field it was read from.
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+from catalog.echo import shown
+from engine.architecture import Architecture
 
 MAX_LAYERS: Final = 1_000
 """Decoder layers. Largest released: Llama 3.1 405B, 126."""
@@ -81,3 +89,57 @@ FIELD_BOUNDS: Final[dict[str, int]] = {
 def bound_for(field: str) -> int:
     """The largest value ftcost accepts for ``config.json``'s ``field``."""
     return FIELD_BOUNDS.get(field, MAX_OTHER_INT)
+
+
+MAX_LEARNED_POSITIONS: Final = MAX_POSITIONS + 1_024
+"""Rows of a resolved learned position table: a context of :data:`MAX_POSITIONS` plus
+the offset rows a family adds to it (OPT: 2)."""
+
+ARCHITECTURE_BOUNDS: Final[dict[str, int]] = {
+    "hidden_size": MAX_HIDDEN,
+    "num_layers": MAX_LAYERS,
+    "num_heads": MAX_HEADS,
+    "num_kv_heads": MAX_HEADS,
+    "head_dim": MAX_HEAD_DIM,
+    "intermediate_size": MAX_INTERMEDIATE,
+    "vocab_size": MAX_VOCAB,
+    "learned_positions": MAX_LEARNED_POSITIONS,
+    "norms_per_layer": MAX_OTHER_INT,
+}
+"""The bound of each whole-number field of :class:`~engine.architecture.Architecture`
+(the bound of the ``config.json`` field it is read from; 4 x ``n_embd``, the default MLP
+width of the older families, stays within :data:`MAX_INTERMEDIATE`)."""
+MOE_BOUNDS: Final[dict[str, int]] = {
+    "num_experts": MAX_EXPERTS,
+    "experts_per_token": MAX_EXPERTS,
+    "expert_intermediate_size": MAX_INTERMEDIATE,
+    "num_shared_experts": MAX_EXPERTS,
+    "shared_intermediate_size": MAX_INTERMEDIATE,
+    "first_dense_layers": MAX_LAYERS,
+}
+"""The bound of each whole-number field of :class:`~engine.architecture.MoE`."""
+MLA_BOUNDS: Final[dict[str, int]] = {
+    "q_lora_rank": MAX_HEAD_DIM,
+    "kv_lora_rank": MAX_HEAD_DIM,
+    "qk_nope_head_dim": MAX_HEAD_DIM,
+    "qk_rope_head_dim": MAX_HEAD_DIM,
+    "v_head_dim": MAX_HEAD_DIM,
+}
+"""The bound of each whole-number field of :class:`~engine.architecture.MLA`."""
+
+
+def architecture_problem(arch: Architecture) -> str | None:
+    """What makes ``arch`` a model no fresh read of a ``config.json`` gives (a size past
+    its bound, or more than :data:`MAX_PARAMS` parameters in all), in a few words for a
+    log line; None when it is within every bound. The sizes are checked before the
+    parameter count, which is only computed from bounded sizes."""
+    parts = (("", arch, ARCHITECTURE_BOUNDS), ("moe.", arch.moe, MOE_BOUNDS),
+             ("mla.", arch.mla, MLA_BOUNDS))
+    for prefix, part, bounds in parts:
+        for name, bound in bounds.items():
+            value = getattr(part, name) if part is not None else None
+            if value is not None and value > bound:
+                return f"{prefix}{name} is {shown(value)}, over {bound:,}"
+    if arch.total_params > MAX_PARAMS:
+        return f"{arch.total_params:,} parameters, over {MAX_PARAMS:,}"
+    return None

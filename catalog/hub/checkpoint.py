@@ -23,6 +23,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Final
 
+from catalog.echo import one_line
 from catalog.hub.bounds import MAX_PARAMS
 from catalog.hub.errors import shown
 from engine.architecture import Architecture
@@ -76,11 +77,11 @@ def count_from_index(index: Any, dtype: str | None, arch: Architecture) -> Count
         total = int(total)
     if isinstance(total, bool) or not isinstance(total, int | float) or not total > 0:
         raise CheckpointFormatError(
-            f"model.safetensors.index.json has no total_size (found {shown(total)})"
+            f"model.safetensors.index.json has no total_size (found {one_line(shown(total))})"
         )
     if dtype is None or dtype not in DTYPE_BYTES:
         raise CheckpointFormatError(
-            f"config.json names no dtype ftcost knows ({shown(dtype or 'none')}) to turn "
+            f"config.json names no dtype ftcost knows ({one_line(dtype or 'none')}) to turn "
             "total_size into a parameter count"
         )
     per = DTYPE_BYTES[dtype]
@@ -135,7 +136,7 @@ def count_from_header(header: bytes, arch: Architecture) -> Count:
         doc = json.loads(header.decode("utf-8"))
     except ValueError as exc:  # not UTF-8, not JSON, or an int over 4,300 digits
         raise CheckpointFormatError(
-            f"model.safetensors header is not JSON ({shown(str(exc))})"
+            f"model.safetensors header is not JSON ({one_line(str(exc))})"
         ) from exc
     if not isinstance(doc, dict):
         raise CheckpointFormatError("model.safetensors header is not a JSON object")
@@ -149,12 +150,12 @@ def count_from_header(header: bytes, arch: Architecture) -> Count:
             isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
         ):
             raise CheckpointFormatError(
-                f"model.safetensors tensor {shown(name)!r} has no valid shape"
+                f"model.safetensors tensor {one_line(repr(name))} has no valid shape"
             )
         total += _bounded_product(shape)
         if total > MAX_PARAMS:
             raise CheckpointFormatError(
-                f"model.safetensors header: tensor {shown(name)!r} takes the total past "
+                f"model.safetensors header: tensor {one_line(repr(name))} takes the total past "
                 f"{MAX_PARAMS:,} parameters, more than any real model has"
             )
         tensors += 1

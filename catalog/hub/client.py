@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any, Final
 
 import aiohttp
@@ -29,6 +30,9 @@ MAX_JSON_BYTES: Final = 4 * 1024 * 1024
 """A config or index larger than this is not a model's config (typical: a few KB)."""
 USER_AGENT: Final = "ftcost (+hub resolver; aiohttp)"
 _CHUNK: Final = 64 * 1024
+COMMIT_PATTERN: Final = re.compile(r"[0-9a-fA-F]{7,64}")
+"""What an ``X-Repo-Commit`` header may hold (the Hub sends a 40-hex sha): anything else
+(an escape sequence, a markdown link) is not repeated in the report but ignored."""
 
 
 class _Absent(Exception):
@@ -238,9 +242,11 @@ async def _read(resp: aiohttp.ClientResponse, limit: int) -> bytes:
 
 
 def _commit(resp: aiohttp.ClientResponse) -> str | None:
-    """``X-Repo-Commit`` of the response, or of a redirect that led to it."""
+    """``X-Repo-Commit`` of the response, or of a redirect that led to it, when it is a
+    commit sha (:data:`COMMIT_PATTERN`); None otherwise."""
     for r in (resp, *reversed(resp.history)):
         commit = r.headers.get("X-Repo-Commit")
         if commit:
-            return commit.strip()
+            commit = commit.strip()
+            return commit if COMMIT_PATTERN.fullmatch(commit) else None
     return None

@@ -14,6 +14,7 @@ import builtins
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from catalog.echo import one_line
 from catalog.hub.bounds import MAX_LIST_ITEMS, bound_for
 from catalog.hub.errors import HubError, HubErrorKind, shown
 from catalog.hub.ref import HubRef
@@ -71,7 +72,7 @@ class Fields:
         return HubError(
             HubErrorKind.MALFORMED,
             f"{self.where} of {self.ref.id}: {name} must be {wanted}, not "
-            f"{shown(repr(value) if isinstance(value, str) else value)}. "
+            f"{one_line(repr(value) if isinstance(value, str) else shown(value))}. "
             "The config looks broken; try another revision (org/name@rev) or the original "
             "repository.",
             self.ref.id,

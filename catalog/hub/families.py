@@ -54,6 +54,7 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
+from catalog.echo import one_line
 from catalog.hub.bounds import MAX_PARAMS
 from catalog.hub.config_fields import (
     CORE_FIELDS,
@@ -63,7 +64,7 @@ from catalog.hub.config_fields import (
     attention_bias,
     decoder_fields,
 )
-from catalog.hub.errors import HubError, HubErrorKind, shown
+from catalog.hub.errors import HubError, HubErrorKind
 from catalog.hub.families_classic import CLASSIC_FAMILIES
 from catalog.hub.ref import HubRef
 from engine.architecture import MLA, Architecture, MoE
@@ -378,7 +379,7 @@ def map_config(config: Any, ref: HubRef) -> Mapped:
     if reader is None:
         raise HubError(
             HubErrorKind.UNSUPPORTED,
-            f"model_type '{shown(model_type)}' ({ref.id}) is not supported yet; supported: "
+            f"model_type '{one_line(model_type)}' ({ref.id}) is not supported yet; supported: "
             f"{_supported_text()}. For now, pick a catalog model of similar size "
             "(`models` lists them) or a bare size such as 8b.",
             ref.id,
@@ -435,7 +436,7 @@ def map_config(config: Any, ref: HubRef) -> Mapped:
         model_type=model_type,
         architecture=architecture,
         dtype=_dtype(config, text),
-        quantization=shown(str(method)) if method else ("quantized" if quant else None),
+        quantization=one_line(str(method)) if method else ("quantized" if quant else None),
         multimodal=multimodal,
         notes=notes,
     )

@@ -12,7 +12,9 @@ A resolved model is kept ``cache_ttl_days`` as JSON; "no such model", "family no
 supported" and broken configs ``negative_ttl_minutes``; timeouts, outages and token
 problems never. A cache that raises one of ``cache_errors`` (the store's
 ``StoreUnavailable``) is skipped for that call: the Hub is asked directly. Concurrent
-resolutions of one model share one set of requests.
+resolutions of one model share one set of requests. An entry read back is held to the
+bounds a fresh answer meets (:func:`cached_problem`): one that breaks them, or cannot be
+decoded, is a miss (the Hub is asked again, one warning logged).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from typing import Any, Final, Protocol
 import aiohttp
 from pydantic import ValidationError
 
+from catalog.echo import one_line
+from catalog.hub.bounds import MAX_PARAMS, architecture_problem
 from catalog.hub.checkpoint import (
     HEADER_PREFIX_BYTES,
     CheckpointFormatError,
@@ -36,8 +40,8 @@ from catalog.hub.checkpoint import (
     header_length,
 )
 from catalog.hub.client import HubClient
-from catalog.hub.errors import HubError, HubErrorKind, shown
-from catalog.hub.families import Mapped, map_config
+from catalog.hub.errors import HubError, HubErrorKind
+from catalog.hub.families import FAMILIES, Mapped, map_config
 from catalog.hub.ref import HubRef
 from catalog.hub.settings import HubSettings
 from engine.specs import HubOrigin, ModelSpec
@@ -241,7 +245,7 @@ async def _crosscheck(
         return origin.model_copy(update={"check_skipped": str(exc)})
     except (ValueError, HubError) as exc:
         reason = str(exc) if isinstance(exc, HubError) else (
-            f"unreadable metadata ({shown(str(exc))})")
+            f"unreadable metadata ({one_line(str(exc))})")
         log.info("hub %s: cross-check skipped: %s", ref.id, reason)
         return origin.model_copy(update={"check_skipped": (
             "the Hub did not give its safetensors metadata" if isinstance(exc, HubError)
@@ -289,16 +293,51 @@ def _encode_error(err: HubError) -> str:
 
 
 def _decode(value: str, ref: HubRef) -> ModelSpec | None:
-    """A cached answer: the spec, a :class:`HubError` raised, or None if unreadable (a
-    stale format: asked again)."""
+    """A cached answer: the spec, a :class:`HubError` raised, or None (the Hub is asked
+    again, one warning logged) if it is unreadable (a stale format) or holds what no
+    fresh resolution stores (:func:`cached_problem`)."""
     try:
         doc: Any = json.loads(value)
         if "error" in doc:
             error = doc["error"]
-            raise HubError(HubErrorKind(error["kind"]), str(error["message"]), ref.id)
-        return ModelSpec.model_validate(doc["spec"])
+            kind, message = HubErrorKind(error["kind"]), error["message"]
+            if not isinstance(message, str):
+                raise TypeError("the cached message is not text")  # unreadable, below
+            err = HubError(kind, message, ref.id)
+            if not err.cacheable:
+                log.warning("hub cache entry for %s is a %s answer, which is never "
+                            "cached: asking the Hub", ref.id, err.kind.value)
+                return None
+            raise err
+        spec = ModelSpec.model_validate(doc["spec"])
     except HubError:
         raise
-    except (ValueError, KeyError, TypeError, ValidationError):
+    except (ValueError, KeyError, TypeError, ValidationError, RecursionError):
         log.warning("hub cache entry for %s unreadable: asking the Hub", ref.id)
         return None
+    problem = cached_problem(spec)
+    if problem is not None:
+        log.warning("hub cache entry for %s out of bounds (%s): asking the Hub", ref.id,
+                    problem)
+        return None
+    return spec
+
+
+def cached_problem(spec: ModelSpec) -> str | None:
+    """Why ``spec``, read back from the cache, is not what a fresh resolution stores:
+    no Hub origin, a ``model_type`` the resolver does not read, a size past the bounds
+    of :mod:`catalog.hub.bounds` (:func:`~catalog.hub.bounds.architecture_problem`), or
+    a parameter count over :data:`~catalog.hub.bounds.MAX_PARAMS` (also NaN and
+    infinity); None when it passes them all."""
+    hub = spec.hub
+    if hub is None:
+        return "no Hub origin"
+    if hub.model_type not in FAMILIES:
+        return f"model_type {one_line(repr(hub.model_type))} is not one ftcost reads"
+    problem = architecture_problem(spec.architecture)
+    if problem is not None:
+        return problem
+    counts = (spec.official_params, spec.official_active_params, hub.checkpoint_params)
+    if any(c is not None and not c <= MAX_PARAMS for c in counts):
+        return f"a parameter count over {MAX_PARAMS:,}"
+    return None
