@@ -34,6 +34,7 @@ from adapters.report import hub_warnings
 from adapters.terminal import (
     ChartPathError,
     check_chart_path,
+    printable_stream,
     render_text,
     save_chart,
     split_chart_option,
@@ -343,8 +344,8 @@ def main(
     argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    out = out or sys.stdout
-    err = err or sys.stderr
+    out = printable_stream(out or sys.stdout)  # errors and listings repeat outside text too
+    err = printable_stream(err or sys.stderr)
     try:
         if not args or normalized(" ".join(args)) in HELP_WORDS:
             reply = terminal_service().answer("help")

@@ -20,7 +20,7 @@ import shutil
 import textwrap
 import unicodedata
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, TextIO, cast
 
 from adapters.argv import MissingValue, take_option
 from adapters.report import Report
@@ -86,6 +86,27 @@ def printable(text: str) -> str:
     if text.isascii() and text.replace(_LINE_BREAK, "").isprintable():
         return text  # the common case, checked in C
     return "".join(_printable_char(c) for c in text)
+
+
+class _PrintableStream:
+    """A text stream that writes everything through :func:`printable`; every other
+    attribute (``isatty``, ``fileno``, ``flush``) is the stream's own."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(printable(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def printable_stream(stream: TextIO) -> TextIO:
+    """``stream`` with every write made :func:`printable`: the command line's output
+    boundary, for errors and listings that repeat outside text as much as reports."""
+    return stream if isinstance(stream, _PrintableStream) else cast(
+        TextIO, _PrintableStream(stream))
 
 
 def wrap(text: str, width: int, first: str = "", rest: str | None = None) -> list[str]:

@@ -246,3 +246,14 @@ def test_slack_escapes_links_and_mentions_in_notes_warnings_and_assumptions(repl
     for live in ("<https://evil.example|click>", "<!channel>", "<@U123>", " & co"):
         assert live not in message
     assert message.count("&lt;!channel&gt;") >= 3
+
+
+def test_the_command_line_writes_no_control_character_in_an_error() -> None:
+    import io
+
+    from adapters.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    main(["--config", "/nonexistent/\x1b]0;owned\x07\x1b[31mx.yaml"], out, err)
+    written = out.getvalue() + err.getvalue()
+    assert written and "\x1b" not in written and "\x07" not in written
