@@ -287,7 +287,8 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
         if share >= COMM_WARNING_SHARE:
             out.append(
                 f"{o.count}x {o.gpu.id} on {where}: about {share:.0%} of each step waits on "
-                "communication. Fewer, larger cards or a faster link would help."
+                f"communication. {_comm_remedy(o.stage, nodes)} Fewer, larger cards or a "
+                "faster link would help too."
             )
     return out + card_tips(ctx, o)
 
@@ -399,6 +400,21 @@ def assumptions(ctx: Context) -> list[str]:
                 + fallback
             )
     return out
+
+
+def _comm_remedy(stage: Sharding, nodes: int) -> str:
+    """What amortizes ``stage``'s traffic (:func:`engine.collectives.data_parallel_seconds`
+    says when each stage sends)."""
+    if stage in (Sharding.ZERO3, Sharding.FSDP, Sharding.HSDP):
+        hsdp = " or `hsdp` (its gathers stay inside a node)" if (
+            nodes > 1 and stage is not Sharding.HSDP) else ""
+        return (f"Every micro-batch gathers the weights again: a larger micro-batch{hsdp} "
+                "sends less per token.")
+    if stage is Sharding.ZERO2:
+        return ("Gradients are reduced every micro-batch: a larger micro-batch sends less per "
+                "token.")
+    return ("Gradients are reduced once per step: more accumulation (`accum 8`) sends less "
+            "per token.")
 
 
 def _offload_zero3_hint(ctx: Context, lead: Option) -> str:
