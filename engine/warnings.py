@@ -164,8 +164,16 @@ def warnings(ctx: Context) -> list[str]:
             "dequantization speed (auto-gptq kernels) is timed as bitsandbytes' NF4, which it "
             "may not match."
         )
-    if ctx.model.is_moe:
-        out.append("MoE model: all experts are treated as trainable and resident on the GPU.")
+    moe = ctx.model.architecture.moe
+    if moe is not None:
+        trained = "trained" if r.effective_method is Method.FULL else "frozen under the adapters"
+        out.append(
+            f"MoE model: all {moe.num_experts} experts' weights are held ({trained}), "
+            "sharded with the rest under ZeRO-3/FSDP: expert parallelism, which would place "
+            f"whole experts per card, is not modeled. Time counts the {moe.experts_per_token} "
+            "experts each token is routed to, as if routing were even (no all-to-all, no "
+            "load imbalance)."
+        )
     if r.mode is Mode.NAPKIN:
         out.append(
             "Napkin mode: flat bytes per parameter only; activations, overhead and "

@@ -175,11 +175,13 @@ def test_warns_about_cards_without_bf16_or_flash_attention() -> None:
     assert any("no FlashAttention 2" in w for w in warnings)
 
 
-def test_warns_that_moe_experts_are_all_trainable(catalog: Catalog) -> None:
-    moe = next((m for m in catalog.models.values() if m.is_moe), None)
-    if moe is None:
-        pytest.skip("no MoE model in the catalog yet")
-    assert any("MoE" in w for w in estimate(Request(model=moe.id), catalog).warnings)
+def test_warns_that_every_expert_is_held_and_expert_parallelism_is_not_modeled(
+    catalog: Catalog,
+) -> None:
+    [said] = [w for w in estimate(Request(model="mixtral-8x7b", method="lora"),
+                                  catalog).warnings if w.startswith("MoE model")]
+    assert "all 8 experts" in said and "frozen under the adapters" in said
+    assert "expert parallelism" in said and "the 2 experts each token is routed to" in said
 
 
 def test_assumptions_show_tokens_times_epochs(catalog: Catalog) -> None:
