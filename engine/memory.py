@@ -173,7 +173,8 @@ class Footprint(Breakdown):
     """Gradient accumulation is on: under ``fsdp`` the gradients stay unsharded."""
     zero_fp32_grads: float = 0.0
     """FP32 gradients DeepSpeed's ZeRO (stage 1-3) keeps in its optimizer partition,
-    sharded and offloaded with the optimizer state (``PROFILE_DEEPSPEED_ZERO``)."""
+    sharded and offloaded with the optimizer state (``PROFILE_DEEPSPEED_ZERO``); shown
+    under gradients."""
     sharded_activations: float = 0.0
     """The activations on cards that shard the weights, where they differ (``auto``
     sharding of ``hf`` QLoRA, whose FP32 stream only an unsharded run has); 0 else."""
@@ -306,8 +307,6 @@ class Footprint(Breakdown):
         optimizer = 0.0 if offload else (
             self.optimizer / n if shards_states else self.optimizer
         )
-        if stage.is_zero and not offload:
-            optimizer += self.zero_fp32_grads / n
         master = 0.0 if offload else (
             self.master_weights / n if shards_states else self.master_weights
         )
@@ -338,6 +337,8 @@ class Footprint(Breakdown):
             if offload and self.offloads_gradients and self.gathered_grad:
                 # ZeRO-Offload copies each reduced bucket to the host during backward.
                 gradients = min(gradients, self.gathered_grad)
+        if stage.is_zero and not offload:  # DeepSpeed's FP32 gradient partition
+            gradients += self.zero_fp32_grads / n
         return Breakdown(
             weights, master, gradients, optimizer, adapter, activations, self.overhead
         )
