@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from adapters.parse import apply_followup, parse_query
+import pytest
+
+from adapters.parse import QueryError, apply_followup, parse_query
 from catalog.loader import default_catalog
 from engine.request import LoraTargets, Method
 
@@ -43,3 +45,17 @@ def test_trl_use_peft_means_lora_and_with_4bit_qlora() -> None:
     assert parse_query("8b 10M tokens --use_peft", CAT).method is Method.LORA
     both = parse_query("8b 10M tokens --use_peft --load_in_4bit", CAT)
     assert both.method is Method.QLORA
+
+
+def test_a_superscript_digit_is_refused_not_read_as_a_digit() -> None:
+    with pytest.raises(QueryError, match="not a digit I read"):
+        parse_query("8b lora 10² tokens", CAT)  # NFKC would read 102
+
+
+def test_fullwidth_digits_read_as_digits() -> None:
+    assert parse_query("8b lora ５0M tokens", CAT).dataset_tokens == 50_000_000
+
+
+def test_a_hexadecimal_count_says_decimal_not_nodes() -> None:
+    with pytest.raises(QueryError, match="hexadecimal"):
+        parse_query("8b lora 0x10 tokens", CAT)

@@ -275,6 +275,10 @@ def node_grid(s: State, i: int) -> int:
     if grid is None:
         return 0
     word = s.raw(i)
+    if grid.group(1).startswith("0"):  # "0x10": hexadecimal, or a grid of no nodes
+        raise error(f'"{quoted(word)}" is neither a grid of cards ("2x8": 2 nodes of 8) nor a '
+                    "number I read (hexadecimal is not): write it in decimal, e.g. 16.", word,
+                    example=FIELDS["nodes"].example)  # fmt: skip
     node_count, per_node = int(grid.group(1)), int(grid.group(2))
     s.set("nodes", node_count, word)
     s.set("gpu_count", node_count * per_node, word)

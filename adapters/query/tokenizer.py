@@ -62,6 +62,10 @@ def _clean(text: object) -> str:
         category = unicodedata.category(char)
         if category in ("Cc", "Cs") and char not in "\t\n\r":
             raise error(f"That query contains a control character (U+{ord(char):04X}).")
+        if category == "No" and unicodedata.normalize("NFKC", char).isdigit():
+            # NFKC would make "10²" read 102 and "½" read 1/2: a digit that is not one
+            raise error(f'"{char}" is not a digit I read: write the number out (`10² tokens` '
+                        "as `100 tokens`, `1e2 tokens`).", example="8b lora 100M tokens")
     text = "".join(c for c in text if unicodedata.category(c) != "Cf")
     return unicodedata.normalize("NFKC", text).replace("×", "x")
 
