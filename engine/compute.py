@@ -171,7 +171,5 @@ def timing(
         rate, overhead = tokens_per_second(work, gpu, count, stage, offload, nodes)
         hours = work.trained_tokens / (rate * 3600) + count * RUN_STARTUP_S / 3600
     cost = None if price is None else hours * price
-    mfu = None
-    if rate is not None:
-        mfu = rate * work.flops / work.trained_tokens / (gpu.train_tflops * 1e12)
+    mfu = rate * work.flops / work.trained_tokens / (gpu.train_tflops * 1e12)
     return Timing(hours, hours / count, cost, overhead, rate, mfu, napkin)

@@ -117,6 +117,14 @@ OPTIMIZER_BYTES_PURE_BF16: Final = {
 
 # --- napkin mode ([napkin]) ---------------------------------------------------
 NAPKIN_BYTES_PER_PARAM: Final = {"full": 16.0, "lora": 2.5, "qlora": 0.75}
+"""The napkin rule's bytes per parameter, all in ([napkin])."""
+NAPKIN_FULL_SPLIT: Final = {"base_weights": 2.0, "master_weights": 4.0, "gradients": 2.0,
+                            "optimizer": 8.0}  # fmt: skip
+"""How a napkin full fine-tune's 16 B/param is shown in the memory slots: 16-bit weights
+and gradients, an FP32 master copy, AdamW's two FP32 moments ([napkin])."""
+NAPKIN_BASE_BYTES: Final = {"lora": 2.0, "qlora": 0.5}
+"""A napkin adapter run's base weights per parameter (16-bit; 4-bit for QLoRA): the rest
+of its bytes per parameter is shown as the adapters and their training state."""
 
 ZERO3_GATHERED_UNITS: Final = 2
 """Units (layers) ZeRO-3/FSDP holds unsharded at once: the current one and the
@@ -234,7 +242,7 @@ FLOPS_PER_PARAM_TOKEN: Final = 6.0
 
 PLANNING_UNCERTAINTY: Final = 0.40
 """The napkin rules' ±40% planning number ([napkin]); napkin mode still says it. The
-detailed model states the band its cross-validation measures (``ACCURACY_BANDS``)."""
+detailed model states the band its cross-validation measures (``engine.accuracy.BANDS``)."""
 
 # --- fit bands (share of card memory in use) ----------------------------------
 BAND_TIGHT: Final = 0.85  # above this the card is not picked (the planning line)

@@ -12,15 +12,16 @@ calculator this product was specified from:
     Full fine-tuning with FP32 states only: an FP32 copy of every weight the
     optimizer updates (none when the base is already FP32 or in ``pure-bf16``).
 ``gradients``
-    One per trainable parameter: base precision for a full fine-tune, FP32 for
-    LoRA adapters (PEFT keeps adapters in FP32); BF16 in ``pure-bf16``.
+    One per trainable parameter: the weights' precision for a full fine-tune
+    (:func:`full_gradient_bytes`), the adapters' own for LoRA (:func:`lora_adapter_bytes`);
+    plus DeepSpeed ZeRO's FP32 partition (``hf``).
 ``optimizer``
     ``OPTIMIZER_BYTES`` per trainable parameter (AdamW 8, 8-bit AdamW 2, SGD 0,
     Lion 4, Adafactor's factored second moment ~0.06), plus what an unfused AdamW
     step's temporary adds to the peak (below).
 ``adapter``
     LoRA/QLoRA only: rank·(d_in + d_out) per targeted linear (per expert for
-    MoE), 4 bytes each (2 in ``pure-bf16``).
+    MoE), 4 bytes each (2 in ``pure-bf16`` with 16-bit adapters).
 ``activations``
     What one micro-batch keeps for backward (:mod:`engine.activations`), plus the
     autocast casts and QLoRA's dequantized copy that are alive beside it.
@@ -96,7 +97,9 @@ from engine.constants import (
     GPTQ_BITS,
     GPUS_PER_NODE,
     MASTER_WEIGHT_BYTES,
+    NAPKIN_BASE_BYTES,
     NAPKIN_BYTES_PER_PARAM,
+    NAPKIN_FULL_SPLIT,
     NF4_BITS,
     NF4_BITS_DOUBLE_QUANT,
     OPTIMIZER_BYTES,
@@ -545,7 +548,7 @@ def _sharded_activation_bytes(arch: Architecture, request: Request) -> float:
 def _step_workspace(request: Request, trainable: float, opt_per_param: float) -> float:
     """Bytes of the temporary an unfused AdamW step allocates (``torch._foreach_sqrt`` of
     the second moments): one moment, half of AdamW's state bytes, per trainable
-    parameter. None for a fused step, another optimizer, or a step run per parameter
+    parameter. 0 for a fused step, another optimizer, or a step run per parameter
     inside backward."""
     unfused = profile(request.framework).foreach_adamw and request.optimizer is Optimizer.ADAMW
     if not unfused or (request.effective_method is Method.FULL and request.optimizer_in_backward):
@@ -556,14 +559,20 @@ def _step_workspace(request: Request, trainable: float, opt_per_param: float) ->
 def _napkin_footprint(arch: Architecture, method: Method) -> Footprint:
     """The napkin rule: 16 / 2.5 / 0.75 bytes per parameter and nothing else.
 
-    The flat figure is shown in the same seven slots: full = 2 weights + 4 master
-    + 2 gradients + 8 optimizer; LoRA = 2 weights + 0.5 for adapters and their
-    training state; QLoRA = 0.5 weights + 0.25 for adapters and their state.
+    The flat figure is shown in the same seven slots (:data:`NAPKIN_FULL_SPLIT`: full =
+    2 weights + 4 master + 2 gradients + 8 optimizer; :data:`NAPKIN_BASE_BYTES`: LoRA = 2
+    weights + 0.5 for adapters and their training state, QLoRA = 0.5 + 0.25).
     """
     p = arch.total_params / GB
-    per_param = NAPKIN_BYTES_PER_PARAM[method.value]
     if method is Method.FULL:
-        return Footprint(2 * p, 4 * p, 2 * p, 8 * p, 0.0, 0.0, 0.0, 0.0, napkin=True)
-    weights = 0.5 if method is Method.QLORA else 2.0
-    adapter = (per_param - weights) * p
-    return Footprint(weights * p, 0.0, 0.0, 0.0, adapter, 0.0, 0.0, 0.0, napkin=True)
+        full = NAPKIN_FULL_SPLIT
+        return Footprint(
+            base_weights=full["base_weights"] * p, master_weights=full["master_weights"] * p,
+            gradients=full["gradients"] * p, optimizer=full["optimizer"] * p,
+            adapter=0.0, activations=0.0, overhead=0.0, napkin=True,
+        )  # fmt: skip
+    weights = NAPKIN_BASE_BYTES[method.value]
+    adapter = (NAPKIN_BYTES_PER_PARAM[method.value] - weights) * p
+    return Footprint(base_weights=weights * p, master_weights=0.0, gradients=0.0,
+                     optimizer=0.0, adapter=adapter, activations=0.0, overhead=0.0,
+                     napkin=True)  # fmt: skip

@@ -315,9 +315,9 @@ def resolve(request: Request, arch: Architecture | None = None) -> Request:
     come from the profile. Given the model's ``arch``, so does ``selective_checkpointing``
     where the request says nothing of checkpointing: on where the framework checkpoints
     that model selectively, off elsewhere. What the profile sets stays unsaid in the
-    result, so resolving it again (another framework, another model) decides it afresh. The loss path is read from
-    the profile by :func:`logits_bytes` unless the request says ``fused_ce`` or
-    ``hf_loss``. Returns ``request`` itself when nothing changes.
+    result, so resolving it again (another framework, another model) decides it afresh.
+    The loss path is read from the profile by :func:`logits_bytes` unless the request
+    says ``fused_ce`` or ``hf_loss``. Returns ``request`` itself when nothing changes.
     """
     p = PROFILES[request.framework]
     said = request.model_fields_set
