@@ -2,7 +2,8 @@
 
     ftcost-bot [--config FILE] [run]      start every configured platform (default)
     ftcost-bot [--config FILE] check-config   validate the configuration, show what would run
-    ftcost-bot manifest                   print the Slack app manifest (see docs/slack.md)
+    ftcost-bot [--config FILE] manifest [--url URL]   print the Slack app manifest with the
+                                          configured command and path (docs/slack.md)
     ftcost-bot sync-commands [--guild ID] register the Discord slash commands
     ftcost-bot backup DEST                copy the SQLite store to DEST while the bot runs
 
@@ -15,13 +16,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import logging
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import TextIO
 
-from bot.config import Config, ConfigError, load_config
+from bot.config import Config, ConfigError, SlackMode, load_config
+from bot.config_checks import secret_warnings
 from bot.logs import setup_logging
 from bot.runtime import PLATFORMS, PlatformStartError, Runtime
 from bot.store import StoreError
@@ -40,6 +45,8 @@ class Subcommand:
 
 def _run(args: argparse.Namespace, config: Config, out: TextIO) -> int:
     setup_logging(config.log.level, config.log.format, config.secrets.values())
+    for warning in secret_warnings():
+        logging.getLogger("ftcost.bot").warning("%s", warning)
     try:
         asyncio.run(Runtime(config).run_until_stopped())
     except (PlatformStartError, StoreError) as exc:
@@ -62,7 +69,7 @@ def _check_config(args: argparse.Namespace, config: Config, out: TextIO) -> int:
         f"  discord api: {config.discord.api_base_url}",
         f"  discord message content: {'on' if config.discord.message_content else 'off'}",
         f"  store: {config.store.shown}",
-        f"  health port: {config.health_port if config.health_port is not None else 'off'}",
+        "  health port: " + _health(config),
         f"  log: {config.log.level} {config.log.format}",
         "  secrets set: "
         + ", ".join(
@@ -73,8 +80,30 @@ def _check_config(args: argparse.Namespace, config: Config, out: TextIO) -> int:
     known = {p.name for p in PLATFORMS}
     if config.discord_enabled and "discord" not in known:
         lines.append("  warning: DISCORD_TOKEN is set but this build has no Discord runner")
+    lines += [f"  warning: {warning}" for warning in secret_warnings()]
     print("\n".join(lines), file=out)
     return 0
+
+
+def health_address(config: Config) -> tuple[str, int] | None:
+    """``(host, port)`` of the server answering ``/healthz`` and ``/metrics`` when
+    ``health_port`` is set: the Slack HTTP listener (``slack.host``) when the port is
+    shared with it, else the health-only server (``health_host``); as
+    :meth:`bot.runtime.Runtime._start_http` decides. ``None``: no ``health_port`` (Slack's
+    HTTP mode still answers both on its own listener)."""
+    if config.health_port is None:
+        return None
+    if config.slack_mode is SlackMode.HTTP and config.health_port == config.port:
+        return config.slack.host, config.port
+    return config.health_host, config.health_port
+
+
+def _health(config: Config) -> str:
+    address = health_address(config)
+    if address is None:
+        return "off"
+    host, port = address
+    return f"{port} (/healthz and /metrics on {host}:{port})"
 
 
 def _sync_commands(args: argparse.Namespace, config: Config, out: TextIO) -> int:
@@ -89,13 +118,48 @@ def _sync_arguments(parser: argparse.ArgumentParser) -> None:
     add_sync_arguments(parser)
 
 
-def manifest_text() -> str:
-    return resources.files("adapters.slack").joinpath("manifest.yml").read_text("utf-8")
+MANIFEST_COMMAND = "/ftcost"
+MANIFEST_EVENTS_PATH = "/slack/events"
+"""The slash command and request path written in ``adapters/slack/manifest.yml``."""
 
 
-def _manifest(args: argparse.Namespace, config: Config | None, out: TextIO) -> int:
-    print(manifest_text(), end="", file=out)
+def manifest_text(command: str = MANIFEST_COMMAND, events_path: str = MANIFEST_EVENTS_PATH,
+                  url: str | None = None) -> str:  # fmt: skip
+    """The packaged Slack app manifest with ``slack.command`` and ``slack.events_path``
+    written in; with ``url`` (``https://HOST``, no path) set up for HTTP mode instead of
+    Socket Mode: its three request URLs are ``url + events_path``."""
+    text = resources.files("adapters.slack").joinpath("manifest.yml").read_text("utf-8")
+    text = re.sub(rf"(?<![\w./-]){re.escape(MANIFEST_COMMAND)}(?![\w-])",
+                  lambda _: command, text)  # fmt: skip
+    text = text.replace(MANIFEST_EVENTS_PATH, events_path)
+    if url is not None:
+        request_url = json.dumps(url.rstrip("/") + events_path)  # a quoted YAML scalar
+        text, n = re.subn(r"^(\s*)# (url|request_url): https://YOUR-HOST\S*$",
+                          lambda m: f"{m[1]}{m[2]}: {request_url}", text, flags=re.M)  # fmt: skip
+        if n != 3 or "socket_mode_enabled: true" not in text:
+            raise RuntimeError("adapters/slack/manifest.yml no longer has the three "
+                               "commented request URLs manifest --url fills in")  # fmt: skip
+        text = text.replace("socket_mode_enabled: true", "socket_mode_enabled: false")
+    return text
+
+
+def _manifest(args: argparse.Namespace, config: Config, out: TextIO) -> int:
+    url = args.url
+    if url is not None and not re.fullmatch(r"https://[^\s/?#\"'\\]+(/[^\s?#\"'\\]*)?", url):
+        print("ftcost-bot: --url must be the bot's public https:// address, e.g. "
+              "https://ftcost.example.com (Slack sends requests over HTTPS only)",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    print(manifest_text(config.slack.command, config.slack.events_path, url), end="", file=out)
     return 0
+
+
+def _manifest_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--url", metavar="URL", default=None,
+        help="HTTP mode: the bot's public https:// address; the request URLs become "
+             "URL + slack.events_path and Socket Mode is turned off",
+    )  # fmt: skip
 
 
 def _sqlite_path(location: str) -> str | None:
@@ -146,8 +210,9 @@ SUBCOMMANDS: list[Subcommand] = [
     Subcommand("run", "start every platform whose credentials are set (default)", _run),
     Subcommand("check-config", "validate the configuration and show what would run",
                _check_config),
-    Subcommand("manifest", "print the Slack app manifest (setup: docs/slack.md)", _manifest,
-               needs_credentials=False, needs_config=False),
+    Subcommand("manifest", "print the Slack app manifest with the configured slash command "
+               "and events path (setup: docs/slack.md)", _manifest, _manifest_arguments,
+               needs_credentials=False),
     Subcommand("sync-commands", "register /ftcost with Discord (once, not on every start)",
                _sync_commands, _sync_arguments, needs_credentials=False),
     Subcommand("backup", "copy the SQLite store to a new file (safe while running)",

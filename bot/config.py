@@ -18,6 +18,7 @@ Environment variables:
 ``SLACK_API_BASE_URL``       Web API base URL (default ``https://slack.com/api/``)
 ``PORT``                     HTTP mode port (default 3000)
 ``HEALTH_PORT``              a ``/healthz``-only server when there is no HTTP server
+``HEALTH_HOST``              the interface it listens on (default 127.0.0.1)
 ``STORE_URL``                the state store: ``redis://[:password@]host:6379/0``
                              (``rediss://``, ``unix://``) or a SQLite file path /
                              ``sqlite:///path`` (default ``ftcost-bot.sqlite3``)
@@ -52,6 +53,7 @@ from pydantic import (
     model_validator,
 )
 
+from bot.config_checks import unreadable_config
 from bot.prices import PricesConfig
 from bot.store import StoreError, redact_url
 from bot.store_factory import open_store_from
@@ -243,6 +245,8 @@ class Config(_Section):
     """HTTP mode: the port of ``/slack/events`` and ``/healthz`` (0 picks a free one)."""
     health_port: int | None = Field(default=None, ge=0, le=65535)
     """A ``/healthz``-only server, for Socket Mode / Discord-only deployments."""
+    health_host: str = "127.0.0.1"
+    """The interface of the ``health_port`` server (the image sets ``HEALTH_HOST=0.0.0.0``)."""
     slack_api_base_url: str = DEFAULT_SLACK_API_BASE_URL
     """Where the Slack Web API lives (a stand-in for tests and benchmarks)."""
     rate_limit_per_minute: int = Field(default=20, ge=0, le=100_000)
@@ -323,6 +327,7 @@ def _secret(env: Mapping[str, str], name: str) -> SecretStr | None:
 _ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
     "PORT": ("port",),
     "HEALTH_PORT": ("health_port",),
+    "HEALTH_HOST": ("health_host",),
     "SLACK_API_BASE_URL": ("slack_api_base_url",),
     "DISCORD_API_BASE_URL": ("discord", "api_base_url"),
     "FTCOST_STORE": ("store", "path"),
@@ -457,7 +462,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
         with p.open("rb") as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
-        raise ConfigError(f"ftcost-bot: cannot read config file {p}: {exc.strerror}") from exc
+        raise ConfigError(unreadable_config(p, exc)) from exc
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError(f"ftcost-bot: {p} is larger than {MAX_CONFIG_BYTES // 1024} KB; "
                           "the bot's config is a few KB of settings (ftcost.example.yml)")

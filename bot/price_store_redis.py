@@ -248,13 +248,20 @@ class RedisPriceKeys:
     def _announcement(
         snapshot_id: str, platform: str, channel: str, row: dict[str, str]
     ) -> AnnouncementRecord:
+        """Raises :class:`UnreadableRecord` for a hash that cannot be read: a state this
+        version does not know, attempts / times missing or not numbers."""
         finished = row.get("finished_at")
-        return AnnouncementRecord(
-            snapshot_id, platform, channel, AnnouncementState(row["state"]),
-            int(row["attempts"]), float(row["claimed_at"]),
-            None if finished is None else float(finished), row.get("message_id"),
-            row.get("detail"),
-        )  # fmt: skip
+        try:
+            return AnnouncementRecord(
+                snapshot_id, platform, channel, AnnouncementState(row["state"]),
+                int(row["attempts"]), float(row["claimed_at"]),
+                None if finished is None else float(finished), row.get("message_id"),
+                row.get("detail"),
+            )  # fmt: skip
+        except (KeyError, ValueError, TypeError):
+            raise UnreadableRecord(
+                "its state, attempts, claimed_at or finished_at is missing or bad"
+            ) from None
 
     async def claim_announcement(
         self, snapshot_id: str, platform: str, channel: str, max_attempts: int
@@ -286,12 +293,30 @@ class RedisPriceKeys:
         )  # fmt: skip
 
     async def list_announcements(self, snapshot_id: str) -> list[AnnouncementRecord]:
+        """The snapshot's announcement records; an unreadable index entry or record is
+        skipped with a logged warning and kept (its channel is not re-claimed: the claim
+        script re-claims only a ``failed`` record)."""
         with self._errors():
-            members = await self._r.smembers(self._key("price:anns", snapshot_id))
-            ids = sorted(tuple(json.loads(m)) for m in members)
+            members = list_text(list(await self._r.smembers(self._key("price:anns", snapshot_id))))
+            ids = []
+            for member in members:
+                if (pair := self._member(member)) is None:
+                    warn_unreadable(f"announcement index entry of snapshot {snapshot_id!r}",
+                                    UnreadableRecord("it is not a JSON [platform, channel]"))
+                else:
+                    ids.append(pair)
+            ids.sort()
             async with self._r.pipeline(transaction=False) as p:
                 for platform, channel in ids:
                     p.hgetall(self._announcement_key(snapshot_id, platform, channel))
                 rows = await p.execute()
-        return [self._announcement(snapshot_id, pl, ch, row)
-                for (pl, ch), row in zip(ids, rows, strict=True) if row]  # fmt: skip
+        records = []
+        for (platform, channel), row in zip(ids, rows, strict=True):
+            if not row:
+                continue
+            try:
+                records.append(self._announcement(snapshot_id, platform, channel, row))
+            except UnreadableRecord as exc:
+                warn_unreadable(f"announcement of snapshot {snapshot_id!r} to {platform} "
+                                f"channel {channel!r}", exc)  # fmt: skip
+        return records

@@ -187,8 +187,17 @@ class SQLitePriceTables:
 
     @staticmethod
     def _announcement(row: tuple[Any, ...]) -> AnnouncementRecord:
-        return AnnouncementRecord(row[0], row[1], row[2], AnnouncementState(row[3]), row[4],
-                                  row[5], row[6], row[7], row[8])  # fmt: skip
+        """Raises :class:`UnreadableRecord` for a row that cannot be read: a state this
+        version does not know, or attempts / times that are not numbers."""
+        try:
+            state = AnnouncementState(row[3])
+        except ValueError:
+            raise UnreadableRecord("its state is not one this version knows") from None
+        numbers = (row[4], row[5]) if row[6] is None else (row[4], row[5], row[6])
+        if not all(isinstance(n, int | float) for n in numbers):
+            raise UnreadableRecord("attempts, claimed_at or finished_at is not a number")
+        return AnnouncementRecord(row[0], row[1], row[2], state, row[4], row[5], row[6],
+                                  row[7], row[8])  # fmt: skip
 
     async def claim_announcement(
         self, snapshot_id: str, platform: str, channel: str, max_attempts: int
@@ -235,7 +244,14 @@ class SQLitePriceTables:
         rows = await self._run(lambda conn: conn.execute(
             f"SELECT {self._ANNOUNCEMENT_COLUMNS} FROM announcements WHERE snapshot_id = ?"
             " ORDER BY platform, channel", (snapshot_id,)).fetchall())  # fmt: skip
-        return [self._announcement(r) for r in rows]
+        records = []
+        for row in rows:  # past any unreadable record (kept: its channel is not re-claimed)
+            try:
+                records.append(self._announcement(row))
+            except UnreadableRecord as exc:
+                warn_unreadable(f"announcement of snapshot {snapshot_id!r} to {row[1]} channel "
+                                f"{row[2]!r}", exc)  # fmt: skip
+        return records
 
     # -- the reference estimate -------------------------------------------------------------
     async def latest_channel_request(self, platform: str, channel: str) -> Request | None:

@@ -8,7 +8,9 @@ A refresh (one per cron time, whatever the number of replicas):
    this scheduled time, does nothing;
 2. fetch every source (``catalog.price_sources.refresh_prices``: bad sources keep their
    last good prices and are marked stale), store the new snapshot with the id of the one
-   it follows, and put it in force;
+   it follows, and put it in force. A refresh in which every source failed stores nothing
+   and counts as failed: the previous snapshot stays in force, and the next scheduled
+   time (or a start-up after it) tries again, as after any failure;
 3. announce the changes to subscribed channels (``bot.announce``) and mark the snapshot
    announced once every channel is settled. An unfinished fan-out (a crash) is resumed
    at start-up, before the next refresh and every ``reload_interval_s``: so a process
@@ -16,6 +18,11 @@ A refresh (one per cron time, whatever the number of replicas):
    of a snapshot the other took. Each process remembers the snapshots it has served,
    so channels of a platform no process runs cost one look per start, not one per
    interval.
+
+A stored snapshot that no longer validates as a :class:`PriceSnapshot` (a later version
+changed the model, a hand edit) never stops the job: it is logged once, kept in the store
+as it is, and not used: the prices in force stay (the built-in ones at start-up), it is
+not announced, and a refresh after it compares with nothing, as the first one does.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from bot.announce import Fanout, FanoutResult, Poster, Target, plan_announcement
 from bot.cron import DEFAULT_SCHEDULE, CronSchedule
@@ -81,6 +88,21 @@ def _time(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
 
 
+def every_source_failed(snapshot: PriceSnapshot) -> bool:
+    """Whether the refresh that made ``snapshot`` got nothing new: it had sources and every
+    one failed (the snapshot only repeats the previous prices, all stale)."""
+    return bool(snapshot.sources) and not any(s.ok for s in snapshot.sources)
+
+
+def _why_invalid(exc: ValueError) -> str:
+    """Where a stored snapshot fails validation, in one line without the stored values."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the document"
+        return f"{where}: {first['msg']} ({exc.error_count()} errors)"
+    return type(exc).__name__
+
+
 class PriceBook:
     """The prices in force: the latest snapshot applied to the catalog, one catalog per
     workspace with its own team sheet (shared by all others)."""
@@ -110,9 +132,11 @@ class PriceBook:
 @dataclass(frozen=True, slots=True)
 class RefreshOutcome:
     status: str
-    """``refreshed``, ``locked`` (another replica is at it) or ``done`` (this scheduled
-    time already has a snapshot)."""
+    """``refreshed``, ``locked`` (another replica is at it), ``done`` (this scheduled
+    time already has a snapshot) or ``failed`` (every source failed: nothing stored)."""
     snapshot: PriceSnapshot | None = None
+    """The new snapshot; for ``done`` the one stored, for ``failed`` the one still in
+    force (None: the built-in prices)."""
     announcements: FanoutResult | None = None
 
 
@@ -140,15 +164,31 @@ class PriceJob:
         self.schedule = CronSchedule.parse(config.schedule)
         self._served: set[str] = set()
         """Snapshots whose channels on this process's platforms are all settled."""
+        self._invalid: set[str] = set()
+        """Stored snapshots that no longer validate (each logged once)."""
 
     @property
     def catalog(self) -> Catalog:
         return self.book.base
 
+    def _readable(self, stored: StoredSnapshot | None) -> PriceSnapshot | None:
+        """``stored`` as a :class:`PriceSnapshot`; None without one, or when it no longer
+        validates: then a warning (once per snapshot) and the record is kept as it is."""
+        if stored is None:
+            return None
+        try:
+            return stored.snapshot()
+        except ValueError as exc:  # pydantic's ValidationError
+            if stored.id not in self._invalid:
+                self._invalid.add(stored.id)
+                log.warning("stored price snapshot %r no longer validates, not used (kept in "
+                            "the store as it is): %s", stored.id, _why_invalid(exc))  # fmt: skip
+            return None
+
     async def load(self) -> PriceSnapshot | None:
-        """Put the stored latest snapshot in force (start-up, and on other replicas)."""
-        latest = await self.store.latest_price_snapshot()
-        snapshot = latest.snapshot() if latest else None
+        """Put the stored latest snapshot in force (start-up, and on other replicas); one
+        that no longer validates leaves the prices in force as they are."""
+        snapshot = self._readable(await self.store.latest_price_snapshot())
         self.book.update(snapshot)
         return snapshot
 
@@ -196,10 +236,11 @@ class PriceJob:
             if latest is not None and latest.taken_at >= slot.timestamp():
                 log.info("price refresh skipped: already done for slot=%s", slot.isoformat())
                 record_refresh_run("done")
-                self.book.update(latest.snapshot())
-                return RefreshOutcome("done", latest.snapshot())
+                done = self._readable(latest)
+                self.book.update(done)
+                return RefreshOutcome("done", done)
             await self._resume(latest)
-            previous = latest.snapshot() if latest else None
+            previous = self._readable(latest)
             try:
                 snapshot = await self.fetch(self.config, self.catalog, previous, self.clock.now())
             except Exception:
@@ -207,6 +248,14 @@ class PriceJob:
                 raise
             for source in snapshot.sources:
                 record_refresh_source(source.name, source.ok)
+            if every_source_failed(snapshot):
+                # Nothing new: storing it would cover this slot (no retry until the next
+                # one after it) and announce nothing anyway. Counted as any failure.
+                record_refresh_run("failed")
+                log.warning("price refresh failed: every source failed (%d) slot=%s; keeping "
+                            "snapshot=%s", len(snapshot.sources), slot.isoformat(),
+                            previous.id if previous else "none (built-in prices)")  # fmt: skip
+                return RefreshOutcome("failed", self.book.snapshot)
             await self.store.save_price_snapshot(
                 snapshot.id, snapshot.taken_at.timestamp(),
                 previous.id if previous else None, snapshot.to_json(),
@@ -226,13 +275,19 @@ class PriceJob:
         return await self._resume(await self.store.latest_price_snapshot())
 
     async def _resume(self, latest: StoredSnapshot | None) -> FanoutResult | None:
+        """Announce ``latest`` when its fan-out is unfinished; one that no longer validates
+        is not announced (it is logged and kept), and one whose previous snapshot no longer
+        validates is settled as a baseline (nothing to compare with)."""
         if latest is None or latest.announced or latest.id in self._served:
+            return None
+        snapshot = self._readable(latest)
+        if snapshot is None:
             return None
         previous = (
             await self.store.get_price_snapshot(latest.previous_id) if latest.previous_id else None
         )
         log.info("resuming announcements snapshot=%s", latest.id)
-        return await self.announce(latest.snapshot(), previous.snapshot() if previous else None)
+        return await self.announce(snapshot, self._readable(previous))
 
     async def announce(
         self, snapshot: PriceSnapshot, previous: PriceSnapshot | None

@@ -6,9 +6,14 @@ Factories import their adapter lazily, so a Slack-only deployment never imports
 Discord code and vice versa.
 
 HTTP: when a runner has routes (Slack in HTTP mode) an aiohttp server listens on
-``port`` with those routes and ``GET /healthz``. ``health_port`` adds a
-``/healthz``-only server (Socket Mode / Discord-only deployments); when it equals
-``port`` the main server answers it.
+``slack.host``:``port`` with those routes, ``GET /healthz`` and ``GET /metrics``.
+``health_port`` adds a server with just those two on ``health_host`` (127.0.0.1 unless
+set; the image sets 0.0.0.0) for Socket Mode / Discord-only deployments; when it equals
+``port`` the main server answers them.
+
+Shutdown (:meth:`Runtime.stop`) is bounded: at most :func:`shutdown_bound_s` seconds
+(``shutdown_timeout_s`` + :data:`SHUTDOWN_CLOSE_S` + :data:`SHUTDOWN_FINAL_S`) whatever a
+handler, a platform or the store does.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +45,35 @@ from catalog.loader import default_catalog
 from catalog.price_sources import refresh_prices
 
 log = logging.getLogger("ftcost.bot")
+
+SHUTDOWN_CLOSE_S = 3.0
+"""After the drain (``shutdown_timeout_s``), how long the platforms may still take to close
+their connections (Slack's HTTP session, Discord's gateway) before they are cancelled."""
+SHUTDOWN_FINAL_S = 2.0
+"""Then how long the purge task, the health-only listener and the store together may take
+to close."""
+
+
+def shutdown_bound_s(config: Config) -> float:
+    """The longest :meth:`Runtime.stop` takes: ``shutdown_timeout_s`` (20 s by default) +
+    :data:`SHUTDOWN_CLOSE_S` + :data:`SHUTDOWN_FINAL_S`; 25 s by default, inside Compose's
+    ``stop_grace_period: 30s`` and Kubernetes' 30 s grace period."""
+    return config.shutdown_timeout_s + SHUTDOWN_CLOSE_S + SHUTDOWN_FINAL_S
+
+
+async def _bounded(what: str, step: Awaitable[object], deadline: float) -> None:
+    """Await ``step`` until ``deadline`` (event-loop time); past it, cancel it and go on
+    without waiting for it to unwind. A step that fails is logged: shutdown goes on."""
+    task = asyncio.ensure_future(step)
+    loop = asyncio.get_running_loop()
+    done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+    if not done:
+        task.cancel()
+        # Retrieve its outcome whenever it ends, so asyncio logs nothing about it.
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        log.warning("shutdown: %s did not finish in time; cancelled", what)
+    elif not task.cancelled() and task.exception() is not None:
+        log.error("shutdown: %s failed", what, exc_info=task.exception())
 
 
 @dataclass(frozen=True)
@@ -141,46 +175,55 @@ class Runtime:
         self._purge_task = asyncio.get_running_loop().create_task(self._purge_loop())
         self._start_prices()
         log.info(
-            "ftcost-bot started platforms=%s port=%s health_port=%s",
+            "ftcost-bot started platforms=%s port=%s health_port=%s health_host=%s",
             ",".join(r.name for r in self.runners),
             self.port,
             self.health_port,
+            self.config.health_host if self._health_only
+            else self.config.slack.host if self.health_port is not None else None,
         )
 
     async def stop(self) -> None:
-        """Graceful shutdown (SIGTERM): stop taking new work (close the HTTP listeners),
-        stop the price jobs and give up their store locks, close the Slack socket and
-        Discord's handlers and let replies in flight finish (up to
-        ``shutdown_timeout_s``), then close the store."""
+        """Graceful shutdown (SIGTERM), in :func:`shutdown_bound_s` at most. Until
+        ``drained`` (``shutdown_timeout_s`` from now): stop taking new work (close the
+        HTTP listeners, waiting for requests being handled), stop the price jobs and give
+        up their store locks, then stop every platform at once, each given the drain time
+        left for its replies in flight (Slack: close the socket, drain, close its HTTP
+        session; Discord: refuse new interactions, drain, close the gateway). The
+        platforms may run :data:`SHUTDOWN_CLOSE_S` past ``drained``; then the health-only
+        listener and the store get :data:`SHUTDOWN_FINAL_S` together. A step still
+        running at its deadline is cancelled and shutdown goes on."""
         self.stopping = True
-        timeout = self.config.shutdown_timeout_s
+        loop = asyncio.get_running_loop()
+        drained = loop.time() + self.config.shutdown_timeout_s
+        closed = drained + SHUTDOWN_CLOSE_S
         # A health-only listener stays up through the drain, answering 503 "stopping";
         # the others close at once (a shared port's /healthz then refuses connections).
         health_only = self._sites[-1:] if self._health_only else []
         for site in self._sites:
             if site not in health_only:
                 # Closes the listening socket at once, then waits (up to the runner's
-                # shutdown_timeout) for the requests being handled.
-                await site.cleanup()
+                # shutdown_timeout, and ``drained``) for the requests being handled.
+                await _bounded("closing the HTTP listener", site.cleanup(), drained)
         self._sites = health_only
         # The price jobs post through the platforms' clients: stop them first (an
         # interrupted fan-out is settled by the next run), then drain the replies.
-        await self._stop_prices()
-        await self._release_locks()
-        for runner in self.runners:
-            try:
-                await runner.stop(timeout)
-            except Exception:
-                log.exception("stopping %s failed", runner.name)
-        if self._purge_task is not None:
-            self._purge_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._purge_task
-            self._purge_task = None
+        await _bounded("stopping the price jobs", self._stop_prices(), drained)
+        await _bounded("releasing the price locks", self._release_locks(), drained)
+        left = max(0.0, drained - loop.time())
+        await asyncio.gather(*(
+            _bounded(f"stopping {runner.name}", runner.stop(left), closed)
+            for runner in self.runners
+        ))  # fmt: skip
+        final = loop.time() + SHUTDOWN_FINAL_S
+        purge, self._purge_task = self._purge_task, None
+        if purge is not None:
+            purge.cancel()  # let it unwind before the store closes under it
+            await asyncio.wait({purge}, timeout=max(0.0, final - loop.time()))
         for site in self._sites:
-            await site.cleanup()
+            await _bounded("closing the health listener", site.cleanup(), final)
         self._sites.clear()
-        await self.store.close()
+        await _bounded("closing the store", self.store.close(), final)
         self.service.close()
 
     async def _release_locks(self) -> None:
@@ -212,18 +255,19 @@ class Runtime:
 
     async def _start_http(self) -> None:
         routes = [route for runner in self.runners for route in runner.routes()]
-        host = self.config.slack.host
         health_port = self.config.health_port
         if routes:
             app = web.Application()
             app.add_routes([*routes, *self._ops_routes()])
-            self.port = await self._serve(app, host, self.config.port)
+            self.port = await self._serve(app, self.config.slack.host, self.config.port)
             if health_port is not None and health_port == self.config.port:
                 self.health_port = self.port
         if health_port is not None and self.health_port is None:
+            # /healthz and /metrics only: on 127.0.0.1 unless health_host says otherwise
+            # (the image sets 0.0.0.0, for Docker's port mapping to reach it).
             app = web.Application()
             app.add_routes(self._ops_routes())
-            self.health_port = await self._serve(app, host, health_port)
+            self.health_port = await self._serve(app, self.config.health_host, health_port)
             self._health_only = True
 
     def _ops_routes(self) -> list[web.RouteDef]:

@@ -78,7 +78,7 @@ def compose() -> dict:
 # -- Dockerfile ------------------------------------------------------------------------------
 def test_base_image_is_a_slim_python_of_a_supported_version():
     image = only("FROM")
-    match = re.fullmatch(r"python:3\.(\d+)-slim(-\w+)?", image)
+    match = re.fullmatch(r"python:3\.(\d+)(\.\d+)?-slim(-\w+)?(@sha256:[0-9a-f]{64})?", image)
     assert match and int(match.group(1)) >= 11
 
 

@@ -197,7 +197,8 @@ def test_sync_commands_subcommand(monkeypatch: pytest.MonkeyPatch,
 
 def test_check_config_describes_discord(monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_main(["check-config"], monkeypatch, {"DISCORD_TOKEN": "t"}, capsys)
+    env = {"DISCORD_TOKEN": "MTIz.abc.def"}  # a token's shape: three dot-separated parts
+    code, out, _ = run_main(["check-config"], monkeypatch, env, capsys)
     assert code == 0
     assert "discord: on" in out and "warning" not in out
     assert "discord api: https://discord.com/api/v10" in out

@@ -44,13 +44,13 @@ from typing import Any
 import aiohttp
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_bolt.middleware.request_verification import RequestVerification
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
     async_default_handlers,
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.announce import can_manage
 from adapters.slack.blocks import (
     ACTION_CHART,
     ACTION_FRAMEWORK,
@@ -65,7 +65,12 @@ from adapters.slack.blocks import (
     method_from_action,
     slack_to_plain,
 )
-from adapters.slack.delivery import SlackDelivery
+from adapters.slack.delivery import (
+    PERMISSION_UNCHECKED,
+    PermissionUnchecked,
+    SlackDelivery,
+    may_manage,
+)
 from adapters.slack.files import ConfigAsk, SlackConfigs
 from bot.channel_settings import ChannelSettings
 from bot.config import Config, SlackMode
@@ -87,18 +92,31 @@ log = logging.getLogger("ftcost.slack")
 _RECEIVED: ContextVar[float] = ContextVar("ftcost_slack_received")
 
 
-def _bolt_logger() -> logging.Logger:
-    """Bolt's logger, without its warning that the ``SLACK_BOT_TOKEN`` it reads from the
-    environment is unused: the bot passes its own client, on purpose."""
-    logger = logging.getLogger("ftcost.slack.bolt")
-    if not any(isinstance(f, _TokenSkippedFilter) for f in logger.filters):
-        logger.addFilter(_TokenSkippedFilter())
-    return logger
+QUIET_BOLT_MESSAGES = (
+    "As you gave `client` as well",
+    "Invalid request signature detected",
+    "A global middleware (",
+)
+"""Beginnings of the bolt log messages dropped: its warning that the ``SLACK_BOT_TOKEN`` it
+reads from the environment is unused (the bot passes its own client, on purpose), and the
+two that print a request body (the signature one, at INFO, prints a refused request whole:
+the runner refuses those before bolt sees them, and this covers the rest)."""
 
 
-class _TokenSkippedFilter(logging.Filter):
+class _QuietBolt(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("As you gave `client` as well")
+        return not str(record.msg).startswith(QUIET_BOLT_MESSAGES)
+
+
+def _bolt_logger() -> logging.Logger:
+    """Bolt's logger, quietened (:data:`QUIET_BOLT_MESSAGES`). Bolt copies its filters to
+    the loggers it makes for its middleware; ``slack_bolt.RequestVerification`` (bolt's
+    naming) gets it directly too, in case another app made that logger first."""
+    logger = logging.getLogger("ftcost.slack.bolt")
+    for target in (logger, logging.getLogger(f"slack_bolt.{RequestVerification.__name__}")):
+        if not any(isinstance(f, _QuietBolt) for f in target.filters):
+            target.addFilter(_QuietBolt())
+    return logger
 
 
 def _workspace(team_id: str | None) -> str | None:
@@ -194,8 +212,10 @@ class SlackBot:
             self.spawn(self.answer_action(body, action, respond, context.bot_user_id))
 
         @app.error
-        async def on_error(error, body, logger):
-            log.error("unhandled error in a Slack listener: %s", type(error).__name__)
+        async def on_error(error):
+            # The traceback says where it failed; never the body (user text) or tokens.
+            log.error("unhandled error in a Slack listener: %s", type(error).__name__,
+                      exc_info=error)  # fmt: skip
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run a reply in the background (tracked for :meth:`drain`), at most
@@ -258,11 +278,15 @@ class SlackBot:
         self, text: str, channel: str | None, user: str | None, workspace: str | None
     ) -> Reply | None:
         """``prices`` / ``subscribe`` / ``unsubscribe``; None for anything else. Changing a
-        subscription is for workspace admins (``users.info``; unknown -> anyone)."""
+        subscription is for workspace admins (``users.info``; no ``users:read`` -> anyone;
+        any other failure -> refused, the asker told to try again)."""
         parsed = price_command(text)
         if parsed is None:
             return None
-        manage = await can_manage(self.client, user) if parsed[0] != "prices" else None
+        try:
+            manage = await may_manage(self.client, user) if parsed[0] != "prices" else None
+        except PermissionUnchecked:
+            return Reply(ReplyKind.ERROR, text=PERMISSION_UNCHECKED, retry=True)
         ctx = Context(
             PLATFORM, channel=channel, user=user, workspace=workspace, can_manage=manage
         )

@@ -4,6 +4,9 @@ drawn on a worker thread and uploaded into the estimate's thread.
 
 Every method returns the outcome for the command's log line (``posted``, ``fallback``,
 ``ephemeral``, ``uploaded``, ``failed``) and never raises for a Slack API error.
+
+Also here, as the other Web API call a reply waits on: :func:`may_manage`, whether the asker
+may change the channel's price announcements (``users.info``), which fails closed.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import aiohttp
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -26,7 +30,47 @@ PLATFORM = "slack"
 NOT_MEMBER_ERRORS = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
 """chat.postMessage errors meaning "the bot can't post here": fall back to response_url."""
 
+CANNOT_TELL_ERRORS = frozenset({"missing_scope"})
+"""``users.info`` errors meaning Slack can't tell the bot who is an admin (the app was
+installed without ``users:read``): then anyone in the channel may change its price
+announcements, as documented (docs/prices.md). Any other error refuses the change."""
+PERMISSION_UNCHECKED = (
+    "I couldn't check with Slack whether you may change this channel's price "
+    "announcements, so nothing was changed. Please try again in a minute."
+)
+"""The asker's reply when ``users.info`` failed (rate-limited, Slack down...)."""
+
 log = logging.getLogger("ftcost.slack")
+
+
+class PermissionUnchecked(Exception):
+    """``users.info`` failed for a reason other than :data:`CANNOT_TELL_ERRORS`: the
+    change is refused (fail closed) and the asker told to try again. The message is the
+    Slack error code (or the client error's type), never a token."""
+
+
+async def may_manage(client: AsyncWebClient, user: str | None) -> bool | None:
+    """Whether ``user`` may change the channel's price announcements: workspace admins
+    and owners (``users.info``, needs ``users:read``). None when Slack can't tell
+    (:data:`CANNOT_TELL_ERRORS`): then anyone may. No user: False. Raises
+    :class:`PermissionUnchecked` for any other failure (``ratelimited``, an unreachable
+    Slack): a rate limit must not open the subscription to everyone."""
+    if not user:
+        return False
+    try:
+        resp = await client.users_info(user=user)
+    except SlackApiError as exc:
+        error = str(exc.response.get("error") if exc.response is not None else "unknown")
+        if error in CANNOT_TELL_ERRORS:
+            log.info("cannot check admin status error=%s: anyone may (no users:read)", error)
+            return None
+        log.warning("cannot check admin status error=%s: change refused", error)
+        raise PermissionUnchecked(error) from None
+    except (SlackClientError, aiohttp.ClientError, OSError) as exc:  # TimeoutError too
+        log.warning("cannot check admin status error=%s: change refused", type(exc).__name__)
+        raise PermissionUnchecked(type(exc).__name__) from None
+    info = resp.get("user") or {}
+    return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
 
 
 class SlackDelivery:
@@ -197,4 +241,11 @@ class SlackDelivery:
         )
 
 
-__all__ = ["NOT_MEMBER_ERRORS", "SlackDelivery"]
+__all__ = [
+    "CANNOT_TELL_ERRORS",
+    "NOT_MEMBER_ERRORS",
+    "PERMISSION_UNCHECKED",
+    "PermissionUnchecked",
+    "SlackDelivery",
+    "may_manage",
+]
