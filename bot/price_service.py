@@ -25,11 +25,23 @@ DENIED = (
     "Only workspace admins can change this channel's price announcements on Slack, and "
     "members who can manage the channel (or the server) on Discord."
 )
+PERMISSION_UNCHECKED = (
+    "I couldn't check whether you may change this channel's price announcements (the "
+    "platform did not answer), so nothing was changed. Please try again in a minute."
+)
+"""The asker's reply when the platform's permission check failed (fail closed)."""
 UNREADABLE_SUBSCRIPTION = (
     "This channel's announcement settings are stored but could not be read, so it gets no "
     "announcements until they are set again: `/ftcost subscribe [min change %] [cards...]` "
     "replaces them, `/ftcost unsubscribe` removes them."
 )
+
+
+class PermissionUnchecked(Exception):
+    """A front end could not tell whether the asker may manage the channel (Slack's
+    ``users.info`` rate-limited or down): the change is refused and the asker told
+    :data:`PERMISSION_UNCHECKED`, never opened to everyone. The message is an error code,
+    never a token."""
 
 
 class PriceReplyKind(StrEnum):

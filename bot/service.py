@@ -26,13 +26,14 @@ import asyncio
 import copy
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.report import build_report
-from bot.channel_settings import is_settings_command, with_defaults
+from bot.channel_settings import ChannelSettings, is_settings_command, with_defaults
 from bot.metrics import record_store_unavailable
 from bot.price_words import price_command
 from bot.ratelimit import RateLimiter, limited_message
@@ -77,7 +78,7 @@ if TYPE_CHECKING:  # built on first use: these import the HTTP client (aiohttp)
 
 __all__ = [
     "CHART_NEEDS_QUERY", "CHART_WORD", "CONTEXT_UNAVAILABLE_NOTE", "GPUS_WORDS",
-    "HELP_WORDS", "MODELS_WORDS", "NEW_PREFIXES", "Context", "Reply", "ReplyKind",
+    "HELP_WORDS", "MODELS_WORDS", "NEW_PREFIXES", "Ask", "Context", "Reply", "ReplyKind",
     "RequestBuilder", "Service", "Trigger", "chart_only", "describe_changes",
     "request_from_json", "request_to_compact_json", "split_chart_word", "with_chart",
 ]
@@ -94,6 +95,37 @@ TRANSIENT_HUB_ERRORS = frozenset({HubErrorKind.TIMEOUT, HubErrorKind.UNAVAILABLE
 """Hub failures that may be over in seconds: the error reply says ``retry``."""
 
 log = logging.getLogger("ftcost.bot")
+
+ManageCheck = Callable[[], Awaitable[bool | None]]
+"""Asks the platform whether the asker may manage the channel (Slack's ``users.info``):
+called only for ``subscribe`` / ``unsubscribe``; raises
+:class:`~bot.price_service.PermissionUnchecked` when the platform can't answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One message for the bot, once a front end has done its platform work (who, where,
+    which estimate it answers): everything :meth:`Service.respond` needs."""
+
+    text: str
+    platform: str
+    channel: str | None = None
+    """Whose settings and price announcements apply: a thread's parent channel."""
+    user: str | None = None
+    workspace: str | None = None
+    """``slack:<team id>`` / ``discord:<guild id>``: whose team price sheet applies."""
+    previous: Request | None = None
+    """The estimate a follow-up changes; None for a new question."""
+    context_lost: bool = False
+    """A follow-up whose estimate the store could not give (it is unreachable)."""
+    may_manage: bool | ManageCheck | None = None
+    """Whether the asker may change the channel's price announcements: a known answer,
+    a check to run only when it matters, or None (the platform can't tell: anyone may)."""
+    build: RequestBuilder | None = None
+    """Structured options instead of the parser (Discord): then the text is no command."""
+    command: str = "/ftcost"
+    """The slash command's name, for the examples replies give."""
+
 
 CONTEXT_UNAVAILABLE_NOTE = (
     "Context unavailable: I can't reach my store right now, so this is a fresh estimate "
@@ -143,6 +175,8 @@ class Service:
             else None
         )
         self._hub = hub
+        self.channel_settings = ChannelSettings(store, lambda: self.catalog)
+        """``set framework hf``: each channel's defaults for new questions."""
         self.hub_models: tuple[ModelSpec, ...] = ()
         """Hub models this service's catalogs hold too (set on views, :meth:`with_models`)."""
 
@@ -417,39 +451,67 @@ class Service:
             log.warning("store unavailable: cannot de-duplicate event %s", event_id)
             return True
 
+    async def respond(self, ask: Ask) -> Reply:
+        """The answer to ``ask``, the same on every front end: a price command
+        (``prices``, ``subscribe ...``, ``unsubscribe``), a channel-settings command
+        (``set framework hf``, ``unset``, ``settings``), else a question: a change of
+        ``ask.previous``, or a new question filled in with the channel's settings, Hub
+        models resolved first. The rate limit (:meth:`admit`) is the caller's, before any
+        work of its own (reading a pasted config, the thread's context)."""
+        if ask.build is None:
+            command = await self.price_reply(ask) or await self.settings_reply(ask)
+            if command is not None:
+                return command
+        if ask.previous is None and ask.context_lost:
+            return await self.answer_without_context_async(ask.text, ask.workspace)
+        defaults = None
+        if ask.previous is None or starts_over(ask.text):  # `new ...`: a new question
+            defaults = await self.channel_settings.defaults(ask.platform, ask.channel)
+        return await self.answer_async(
+            ask.text, ask.previous, ask.workspace, defaults, ask.build
+        )
+
     async def handle(self, text: str, ctx: Context) -> Reply | None:
-        """Answer ``text`` from ``ctx``. For a follow-up (``ctx.followup``) the thread's
-        stored request is the base; None when the thread has no context (a thread the
-        bot did not start: stay quiet). The estimate runs through :meth:`run`.
-        ``prices`` / ``subscribe`` / ``unsubscribe`` go to the price commands. The rate
-        limit applies first; with the store unreachable a follow-up gets
-        :meth:`answer_without_context`."""
+        """:meth:`respond` with the rate limit and the thread's context read from the
+        store: for a follow-up (``ctx.followup``) the thread's stored request is the
+        base; None when the thread has none (a thread the bot did not start: stay
+        quiet); with the store unreachable, an answer from the text alone."""
         limited = await self.admit(ctx.platform, ctx.user)
         if limited is not None:
             return limited
-        if not ctx.followup:
-            price_reply = await self.price_reply(text, ctx)
-            if price_reply is not None:
-                return price_reply
-        previous = None
+        previous, lost = None, False
         if ctx.followup:
             try:
                 context = await self.thread(ctx.key)
             except StoreUnavailable:
-                return await self.answer_without_context_async(text, ctx.workspace)
-            if context is None:
-                return None
-            previous = context.request
-        return await self.answer_async(text, previous, ctx.workspace)
+                lost = True
+            else:
+                if context is None:
+                    return None
+                previous = context.request
+        return await self.respond(Ask(
+            text, ctx.platform, channel=ctx.channel, user=ctx.user, workspace=ctx.workspace,
+            previous=previous, context_lost=lost, may_manage=ctx.can_manage,
+        ))
 
-    async def price_reply(self, text: str, ctx: Context) -> Reply | None:
-        """The reply to a price command (``prices``, ``subscribe ...``, ``unsubscribe``),
-        or None when ``text`` is not one."""
-        from bot.price_service import PriceContext
+    async def price_reply(self, ask: Ask) -> Reply | None:
+        """The reply to a price command, or None when ``ask.text`` is not one. The
+        permission check runs only for a change (``subscribe`` / ``unsubscribe``) and
+        fails closed."""
+        from bot.price_service import PERMISSION_UNCHECKED, PermissionUnchecked, PriceContext
 
-        pctx = PriceContext(ctx.platform, ctx.channel, ctx.workspace, ctx.user, ctx.can_manage)
+        parsed = price_command(ask.text)
+        if parsed is None:
+            return None
+        manage = ask.may_manage
+        if callable(manage):
+            try:
+                manage = None if parsed[0] == "prices" else await manage()
+            except PermissionUnchecked:
+                return Reply(ReplyKind.ERROR, text=PERMISSION_UNCHECKED, retry=True)
+        pctx = PriceContext(ask.platform, ask.channel, ask.workspace, ask.user, manage)
         try:
-            reply = await self.prices.handle(text, pctx)
+            reply = await self.prices.handle(ask.text, pctx)
         except StoreUnavailable:
             record_store_unavailable("prices")
             return Reply(
@@ -462,6 +524,17 @@ class Service:
         if reply is None:
             return None
         return Reply(ReplyKind.PRICES, text=reply.text, title="GPU prices", prices=reply)
+
+    async def settings_reply(self, ask: Ask) -> Reply | None:
+        """The reply to ``set NAME VALUE`` / ``unset NAME`` / ``settings`` for
+        ``ask.channel`` (anyone in it may), or None when ``ask.text`` is not one."""
+        answer = await self.channel_settings.handle(
+            ask.text, ask.platform, ask.channel, ask.command
+        )
+        if answer is None:
+            return None
+        kind = ReplyKind.SETTINGS if answer.ok else ReplyKind.ERROR
+        return Reply(kind, text=answer.text, title="Channel settings")
 
     async def remember(self, key: ThreadKey, reply: Reply, message_id: str | None) -> None:
         """Make ``reply``'s request the context of thread ``key`` (no-op without a store

@@ -8,7 +8,7 @@ import json
 
 from bot.store import ThreadKey
 from tests.fakes.discord_server import FLAG_EPHEMERAL
-from tests.test_discord_bot import running, slash, stored
+from tests.test_discord_bot import runner_thread, running, slash, stored
 
 
 async def _estimate_request(fake, store, options):
@@ -53,3 +53,20 @@ async def test_a_bad_setting_is_explained_privately(discord_fake, sqlite_store):
     assert cb["data"]["flags"] & FLAG_EPHEMERAL
     assert "is not a value of the prices setting" in json.dumps(cb["data"]["embeds"])
     assert await sqlite_store.channel_settings("discord", str(discord_fake.channel_id)) == {}
+
+
+async def test_a_subscription_asked_in_an_estimates_thread_is_its_channels(
+    discord_fake, sqlite_store
+):
+    manage_channels = str(1 << 4)
+    async with running(discord_fake, sqlite_store):
+        await slash(discord_fake, {"query": "8b lora 10M tokens"})
+        thread = await runner_thread(discord_fake, int(discord_fake.channel_messages()[-1]["id"]))
+        cb = await slash(discord_fake, {"query": "subscribe 10%"}, channel_id=thread,
+                         permissions=manage_channels)
+
+    assert cb["data"]["flags"] & FLAG_EPHEMERAL
+    assert "announcement after a price refresh" in json.dumps(cb["data"]["embeds"])
+    channel = str(discord_fake.channel_id)
+    assert await sqlite_store.get_subscription("discord", channel) is not None
+    assert await sqlite_store.get_subscription("discord", str(thread)) is None

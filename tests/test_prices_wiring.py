@@ -40,7 +40,7 @@ async def test_handle_routes_price_commands(catalog: Catalog) -> None:
     assert sub is not None and sub.workspace == "slack:T1"
 
 
-async def test_a_followup_is_never_a_price_command(catalog: Catalog) -> None:
+async def test_a_followup_in_a_thread_without_context_stays_quiet(catalog: Catalog) -> None:
     async with SQLiteStore(":memory:") as store:
         svc = Service(store, book=PriceBook(catalog), clock=ManualClock(NOW))
         reply = await svc.handle("prices", Context("slack", "C1", "1.0", followup=True))

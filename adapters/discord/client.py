@@ -51,12 +51,13 @@ from typing import Any
 import discord
 
 from adapters.discord import ids
+from adapters.discord.announce import can_manage
 from adapters.discord.commands import build_commands
 from adapters.discord.configs import answer_attachment
 from adapters.discord.embeds import chart_failed_embed, notice_embed
 from adapters.discord.limits import cut
 from adapters.discord.messages import MessageHandlers
-from adapters.discord.options import NO_OPTIONS, Options
+from adapters.discord.options import Options
 from adapters.discord.places import (
     NO_MENTIONS,
     PLATFORM,
@@ -168,20 +169,15 @@ class FtcostMixin(MessageHandlers):
         attachment is a new question, in a thread too."""
         workspace = workspace_of(interaction.guild_id)
         if config is not None:
-            defaults = await self.channel_settings.defaults(PLATFORM, where.channel)
+            defaults = await self.service.channel_settings.defaults(PLATFORM, where.channel)
             return None, await answer_attachment(
                 self.service, config, query, options, workspace, defaults)
         previous = await self._context(where.thread_key()) if where.thread else None
-        if previous is not None:  # a follow-up; settings still work in a thread
-            settings = None if options.given else await self._settings_reply(
-                query, where.channel)
-            fresh = await self._defaults_for(query, previous, where.channel)  # `new ...`
-            return previous, settings or await self._answer(
-                query, options, previous, workspace, fresh)
-        reply = await self._price_reply(interaction, query, options)
-        if reply is None:
-            reply = await self._new_question(query, options, where.channel, workspace)
-        return previous, reply
+        return previous, await self._respond(
+            query, where.channel, workspace, options=options, previous=previous,
+            user=str(interaction.user.id) if interaction.user else None,
+            may_manage=can_manage(interaction.permissions, interaction.guild_id is not None),
+        )
 
     async def _defer_if_slow(
         self, interaction: discord.Interaction, work: asyncio.Future[Any]
@@ -227,7 +223,7 @@ class FtcostMixin(MessageHandlers):
 
     async def handle_help(self, interaction: discord.Interaction) -> None:
         start = time.perf_counter()
-        reply = await self._answer("help")
+        reply = await self._respond("help", None, None)
         embeds, _, _ = self._render(reply)
         await interaction.response.send_message(
             embeds=embeds, ephemeral=True, allowed_mentions=NO_MENTIONS
@@ -288,7 +284,8 @@ class FtcostMixin(MessageHandlers):
             METHOD_LABELS[Method(text)] if action.kind == "method"
             else f"2× seq ({base.seq_len * 2:,})" if action.kind == "seq" else text
         )
-        reply = await self._answer(text, NO_OPTIONS, base, workspace_of(interaction.guild_id))
+        # As if typed in the thread: the same parser and checks as the words.
+        reply = await self.service.answer_async(text, base, workspace_of(interaction.guild_id))
         if reply.kind is not ReplyKind.ESTIMATE:
             embeds, _, _ = self._render(reply)
             await interaction.followup.send(

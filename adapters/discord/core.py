@@ -12,27 +12,23 @@ import contextlib
 import io
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any
 
 import discord
 from discord import app_commands
 
 from adapters.chart import render_chart
-from adapters.discord.announce import can_manage
 from adapters.discord.embeds import chart_embed, chart_failed_embed, embeds_for, notice_embed
 from adapters.discord.endpoints import discover_gateway
 from adapters.discord.limits import MAX_THREAD_NAME, cut
-from adapters.discord.options import NO_OPTIONS, Options, answer
-from adapters.discord.places import NO_MENTIONS, PLATFORM, Where, message_key, workspace_of
+from adapters.discord.options import NO_OPTIONS, Options
+from adapters.discord.places import NO_MENTIONS, PLATFORM, Where, message_key
 from adapters.discord.settings import ClientSettings
 from adapters.discord.views import DYNAMIC_ITEMS, estimate_view
-from bot.channel_settings import ChannelSettings
 from bot.logs import log_command
-from bot.price_words import price_command
-from bot.service import Context, Reply, ReplyKind, Service
+from bot.service import Ask, Reply, ReplyKind, Service
 from bot.store import StoreUnavailable, ThreadKey
-from bot.words import starts_over
 from catalog.hub.errors import HubError
 from engine import Request
 from engine.specs import Catalog
@@ -59,10 +55,6 @@ class ClientCore:
         super().__init__(**kwargs)
         self.service = service
         self.settings = settings
-        self.channel_settings = ChannelSettings(
-            service.store, lambda: service.catalog, command=settings.command
-        )
-        """``/ftcost set framework hf``: a channel's defaults (a thread uses its parent's)."""
         self.tree = app_commands.CommandTree(self)  # type: ignore[arg-type]
         """The slash commands are added by :class:`adapters.discord.client.FtcostMixin`."""
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
@@ -99,21 +91,29 @@ class ClientCore:
             await asyncio.wait_for(self._idle.wait(), timeout)
 
     # -- helpers ------------------------------------------------------------------------
-    async def _answer(
+    async def _respond(
         self,
         text: str,
+        channel: str | None,
+        workspace: str | None,
+        *,
         options: Options = NO_OPTIONS,
         previous: Request | None = None,
-        workspace: str | None = None,
-        defaults: Mapping[str, object] | None = None,
+        user: str | None = None,
+        may_manage: bool | None = None,
+        context_lost: bool = False,
     ) -> Reply:
-        """The shared service's answer (:func:`adapters.discord.options.answer`), Hub
-        models resolved first; the service reads ``chart``, ``help`` and the other words
-        of the conversation. ``defaults``: the channel's settings, for a new question."""
-        return await self.service.run_resolved(
-            answer, text, options, previous, workspace, defaults,
-            models=[previous.model if previous is not None else None],
-        )
+        """The shared service's answer (:meth:`bot.service.Service.respond`): a price or
+        settings command, else the question with ``options`` read beside the text, a
+        change of ``previous`` or a new question with the channel's settings.
+        ``channel``: whose settings and announcements apply (a thread's parent);
+        ``may_manage``: the asker's Manage Channels/Server there
+        (:func:`adapters.discord.announce.can_manage`)."""
+        return await self.service.respond(Ask(
+            " ".join(str(text or "").split()), PLATFORM, channel=channel, user=user,
+            workspace=workspace, previous=previous, context_lost=context_lost,
+            may_manage=may_manage, build=options.builder(), command=self.settings.command,
+        ))
 
     async def _send_chart(
         self, send: Any, request: Request, workspace: str | None, footer: str | None
@@ -171,52 +171,6 @@ class ClientCore:
                     )
             return "failed"
         return "uploaded"
-
-    async def _price_reply(
-        self, interaction: discord.Interaction, query: str, options: Options
-    ) -> Reply | None:
-        """``prices`` / ``subscribe`` / ``unsubscribe`` (without estimate options)."""
-        if options.given or price_command(query) is None:
-            return None
-        in_guild = interaction.guild_id is not None
-        ctx = Context(
-            PLATFORM,
-            channel=str(interaction.channel_id) if interaction.channel_id else None,
-            user=str(interaction.user.id) if interaction.user else None,
-            workspace=workspace_of(interaction.guild_id),
-            can_manage=can_manage(interaction.permissions, in_guild),
-        )
-        return await self.service.price_reply(query, ctx)
-
-    async def _settings_reply(self, text: str, channel: str | None) -> Reply | None:
-        """``set NAME VALUE`` / ``unset NAME`` / ``settings`` for ``channel`` (anyone in
-        it may); None for anything else."""
-        answer = await self.channel_settings.handle(text, PLATFORM, channel,
-                                                    self.settings.command)
-        if answer is None:
-            return None
-        kind = ReplyKind.SETTINGS if answer.ok else ReplyKind.ERROR
-        return Reply(kind, text=answer.text, title="Channel settings")
-
-    async def _new_question(
-        self, text: str, options: Options, channel: str | None, workspace: str | None
-    ) -> Reply:
-        """A question with no estimate to change: a settings command, or an answer with
-        the channel's defaults."""
-        settings = None if options.given else await self._settings_reply(text, channel)
-        if settings is not None:
-            return settings
-        defaults = await self.channel_settings.defaults(PLATFORM, channel)
-        return await self._answer(text, options, None, workspace, defaults)
-
-    async def _defaults_for(
-        self, text: str, previous: Request | None, channel: str | None
-    ) -> dict[str, object] | None:
-        """The channel's settings when ``text`` is a new question (no estimate to change,
-        or ``new ...``); None for a follow-up, which keeps its estimate's."""
-        if previous is not None and not starts_over(text):
-            return None
-        return await self.channel_settings.defaults(PLATFORM, channel)
 
     async def _context(self, key: ThreadKey | None) -> Request | None:
         """The stored request of ``key``; None when there is none or the store can't be

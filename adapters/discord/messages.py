@@ -20,7 +20,6 @@ import discord
 from adapters.discord.announce import can_manage
 from adapters.discord.core import ClientCore
 from adapters.discord.limits import cut
-from adapters.discord.options import NO_OPTIONS
 from adapters.discord.places import (
     NO_MENTIONS,
     PLATFORM,
@@ -29,14 +28,24 @@ from adapters.discord.places import (
     strip_mention,
     user_name,
 )
-from bot.price_words import price_command
-from bot.service import Context, Reply, ReplyKind
+from bot.service import Reply, ReplyKind
 
 LIMITED_NOTICE_S = 60.0
 """A rate-limit notice on a plain message (which can't be private) deletes itself after
 this many seconds."""
 
 log = logging.getLogger("adapters.discord.client")
+
+
+def _may_manage(message: discord.Message) -> bool | None:
+    """Whether the author may change the channel's price announcements: Manage
+    Channels or Manage Server where the message was sent."""
+    author = message.author
+    perms = (
+        message.channel.permissions_for(author)  # type: ignore[union-attr,arg-type]
+        if isinstance(author, discord.Member) else None
+    )
+    return can_manage(perms, message.guild is not None)
 
 
 class MessageHandlers(ClientCore):
@@ -82,16 +91,12 @@ class MessageHandlers(ClientCore):
             return  # chatter: not answered, and not counted against the rate limit
         if await self._limited_message(message, start, "followup"):
             return
-        workspace = guild_workspace(message)
-        # prices / subscribe / unsubscribe work in a thread too, for its channel.
-        reply = await self._mention_price_reply(message, text, thread.parent_id)
-        if reply is None:
-            reply = await self._settings_reply(text, where.channel)
-        if reply is None and previous is None and unavailable:
-            reply = await self.service.answer_without_context_async(text, workspace)
-        elif reply is None:
-            defaults = await self._defaults_for(text, previous, where.channel)
-            reply = await self._answer(text, NO_OPTIONS, previous, workspace, defaults)
+        # prices / subscribe / unsubscribe and settings work in a thread too, for its channel.
+        reply = await self._respond(
+            text, where.channel, guild_workspace(message), previous=previous,
+            user=str(message.author.id), may_manage=_may_manage(message),
+            context_lost=unavailable,
+        )
         if reply.kind is ReplyKind.ERROR and not mentioned:
             self._log("followup", reply, "ignored", start)
             return
@@ -116,28 +121,6 @@ class MessageHandlers(ClientCore):
         self._log(trigger, reply, "limited", start)
         return True
 
-    async def _mention_price_reply(
-        self, message: discord.Message, text: str, channel_id: int | None = None
-    ) -> Reply | None:
-        """``@ftcost prices`` / ``subscribe`` / ``unsubscribe`` in a channel (or in a
-        thread, for its parent ``channel_id``); None for anything else. Managing needs the
-        author's Manage Server/Channels in the channel."""
-        if price_command(text) is None:
-            return None
-        author = message.author
-        perms = (
-            message.channel.permissions_for(author)  # type: ignore[union-attr,arg-type]
-            if isinstance(author, discord.Member) else None
-        )
-        ctx = Context(
-            PLATFORM,
-            channel=str(channel_id if channel_id is not None else message.channel.id),
-            user=str(author.id),
-            workspace=guild_workspace(message),
-            can_manage=can_manage(perms, message.guild is not None),
-        )
-        return await self.service.price_reply(text, ctx)
-
     async def _channel_mention(self, message: discord.Message, text: str, start: float) -> None:
         if await self._limited_message(message, start, "mention"):
             return
@@ -147,8 +130,9 @@ class MessageHandlers(ClientCore):
             key = where.thread_key(ref.message_id)
             previous = await self._context(key)
             if previous is not None:
-                reply = await self._answer(
-                    text, NO_OPTIONS, previous, guild_workspace(message)
+                reply = await self._respond(
+                    text, where.channel, guild_workspace(message), previous=previous,
+                    user=str(message.author.id), may_manage=_may_manage(message),
                 )
                 if reply.kind is not ReplyKind.ESTIMATE:
                     await self._post_reply(message, message.channel, where, reply, text, start,
@@ -163,9 +147,10 @@ class MessageHandlers(ClientCore):
                     await self._post_reply(message, thread, Where(where.channel, str(thread.id)),
                                            reply, text, start, "followup", reference=False)
                     return
-        price = await self._mention_price_reply(message, text)
-        answer = price if price is not None else await self._new_question(
-            text, NO_OPTIONS, where.channel, guild_workspace(message))
+        answer = await self._respond(
+            text, where.channel, guild_workspace(message), user=str(message.author.id),
+            may_manage=_may_manage(message),
+        )
         await self._post_reply(message, message.channel, where, answer, text, start, "mention",
                                reference=True)
 

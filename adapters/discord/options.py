@@ -6,9 +6,9 @@ is ``8x h100``. So options and text accept the same words and fail with the same
 messages. Where both name a field they must agree; a disagreement is a
 :class:`~adapters.parse.QueryError` naming the option and both values.
 
-:func:`answer` is the one call the handlers make: text and options in (plus the
-thread's previous request for a follow-up), a :class:`~bot.service.Reply` out. Without
-options it is exactly :meth:`Service.answer <bot.service.Service.answer>`.
+:meth:`Options.builder` is what the handlers hand the service
+(:class:`bot.service.Ask`): it replaces the parser with one that reads the options beside
+the text; without options the parser reads the text alone.
 """
 
 from __future__ import annotations
@@ -40,6 +40,13 @@ class Options:
     @property
     def given(self) -> bool:
         return any(getattr(self, f.name) not in (None, "") for f in fields(self))
+
+    def builder(self) -> RequestBuilder | None:
+        """What reads the question with these options said beside its text
+        (:func:`build_request`); None without options (the parser alone)."""
+        if not self.given:
+            return None
+        return lambda words, base, catalog: build_request(words, self, base, catalog)
 
     def describe(self) -> str:
         """``model:70b tokens:50M`` (for footers and logs)."""
@@ -161,8 +168,5 @@ def answer(
     ``previous`` is the thread's last request (``text`` and the options then change it);
     ``new ...`` starts over as in a Slack thread. The service answers its own words
     (help, models, gpus, chart) first; the options only replace the parser."""
-    build: RequestBuilder | None = None
-    if options.given:
-        build = lambda words, base, catalog: build_request(words, options, base, catalog)  # noqa: E731
     return service.answer(" ".join(str(text or "").split()), previous, workspace, defaults,
-                          build)
+                          options.builder())

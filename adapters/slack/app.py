@@ -66,19 +66,15 @@ from adapters.slack.blocks import (
     slack_to_plain,
 )
 from adapters.slack.delivery import (
-    PERMISSION_UNCHECKED,
-    PermissionUnchecked,
     SlackDelivery,
     may_manage,
 )
 from adapters.slack.files import ConfigAsk, SlackConfigs
-from bot.channel_settings import ChannelSettings
 from bot.config import Config, SlackMode
 from bot.logs import log_command
-from bot.price_words import price_command
-from bot.service import Context, Reply, ReplyKind, Service, Trigger, request_from_json
+from bot.service import Ask, ReplyKind, Service, Trigger, request_from_json
 from bot.store import StoreUnavailable, ThreadKey
-from bot.words import control_words, starts_over
+from bot.words import control_words
 from engine import Request
 
 PLATFORM = "slack"
@@ -158,10 +154,6 @@ class SlackBot:
             self.client, service, command=config.slack.command, max_cards=config.slack.max_cards
         )
         """Where replies go (channel, thread, asker only, response_url) and the chart."""
-        self.channel_settings = ChannelSettings(
-            service.store, lambda: service.catalog, command=config.slack.command
-        )
-        """``/ftcost set framework hf``: the channel's defaults for new questions."""
         self.configs = SlackConfigs(self.client, service)
         """Training configs: a shared file or a pasted code block."""
         self.mode = mode or config.slack_mode or SlackMode.HTTP
@@ -274,23 +266,17 @@ class SlackBot:
         key = f"slack:{body.get('team_id', '')}:{event_id}"
         return await self.service.first_seen(key, self.config.store.seen_ttl_hours * 3600)
 
-    async def _price_reply(
-        self, text: str, channel: str | None, user: str | None, workspace: str | None
-    ) -> Reply | None:
-        """``prices`` / ``subscribe`` / ``unsubscribe``; None for anything else. Changing a
-        subscription is for workspace admins (``users.info``; no ``users:read`` -> anyone;
-        any other failure -> refused, the asker told to try again)."""
-        parsed = price_command(text)
-        if parsed is None:
-            return None
-        try:
-            manage = await may_manage(self.client, user) if parsed[0] != "prices" else None
-        except PermissionUnchecked:
-            return Reply(ReplyKind.ERROR, text=PERMISSION_UNCHECKED, retry=True)
-        ctx = Context(
-            PLATFORM, channel=channel, user=user, workspace=workspace, can_manage=manage
+    def _ask(
+        self, text: str, channel: str | None, user: str | None, workspace: str | None,
+        previous: Request | None = None, *, context_lost: bool = False,
+    ) -> Ask:
+        """``text`` for the service. Changing a price subscription is for workspace admins:
+        ``users.info`` asked only then (:func:`~adapters.slack.delivery.may_manage`)."""
+        return Ask(
+            text, PLATFORM, channel=channel, user=user, workspace=workspace,
+            previous=previous, context_lost=context_lost, command=self.command,
+            may_manage=lambda: may_manage(self.client, user),
         )
-        return await self.service.price_reply(text, ctx)
 
     async def _config(
         self,
@@ -304,18 +290,9 @@ class SlackBot:
         """A config in ``text`` (a code block) or ``files``, answered; None without one."""
         return await self.configs.answer(
             text, files, bot_user_id=self._bot_id(bot_user_id), workspace=workspace,
-            defaults=lambda: self.channel_settings.defaults(PLATFORM, channel),
+            defaults=lambda: self.service.channel_settings.defaults(PLATFORM, channel),
             explicit=explicit,
         )
-
-    async def _settings_reply(self, text: str, channel: str | None) -> Reply | None:
-        """``set NAME VALUE`` / ``unset NAME`` / ``settings`` for the channel (anyone in
-        it may); None for anything else."""
-        answer = await self.channel_settings.handle(text, PLATFORM, channel)
-        if answer is None:
-            return None
-        kind = ReplyKind.SETTINGS if answer.ok else ReplyKind.ERROR
-        return Reply(kind, text=answer.text, title="Channel settings")
 
     async def _timed(
         self,
@@ -358,17 +335,8 @@ class SlackBot:
                 bot_user_id)
             if asked is not None:
                 reply, text = asked.reply, asked.query
-            reply = (
-                reply
-                or await self._price_reply(
-                    text, command.get("channel_id"), command.get("user_id"), workspace
-                )
-                or await self._settings_reply(text, command.get("channel_id"))
-                or await self.service.answer_async(
-                    text, None, workspace,
-                    await self.channel_settings.defaults(PLATFORM, command.get("channel_id")),
-                )
-            )
+            reply = reply or await self.service.respond(self._ask(
+                text, command.get("channel_id"), command.get("user_id"), workspace))
             outcome = await self.out.deliver(
                 reply,
                 channel=command["channel_id"],
@@ -400,17 +368,8 @@ class SlackBot:
                 bot_user_id)
             if asked is not None:
                 reply, text = asked.reply, asked.query
-            reply = (
-                reply
-                or await self._price_reply(
-                    text, event.get("channel"), event.get("user"), workspace
-                )
-                or await self._settings_reply(text, event.get("channel"))
-                or await self.service.answer_async(
-                    text, None, workspace,
-                    await self.channel_settings.defaults(PLATFORM, event.get("channel")),
-                )
-            )
+            reply = reply or await self.service.respond(self._ask(
+                text, event.get("channel"), event.get("user"), workspace))
             outcome = await self.out.deliver(
                 reply,
                 channel=event["channel"],
@@ -471,15 +430,8 @@ class SlackBot:
                 reply, text = asked.reply, asked.query
             elif event.get("subtype") == "file_share" and not text:
                 return None  # only a file that is no config (a screenshot): not a question
-            reply = reply or (
-                await self._price_reply(text, channel, event.get("user"), workspace)
-            ) or await self._settings_reply(text, channel)
-            if reply is None and base is None:
-                reply = await self.service.answer_without_context_async(text, workspace)
-            elif reply is None:
-                defaults = (await self.channel_settings.defaults(PLATFORM, channel)
-                            if starts_over(text) else None)  # `new ...`: a new question
-                reply = await self.service.answer_async(text, base, workspace, defaults)
+            reply = reply or await self.service.respond(self._ask(
+                text, channel, event.get("user"), workspace, base, context_lost=base is None))
             if (reply.kind is ReplyKind.ERROR and asked is None
                     and self.config.slack.followup_errors == "ignore"):
                 return reply.kind.value, "ignored"

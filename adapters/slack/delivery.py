@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.chart import render_chart
 from adapters.slack.blocks import chart_failed_message, invite_note, message_for
+from bot.price_service import PERMISSION_UNCHECKED, PermissionUnchecked
 from bot.service import Reply, ReplyKind, Service
 from bot.store import ThreadKey
 from catalog.hub.errors import HubError
@@ -34,19 +35,8 @@ CANNOT_TELL_ERRORS = frozenset({"missing_scope"})
 """``users.info`` errors meaning Slack can't tell the bot who is an admin (the app was
 installed without ``users:read``): then anyone in the channel may change its price
 announcements, as documented (docs/prices.md). Any other error refuses the change."""
-PERMISSION_UNCHECKED = (
-    "I couldn't check with Slack whether you may change this channel's price "
-    "announcements, so nothing was changed. Please try again in a minute."
-)
-"""The asker's reply when ``users.info`` failed (rate-limited, Slack down...)."""
 
 log = logging.getLogger("ftcost.slack")
-
-
-class PermissionUnchecked(Exception):
-    """``users.info`` failed for a reason other than :data:`CANNOT_TELL_ERRORS`: the
-    change is refused (fail closed) and the asker told to try again. The message is the
-    Slack error code (or the client error's type), never a token."""
 
 
 async def may_manage(client: AsyncWebClient, user: str | None) -> bool | None:
