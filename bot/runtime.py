@@ -6,9 +6,10 @@ Factories import their adapter lazily, so a Slack-only deployment never imports
 Discord code and vice versa.
 
 HTTP: when a runner has routes (Slack in HTTP mode) an aiohttp server listens on
-``slack.host``:``port`` with those routes, ``GET /healthz`` and ``GET /metrics``.
-``health_port`` adds a server with just those two on ``health_host`` (127.0.0.1 unless
-set; the image sets 0.0.0.0) for Socket Mode / Discord-only deployments; when it equals
+``slack.host``:``port`` with those routes, plus ``GET /healthz`` and ``GET /metrics``
+unless ``health_port`` is another port. ``health_port`` adds a server with just those
+two on ``health_host`` (127.0.0.1 unless set; the image sets 0.0.0.0), for Socket Mode /
+Discord-only deployments or to keep them off Slack's public listener; when it equals
 ``port`` the main server answers them.
 
 Shutdown (:meth:`Runtime.stop`) is bounded: at most :func:`shutdown_bound_s` seconds
@@ -257,8 +258,11 @@ class Runtime:
         routes = [route for runner in self.runners for route in runner.routes()]
         health_port = self.config.health_port
         if routes:
+            # With a health port of its own, the public Slack listener serves Slack only:
+            # /healthz and /metrics stay off the internet-facing port.
+            separate = health_port is not None and health_port != self.config.port
             app = web.Application()
-            app.add_routes([*routes, *self._ops_routes()])
+            app.add_routes([*routes, *([] if separate else self._ops_routes())])
             self.port = await self._serve(app, self.config.slack.host, self.config.port)
             if health_port is not None and health_port == self.config.port:
                 self.health_port = self.port

@@ -52,6 +52,7 @@ the next call, so the store recovers by itself when Redis comes back.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -90,6 +91,8 @@ HIT_GRACE_MS = 1000
 """A counter window outlives its end by this much (replicas' clocks differ a little)."""
 _PURGE_BATCH = 500
 
+log = logging.getLogger("ftcost.store")
+
 _TRANSIENT_REPLIES = ("OOM", "READONLY", "LOADING", "MASTERDOWN", "NOREPLICAS", "BUSY",
                       "TRYAGAIN", "CLUSTERDOWN")  # fmt: skip
 """Error replies that mean "not now" rather than "wrong": raised as StoreUnavailable."""
@@ -108,6 +111,24 @@ def _secrets_of(url: str) -> list[str]:
 
 def _part(text: str) -> str:
     return text.replace("%", "%25").replace(":", "%3A")
+
+
+def _index_member(member: str) -> tuple[str, str, str] | None:
+    """A ``threads:by-time`` member (the JSON ``[platform, channel, thread]``) as its
+    three parts, or None when it is not that."""
+    try:
+        parts = json.loads(member)
+    except ValueError:
+        return None
+    if not (isinstance(parts, list) and len(parts) == 3
+            and all(isinstance(p, str) for p in parts)):  # fmt: skip
+        return None
+    return parts[0], parts[1], parts[2]
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    """``text`` for a log line: its repr, cut to about ``limit`` characters."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} chars)"
 
 
 def _ms(seconds: float) -> int:
@@ -396,10 +417,21 @@ class RedisStore(RedisPriceKeys, RedisSettingsKeys, Store):
                 )
                 if not members:
                     return removed
-                keys, args = [by_time], [cutoff]
+                keys, args, corrupt = [by_time], [cutoff], []
                 for member in members:
-                    platform, channel, thread = json.loads(member)
+                    parts = _index_member(member)
+                    if parts is None:
+                        corrupt.append(member)
+                        continue
+                    platform, channel, thread = parts
                     keys += [self._thread_key(ThreadKey(platform, channel, thread)),
                              self._channel_index(platform, channel)]  # fmt: skip
                     args += [member, thread]
-                removed += int(await self._script("purge_threads", keys, args))
+                if corrupt:
+                    # Dropped, or every later purge would read (and choke on) them again.
+                    for member in corrupt:
+                        log.warning("corrupt member of %s dropped: %s", by_time,
+                                    _clip(member))  # fmt: skip
+                    await self._r.zrem(by_time, *corrupt)
+                if len(keys) > 1:
+                    removed += int(await self._script("purge_threads", keys, args))

@@ -279,18 +279,19 @@ async def test_discord_fan_out_marks_a_gone_channel_and_serves_the_rest(
 
 
 async def test_slack_workspace_admins_may_manage(slack: FakeSlack) -> None:
-    from adapters.slack.announce import can_manage
+    from adapters.slack.delivery import may_manage
 
     slack.set_admin("U1")
-    assert await can_manage(slack_client(slack), "U1") is True
-    assert await can_manage(slack_client(slack), "U2") is False
+    assert await may_manage(slack_client(slack), "U1") is True
+    assert await may_manage(slack_client(slack), "U2") is False
+    assert await may_manage(slack_client(slack), None) is False  # no asker: fails closed
 
 
 async def test_slack_cannot_tell_without_users_read(slack: FakeSlack) -> None:
-    from adapters.slack.announce import can_manage
+    from adapters.slack.delivery import may_manage
 
     slack.fail_next("users.info", "missing_scope")
-    assert await can_manage(slack_client(slack), "U1") is None
+    assert await may_manage(slack_client(slack), "U1") is None
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from bot.config import Config, load_config
 from bot.metrics import sample
@@ -57,6 +58,16 @@ async def post(session: aiohttp.ClientSession, port: int, body: str) -> int:
         return resp.status
 
 
+def served_sample(text: str, name: str, **labels: str) -> float | None:
+    """The value of the sample ``name`` with exactly ``labels`` in a ``/metrics`` body
+    (Prometheus' text format), or None when it is not there."""
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == name and s.labels == labels:
+                return float(s.value)
+    return None
+
+
 # -- /metrics --------------------------------------------------------------------------------
 async def test_metrics_endpoint_counts_commands_in_prometheus_format(slack, tmp_path):
     before = sample(
@@ -71,12 +82,13 @@ async def test_metrics_endpoint_counts_commands_in_prometheus_format(slack, tmp_
             text = await resp.text()
             content_type = resp.headers["Content-Type"]
     assert content_type.startswith("text/plain") and "version=0.0.4" in content_type
-    line = next(
-        ln for ln in text.splitlines()
-        if ln.startswith("ftcost_commands_total{") and 'kind="estimate"' in ln
-        and 'trigger="command"' in ln and 'outcome="posted"' in ln
+    # The registry is the process's: other tests' series (e.g. platform="discord") are
+    # served too, so read this one exactly, by all its labels.
+    served = served_sample(
+        text, "ftcost_commands_total", platform="slack", trigger="command", kind="estimate",
+        outcome="posted",
     )  # fmt: skip
-    assert float(line.rsplit(" ", 1)[1]) == before + 1
+    assert served == before + 1
     assert "# TYPE ftcost_command_latency_seconds histogram" in text
     for name in ("ftcost_parse_errors", "ftcost_price_refresh", "ftcost_announcements"):
         assert f"# TYPE {name}_total counter" in text or f"# TYPE {name} counter" in text
@@ -211,3 +223,20 @@ async def test_web_api_calls_share_one_http_session_closed_on_stop(slack, tmp_pa
     assert bot.client.session is session
     await rt.stop()
     assert session.closed
+
+
+async def test_a_health_port_of_its_own_keeps_metrics_off_slacks_listener(slack, tmp_path):
+    with socket.socket() as probe:  # a free port of its own (0 would mean PORT's)
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    rt = Runtime(config(slack, tmp_path).model_copy(update={"health_port": free}))
+    await rt.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            for path in ("/metrics", "/healthz"):
+                async with session.get(f"http://127.0.0.1:{rt.port}{path}") as resp:
+                    assert resp.status == 404, path
+                async with session.get(f"http://127.0.0.1:{rt.health_port}{path}") as resp:
+                    assert resp.status == 200, path
+    finally:
+        await rt.stop()

@@ -188,3 +188,37 @@ async def test_a_native_thread_ttl_expires_contexts_and_skips_them(
         assert latest is not None and latest.seq_len == 8192
         await fast_forward(redis_url, redis_prefix, 60)
         assert await store.latest_channel_request("slack", "C1") is None
+
+
+# -- housekeeping ---------------------------------------------------------------------------
+async def test_purge_drops_a_corrupt_index_member_and_goes_on(
+    redis_url: str, redis_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A member of ``threads:by-time`` that is not ``[platform, channel, thread]`` in JSON
+    is dropped (and logged, cut short) instead of failing this and every later purge."""
+    clock = ManualClock(datetime(2026, 12, 1, tzinfo=UTC))
+    by_time = f"{redis_prefix}threads:by-time"
+    huge = "{" + "x" * 10_000
+    corrupt = ["not json", "[1, 2, 3]", '["slack", "C1"]', huge]
+    async with RedisStore(redis_url, prefix=redis_prefix, clock=clock.time) as store:
+        await store.save_thread(KEY, REQUEST, "1")
+        client = redis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            client.zadd(by_time, {member: clock.time() for member in corrupt})
+            await clock.advance(seconds=100)
+
+            with caplog.at_level("WARNING", logger="ftcost.store"):
+                removed = await asyncio.wait_for(store.purge_expired(thread_ttl_s=50),
+                                                 timeout=10)  # fmt: skip
+            left = client.zrange(by_time, 0, -1)
+        finally:
+            client.close()
+
+        assert removed == 1
+        assert await store.get_thread(KEY) is None
+        assert left == []
+        assert await store.purge_expired(thread_ttl_s=50) == 0  # and the next one is clean
+    warnings = [r.getMessage() for r in caplog.records if r.name == "ftcost.store"]
+    assert len(warnings) == len(corrupt)
+    assert all("corrupt" in w for w in warnings)
+    assert max(len(w) for w in warnings) < 300  # the huge member is cut short

@@ -173,18 +173,3 @@ class SlackPoster:
             if any(b.get("block_id") == announcement.key for b in message.get("blocks") or []):
                 return True
         return None if resp.get("has_more") else False
-
-
-async def can_manage(client: AsyncWebClient, user: str | None) -> bool | None:
-    """Whether ``user`` may change the channel's announcements: workspace admins and
-    owners (``users.info``, needs ``users:read``). None when Slack can't tell us (no scope,
-    no user): then anyone may, as documented."""
-    if not user:
-        return None
-    try:
-        resp = await client.users_info(user=user)
-    except SlackApiError as exc:
-        log.info("cannot check admin status error=%s", exc.response.get("error"))
-        return None
-    info = resp.get("user") or {}
-    return bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
