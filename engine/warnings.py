@@ -542,7 +542,31 @@ def notes(ctx: Context, catalog: Catalog) -> list[str]:
         )
     if r.method is None:
         out.append("No method given: the headline uses LoRA; the what-ifs compare all three.")
+    whole = _whole_nodes(ctx)
+    if whole is not None:
+        out.append(whole)
     return out
+
+
+def _whole_nodes(ctx: Context) -> str | None:
+    """Where the fewest cards that hold the run leave the last node part-used (19 cards
+    on nodes of 8): what renting whole nodes costs, and how to plan on all their cards.
+    Clouds rent multi-node data-center cards by the node; the count stays the fewest
+    (the specification's ``16-17 cards``), the bill of the idle cards is said."""
+    lead = _lead(ctx)
+    if lead is None or ctx.request.gpu_count is not None or ctx.request.nodes is not None:
+        return None
+    per_node, count = lead.gpu.gpus_per_node, lead.count
+    if count <= per_node or count % per_node == 0:
+        return None
+    nodes = nodes_for(count, None, per_node)
+    whole = nodes * per_node
+    cost = lead.timing.cost_usd
+    bill = "" if cost is None else f" (about ${cost * whole / count:,.0f}, {whole - count} idle)"
+    return (
+        f"{count} cards span {nodes} nodes of {per_node}: where a cloud rents whole nodes you "
+        f"pay for {whole}{bill}; ask for `{whole}x {lead.gpu.id}` to use them all."
+    )
 
 
 def _tokens(n: float) -> str:

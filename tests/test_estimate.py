@@ -117,6 +117,25 @@ def test_no_method_means_lora_headline_and_says_so(catalog: Catalog) -> None:
     assert any("No method given" in n for n in est.notes)
 
 
+def test_fewest_cards_that_leave_a_node_part_used_say_what_whole_nodes_cost() -> None:
+    request = Request(model="llama-3.1-70b", method="full", dataset_tokens=50_000_000,
+                      gpu="h100-sxm")
+    est = estimate(request, default_catalog())
+
+    assert est.options[0].count == 19
+    (note,) = [n for n in est.notes if "nodes of 8" in n]
+    assert note.startswith("19 cards span 3 nodes of 8")
+    assert "pay for 24" in note and "`24x h100-sxm`" in note
+
+
+def test_a_named_count_gets_no_whole_node_note() -> None:
+    request = Request(model="llama-3.1-70b", method="full", dataset_tokens=50_000_000,
+                      gpu="h100-sxm", gpu_count=19)
+    est = estimate(request, default_catalog())
+
+    assert not [n for n in est.notes if "nodes of" in n]
+
+
 def test_bare_size_note_names_the_canonical_model(catalog: Catalog) -> None:
     est = estimate(Request(model="llama-3.1-70b"), catalog)
     assert any("Llama 3.1 70B" in n and "70b" in n for n in est.notes)
