@@ -15,7 +15,11 @@ from bot.store import SQLiteStore, Store, redact_url
 from bot.store_redis import RedisStore
 from catalog.loader import default_catalog
 from engine.specs import Catalog
+from tests.fakes import FakeSlack
 from tests.fakes.clock import ManualClock
+from tests.fakes.hub_server import FakeHub, support_model_hub
+from tests.fakes.price_server import PriceServer
+from tests.price_refresh import CLOUDS
 from tests.redis_server import (
     RedisServer,
     delete_prefix,
@@ -47,11 +51,32 @@ def _no_price_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_ambient_hub_login(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The developer's own Hub login (``hf auth login``'s token file) and offline switch
-    never reach a test: tests that want them set them (tests/test_hub_settings.py)."""
+    """The developer's own Hub login (``HF_TOKEN``, ``hf auth login``'s token file),
+    endpoint and offline switch never reach a test: tests that want them set them
+    (tests/test_hub_settings.py)."""
     monkeypatch.setenv("HF_TOKEN_PATH", str(Path(__file__).parent / "fakes" / "no-hf-token"))
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    for name in ("HF_TOKEN", "HF_ENDPOINT", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.delenv(name, raising=False)
+
+
+# -- the Hugging Face Hub ---------------------------------------------------------------------
+@pytest.fixture
+async def hub() -> AsyncIterator[FakeHub]:
+    """A started fake Hub (``tests/fakes/hub_server.py``) serving no repository yet: a
+    module adds the ones it needs by overriding ``hub`` with a fixture that asks for this
+    one."""
+    async with FakeHub() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def support_hub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeHub]:
+    """A started fake Hub serving ``SUPPORT_REPO`` (``tests/fakes/hub_server.py``), where a
+    bot started in the test reads it: ``HF_ENDPOINT`` names it, and no ``HF_TOKEN`` is set."""
+    async with support_model_hub() as fake:
+        monkeypatch.setenv("HF_ENDPOINT", fake.base_url)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        yield fake
 
 
 # -- the state store contract: one suite, every backend (tests/test_bot_store.py) ----------
@@ -135,6 +160,24 @@ def elapse(
             await fast_forward(url, prefix, seconds)
 
     return go
+
+
+# -- prices -----------------------------------------------------------------------------------
+@pytest.fixture
+async def price_server() -> AsyncIterator[PriceServer]:
+    """The local SkyPilot-catalog stand-in (``tests/fakes/price_server.py``) serving every
+    cloud the refresh job reads (``tests.price_refresh.CLOUDS``)."""
+    async with PriceServer() as server:
+        server.load(*CLOUDS)
+        yield server
+
+
+# -- Slack ------------------------------------------------------------------------------------
+@pytest.fixture
+async def slack() -> AsyncIterator[FakeSlack]:
+    """A started fake Slack Web API (``tests/fakes/slack_api.py``)."""
+    async with FakeSlack() as fake:
+        yield fake
 
 
 # -- Discord ----------------------------------------------------------------------------------

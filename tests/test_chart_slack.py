@@ -10,11 +10,10 @@ from typing import Any
 
 from adapters.slack.blocks import ACTION_CHART, ACTIONS_BLOCK_ID
 from tests.fakes import FakeSlack, block_action_body, event_body, message_event
-from tests.test_slack_http import (  # the HTTP-mode harness and its fixtures, as they are
+from tests.slack_harness import Harness
+from tests.test_slack_http import (  # the HTTP-mode bot and its fixtures, as they are
     QUERY,
-    Harness,
     bot,
-    slack,
     slash,
     start_bot,
 )

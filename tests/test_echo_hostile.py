@@ -10,7 +10,6 @@ import copy
 import dataclasses
 import json
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -28,7 +27,6 @@ from catalog.hub.families import map_config
 from catalog.hub.resolver import HubResolver, MemoryCache
 from catalog.hub.settings import HubSettings
 from tests.fakes.hub_configs import LLAMA_3_1_8B, LLAMA_3_2_1B, QWEN2_5_7B_INSTRUCT
-from tests.fakes.hub_server import FakeHub
 
 REF = HubRef("acme/model")
 TITLE_ESCAPE = "\x1b]0;pwned\x07"
@@ -41,16 +39,6 @@ MASKED_LINK = re.compile(r"(?<!\\)\[[^\]]*\]\(")
 """A masked link Discord renders: an unescaped ``[`` whose ``]`` is followed by ``(``."""
 
 
-@pytest.fixture(autouse=True)
-def _no_ambient_hub(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_ENDPOINT", raising=False)
-
-
-@pytest.fixture
-async def hub() -> AsyncIterator[FakeHub]:
-    async with FakeHub() as fake:
-        yield fake
 
 
 @pytest.fixture(scope="module")

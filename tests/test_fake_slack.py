@@ -51,12 +51,6 @@ def button(action_id: str, text: str = "Go", value: str = "v") -> dict:
 
 
 @pytest.fixture
-async def slack():
-    async with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
 def client(slack: FakeSlack) -> AsyncWebClient:
     return AsyncWebClient(token="xoxb-test", base_url=slack.base_url, retry_handlers=[])
 

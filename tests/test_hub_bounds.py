@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -38,16 +37,6 @@ REF = HubRef("acme/model")
 MOE_CONFIGS = [QWEN1_5_MOE_A2_7B.config, QWEN3_30B_A3B.config, DEEPSEEK_V3.config]
 
 
-@pytest.fixture(autouse=True)
-def _no_ambient_hub(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_ENDPOINT", raising=False)
-
-
-@pytest.fixture
-async def hub() -> AsyncIterator[FakeHub]:
-    async with FakeHub() as fake:
-        yield fake
 
 
 def resolver_for(hub: FakeHub) -> HubResolver:

@@ -8,7 +8,7 @@ import copy
 import json
 import logging
 import typing
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -36,19 +36,15 @@ from tests.fakes.hub_server import FakeHub
 Doc = dict[str, Any]
 
 
-@pytest.fixture(autouse=True)
-def _no_ambient_hub(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_ENDPOINT", raising=False)
 
 
 @pytest.fixture
-async def hub() -> AsyncIterator[FakeHub]:
-    async with FakeHub() as fake:
-        fake.add_all_real()
-        for model in CLASSIC_MODELS:
-            fake.add_real(model)
-        yield fake
+def hub(hub: FakeHub) -> FakeHub:
+    """The fake Hub serving every real model's files, the classic ones too."""
+    hub.add_all_real()
+    for model in CLASSIC_MODELS:
+        hub.add_real(model)
+    return hub
 
 
 def resolver_for(hub: FakeHub, cache: MemoryCache) -> HubResolver:

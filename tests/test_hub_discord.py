@@ -4,26 +4,21 @@ since a Hub id is not inlined in custom ids) is answered without asking the Hub 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from adapters.discord.client import message_key
 from bot.store import SQLiteStore
 from catalog.hub.ref import HubRef
 from tests.fakes.discord_server import FLAG_EPHEMERAL, validate_message
-from tests.fakes.hub_server import SUPPORT_REPO, FakeHub, support_model_hub
+from tests.fakes.hub_server import SUPPORT_REPO, FakeHub
 from tests.test_discord_bot import click, custom_ids, running, slash, stored, wait_until
 
 REPO = SUPPORT_REPO
 
 
 @pytest.fixture
-async def hub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeHub]:
-    async with support_model_hub() as fake:
-        monkeypatch.setenv("HF_ENDPOINT", fake.base_url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        yield fake
+def hub(support_hub: FakeHub) -> FakeHub:
+    return support_hub
 
 
 @pytest.fixture

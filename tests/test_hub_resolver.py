@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -38,17 +37,13 @@ from tests.fakes.hub_server import (
 TIMEOUT_S = 0.3
 
 
-@pytest.fixture(autouse=True)
-def _no_ambient_hub(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_ENDPOINT", raising=False)
 
 
 @pytest.fixture
-async def hub() -> AsyncIterator[FakeHub]:
-    async with FakeHub() as fake:
-        fake.add_all_real()
-        yield fake
+def hub(hub: FakeHub) -> FakeHub:
+    """The fake Hub serving every real model's files."""
+    hub.add_all_real()
+    return hub
 
 
 def resolver_for(hub: FakeHub, cache: Any = None, **settings: Any) -> HubResolver:

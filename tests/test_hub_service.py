@@ -23,18 +23,14 @@ REPO = "acme/qwen2.5-7b-support-ft"
 QUERY = f"{REPO} lora 20M tokens"
 
 
-@pytest.fixture(autouse=True)
-def _no_ambient_hub(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_ENDPOINT", raising=False)
 
 
 @pytest.fixture
-async def hub() -> AsyncIterator[FakeHub]:
-    async with FakeHub() as fake:
-        index = index_json(QWEN2_5_7B_INSTRUCT.index_total_size or 0)
-        fake.add(REPO, QWEN2_5_7B_INSTRUCT.config, index=index, branches=("main", "v2"))
-        yield fake
+def hub(hub: FakeHub) -> FakeHub:
+    """The fake Hub serving :data:`REPO` on two branches."""
+    index = index_json(QWEN2_5_7B_INSTRUCT.index_total_size or 0)
+    hub.add(REPO, QWEN2_5_7B_INSTRUCT.config, index=index, branches=("main", "v2"))
+    return hub
 
 
 @pytest.fixture

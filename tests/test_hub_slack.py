@@ -6,10 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import aiohttp
 import pytest
 
-from bot.runtime import Runtime
 from catalog.hub.ref import HubRef
 from tests.fakes import (
     FakeSlack,
@@ -18,37 +16,23 @@ from tests.fakes import (
     slash_command_body,
     validate_blocks,
 )
-from tests.fakes.hub_server import SUPPORT_REPO, FakeHub, support_model_hub
+from tests.fakes.hub_server import SUPPORT_REPO, FakeHub
+from tests.slack_harness import Harness, running
 from tests.test_chart_slack import click_chart
-from tests.test_slack_http import Harness, all_text, bot_config, slash
+from tests.test_slack_http import all_text, bot_config, slash
 
 REPO = SUPPORT_REPO
 
 
 @pytest.fixture
-async def hub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeHub]:
-    async with support_model_hub() as fake:
-        monkeypatch.setenv("HF_ENDPOINT", fake.base_url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        yield fake
-
-
-@pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        yield fake
+def hub(support_hub: FakeHub) -> FakeHub:
+    return support_hub
 
 
 @pytest.fixture
 async def bot(slack: FakeSlack, hub: FakeHub, tmp_path: Path) -> AsyncIterator[Harness]:
-    runtime = Runtime(bot_config(slack, tmp_path / "state.sqlite3", tmp_path))
-    await runtime.start()
-    session = aiohttp.ClientSession()
-    try:
-        yield Harness(runtime, session)
-    finally:
-        await session.close()
-        await runtime.stop()
+    async with running(bot_config(slack, tmp_path / "state.sqlite3", tmp_path)) as harness:
+        yield harness
 
 
 async def test_slash_command_and_thread_followup_on_a_hub_model(bot, slack, hub):

@@ -19,7 +19,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -27,27 +27,21 @@ import redis
 
 from bot.announce import Fanout, Target, plan_announcement
 from bot.metrics import sample
-from bot.price_store import AnnouncementState, PriceStore, Subscription
-from bot.prices import PriceBook, PriceJob, PricesConfig
+from bot.price_store import AnnouncementState, Subscription
 from bot.store import SQLiteStore, Store
 from catalog.price_snapshot import CardPrices, CloudQuotes, PriceSnapshot, Quote, snapshot_id
 from engine.specs import Catalog
 from tests.fakes.clock import ManualClock
 from tests.fakes.poster import FakePoster
 from tests.fakes.price_server import PriceServer
+from tests.price_refresh import CLOUDS, DAY0, DAY1, make_job
 
-DAY0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
-DAY1 = DAY0 + timedelta(days=1)
-CLOUDS = ("aws", "gcp", "lambda", "runpod")
 RUNS = "ftcost_price_refresh_runs_total"
-LAMBDA_H100 = "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,24.0,us-east-1"
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[PriceServer]:
-    async with PriceServer() as s:
-        s.load(*CLOUDS)
-        yield s
+def server(price_server: PriceServer) -> PriceServer:
+    return price_server
 
 
 @pytest.fixture
@@ -74,18 +68,6 @@ def execute(path: Path, sql: str, *args: str) -> None:
             conn.execute(sql, args)
     finally:
         conn.close()
-
-
-def make_job(
-    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog,
-    poster: FakePoster | None = None,
-) -> PriceJob:  # fmt: skip
-    cfg = PricesConfig.model_validate({
-        "clouds": CLOUDS, "base_url": server.base_url, "mirror_url": None, "timeout_s": 5,
-        "announce_interval_s": 0,
-    })  # fmt: skip
-    return PriceJob(store, PriceBook(catalog, cfg), cfg, clock, owner="a",
-                    posters={"slack": poster or FakePoster()})  # fmt: skip
 
 
 def fail_every_source(server: PriceServer) -> None:

@@ -24,12 +24,6 @@ LAMBDA_H100 = "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,24.0,us-east-1"
 
 
 @pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
 async def prices() -> AsyncIterator[PriceServer]:
     async with PriceServer() as server:
         server.load(*CLOUDS)

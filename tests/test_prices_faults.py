@@ -6,15 +6,14 @@ that vanishes keeps its last price with its age."""
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import aiohttp
 import pytest
 
 from bot.price_store import Subscription
-from bot.prices import PriceBook, PriceJob, PricesConfig
+from bot.prices import PriceBook, PriceJob
 from catalog.price_build import CloudFetch, TeamFetch, build_snapshot
 from catalog.price_snapshot import Limits
 from catalog.price_sources import PriceSettings, TeamSheetSource, fetch_team
@@ -26,10 +25,8 @@ from tests.fakes.clock import ManualClock
 from tests.fakes.poster import FakePoster
 from tests.fakes.price_server import PriceServer
 from tests.fakes.price_store import MemoryPriceStore
+from tests.price_refresh import DAY0, DAY1, prices_config
 
-DAY0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
-DAY1 = DAY0 + timedelta(days=1)
-CLOUDS = ("aws", "gcp", "lambda", "runpod")
 GOOD_SHEET = "name: Acme\nprices:\n  h100-sxm: 2.10\n  l4: 0.50\n"
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\n"
 
@@ -77,19 +74,13 @@ def test_a_snapshot_with_a_rejected_nan_round_trips_through_json(catalog: Catalo
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[PriceServer]:
-    async with PriceServer() as s:
-        s.load(*CLOUDS)
-        yield s
+def server(price_server: PriceServer) -> PriceServer:
+    return price_server
 
 
 def job_for(server: PriceServer, clock: ManualClock, catalog: Catalog, sheet: Path,
             poster: FakePoster) -> tuple[PriceJob, MemoryPriceStore]:  # fmt: skip
-    cfg = PricesConfig.model_validate({
-        "clouds": CLOUDS, "base_url": server.base_url, "mirror_url": None, "timeout_s": 5,
-        "announce_interval_s": 0,
-        "team_sheets": [{"workspace": "slack:T1", "location": str(sheet)}],
-    })  # fmt: skip
+    cfg = prices_config(server, team_sheets=[{"workspace": "slack:T1", "location": str(sheet)}])
     store = MemoryPriceStore(clock.time)
     return PriceJob(store, PriceBook(catalog, cfg), cfg, clock, owner="a",
                     posters={"slack": poster}), store  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -20,19 +20,14 @@ from tests.fakes.clock import ManualClock, settle
 from tests.fakes.poster import Crash, FakePoster
 from tests.fakes.price_server import PriceServer
 from tests.fakes.price_store import MemoryPriceStore
+from tests.price_refresh import DAY0, DAY1, LAMBDA_H100, make_job, prices_config
 
-DAY0 = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
-DAY1 = DAY0 + timedelta(days=1)
 DAY2 = DAY0 + timedelta(days=2)
-CLOUDS = ("aws", "gcp", "lambda", "runpod")
-LAMBDA_H100 = "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,24.0,us-east-1"
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[PriceServer]:
-    async with PriceServer() as s:
-        s.load(*CLOUDS)
-        yield s
+def server(price_server: PriceServer) -> PriceServer:
+    return price_server
 
 
 @pytest.fixture
@@ -47,24 +42,6 @@ async def store(request: pytest.FixtureRequest, clock: ManualClock) -> AsyncIter
         return
     async with SQLiteStore(":memory:", clock=clock.time) as sqlite:
         yield sqlite
-
-
-def config(server: PriceServer, **kw: object) -> PricesConfig:
-    fields: dict[str, object] = {
-        "clouds": CLOUDS, "base_url": server.base_url, "mirror_url": None, "timeout_s": 5,
-        "announce_interval_s": 0,
-    }  # fmt: skip
-    fields.update(kw)
-    return PricesConfig.model_validate(fields)
-
-
-def make_job(
-    store: PriceStore, server: PriceServer, clock: ManualClock, catalog: Catalog,
-    poster: FakePoster | None = None, owner: str = "a",
-) -> PriceJob:  # fmt: skip
-    cfg = config(server)
-    return PriceJob(store, PriceBook(catalog, cfg), cfg, clock, owner=owner,
-                    posters={"slack": poster or FakePoster()})  # fmt: skip
 
 
 async def subscribe(store: PriceStore, channel: str, pct: float = 5.0) -> None:
@@ -280,7 +257,7 @@ async def test_a_replica_follows_snapshots_stored_by_another(
             await self.sleep_until(self.now() + timedelta(seconds=seconds))
 
     waiting = WaitingClock(DAY0)
-    cfg = config(server)
+    cfg = prices_config(server)
     follower = PriceJob(store, PriceBook(catalog, cfg), cfg, waiting, owner="b")
     task = asyncio.get_running_loop().create_task(follower.follow())
     try:
@@ -299,7 +276,7 @@ async def test_a_process_for_another_platform_posts_its_channels_of_a_snapshot(
 ) -> None:
     """Slack and Discord run as separate processes on one store: the one that took the
     snapshot posts its own channels; the other posts its own when it next resumes."""
-    cfg = config(server)
+    cfg = prices_config(server)
     slack, discord = FakePoster("slack"), FakePoster("discord")
     slack_job = PriceJob(store, PriceBook(catalog, cfg), cfg, clock, owner="s",
                          posters={"slack": slack})

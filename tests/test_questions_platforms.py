@@ -8,6 +8,7 @@ from adapters.slack.blocks import ACTION_GPU, ACTION_SEQ
 from engine import estimate
 from tests.fakes import FakeSlack, block_action_body
 from tests.fakes.discord_server import FakeDiscord
+from tests.slack_harness import Harness
 from tests.test_discord_bot import (  # noqa: F401  (fixtures)
     click,
     custom_ids,
@@ -18,11 +19,9 @@ from tests.test_discord_bot import (  # noqa: F401  (fixtures)
 )
 from tests.test_discord_bot import slash as discord_slash
 from tests.test_slack_http import (  # noqa: F401  (fixtures)
-    Harness,
     actions_of,
     all_text,
     bot,
-    slack,
     start_bot,
 )
 from tests.test_slack_http import slash as slack_slash

@@ -34,12 +34,6 @@ def redis() -> Iterator[RedisServer]:
 
 
 @pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
 async def bot(slack: FakeSlack, redis: RedisServer, tmp_path: Path) -> AsyncIterator[Runtime]:
     yml = tmp_path / "bot.yml"
     yml.write_text(json.dumps({"slack": {"host": "127.0.0.1"}, "prices": {"enabled": False}}))

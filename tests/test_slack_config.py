@@ -9,10 +9,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
-from bot.runtime import Runtime
 from bot.store import ThreadKey
 from tests.fakes import (
     FakeSlack,
@@ -23,25 +21,14 @@ from tests.fakes import (
     validate_blocks,
 )
 from tests.fakes.slack_signing import BOT_USER_ID
-from tests.test_slack_http import Harness, all_text, bot_config, slash
-
-
-@pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        yield fake
+from tests.slack_harness import Harness, running
+from tests.test_slack_http import all_text, bot_config, slash
 
 
 @pytest.fixture
 async def bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[Harness]:
-    runtime = Runtime(bot_config(slack, tmp_path / "state.sqlite3", tmp_path))
-    await runtime.start()
-    session = aiohttp.ClientSession()
-    try:
-        yield Harness(runtime, session)
-    finally:
-        await session.close()
-        await runtime.stop()
+    async with running(bot_config(slack, tmp_path / "state.sqlite3", tmp_path)) as harness:
+        yield harness
 
 
 FIXTURES = Path(__file__).parent / "fixtures" / "trainconfig"

@@ -17,21 +17,20 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack.delivery import PERMISSION_UNCHECKED
 from adapters.slack.runner import MAX_BODY_BYTES
 from bot.config import Config, load_config
-from bot.runtime import Runtime
 from tests.fakes import FakeSlack, request_headers, sign
 from tests.fakes import slash_command_body as slash_body
-from tests.test_slack_http import BOT_TOKEN, QUERY, SECRET, Harness
+from tests.slack_harness import BOT_TOKEN, SECRET, Harness, StartBot, bot_env, starting
+from tests.test_slack_http import QUERY
 
 MARKER = "zq-secret-user-text-7781"
 """User text in a request body: it must never reach the log."""
@@ -44,37 +43,14 @@ def bot_config(slack: FakeSlack, tmp_path: Path, **slack_settings: Any) -> Confi
     yml = tmp_path / "bot.yml"
     yml.write_text(json.dumps({"slack": {"host": "127.0.0.1", **slack_settings},
                                "prices": {"enabled": False}}))  # fmt: skip
-    return load_config(yml, {
-        "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_BASE_URL": slack.base_url, "PORT": "0",
-        "FTCOST_STORE": str(tmp_path / "state.sqlite3"),
-    })  # fmt: skip
-
-
-StartBot = Callable[..., Awaitable[Harness]]
-
-
-@pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        yield fake
+    return load_config(yml, bot_env(slack, tmp_path / "state.sqlite3"))
 
 
 @pytest.fixture
 async def start_bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[StartBot]:
-    started: list[tuple[Runtime, aiohttp.ClientSession]] = []
-
-    async def start(**slack_settings: Any) -> Harness:
-        runtime = Runtime(bot_config(slack, tmp_path, **slack_settings))
-        await runtime.start()
-        session = aiohttp.ClientSession()
-        started.append((runtime, session))
-        return Harness(runtime, session)
-
-    yield start
-    for runtime, session in started:
-        await session.close()
-        await runtime.stop()
+    """``await start_bot(**slack_settings)``: a bot with those ``slack:`` settings."""
+    async with starting(lambda **settings: bot_config(slack, tmp_path, **settings)) as start:
+        yield start
 
 
 @pytest.fixture

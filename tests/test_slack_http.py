@@ -7,11 +7,10 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from adapters.slack.blocks import (
@@ -23,7 +22,6 @@ from adapters.slack.blocks import (
 )
 from bot.config import Config, load_config
 from bot.ratelimit import RateLimiter
-from bot.runtime import Runtime
 from bot.store import ThreadKey
 from tests.fakes import (
     FakeSlack,
@@ -36,9 +34,8 @@ from tests.fakes import (
     validate_blocks,
 )
 from tests.fakes.slack_signing import BOT_ID, BOT_USER_ID
+from tests.slack_harness import BOT_TOKEN, SECRET, Harness, StartBot, bot_env, starting
 
-SECRET = "test-signing-secret-0123456789"
-BOT_TOKEN = "xoxb-1111-2222-test-bot-token"
 QUERY = "70b qlora 50M tokens h100"
 
 
@@ -46,72 +43,19 @@ def bot_config(slack: FakeSlack, store: Path, tmp_path: Path, **slack_settings: 
     yml = tmp_path / "bot.yml"
     settings = {"host": "127.0.0.1", **slack_settings}
     yml.write_text(json.dumps({"slack": settings, "log": {"level": "DEBUG"}}))  # JSON is YAML
-    env = {
-        "SLACK_BOT_TOKEN": BOT_TOKEN,
-        "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_BASE_URL": slack.base_url,
-        "PORT": "0",
-        "FTCOST_STORE": str(store),
-    }
-    return load_config(yml, env)
-
-
-class Harness:
-    def __init__(self, runtime: Runtime, session: aiohttp.ClientSession) -> None:
-        self.runtime = runtime
-        self.session = session
-        self.url = f"http://127.0.0.1:{runtime.port}/slack/events"
-
-    @property
-    def bot(self):
-        return self.runtime.runner("slack").bot
-
-    @property
-    def store(self):
-        return self.runtime.store
-
-    async def post(
-        self,
-        body: str,
-        *,
-        secret: str = SECRET,
-        timestamp: int | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, str]:
-        all_headers = {**request_headers(body, secret, timestamp), **(headers or {})}
-        async with self.session.post(self.url, data=body.encode(), headers=all_headers) as resp:
-            return resp.status, await resp.text()
-
-    async def settle(self) -> None:
-        """Wait until every reply the bot started has been delivered."""
-        await self.bot.drain(10)
-
-
-StartBot = Callable[..., Awaitable[Harness]]
-
-
-@pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        yield fake
+    return load_config(yml, bot_env(slack, store))
 
 
 @pytest.fixture
 async def start_bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[StartBot]:
-    started: list[tuple[Runtime, aiohttp.ClientSession]] = []
+    """``await start_bot(store=None, **slack_settings)``: a bot on that state store (else one
+    in ``tmp_path``) with those ``slack:`` settings."""
 
-    async def start(store: Path | None = None, **slack_settings: Any) -> Harness:
-        config = bot_config(slack, store or tmp_path / "state.sqlite3", tmp_path, **slack_settings)
-        runtime = Runtime(config)
-        await runtime.start()
-        session = aiohttp.ClientSession()
-        started.append((runtime, session))
-        return Harness(runtime, session)
+    def config_for(store: Path | None = None, **slack_settings: Any) -> Config:
+        return bot_config(slack, store or tmp_path / "state.sqlite3", tmp_path, **slack_settings)
 
-    yield start
-    for runtime, session in started:
-        await session.close()
-        await runtime.stop()
+    async with starting(config_for) as start:
+        yield start
 
 
 @pytest.fixture

@@ -91,12 +91,6 @@ class FakeSocketMode:
 
 
 @pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
 async def socket(slack: FakeSlack) -> AsyncIterator[FakeSocketMode]:
     fake = await FakeSocketMode().start()
     slack.on("apps.connections.open", lambda args: {"url": fake.url})
