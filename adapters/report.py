@@ -11,14 +11,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from adapters.formats import (
+    METHOD_LABELS,
+    fmt_age,
+    fmt_gb,
+    fmt_hours,
+    fmt_money,
+    fmt_params,
+    fmt_tokens,
+)
+from adapters.report_limits import limit_lines, solve_headline, solve_raises
 from engine import Estimate
 from engine.collectives import nodes_for
-from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES, MAX_SEQ_LEN
+from engine.constants import MAX_SEQ_LEN
 from engine.fit import FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
 from engine.profiles import PROFILES
 from engine.request import Framework, Method, Mode, Request, Solve
-from engine.solve import Solution
 from engine.specs import ModelSpec
 
 COMPONENT_LABELS: dict[str, str] = {
@@ -51,7 +60,6 @@ COMPONENT_COLOURS: dict[str, str] = {
 """One colour per component, for every renderer that draws the breakdown in colour (the
 chart, ``adapters/chart.py``). Okabe & Ito's colour-blind-safe palette ("Color Universal
 Design", 2008), neighbours in the stack told apart by lightness too."""
-METHOD_LABELS = {Method.FULL: "Full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
 FRAMEWORK_LABELS: dict[Framework, str] = {f: p.short for f, p in PROFILES.items()}
 """How the platforms name a framework (Slack's framework menu, Discord's embed line): the
 profiles' own short names (``engine.profiles``)."""
@@ -146,60 +154,6 @@ class Report:
             for s in self.segments
             if s.gb > 0.005
         ]
-
-
-# --------------------------------------------------------------------------- #
-# formatting helpers
-
-
-def fmt_gb(gb: float, beside: float | None = None) -> str:
-    """``gb`` as a reply shows it; to two decimals where one would equal ``beside``'s."""
-    if beside is not None and fmt_gb(gb) == fmt_gb(beside) and gb != beside:
-        return f"{gb:,.2f} GB"
-    return f"{gb:,.0f} GB" if gb >= 100 else f"{gb:.1f} GB"
-
-
-def fmt_money(usd: float | None) -> str:
-    if usd is None:
-        return "n/a"
-    if usd >= 100:
-        return f"${usd:,.0f}"
-    return f"${usd:,.2f}"
-
-
-def fmt_hours(hours: float | None) -> str:
-    if hours is None:
-        return "n/a"
-    if hours < 1:
-        return f"{hours * 60:.0f} min"
-    if hours < 48:
-        return f"{hours:.1f} h"
-    return f"{hours / 24:,.1f} d"
-
-
-def fmt_age(seconds: float) -> str:
-    """``just now``, ``12 min``, ``3 h``, ``4 d``."""
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{seconds // 60:.0f} min"
-    if seconds < 48 * 3600:
-        return f"{seconds // 3600:.0f} h"
-    return f"{seconds // 86400:.0f} d"
-
-
-def fmt_tokens(n: float) -> str:
-    """``50M``, ``1.5B``, ``3T``; three significant figures, never an exponent
-    (``1,000T``)."""
-    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if n >= scale:
-            value = n / scale
-            return f"{value:,.0f}{suffix}" if value >= 999.5 else f"{value:.3g}{suffix}"
-    return f"{n:,.0f}"
-
-
-def fmt_params(n: float) -> str:
-    return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
 
 
 def _price(o: Option) -> str:
@@ -476,125 +430,3 @@ def build_report(est: Estimate, now: datetime | None = None) -> Report:
         top_gpus=[(o.gpu.id, f"{o.count}x {o.gpu.name}") for o in est.options],
         price_line=_price_line(est, now),
     )
-
-
-# --------------------------------------------------------------------------- #
-# limit questions (issue 16: ``max seq``, ``max batch``, ``largest model``, ``fewest cards``)
-
-
-def _solved(goal: Solve, value: int | str, est: Estimate) -> str:
-    """A solved value as the reply words it: ``14,848 tokens``, ``14``, a model's name."""
-    if goal is Solve.SEQ_LEN:
-        return f"{int(value):,} tokens"
-    if goal is Solve.MODEL:
-        if est.model.id == value:
-            return f"{est.model.name} ({fmt_params(est.model.params)} params)"
-        return str(value)
-    if goal is Solve.GPU_COUNT:
-        return f"{int(value):,} card" + ("" if int(value) == 1 else "s")
-    return f"{int(value):,}"
-
-
-def solve_headline(est: Estimate, sol: Solution) -> str:
-    """The answer to a limit question in one sentence: the value, its memory against the
-    85% line, and the next step that does not fit."""
-    t = sol.target
-    card = f"{t.count}x {t.name}" if sol.goal is not Solve.GPU_COUNT else t.name
-    line = f"{fmt_gb(t.usable_gb, beside=sol.next_gb)} usable at 85% of {t.capacity_gb:.1f} GB"
-    method = METHOD_LABELS[est.request.effective_method]
-    what = {
-        Solve.SEQ_LEN: f"Longest sequence for {method} on {card}",
-        Solve.MICRO_BATCH: f"Largest micro-batch at seq {est.request.seq_len:,} on {card}",
-        Solve.MODEL: f"Largest model for {method} on {card}",
-        Solve.GPU_COUNT: f"Fewest {card} for {method}",
-    }[sol.goal]
-    if sol.value is None or sol.memory is None:
-        if sol.next_value is None or sol.next_gb is None:
-            return f"{what}: nothing fits ({line})."
-        first = sol.next_value  # a model id for the largest-model question, else a number
-        shown = first if isinstance(first, str) else f"{int(first):,}"
-        smallest = {
-            Solve.SEQ_LEN: f"a sequence of {shown} tokens",
-            Solve.MICRO_BATCH: f"a micro-batch of {shown}",
-            Solve.MODEL: f"the smallest model, {shown},",
-            Solve.GPU_COUNT: f"{shown} cards",
-        }[sol.goal]
-        if sol.goal is Solve.GPU_COUNT:
-            return (f"{what}: nothing fits; even {shown} cards, the most its machines hold, "
-                    f"need {fmt_gb(sol.next_gb)} per GPU ({line}).")
-        return (
-            f"{what}: nothing fits; {smallest} already needs {fmt_gb(sol.next_gb)} per GPU "
-            f"({line})."
-        )
-    head = (
-        f"{what}: {_solved(sol.goal, sol.value, est)}, {fmt_gb(sol.memory.total)} per GPU "
-        f"({line})."
-    )
-    if sol.next_value is not None and sol.next_gb is not None:
-        nxt = sol.next_value if isinstance(sol.next_value, str) else f"{sol.next_value:,}"
-        verb = "do not fit" if sol.goal is Solve.GPU_COUNT else "does not fit"
-        head += f" {nxt} {verb} ({fmt_gb(sol.next_gb, beside=t.usable_gb)})."
-    return head
-
-
-def solve_raises(est: Estimate, sol: Solution) -> list[str]:
-    """What would raise the limit, each change with its new limit (empty when none does)."""
-    if not sol.raises:
-        return []
-    parts = [f"{r.change} → {_solved(sol.goal, r.value, est)}" for r in sol.raises]
-    lead = "To raise it"
-    if sol.goal is Solve.GPU_COUNT:
-        lead = "Fewer cards with" if sol.value is not None else "It fits with"
-    return [f"{lead}: " + " · ".join(parts) + "."]
-
-
-# --------------------------------------------------------------------------- #
-# budgets and deadlines (issue 16: ``under $500``, ``within 2 days``)
-
-
-def _limits(budget: float | None, deadline: float | None) -> str:
-    parts = []
-    if budget is not None:
-        parts.append(f"under {fmt_money(budget)}")
-    if deadline is not None:
-        parts.append(f"within {fmt_hours(deadline)}")
-    return " and ".join(parts)
-
-
-def _option_phrase(o: Option) -> str:
-    return (
-        f"{o.count}x {o.gpu.id}: {fmt_money(o.timing.cost_usd)}, "
-        f"{fmt_hours(o.timing.wall_hours)}"
-    )
-
-
-def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
-    """``(notes, warnings)`` for a budget or deadline: which options were kept and how
-    they are ranked; or that none meets them, the closest, and the methods that would."""
-    c = est.constraints
-    if c is None:
-        return [], []
-    limits = _limits(c.budget_usd, c.deadline_hours)
-    if not c.timed:
-        return [], [
-            f"A limit ({limits}) needs a dataset size to time and cost the run: add "
-            "`N tokens` or `N samples of L tokens`."
-        ]
-    if c.met:
-        order = "cheapest first" if c.by_cost else "fastest first"
-        nodes = est.request.nodes or MAX_CLUSTER_NODES
-        return [
-            f"Only options {limits} are listed ({len(c.options)}, {order}); any count of a "
-            f"card up to {nodes} of its machine{'s' if nodes > 1 else ''} "
-            f"(nodes of {GPUS_PER_NODE}, or as the card is rented) was tried."
-        ], []
-    closest = "; ".join(_option_phrase(o) for o in c.options[:2])
-    line = f"No option stays {limits}." + (
-        f" Closest: {closest}." if closest else " No card holds the run as asked.")
-    if c.suggestions:
-        line += " It would with " + "; ".join(
-            f"{METHOD_LABELS[s.method]} on {_option_phrase(s.option)}" for s in c.suggestions
-        ) + "."
-    else:
-        line += " No other method does either: raise the limit or train on fewer tokens."
-    return [], [line]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from adapters.report import METHOD_LABELS, fmt_tokens
+from adapters.formats import METHOD_LABELS, fmt_tokens
 from engine.request import Display, Method, Solve, field_meta
 
 

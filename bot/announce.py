@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from adapters.formats import METHOD_LABELS, fmt_money, fmt_tokens
 from adapters.parse import parse_query
-from adapters.report import METHOD_LABELS, fmt_money, fmt_tokens
 from bot.price_store import (
     FINAL_STATES,
     PRICE_ANNOUNCE_LOCK,

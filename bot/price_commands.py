@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from adapters.report import Table, fmt_age
+from adapters.formats import fmt_age
+from adapters.report import Table
 from bot.announce import DEFAULT_MIN_CHANGE_PCT, default_cards
 from bot.price_store import Subscription
 from catalog.echo import shown

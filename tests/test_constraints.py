@@ -10,7 +10,8 @@ from itertools import pairwise
 from typing import Any
 
 from adapters.cli import main
-from adapters.report import METHOD_LABELS, build_report
+from adapters.formats import METHOD_LABELS
+from adapters.report import build_report
 from engine import Method, Request, estimate
 from engine.constants import GPUS_PER_NODE
 from engine.constraints import counts

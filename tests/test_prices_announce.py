@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from adapters.formats import fmt_money
 from adapters.parse import parse_query
-from adapters.report import fmt_money
 from bot.announce import (
     Announcement,
     Fanout,

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from adapters.formats import fmt_age
 from adapters.parse import parse_query
-from adapters.report import build_report, fmt_age
+from adapters.report import build_report
 from adapters.terminal import render_text
 from catalog.price_build import CloudFetch, TeamFetch, build_snapshot
 from catalog.prices import priced_catalog

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.report import fmt_hours, fmt_tokens
+from adapters.formats import fmt_hours, fmt_tokens
 
 
 @pytest.mark.parametrize(("tokens", "written"), [

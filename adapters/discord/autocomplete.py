@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from adapters.discord.limits import MAX_CHOICE_NAME, MAX_CHOICE_VALUE, MAX_CHOICES, cut
-from adapters.report import fmt_params
+from adapters.formats import fmt_params
 from engine.specs import Catalog, normalize_name
 
 

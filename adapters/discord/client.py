@@ -68,7 +68,7 @@ from adapters.discord.places import (
     workspace_of,
 )
 from adapters.discord.settings import ClientSettings
-from adapters.report import METHOD_LABELS
+from adapters.formats import METHOD_LABELS
 from bot.service import Reply, ReplyKind, Service
 from bot.words import control_words
 from engine import Method, Request

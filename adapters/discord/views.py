@@ -26,7 +26,8 @@ from adapters.discord.limits import (
     MAX_SELECT_OPTIONS,
     cut,
 )
-from adapters.report import METHOD_LABELS, Report
+from adapters.formats import METHOD_LABELS
+from adapters.report import Report
 from engine import Method
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from adapters.report import FRAMEWORK_LABELS, METHOD_LABELS, Report
+from adapters.formats import METHOD_LABELS
+from adapters.report import FRAMEWORK_LABELS, Report
 from adapters.slack.announce import prices_blocks, prices_text
 from bot.service import Reply, ReplyKind, request_to_compact_json
 from engine import Method, Request

@@ -1,0 +1,135 @@
+"""The report's lines for limit questions and limits (issue 16): the answer to ``max
+seq``, ``max batch``, ``largest model`` and ``fewest cards`` in one sentence with what
+would raise it, and which options a budget or deadline (``under $500``, ``within 2
+days``) kept, or the closest ones and the methods that would meet it.
+"""
+
+from __future__ import annotations
+
+from adapters.formats import METHOD_LABELS, fmt_gb, fmt_hours, fmt_money, fmt_params
+from engine import Estimate
+from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
+from engine.fit import Option
+from engine.request import Solve
+from engine.solve import Solution
+
+# --------------------------------------------------------------------------- #
+# limit questions (issue 16: ``max seq``, ``max batch``, ``largest model``, ``fewest cards``)
+
+
+def _solved(goal: Solve, value: int | str, est: Estimate) -> str:
+    """A solved value as the reply words it: ``14,848 tokens``, ``14``, a model's name."""
+    if goal is Solve.SEQ_LEN:
+        return f"{int(value):,} tokens"
+    if goal is Solve.MODEL:
+        if est.model.id == value:
+            return f"{est.model.name} ({fmt_params(est.model.params)} params)"
+        return str(value)
+    if goal is Solve.GPU_COUNT:
+        return f"{int(value):,} card" + ("" if int(value) == 1 else "s")
+    return f"{int(value):,}"
+
+
+def solve_headline(est: Estimate, sol: Solution) -> str:
+    """The answer to a limit question in one sentence: the value, its memory against the
+    85% line, and the next step that does not fit."""
+    t = sol.target
+    card = f"{t.count}x {t.name}" if sol.goal is not Solve.GPU_COUNT else t.name
+    line = f"{fmt_gb(t.usable_gb, beside=sol.next_gb)} usable at 85% of {t.capacity_gb:.1f} GB"
+    method = METHOD_LABELS[est.request.effective_method]
+    what = {
+        Solve.SEQ_LEN: f"Longest sequence for {method} on {card}",
+        Solve.MICRO_BATCH: f"Largest micro-batch at seq {est.request.seq_len:,} on {card}",
+        Solve.MODEL: f"Largest model for {method} on {card}",
+        Solve.GPU_COUNT: f"Fewest {card} for {method}",
+    }[sol.goal]
+    if sol.value is None or sol.memory is None:
+        if sol.next_value is None or sol.next_gb is None:
+            return f"{what}: nothing fits ({line})."
+        first = sol.next_value  # a model id for the largest-model question, else a number
+        shown = first if isinstance(first, str) else f"{int(first):,}"
+        smallest = {
+            Solve.SEQ_LEN: f"a sequence of {shown} tokens",
+            Solve.MICRO_BATCH: f"a micro-batch of {shown}",
+            Solve.MODEL: f"the smallest model, {shown},",
+            Solve.GPU_COUNT: f"{shown} cards",
+        }[sol.goal]
+        if sol.goal is Solve.GPU_COUNT:
+            return (f"{what}: nothing fits; even {shown} cards, the most its machines hold, "
+                    f"need {fmt_gb(sol.next_gb)} per GPU ({line}).")
+        return (
+            f"{what}: nothing fits; {smallest} already needs {fmt_gb(sol.next_gb)} per GPU "
+            f"({line})."
+        )
+    head = (
+        f"{what}: {_solved(sol.goal, sol.value, est)}, {fmt_gb(sol.memory.total)} per GPU "
+        f"({line})."
+    )
+    if sol.next_value is not None and sol.next_gb is not None:
+        nxt = sol.next_value if isinstance(sol.next_value, str) else f"{sol.next_value:,}"
+        verb = "do not fit" if sol.goal is Solve.GPU_COUNT else "does not fit"
+        head += f" {nxt} {verb} ({fmt_gb(sol.next_gb, beside=t.usable_gb)})."
+    return head
+
+
+def solve_raises(est: Estimate, sol: Solution) -> list[str]:
+    """What would raise the limit, each change with its new limit (empty when none does)."""
+    if not sol.raises:
+        return []
+    parts = [f"{r.change} → {_solved(sol.goal, r.value, est)}" for r in sol.raises]
+    lead = "To raise it"
+    if sol.goal is Solve.GPU_COUNT:
+        lead = "Fewer cards with" if sol.value is not None else "It fits with"
+    return [f"{lead}: " + " · ".join(parts) + "."]
+
+
+# --------------------------------------------------------------------------- #
+# budgets and deadlines (issue 16: ``under $500``, ``within 2 days``)
+
+
+def _limits(budget: float | None, deadline: float | None) -> str:
+    parts = []
+    if budget is not None:
+        parts.append(f"under {fmt_money(budget)}")
+    if deadline is not None:
+        parts.append(f"within {fmt_hours(deadline)}")
+    return " and ".join(parts)
+
+
+def _option_phrase(o: Option) -> str:
+    return (
+        f"{o.count}x {o.gpu.id}: {fmt_money(o.timing.cost_usd)}, "
+        f"{fmt_hours(o.timing.wall_hours)}"
+    )
+
+
+def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
+    """``(notes, warnings)`` for a budget or deadline: which options were kept and how
+    they are ranked; or that none meets them, the closest, and the methods that would."""
+    c = est.constraints
+    if c is None:
+        return [], []
+    limits = _limits(c.budget_usd, c.deadline_hours)
+    if not c.timed:
+        return [], [
+            f"A limit ({limits}) needs a dataset size to time and cost the run: add "
+            "`N tokens` or `N samples of L tokens`."
+        ]
+    if c.met:
+        order = "cheapest first" if c.by_cost else "fastest first"
+        nodes = est.request.nodes or MAX_CLUSTER_NODES
+        return [
+            f"Only options {limits} are listed ({len(c.options)}, {order}); any count of a "
+            f"card up to {nodes} of its machine{'s' if nodes > 1 else ''} "
+            f"(nodes of {GPUS_PER_NODE}, or as the card is rented) was tried."
+        ], []
+    closest = "; ".join(_option_phrase(o) for o in c.options[:2])
+    line = f"No option stays {limits}." + (
+        f" Closest: {closest}." if closest else " No card holds the run as asked.")
+    if c.suggestions:
+        line += " It would with " + "; ".join(
+            f"{METHOD_LABELS[s.method]} on {_option_phrase(s.option)}" for s in c.suggestions
+        ) + "."
+    else:
+        line += " No other method does either: raise the limit or train on fewer tokens."
+    return [], [line]
