@@ -35,14 +35,12 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 from collections.abc import Iterator, Mapping
 from enum import StrEnum
 from pathlib import Path
 from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -53,7 +51,7 @@ from pydantic import (
     model_validator,
 )
 
-from bot.config_checks import unreadable_config
+from bot.config_yaml import ConfigError, read_yaml
 from bot.prices import PricesConfig
 from bot.store import StoreError, redact_url
 from bot.store_factory import open_store_from
@@ -64,11 +62,6 @@ from engine.constants import MAX_PRICE_PER_GPU_HOUR
 DEFAULT_SLACK_API_BASE_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
 DEFAULT_STORE_PATH = "ftcost-bot.sqlite3"
-MAX_CONFIG_BYTES = 1024 * 1024
-"""The largest config file read (a real one is a few KB)."""
-MAX_CONFIG_DEPTH = 16
-"""Nesting deeper than this is refused while composing, before PyYAML's recursive node
-building can meet Python's recursion limit (the bot's settings nest four levels)."""
 MAX_CHANGE_RATIO = 100.0
 """``prices.limits.max_change_ratio`` at most: past this the 5x hold-back never holds."""
 MAX_SHARDS = 10_000
@@ -93,10 +86,6 @@ ftcost-bot: no chat platform is configured. Set the variables for at least one:
       DISCORD_TOKEN=...             (Developer Portal > Bot > Token)
 
 docs/slack.md and docs/discord.md show how to create the apps."""
-
-
-class ConfigError(Exception):
-    """A configuration problem, worded for the operator (never contains a secret)."""
 
 
 class _Section(BaseModel):
@@ -359,127 +348,6 @@ def _describe(
             # err["input"] is never shown: it could be anything the user typed.
             lines.append(f"  {where}: {err['msg']}")
     return "\n".join(lines)
-
-
-class _Refused(Exception):
-    """YAML the bot's config may not use, at ``mark``; ``node``: the value it concerns."""
-
-    def __init__(self, mark: Any, problem: str, node: yaml.Node | None = None) -> None:
-        super().__init__(problem)
-        self.mark, self.problem, self.node = mark, problem, node
-
-
-class _ConfigLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` for the bot's own file. An alias (``*name``, ``<<: *name``) is
-    refused (a few lines of nested aliases expand to gigabytes, the "billion laughs");
-    nesting is capped at :data:`MAX_CONFIG_DEPTH` while composing; a value Python cannot
-    build (a 5,000-digit number) is reported at its node; a date stays text (no setting
-    is a date, so ``2024-13-45`` reaches validation, which names the key)."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.depth = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent):
-            raise _Refused(event.start_mark, f"uses the YAML alias *{shown(event.anchor, 40)}, "
-                           "which is not read: write the value out")  # fmt: skip
-        self.depth += 1
-        try:
-            if self.depth > MAX_CONFIG_DEPTH:
-                raise _Refused(event.start_mark, f"nests more than {MAX_CONFIG_DEPTH} levels "
-                               "(the settings nest four: prices: team_sheets: - location:); "
-                               "check the brackets and indentation")  # fmt: skip
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        try:
-            return super().construct_object(node, deep)
-        except (ValueError, OverflowError) as exc:  # int(), float(), base64 of the text
-            raise _Refused(
-                node.start_mark, f"{shown(node.value, 40)!r} cannot be read "
-                f"({str(exc).split(';')[0]}); write a number with at most "
-                f"{sys.get_int_max_str_digits():,} digits, or quote text", node,
-            ) from exc  # fmt: skip
-
-
-_ConfigLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _key_paths(root: yaml.Node) -> dict[int, str]:
-    """Each node's key path (``id(node)`` -> ``prices.team_sheets[0].location``); raises
-    :class:`_Refused` for a key set twice in one mapping (PyYAML keeps the last)."""
-    paths: dict[int, str] = {}
-    stack: list[tuple[yaml.Node, str]] = [(root, "")]
-    while stack:
-        node, path = stack.pop()
-        paths[id(node)] = path
-        if isinstance(node, yaml.MappingNode):
-            lines: dict[str, int] = {}
-            for key, value in node.value:
-                name = key.value if isinstance(key, yaml.ScalarNode) else "?"
-                here = f"{path}.{name}" if path else name
-                line = key.start_mark.line + 1
-                if name in lines and name != "?":
-                    raise _Refused(key.start_mark, f"sets {shown(here)} twice (lines "
-                                   f"{lines[name]} and {line}): keep one")  # fmt: skip
-                lines[name] = line
-                stack.append((value, here))
-        elif isinstance(node, yaml.SequenceNode):
-            stack += [(item, f"{path}[{i}]") for i, item in enumerate(node.value)]
-    return paths
-
-
-def _parse(text: str) -> Any:
-    loader = _ConfigLoader(text)
-    try:
-        root = loader.get_single_node()
-        if root is None:
-            return None
-        paths = _key_paths(root)
-        try:
-            return loader.construct_document(root)
-        except _Refused as exc:
-            if exc.node is not None:
-                exc.problem = f"{paths.get(id(exc.node)) or 'the value'}: {exc.problem}"
-            raise
-    finally:
-        loader.dispose()
-
-
-def read_yaml(path: str | Path) -> dict[str, Any]:
-    """The YAML file ``path`` as a mapping, read safely (see :class:`_ConfigLoader`): at
-    most :data:`MAX_CONFIG_BYTES`, UTF-8, no aliases, no key set twice, nesting capped.
-    Every problem is a :class:`ConfigError` naming the file, the line and what to write."""
-    p = Path(path)
-    try:
-        with p.open("rb") as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(unreadable_config(p, exc)) from exc
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"ftcost-bot: {p} is larger than {MAX_CONFIG_BYTES // 1024} KB; "
-                          "the bot's config is a few KB of settings (ftcost.example.yml)")
-    try:
-        data = _parse(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"ftcost-bot: {p} is not UTF-8 text: save it as UTF-8") from None
-    except _Refused as exc:
-        line = f", line {exc.mark.line + 1}" if exc.mark is not None else ""
-        raise ConfigError(f"ftcost-bot: {p}{line}: {exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"ftcost-bot: {p} is not valid YAML: {exc}") from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"ftcost-bot: {p} must be a mapping of keys to values")
-    return data
 
 
 def _flat(annotation: Any) -> tuple[Any, ...]:

@@ -11,7 +11,6 @@ batch 1, sequence 2048, gradient checkpointing and FlashAttention on, 3 epochs,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Final
@@ -48,59 +47,10 @@ from engine.constants import (
     MIN_MFU,
     MIN_PRICE_PER_GPU_HOUR,
 )
+from engine.fields import Display, FieldMeta
 
 EXAMPLE_QUERY: Final = "70b qlora 50M tokens h100"
 """A whole query (the stand-in example of a field without metadata)."""
-
-
-class Display(StrEnum):
-    """How a field's value reads to a person; :mod:`adapters.values` writes it."""
-
-    PLAIN = "plain"
-    """Enum values and catalog ids as they are; switches as on/off."""
-    METHOD = "method"
-    """A :class:`Method` by its label (``LoRA``)."""
-    COUNT = "count"
-    """A whole number with thousands separators (``2,048``)."""
-    NUMBER = "number"
-    """A decimal as short as it goes (``0.05``, ``2.5``)."""
-    TOKENS = "tokens"
-    """A token count with k/M/B/T (``50M``)."""
-    PERCENT = "percent"
-    """A fraction as a percentage (0.35 is ``35%``)."""
-    USD = "usd"
-    """US dollars (``$500``)."""
-    USD_PER_HOUR = "usd-per-hour"
-    """US dollars per GPU-hour (``$2.50/hr``)."""
-    HOURS = "hours"
-    """Wall-clock hours (``48 hours``)."""
-    GB = "gb"
-    """Gigabytes, GB = 10^9 bytes (``24 GB``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FieldMeta:
-    """What every front end needs to know about one :class:`Request` field, declared on
-    the field (``Annotated[int, FieldMeta(...)]``) so a new field is a one-place change.
-    Read it with :func:`field_meta`; the per-field tables of the front ends (change
-    lines, Discord custom-id keys, option merges, parser messages) are built from it."""
-
-    label: str | None
-    """Short name in a follow-up's change line (``seq 2,048 → 8,192``); None for an
-    internal field no change line names."""
-    noun: str
-    """The field in a sentence (``the sequence length must be ...``)."""
-    key: str
-    """One character naming the field in a Discord custom id; unique across fields."""
-    example: str
-    """A whole query that sets the field, shown when it was given wrongly."""
-    display: Display = Display.PLAIN
-    """How its value reads."""
-    unset: str = "unset"
-    """How its value reads when it is None (``auto``, ``any``)."""
-    adapters_only: bool = False
-    """It means something only to LoRA and QLoRA: no change line names it between two
-    full fine-tunes."""
 
 
 class Method(StrEnum):

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import main
-from bot.config import MAX_CONFIG_DEPTH, ConfigError, load_config
+from bot.config import ConfigError, load_config
+from bot.config_yaml import MAX_CONFIG_DEPTH
 
 
 def config_error(tmp_path: Path, text: str) -> str:

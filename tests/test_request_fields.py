@@ -19,7 +19,8 @@ from bot.replies import describe_changes
 from bot.service import Service
 from catalog.loader import default_catalog
 from engine import Request
-from engine.request import Display, FieldMeta, field_meta, field_metas, has_field_meta
+from engine.fields import Display, FieldMeta
+from engine.request import field_meta, field_metas, has_field_meta
 
 FIELDS = list(Request.model_fields)
 NOT_TYPED = {"model", "model_pick"}

@@ -11,7 +11,8 @@ import annotated_types
 from pydantic import ValidationError
 
 from adapters.query.errors import QueryError, error, quoted
-from engine.request import Display, FieldMeta, Request, field_metas
+from engine.fields import Display, FieldMeta
+from engine.request import Request, field_metas
 
 
 def _plain(value: float) -> str:
