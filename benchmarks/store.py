@@ -25,8 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.store import SQLiteStore, Store, ThreadKey
+from bot.store import Store, ThreadKey
 from bot.store_redis import RedisStore
+from bot.store_sqlite import SQLiteStore
 from engine import Method, Request
 
 REQUEST = Request(model="llama-3.1-70b", method=Method.QLORA, gpu="h100-sxm",

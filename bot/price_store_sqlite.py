@@ -1,5 +1,5 @@
 """The SQLite side of :class:`bot.price_store.PriceStore`: schema migration and methods,
-mixed into ``bot.store.SQLiteStore`` (they use its ``_run`` and ``_clock``).
+mixed into ``bot.store_sqlite.SQLiteStore`` (they use its ``_run`` and ``_clock``).
 
 The Redis backend (``bot/store_redis.py``) has the same semantics, and so has the
 in-memory fake (``tests/fakes/price_store.py``): snapshots -> a sorted set by
@@ -64,7 +64,7 @@ PRICE_MIGRATION = (
         CREATE INDEX threads_channel ON threads (platform, channel, updated_at);
     """,
 )
-"""Append to ``bot.store.MIGRATIONS``."""
+"""Append to ``bot.store_sqlite.MIGRATIONS``."""
 
 
 class SQLitePriceTables:

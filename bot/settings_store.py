@@ -1,5 +1,5 @@
 """What the state store keeps for channel settings (``/ftcost set framework hf``), and
-both backends' implementations, mixed into ``bot.store.SQLiteStore`` and
+both backends' implementations, mixed into ``bot.store_sqlite.SQLiteStore`` and
 ``bot.store_redis.RedisStore``.
 
 A channel's settings are a small map of names to strings (``framework`` -> ``hf``,
@@ -34,7 +34,7 @@ SETTINGS_MIGRATION = (
         );
     """,
 )
-"""Append to ``bot.store.MIGRATIONS``."""
+"""Append to ``bot.store_sqlite.MIGRATIONS``."""
 
 
 class SettingsStore(ABC):

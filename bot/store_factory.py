@@ -1,13 +1,14 @@
 """Opening the configured store: the one place that knows both backends.
 
-``bot/store.py`` holds the interface and the SQLite backend, ``bot/store_redis.py`` the
-Redis one (which builds on the interface); choosing between them lives here so neither
-backend module imports the other (no file-level import cycle).
+``bot/store.py`` holds the interface, ``bot/store_sqlite.py`` and ``bot/store_redis.py``
+the two backends (each builds on the interface); choosing between them lives here so
+neither backend module imports the other (no file-level import cycle).
 """
 
 from __future__ import annotations
 
-from bot.store import SQLiteStore, Store, store_kind
+from bot.store import Store, store_kind
+from bot.store_sqlite import SQLiteStore
 
 
 def open_store_from(location: str, *, thread_ttl_s: float | None = None) -> Store:

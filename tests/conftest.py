@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from bot.store import SQLiteStore, Store, redact_url
+from bot.store import Store, redact_url
 from bot.store_redis import RedisStore
+from bot.store_sqlite import SQLiteStore
 from catalog.loader import default_catalog
 from engine.specs import Catalog
 from tests.fakes import FakeSlack

@@ -15,7 +15,8 @@ from bot.service import (
     request_from_json,
     request_to_compact_json,
 )
-from bot.store import SQLiteStore, ThreadKey
+from bot.store import ThreadKey
+from bot.store_sqlite import SQLiteStore
 from engine import Method, Request
 
 

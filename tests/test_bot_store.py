@@ -14,17 +14,10 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from adapters.parse import parse_query
-from bot.store import (
-    MIGRATIONS,
-    SQLiteStore,
-    Store,
-    StoreError,
-    ThreadKey,
-    redact_url,
-    store_kind,
-)
+from bot.store import Store, StoreError, ThreadKey, redact_url, store_kind
 from bot.store_factory import open_store_from
 from bot.store_redis import RedisStore
+from bot.store_sqlite import MIGRATIONS, SQLiteStore
 from engine import Method, Request
 from engine.specs import Catalog
 from tests.fakes.clock import ManualClock

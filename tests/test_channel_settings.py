@@ -16,7 +16,7 @@ from bot.channel_settings import (
     with_defaults,
 )
 from bot.service import ReplyKind, Service
-from bot.store import SQLiteStore
+from bot.store_sqlite import SQLiteStore
 from engine.request import Framework
 
 

@@ -268,7 +268,8 @@ def test_example_configuration_is_valid_and_mounted_by_compose():
 # -- backup of the SQLite store ---------------------------------------------------------------
 async def test_backup_copies_the_sqlite_store_with_its_threads(tmp_path, monkeypatch):
     from bot.__main__ import main
-    from bot.store import SQLiteStore, ThreadKey
+    from bot.store import ThreadKey
+    from bot.store_sqlite import SQLiteStore
     from engine import Request
 
     db = tmp_path / "state.sqlite3"

@@ -26,7 +26,7 @@ from bot.config import Config, ConfigError, load_config
 from bot.config_checks import SHOWN_CHARS, secret_warnings
 from bot.config_yaml import read_yaml
 from bot.runtime import SHUTDOWN_CLOSE_S, SHUTDOWN_FINAL_S, Runtime, shutdown_bound_s
-from bot.store import SQLiteStore
+from bot.store_sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT_TOKEN = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"

@@ -22,7 +22,8 @@ from adapters.discord.client import ClientSettings, FtcostClient, create_client,
 from adapters.discord.runner import DiscordRunner, sync_commands
 from bot.ratelimit import RateLimiter
 from bot.service import Service
-from bot.store import SQLiteStore, ThreadKey
+from bot.store import ThreadKey
+from bot.store_sqlite import SQLiteStore
 from engine.request import Framework
 from tests.fakes.discord_server import (
     FLAG_EPHEMERAL,

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from bot.store import SQLiteStore, ThreadKey
+from bot.store import ThreadKey
+from bot.store_sqlite import SQLiteStore
 from tests.fakes.discord_server import FLAG_EPHEMERAL, FakeDiscord
 from tests.test_discord_bot import click, custom_ids, running, slash, stored, wait_until
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.discord.client import message_key
-from bot.store import SQLiteStore
+from bot.store_sqlite import SQLiteStore
 from catalog.hub.ref import HubRef
 from tests.fakes.discord_server import FLAG_EPHEMERAL, validate_message
 from tests.fakes.hub_server import SUPPORT_REPO, FakeHub

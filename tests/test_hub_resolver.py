@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from adapters.report import hub_notes, hub_warnings
-from bot.store import SQLiteStore, StoreUnavailable
+from bot.store import StoreUnavailable
+from bot.store_sqlite import SQLiteStore
 from catalog.hub import HubError, HubErrorKind
 from catalog.hub.resolver import HubResolver, MemoryCache
 from catalog.hub.settings import HubSettings

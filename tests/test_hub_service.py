@@ -12,7 +12,8 @@ from adapters.chart import chart_image
 from adapters.discord.options import Options
 from adapters.discord.options import answer as discord_answer
 from bot.service import Context, ReplyKind, Service
-from bot.store import SQLiteStore, ThreadKey
+from bot.store import ThreadKey
+from bot.store_sqlite import SQLiteStore
 from catalog.hub.settings import HubSettings
 from engine import Method, Request
 from tests.fakes.hub_configs import QWEN2_5_7B_INSTRUCT

@@ -28,7 +28,8 @@ import redis
 from bot.announce import Fanout, Target, plan_announcement
 from bot.metrics import sample
 from bot.price_store import AnnouncementState, Subscription
-from bot.store import SQLiteStore, Store
+from bot.store import Store
+from bot.store_sqlite import SQLiteStore
 from catalog.price_snapshot import CardPrices, CloudQuotes, PriceSnapshot, Quote, snapshot_id
 from engine.specs import Catalog
 from tests.fakes.clock import ManualClock

@@ -10,7 +10,7 @@ import pytest
 from bot.price_commands import MAX_MIN_CHANGE_PCT, CommandError, parse_subscribe
 from bot.price_service import PriceCommands, PriceContext, PriceReplyKind
 from bot.prices import PriceBook
-from bot.store import SQLiteStore
+from bot.store_sqlite import SQLiteStore
 from engine.specs import Catalog
 from tests.fakes.clock import ManualClock
 

@@ -14,7 +14,7 @@ from bot.cron import CronSchedule
 from bot.price_store import AnnouncementState, PriceStore, Subscription
 from bot.prices import PriceBook, PriceJob, PricesConfig
 from bot.scheduler import Scheduler
-from bot.store import SQLiteStore
+from bot.store_sqlite import SQLiteStore
 from engine.specs import Catalog
 from tests.fakes.clock import ManualClock, settle
 from tests.fakes.poster import Crash, FakePoster

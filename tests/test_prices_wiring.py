@@ -8,7 +8,7 @@ from adapters.discord.embeds import embeds_for
 from adapters.slack.blocks import message_for
 from bot.prices import PriceBook
 from bot.service import Context, ReplyKind, Service
-from bot.store import SQLiteStore
+from bot.store_sqlite import SQLiteStore
 from engine.specs import Catalog
 from tests.fakes import validate_blocks
 from tests.fakes.clock import ManualClock

@@ -10,7 +10,8 @@ import pytest
 from bot.metrics import sample
 from bot.ratelimit import RateLimiter, Verdict, limited_message
 from bot.service import Context, ReplyKind, Service
-from bot.store import SQLiteStore, StoreUnavailable
+from bot.store import StoreUnavailable
+from bot.store_sqlite import SQLiteStore
 
 
 class Clock:

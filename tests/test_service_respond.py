@@ -11,7 +11,7 @@ import pytest
 from bot.price_service import PERMISSION_UNCHECKED, PermissionUnchecked
 from bot.prices import PriceBook
 from bot.service import CONTEXT_UNAVAILABLE_NOTE, Ask, ReplyKind, Service
-from bot.store import SQLiteStore
+from bot.store_sqlite import SQLiteStore
 from engine import Request
 from engine.request import Framework
 from engine.specs import Catalog

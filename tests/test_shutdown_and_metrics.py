@@ -23,7 +23,7 @@ from bot.config import Config, load_config
 from bot.metrics import sample
 from bot.price_store import PRICE_REFRESH_LOCK
 from bot.runtime import Runtime
-from bot.store import SQLiteStore
+from bot.store_sqlite import SQLiteStore
 from tests.fakes import FakeSlack, request_headers, slash_command_body
 
 SECRET = "test-signing-secret-0123456789"

@@ -15,7 +15,8 @@ import pytest
 
 from bot.metrics import sample
 from bot.service import CONTEXT_UNAVAILABLE_NOTE, Context, ReplyKind, Service
-from bot.store import SQLiteStore, StoreUnavailable, ThreadKey
+from bot.store import StoreUnavailable, ThreadKey
+from bot.store_sqlite import SQLiteStore
 
 
 class SwitchableStore(SQLiteStore):

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from bot.service import Context, ReplyKind, Service
-from bot.store import SQLITE_BUSY_TIMEOUT_MS, SQLiteStore, StoreUnavailable, ThreadKey
+from bot.store import StoreUnavailable, ThreadKey
+from bot.store_sqlite import SQLITE_BUSY_TIMEOUT_MS, SQLiteStore
 from engine import Request
 
 KEY = ThreadKey("slack", "C1", "100.1")
