@@ -12,6 +12,7 @@ from typing import Any
 
 from engine import warnings as caveats
 from engine.accuracy import Uncertainty, uncertainty
+from engine.assumptions import assumptions
 from engine.compute import Compute, compute, uses_flat_rule
 from engine.constants import CUDA_CONTEXT_GB, MAX_OPTIONS, MAX_SEQ_LEN
 from engine.constraints import Constrained, constrain
@@ -492,7 +493,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         what_if=what_if,
         compute=work,
         warnings=caveats.warnings(context),
-        assumptions=[*caveats.assumptions(context), *dataset_assumptions(request)],
+        assumptions=[*assumptions(context), *dataset_assumptions(request)],
         fits_anywhere=fits_anywhere,
         notes=[*caveats.notes(context, catalog), *(solution.notes if solution else ())],
         resolved=request if request is not asked else None,

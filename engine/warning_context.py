@@ -1,11 +1,12 @@
 """What the warnings, assumptions and notes of one estimate read (:mod:`engine.warnings`,
-:mod:`engine.card_tips`): the resolved request, its model, memory, card choices and
-compute."""
+:mod:`engine.assumptions`, :mod:`engine.card_tips`): the resolved request, its model,
+memory, card choices and compute."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.collectives import hsdp_group
 from engine.compute import Compute
 from engine.fit import Option
 from engine.memory import Footprint
@@ -24,3 +25,18 @@ class Context:
     compute: Compute
     mfu_effective: float
     fits_anywhere: bool
+
+    @property
+    def lead(self) -> Option | None:
+        """The reply's own option (the headline's card choice), None when nothing fits."""
+        return self.options[0] if self.options else None
+
+    @property
+    def hsdp_group_cards(self) -> int:
+        """Cards in one ``hsdp`` shard group of the card choice shown
+        (:func:`engine.collectives.hsdp_group`)."""
+        lead = self.lead
+        if lead is None:
+            return self.footprint.node_cards
+        fp = self.footprint.on_card(lead.gpu.gpus_per_node)
+        return hsdp_group(lead.count, fp.node_cards, fp.nodes)

@@ -1,40 +1,34 @@
-"""Warnings, assumptions and headline notes that travel with every estimate.
+"""Warnings and headline notes that travel with every estimate.
 
-Warnings are things the user should act on or distrust; assumptions say which
-settings produced each figure; notes are short facts the headline needs (which
-canonical model a bare size meant, that a model is synthetic, that no method was
-given).
+Warnings are things the user should act on or distrust; notes are short facts the
+headline needs (which canonical model a bare size meant, that a model is synthetic, that
+no method was given, what whole nodes cost). The assumptions, which say which settings
+produced each figure, are :mod:`engine.assumptions`.
 """
 
 from __future__ import annotations
 
 from engine.accuracy import uncertainty
 from engine.card_tips import card_tips
-from engine.collectives import hsdp_group, link_bytes_per_s, named_node_cards, nodes_for
+from engine.collectives import link_bytes_per_s, named_node_cards, nodes_for
 from engine.compute import uses_flat_rule
 from engine.constants import (
     COMM_WARNING_SHARE,
-    CUDA_CONTEXT_GB,
     GB,
-    GEMM_EFFICIENCY,
     GPTQ_BITS,
     GPUS_PER_NODE,
     LARGE_LOGITS_GB,
     LOGITS_BYTES,
     LOGITS_BYTES_HF,
     LONG_SEQ_WARNING,
-    OVERHEAD_GB,
     SMALL_DATASET_TOKENS,
     USABLE_FRACTION,
 )
 from engine.fit import Option, not_recommended_reason, resolve_stage
 from engine.profiles import (
-    changes_for,
-    cudnn_attention_from,
     logits_bytes,
     profile,
 )
-from engine.rates import framework_picks_native_attention, matmul_rate
 from engine.request import (
     Framework,
     Method,
@@ -43,14 +37,9 @@ from engine.request import (
     Request,
     Sharding,
     Solve,
-    StatePrecision,
 )
-from engine.specs import Catalog, GpuSpec
+from engine.specs import Catalog
 from engine.warning_context import Context
-
-
-def _lead(ctx: Context) -> Option | None:
-    return ctx.options[0] if ctx.options else None
 
 
 def _smaller_run(r: Request) -> str:
@@ -69,7 +58,7 @@ def _smaller_run(r: Request) -> str:
 def warnings(ctx: Context) -> list[str]:
     """Everything the user should know before trusting the numbers."""
     r, out = ctx.request, []
-    lead = _lead(ctx)
+    lead = ctx.lead
     detailed = r.mode is Mode.DETAILED
     if not ctx.fits_anywhere and (lead is None or not lead.fits):
         out.append(
@@ -236,7 +225,7 @@ def _tensor_parallel_warnings(ctx: Context) -> list[str]:
             "it or replicate the key/value heads (not counted here): pick a degree that divides "
             "both."
         )
-    lead = _lead(ctx)
+    lead = ctx.lead
     per_node = named_node_cards(r) or (
         lead.gpu.gpus_per_node if lead is not None else GPUS_PER_NODE
     )
@@ -251,7 +240,7 @@ def _tensor_parallel_warnings(ctx: Context) -> list[str]:
 
 def _card_warnings(ctx: Context, o: Option) -> list[str]:
     r, out = ctx.request, []
-    group = _hsdp_group_cards(ctx) if r.sharding is Sharding.HSDP else o.count
+    group = ctx.hsdp_group_cards if r.sharding is Sharding.HSDP else o.count
     if o.count % group:
         out.append(
             f"`hsdp` needs equal shard groups (HYBRID_SHARD's mesh): {o.count} cards leave "
@@ -301,115 +290,6 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
     return out + card_tips(ctx, o)
 
 
-def assumptions(ctx: Context) -> list[str]:
-    """The settings behind each figure, one line each."""
-    r = ctx.request
-    out = []
-    method = r.effective_method
-    p = profile(r.framework)
-    if r.framework is Framework.GENERIC:
-        out.append(
-            "Framework: generic (the specification's assumptions). Say `hf`, `unsloth`, "
-            "`torchtune`, `litgpt` or `torchtitan` for that stack's loss, precision and defaults."
-        )
-    else:
-        lead = _lead(ctx)
-        facts = changes_for(r, lead.stage if lead is not None else None, ctx.model.architecture)
-        changed = "; ".join(facts) or "nothing beyond the specification's assumptions"
-        out.append(f"Framework: {p.label}: {changed}.")
-    if r.mode is Mode.NAPKIN:
-        out.append("Memory: napkin rule, 16 / 2.5 / 0.75 bytes per parameter (full/LoRA/QLoRA).")
-    else:
-        parts = [f"{method.value}", f"base {r.precision.value}"]
-        if method is Method.QLORA:
-            if r.gptq:
-                parts[-1] = f"base GPTQ {GPTQ_BITS:.3g} bits"
-            else:
-                bits = "4.127 bits (double quant)" if r.double_quant else "4.5 bits"
-                parts[-1] = f"base NF4 {bits}"
-        if method is not Method.FULL:
-            lora = f"rank {r.lora_rank} on {r.lora_targets.value}"
-            if r.dora:
-                lora += ", DoRA (magnitudes, two kept outputs per linear, a weight norm "
-                lora += "per forward)"
-            if r.lora_dropout > 0:
-                lora += f", dropout {r.lora_dropout:g}"
-            parts.append(lora)
-        opt = r.optimizer.value
-        states = "BF16" if r.state_precision is StatePrecision.PURE_BF16 else "FP32"
-        parts.append(f"{opt} ({states} states)")
-        batch = f"seq {r.seq_len:,} x batch {r.micro_batch}"
-        if r.grad_accum > 1:
-            batch += f" x {r.grad_accum} accumulation steps"
-        parts.append(batch)
-        per_logit = logits_bytes(r, LOGITS_BYTES_HF)
-        savers = [
-            _checkpointing(r),
-            "FlashAttention" if r.flash_attention else "eager attention",
-            "fused CE" if per_logit == 0 else f"loss keeps {per_logit:g} B per logit",
-        ]
-        if r.activation_offload and r.grad_checkpointing:
-            savers.append("checkpointed activations on CPU")
-        parts.append(", ".join(savers))
-        out.append(
-            "Memory: " + "; ".join(parts) + f"; {OVERHEAD_GB} GB overhead per GPU. It is what "
-            f"the card must hold: torch's peak reserved plus the CUDA context (~{CUDA_CONTEXT_GB}"
-            " GB)."
-        )
-    out.append(
-        f"Fit: at most {USABLE_FRACTION:.0%} of card memory; "
-        + (
-            "sharding auto (none on one card, ZeRO-3 across several)."
-            if r.sharding is Sharding.AUTO
-            else f"sharding {r.sharding.value}"
-            + (
-                f" (sharded within each node of {_hsdp_group_cards(ctx)}, replicated across "
-                "nodes)."
-                if r.sharding is Sharding.HSDP
-                else "."
-            )
-        )
-        + (
-            f" Tensor parallel {r.tensor_parallel} with sequence parallelism: each card of a "
-            f"group holds 1/{r.tensor_parallel} of every layer, its activations and logits; "
-            "the sharding runs between the groups."
-            if r.tensor_parallel > 1 and r.mode is Mode.DETAILED
-            else ""
-        )
-        + (
-            f" Context parallel {r.context_parallel}: each card stores and computes "
-            f"{-(-r.seq_len // r.context_parallel):,} of each sequence's {r.seq_len:,} tokens; "
-            "keys and values go round the ring beside attention, and the weights are "
-            "sharded over the ring's cards too."
-            if r.context_parallel > 1 and r.mode is Mode.DETAILED
-            else ""
-        )
-    )
-    out.append(_compute_line(ctx))
-    lead = _lead(ctx)
-    if lead is not None and lead.price_per_gpu_hour is not None:
-        g = lead.gpu
-        if r.price_per_gpu_hour is not None:
-            out.append(f"Price: ${r.price_per_gpu_hour:.2f}/GPU-hr as given.")
-        elif r.spot and g.spot_price_per_gpu_hour is not None:
-            out.append(
-                f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr at spot "
-                f"({g.spot_price_source}); spot capacity can be reclaimed mid-run, so "
-                "checkpoint often."
-            )
-        else:
-            when = f", as of {g.price_as_of.isoformat()}" if g.price_as_of else ""
-            fallback = (
-                f" No spot price for {g.id} (none in the refreshed prices): on-demand used."
-                if r.spot else ""
-            )
-            out.append(
-                f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr ({g.price_source}{when})."
-                + fallback
-            )
-    return out
-
-
 def _comm_remedy(stage: Sharding, nodes: int) -> str:
     """What amortizes ``stage``'s traffic (:func:`engine.collectives.data_parallel_seconds`
     says when each stage sends)."""
@@ -444,82 +324,11 @@ def _offload_zero3_hint(ctx: Context, lead: Option) -> str:
 def _hsdp_node_hint(ctx: Context, lead: Option) -> str:
     """Under ``hsdp``, where its shard group holds fewer of the cards than the run has:
     that its state shards within a group only, and ``fsdp`` over every rank."""
-    group = _hsdp_group_cards(ctx)
+    group = ctx.hsdp_group_cards
     if ctx.request.sharding is not Sharding.HSDP or group >= lead.count:
         return ""
     return (f" `hsdp` shards only within a node ({group} of these {lead.count} "
             f"{lead.gpu.id} cards): `fsdp` shards over every one.")
-
-
-def _hsdp_group_cards(ctx: Context) -> int:
-    """Cards in one ``hsdp`` shard group of the card choice shown (``hsdp_group``)."""
-    lead = _lead(ctx)
-    if lead is None:
-        return ctx.footprint.node_cards
-    fp = ctx.footprint.on_card(lead.gpu.gpus_per_node)
-    return hsdp_group(lead.count, fp.node_cards, fp.nodes)
-
-
-def _compute_line(ctx: Context) -> str:
-    """How time was computed: the physical model's rate, or the flat rule's MFU."""
-    r = ctx.request
-    flat = uses_flat_rule(r)
-    mfu = f"MFU {r.mfu:.0%}"
-    if ctx.compute.flops is None or r.dataset_tokens is None:
-        return "Compute: add a dataset size (e.g. `50M tokens`) for time and cost."
-    counted = f"{_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs"
-    if r.kept_share < 1:
-        counted += f", cut at {r.sample_limit:,} a sample"
-    if r.steps is not None:
-        counted = (f"{r.steps:,} steps x {r.sequences_per_step(r.gpu_count or 1):,} "
-                   f"sequences x {r.seq_len:,} tokens")
-    head = (
-        f"Compute: 6 x {ctx.model.active_params / 1e9:.2f}B active params x {counted} = "
-        f"{_tokens(r.trained_tokens or 0)} trained tokens = {ctx.compute.flops:.2e} FLOPs"
-    )
-    if flat:
-        rule = ("napkin rule" if r.mode is Mode.NAPKIN else
-                "flat rule (MFU as measured: recompute and communication in it)")
-        return f"{head}; {rule}: {mfu} of dense BF16."
-    lead = _lead(ctx)
-    if lead is None or lead.timing.tokens_per_second is None:
-        return f"{head}; time from the physical model (engine.throughput)."
-    t = lead.timing
-    achievable = matmul_rate(lead.gpu) / 1e12
-    return (
-        f"{head}. Time: modeled per micro-batch on {lead.count}x {lead.gpu.id}: "
-        f"{t.tokens_per_second:,.0f} tokens/s per GPU ({_mfu_words(r, t.mfu or 0)}), "
-        f"matmuls by method at {GEMM_EFFICIENCY:.0%} of {achievable:,.0f} TFLOPs achievable, "
-        f"{_attention_words(r, lead.gpu)}, "
-        f"memory-bound work at "
-        f"{lead.gpu.hbm_gbps or 0:,.0f} GB/s, launch floor and communication. The napkin rule "
-        f"(6·P·T at 35%) says {t.napkin_gpu_hours or 0:,.1f} GPU-hours."
-    )
-
-
-def _mfu_words(r: Request, mfu: float) -> str:
-    """The achieved MFU as replies quote it: on 6·P_active per token, the count a stated
-    ``mfu`` is read on, so saying it back gives the same time. Adapters skip the frozen
-    weights' gradient matmuls (about 4·P), so theirs can pass 100%: said where it does."""
-    if round(mfu, 2) <= 1.0 or r.effective_method is Method.FULL:  # as it prints
-        return f"{mfu:.0%} MFU"
-    return (f"{mfu:.0%} MFU on 6·P per token: over 100% because {r.effective_method.label} "
-            "skips the frozen weights' gradient matmuls")
-
-
-def _attention_words(r: Request, gpu: GpuSpec) -> str:
-    """How the compute line names attention: by sequence, and on FlashAttention-2 where
-    the card runs it below its native kernels (Hopper, Blackwell)."""
-    fa2 = gpu.flash_attention_tflops
-    if not r.flash_attention:
-        return "eager attention by sequence"
-    if (
-        fa2 is None
-        or r.native_attention
-        or framework_picks_native_attention(gpu, cudnn_attention_from(r))
-    ):
-        return "attention by sequence"
-    return f"attention by sequence on FlashAttention-2 ({fa2:,.0f} TFLOPs on this card)"
 
 
 def notes(ctx: Context, catalog: Catalog) -> list[str]:
@@ -553,7 +362,7 @@ def _whole_nodes(ctx: Context) -> str | None:
     on nodes of 8): what renting whole nodes costs, and how to plan on all their cards.
     Clouds rent multi-node data-center cards by the node; the count stays the fewest
     (the specification's ``16-17 cards``), the bill of the idle cards is said."""
-    lead = _lead(ctx)
+    lead = ctx.lead
     if lead is None or ctx.request.gpu_count is not None or ctx.request.nodes is not None:
         return None
     per_node, count = lead.gpu.gpus_per_node, lead.count
@@ -567,17 +376,3 @@ def _whole_nodes(ctx: Context) -> str | None:
         f"{count} cards span {nodes} nodes of {per_node}: where a cloud rents whole nodes you "
         f"pay for {whole}{bill}; ask for `{whole}x {lead.gpu.id}` to use them all."
     )
-
-
-def _tokens(n: float) -> str:
-    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if n >= scale:
-            return f"{n / scale:g}{suffix}"
-    return f"{n:g}"
-
-
-def _checkpointing(r: Request) -> str:
-    """How the request checkpoints activations, as the assumptions line says it."""
-    if not r.grad_checkpointing:
-        return "no checkpointing"
-    return "selective checkpointing" if r.selective_checkpointing else "checkpointing"

@@ -1,0 +1,218 @@
+"""The assumptions line of every estimate: which settings produced each figure (the
+framework and what it changed, memory, fit, compute and time, price), so a reader can
+check every number against what they meant to ask.
+"""
+
+from __future__ import annotations
+
+from engine.compute import uses_flat_rule
+from engine.constants import (
+    CUDA_CONTEXT_GB,
+    GEMM_EFFICIENCY,
+    GPTQ_BITS,
+    LOGITS_BYTES_HF,
+    OVERHEAD_GB,
+    USABLE_FRACTION,
+)
+from engine.profiles import (
+    changes_for,
+    cudnn_attention_from,
+    logits_bytes,
+    profile,
+)
+from engine.rates import framework_picks_native_attention, matmul_rate
+from engine.request import (
+    Framework,
+    Method,
+    Mode,
+    Request,
+    Sharding,
+    StatePrecision,
+)
+from engine.specs import GpuSpec
+from engine.warning_context import Context
+
+
+def assumptions(ctx: Context) -> list[str]:
+    """The settings behind each figure, one line each."""
+    r = ctx.request
+    out = []
+    method = r.effective_method
+    p = profile(r.framework)
+    if r.framework is Framework.GENERIC:
+        out.append(
+            "Framework: generic (the specification's assumptions). Say `hf`, `unsloth`, "
+            "`torchtune`, `litgpt` or `torchtitan` for that stack's loss, precision and defaults."
+        )
+    else:
+        lead = ctx.lead
+        facts = changes_for(r, lead.stage if lead is not None else None, ctx.model.architecture)
+        changed = "; ".join(facts) or "nothing beyond the specification's assumptions"
+        out.append(f"Framework: {p.label}: {changed}.")
+    if r.mode is Mode.NAPKIN:
+        out.append("Memory: napkin rule, 16 / 2.5 / 0.75 bytes per parameter (full/LoRA/QLoRA).")
+    else:
+        parts = [f"{method.value}", f"base {r.precision.value}"]
+        if method is Method.QLORA:
+            if r.gptq:
+                parts[-1] = f"base GPTQ {GPTQ_BITS:.3g} bits"
+            else:
+                bits = "4.127 bits (double quant)" if r.double_quant else "4.5 bits"
+                parts[-1] = f"base NF4 {bits}"
+        if method is not Method.FULL:
+            lora = f"rank {r.lora_rank} on {r.lora_targets.value}"
+            if r.dora:
+                lora += ", DoRA (magnitudes, two kept outputs per linear, a weight norm "
+                lora += "per forward)"
+            if r.lora_dropout > 0:
+                lora += f", dropout {r.lora_dropout:g}"
+            parts.append(lora)
+        opt = r.optimizer.value
+        states = "BF16" if r.state_precision is StatePrecision.PURE_BF16 else "FP32"
+        parts.append(f"{opt} ({states} states)")
+        batch = f"seq {r.seq_len:,} x batch {r.micro_batch}"
+        if r.grad_accum > 1:
+            batch += f" x {r.grad_accum} accumulation steps"
+        parts.append(batch)
+        per_logit = logits_bytes(r, LOGITS_BYTES_HF)
+        savers = [
+            _checkpointing(r),
+            "FlashAttention" if r.flash_attention else "eager attention",
+            "fused CE" if per_logit == 0 else f"loss keeps {per_logit:g} B per logit",
+        ]
+        if r.activation_offload and r.grad_checkpointing:
+            savers.append("checkpointed activations on CPU")
+        parts.append(", ".join(savers))
+        out.append(
+            "Memory: " + "; ".join(parts) + f"; {OVERHEAD_GB} GB overhead per GPU. It is what "
+            f"the card must hold: torch's peak reserved plus the CUDA context (~{CUDA_CONTEXT_GB}"
+            " GB)."
+        )
+    out.append(
+        f"Fit: at most {USABLE_FRACTION:.0%} of card memory; "
+        + (
+            "sharding auto (none on one card, ZeRO-3 across several)."
+            if r.sharding is Sharding.AUTO
+            else f"sharding {r.sharding.value}"
+            + (
+                f" (sharded within each node of {ctx.hsdp_group_cards}, replicated across "
+                "nodes)."
+                if r.sharding is Sharding.HSDP
+                else "."
+            )
+        )
+        + (
+            f" Tensor parallel {r.tensor_parallel} with sequence parallelism: each card of a "
+            f"group holds 1/{r.tensor_parallel} of every layer, its activations and logits; "
+            "the sharding runs between the groups."
+            if r.tensor_parallel > 1 and r.mode is Mode.DETAILED
+            else ""
+        )
+        + (
+            f" Context parallel {r.context_parallel}: each card stores and computes "
+            f"{-(-r.seq_len // r.context_parallel):,} of each sequence's {r.seq_len:,} tokens; "
+            "keys and values go round the ring beside attention, and the weights are "
+            "sharded over the ring's cards too."
+            if r.context_parallel > 1 and r.mode is Mode.DETAILED
+            else ""
+        )
+    )
+    out.append(_compute_line(ctx))
+    lead = ctx.lead
+    if lead is not None and lead.price_per_gpu_hour is not None:
+        g = lead.gpu
+        if r.price_per_gpu_hour is not None:
+            out.append(f"Price: ${r.price_per_gpu_hour:.2f}/GPU-hr as given.")
+        elif r.spot and g.spot_price_per_gpu_hour is not None:
+            out.append(
+                f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr at spot "
+                f"({g.spot_price_source}); spot capacity can be reclaimed mid-run, so "
+                "checkpoint often."
+            )
+        else:
+            when = f", as of {g.price_as_of.isoformat()}" if g.price_as_of else ""
+            fallback = (
+                f" No spot price for {g.id} (none in the refreshed prices): on-demand used."
+                if r.spot else ""
+            )
+            out.append(
+                f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr ({g.price_source}{when})."
+                + fallback
+            )
+    return out
+
+
+def _compute_line(ctx: Context) -> str:
+    """How time was computed: the physical model's rate, or the flat rule's MFU."""
+    r = ctx.request
+    flat = uses_flat_rule(r)
+    mfu = f"MFU {r.mfu:.0%}"
+    if ctx.compute.flops is None or r.dataset_tokens is None:
+        return "Compute: add a dataset size (e.g. `50M tokens`) for time and cost."
+    counted = f"{_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs"
+    if r.kept_share < 1:
+        counted += f", cut at {r.sample_limit:,} a sample"
+    if r.steps is not None:
+        counted = (f"{r.steps:,} steps x {r.sequences_per_step(r.gpu_count or 1):,} "
+                   f"sequences x {r.seq_len:,} tokens")
+    head = (
+        f"Compute: 6 x {ctx.model.active_params / 1e9:.2f}B active params x {counted} = "
+        f"{_tokens(r.trained_tokens or 0)} trained tokens = {ctx.compute.flops:.2e} FLOPs"
+    )
+    if flat:
+        rule = ("napkin rule" if r.mode is Mode.NAPKIN else
+                "flat rule (MFU as measured: recompute and communication in it)")
+        return f"{head}; {rule}: {mfu} of dense BF16."
+    lead = ctx.lead
+    if lead is None or lead.timing.tokens_per_second is None:
+        return f"{head}; time from the physical model (engine.throughput)."
+    t = lead.timing
+    achievable = matmul_rate(lead.gpu) / 1e12
+    return (
+        f"{head}. Time: modeled per micro-batch on {lead.count}x {lead.gpu.id}: "
+        f"{t.tokens_per_second:,.0f} tokens/s per GPU ({_mfu_words(r, t.mfu or 0)}), "
+        f"matmuls by method at {GEMM_EFFICIENCY:.0%} of {achievable:,.0f} TFLOPs achievable, "
+        f"{_attention_words(r, lead.gpu)}, "
+        f"memory-bound work at "
+        f"{lead.gpu.hbm_gbps or 0:,.0f} GB/s, launch floor and communication. The napkin rule "
+        f"(6·P·T at 35%) says {t.napkin_gpu_hours or 0:,.1f} GPU-hours."
+    )
+
+
+def _mfu_words(r: Request, mfu: float) -> str:
+    """The achieved MFU as replies quote it: on 6·P_active per token, the count a stated
+    ``mfu`` is read on, so saying it back gives the same time. Adapters skip the frozen
+    weights' gradient matmuls (about 4·P), so theirs can pass 100%: said where it does."""
+    if round(mfu, 2) <= 1.0 or r.effective_method is Method.FULL:  # as it prints
+        return f"{mfu:.0%} MFU"
+    return (f"{mfu:.0%} MFU on 6·P per token: over 100% because {r.effective_method.label} "
+            "skips the frozen weights' gradient matmuls")
+
+
+def _attention_words(r: Request, gpu: GpuSpec) -> str:
+    """How the compute line names attention: by sequence, and on FlashAttention-2 where
+    the card runs it below its native kernels (Hopper, Blackwell)."""
+    fa2 = gpu.flash_attention_tflops
+    if not r.flash_attention:
+        return "eager attention by sequence"
+    if (
+        fa2 is None
+        or r.native_attention
+        or framework_picks_native_attention(gpu, cudnn_attention_from(r))
+    ):
+        return "attention by sequence"
+    return f"attention by sequence on FlashAttention-2 ({fa2:,.0f} TFLOPs on this card)"
+
+
+def _tokens(n: float) -> str:
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= scale:
+            return f"{n / scale:g}{suffix}"
+    return f"{n:g}"
+
+
+def _checkpointing(r: Request) -> str:
+    """How the request checkpoints activations, as the assumptions line says it."""
+    if not r.grad_checkpointing:
+        return "no checkpointing"
+    return "selective checkpointing" if r.selective_checkpointing else "checkpointing"
