@@ -1,8 +1,10 @@
 """Reading the bot's YAML file safely: at most :data:`MAX_CONFIG_BYTES`, UTF-8, no
-aliases (a few lines of nested aliases expand to gigabytes), no key set twice, nesting
-capped while composing, a value Python cannot build reported at its key. Every problem is
-a :class:`ConfigError` naming the file, the line and what to write; validation of the
-settings themselves is :mod:`bot.config`'s.
+aliases (a few lines of nested aliases expand to gigabytes), nesting capped at
+:data:`MAX_CONFIG_DEPTH`, no key set twice, a value Python cannot build reported at its
+key. Aliases and nesting are refused before any node is built by the guard shared with
+the other YAML readers, :func:`catalog.safe_yaml.check_events` (a bare anchor, which
+expands nothing, is still read). Every problem is a :class:`ConfigError` naming the file,
+the line and what to write; validation of the settings themselves is :mod:`bot.config`'s.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ import yaml
 
 from bot.config_checks import unreadable_config
 from catalog.echo import shown
+from catalog.safe_yaml import Refusal, YamlRefused, check_events
 
 MAX_CONFIG_BYTES = 1024 * 1024
 """The largest config file read (a real one is a few KB)."""
 MAX_CONFIG_DEPTH = 16
-"""Nesting deeper than this is refused while composing, before PyYAML's recursive node
-building can meet Python's recursion limit (the bot's settings nest four levels)."""
+"""Collections nested deeper than this are refused before any node is built, so PyYAML's
+recursive node building cannot meet Python's recursion limit (the bot's settings nest
+four levels)."""
 
 
 class ConfigError(Exception):
@@ -28,45 +32,26 @@ class ConfigError(Exception):
 
 
 class _Refused(Exception):
-    """YAML the bot's config may not use, at ``mark``; ``node``: the value it concerns."""
+    """YAML the bot's config may not use, at ``line`` (1-based; None when unknown);
+    ``node``: the value it concerns."""
 
-    def __init__(self, mark: Any, problem: str, node: yaml.Node | None = None) -> None:
+    def __init__(self, line: int | None, problem: str, node: yaml.Node | None = None) -> None:
         super().__init__(problem)
-        self.mark, self.problem, self.node = mark, problem, node
+        self.line, self.problem, self.node = line, problem, node
 
 
 class _ConfigLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` for the bot's own file. An alias (``*name``, ``<<: *name``) is
-    refused (a few lines of nested aliases expand to gigabytes, the "billion laughs");
-    nesting is capped at :data:`MAX_CONFIG_DEPTH` while composing; a value Python cannot
-    build (a 5,000-digit number) is reported at its node; a date stays text (no setting
-    is a date, so ``2024-13-45`` reaches validation, which names the key)."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.depth = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent):
-            raise _Refused(event.start_mark, f"uses the YAML alias *{shown(event.anchor, 40)}, "
-                           "which is not read: write the value out")  # fmt: skip
-        self.depth += 1
-        try:
-            if self.depth > MAX_CONFIG_DEPTH:
-                raise _Refused(event.start_mark, f"nests more than {MAX_CONFIG_DEPTH} levels "
-                               "(the settings nest four: prices: team_sheets: - location:); "
-                               "check the brackets and indentation")  # fmt: skip
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
+    """``yaml.SafeLoader`` for the bot's own file, once :func:`_parse` has refused its
+    aliases and deep nesting: a value Python cannot build (a 5,000-digit number) is
+    reported at its node; a date stays text (no setting is a date, so ``2024-13-45``
+    reaches validation, which names the key)."""
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         try:
             return super().construct_object(node, deep)
         except (ValueError, OverflowError) as exc:  # int(), float(), base64 of the text
             raise _Refused(
-                node.start_mark, f"{shown(node.value, 40)!r} cannot be read "
+                node.start_mark.line + 1, f"{shown(node.value, 40)!r} cannot be read "
                 f"({str(exc).split(';')[0]}); write a number with at most "
                 f"{sys.get_int_max_str_digits():,} digits, or quote text", node,
             ) from exc  # fmt: skip
@@ -93,7 +78,7 @@ def _key_paths(root: yaml.Node) -> dict[int, str]:
                 here = f"{path}.{name}" if path else name
                 line = key.start_mark.line + 1
                 if name in lines and name != "?":
-                    raise _Refused(key.start_mark, f"sets {shown(here)} twice (lines "
+                    raise _Refused(line, f"sets {shown(here)} twice (lines "
                                    f"{lines[name]} and {line}): keep one")  # fmt: skip
                 lines[name] = line
                 stack.append((value, here))
@@ -102,7 +87,22 @@ def _key_paths(root: yaml.Node) -> dict[int, str]:
     return paths
 
 
+def _refusal(exc: YamlRefused) -> _Refused:
+    """The guard's refusal, worded for the operator: an alias, or nesting too deep (the
+    only rules :func:`_parse` asks of it)."""
+    if exc.kind is Refusal.ALIAS:
+        return _Refused(exc.line, f"uses the YAML alias *{shown(exc.name, 40)}, which is not "
+                        "read: write the value out")  # fmt: skip
+    return _Refused(exc.line, f"nests more than {MAX_CONFIG_DEPTH} levels (the settings nest "
+                    "four: prices: team_sheets: - location:); check the brackets and "
+                    "indentation")  # fmt: skip
+
+
 def _parse(text: str) -> Any:
+    try:  # aliases and nesting, before any node is built (bare anchors expand nothing)
+        check_events(text, max_depth=MAX_CONFIG_DEPTH, allow_anchors=True)
+    except YamlRefused as exc:
+        raise _refusal(exc) from None
     loader = _ConfigLoader(text)
     try:
         root = loader.get_single_node()
@@ -120,7 +120,7 @@ def _parse(text: str) -> Any:
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    """The YAML file ``path`` as a mapping, read safely (see :class:`_ConfigLoader`): at
+    """The YAML file ``path`` as a mapping, read safely (see the module's docstring): at
     most :data:`MAX_CONFIG_BYTES`, UTF-8, no aliases, no key set twice, nesting capped.
     Every problem is a :class:`ConfigError` naming the file, the line and what to write."""
     p = Path(path)
@@ -137,7 +137,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise ConfigError(f"ftcost-bot: {p} is not UTF-8 text: save it as UTF-8") from None
     except _Refused as exc:
-        line = f", line {exc.mark.line + 1}" if exc.mark is not None else ""
+        line = f", line {exc.line}" if exc.line is not None else ""
         raise ConfigError(f"ftcost-bot: {p}{line}: {exc.problem}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"ftcost-bot: {p} is not valid YAML: {exc}") from exc

@@ -8,6 +8,11 @@ A rate must lie in :func:`price_range`: the bounds of a price typed in a query
 ``Limits.max_price_per_gpu_hour``. Applying the rates (the 5x hold-back, keeping a rejected
 entry's previous rate) is :func:`catalog.price_build.build_snapshot`'s job.
 
+Aliases (``*name``: a nine-line sheet of nested aliases expands to 10^8 items, the
+"billion laughs") and nesting past :data:`MAX_SHEET_DEPTH` are refused before any node
+is built, by the guard shared with the other YAML readers
+(:func:`catalog.safe_yaml.check_events`; a bare anchor, which expands nothing, is read).
+
 A rate is a plain decimal number: YAML 1.1's other spellings (``1:30`` is base 60, so
 $90; ``010`` octal) are refused like text. A value YAML cannot build at all (a date past
 the calendar, ``!!float 'abc'``, 5,000 digits) refuses the sheet as a
@@ -34,10 +39,14 @@ from catalog.price_snapshot import (
     Limits,
     TeamPrice,
 )
+from catalog.safe_yaml import Refusal, YamlRefused, check_events
 
 MAX_SHEET_BYTES: Final = 256 * 1024
 """A team sheet longer than this (UTF-8) is refused unread: a sheet of every catalog
 card with notes is a few KB."""
+MAX_SHEET_DEPTH: Final = 16
+"""Collections nested deeper than this refuse the sheet before any node is built (a sheet
+nests three: ``prices: h100: {price: ...}``)."""
 _PLAIN_NUMBER: Final = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 """A rate as a person writes one: ``2.49``, ``12``, ``0.5``, ``2.5e+1``. Not the other
 YAML 1.1 spellings of a number: ``1:30`` (base 60: 90), ``010`` (octal: 8), ``0x2``,
@@ -110,22 +119,11 @@ class _Mapping(dict[Any, Any]):
 
 
 class _SheetLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses aliases (``*name``, and so ``<<: *name``): a
-    nine-line sheet of nested aliases expands to 10^8 items ("billion laughs"), and a
-    price sheet never needs one. Mappings load as :class:`_Mapping`, which keeps a
-    repeated key's every entry (PyYAML keeps the last one silently). A value YAML cannot
-    build raises :class:`_Unbuildable` (never a bare ValueError or KeyError), and so does
-    an integer of 4,300+ digits (:func:`_construct_int`)."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            line = event.start_mark.line + 1 if event.start_mark else "?"
-            raise MalformedSheet(
-                f"YAML aliases (*{one_line(str(event.anchor))}, line {line}) are not allowed "
-                "in a price sheet: write each rate out"
-            )
-        return super().compose_node(parent, index)
+    """``yaml.SafeLoader`` for a sheet :func:`load_sheet` has checked (no aliases, bounded
+    nesting). Mappings load as :class:`_Mapping`, which keeps a repeated key's every entry
+    (PyYAML keeps the last one silently). A value YAML cannot build raises
+    :class:`_Unbuildable` (never a bare ValueError or KeyError), and so does an integer of
+    4,300+ digits (:func:`_construct_int`)."""
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
         try:
@@ -137,6 +135,7 @@ class _SheetLoader(yaml.SafeLoader):
 
 
 _TEXT_KEYS: Final = frozenset({"name", "note"})
+_TOO_DEEP: Final = "nested too deeply to be a price sheet"
 
 
 class _Unbuildable(Exception):
@@ -233,17 +232,26 @@ class ParsedSheet:
 
 def load_sheet(text: str) -> Any:
     """The YAML or JSON document of a sheet, refused when too long, aliased, nested
-    beyond Python's recursion limit, not YAML or holding a value YAML cannot build (a
+    deeper than :data:`MAX_SHEET_DEPTH`, not YAML or holding a value YAML cannot build (a
     date past the calendar: :class:`_Unbuildable`). Raises :class:`MalformedSheet`."""
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_SHEET_BYTES:
         raise MalformedSheet(f"{size:,} bytes, over the {MAX_SHEET_BYTES:,}-byte limit")
     try:
-        return yaml.load(text, Loader=_SheetLoader)  # a SafeLoader without aliases
+        check_events(text, max_depth=MAX_SHEET_DEPTH, allow_anchors=True)
+        return yaml.load(text, Loader=_SheetLoader)
+    except YamlRefused as exc:
+        if exc.kind is Refusal.ALIAS:
+            line = exc.line if exc.line is not None else "?"
+            raise MalformedSheet(
+                f"YAML aliases (*{one_line(exc.name or '')}, line {line}) are not allowed "
+                "in a price sheet: write each rate out"
+            ) from exc
+        raise MalformedSheet(_TOO_DEEP) from exc
     except yaml.YAMLError as exc:
         raise MalformedSheet(f"not YAML or JSON: {one_line(str(exc), 200)}") from exc
-    except RecursionError as exc:
-        raise MalformedSheet("nested too deeply to be a price sheet") from exc
+    except RecursionError as exc:  # a backstop: check_events has capped the nesting
+        raise MalformedSheet(_TOO_DEEP) from exc
     except _Unbuildable as exc:
         raise exc.sheet_error() from exc.error
 

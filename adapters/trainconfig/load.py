@@ -4,10 +4,12 @@ The text comes from users (a file, a Slack snippet, a Discord attachment), so it
 parsed with ``yaml.safe_load`` (JSON is read as YAML) and nothing in it is executed or
 imported: torchtune's ``_component_`` paths are read as strings. Before parsing, the
 size is capped at :data:`MAX_CONFIG_BYTES`; then PyYAML's event stream (which is not
-recursive) is checked before any node is built: any anchor or alias is refused (aliases
-let a few hundred bytes expand into gigabytes, the "billion laughs"), and the nesting
-depth and the number of values are capped, so building the nodes (recursive in PyYAML)
-cannot reach Python's recursion limit.
+recursive) is checked before any node is built, by the guard shared with the other YAML
+readers (:func:`catalog.safe_yaml.check_events`): any anchor or alias is refused
+(aliases let a few hundred bytes expand into gigabytes, the "billion laughs"), and the
+nesting depth (:data:`MAX_DEPTH`) and the number of values (:data:`MAX_VALUES`) are
+capped, so building the nodes (recursive in PyYAML) cannot reach Python's recursion
+limit.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import yaml
+
+from catalog.safe_yaml import Refusal, YamlRefused, check_events
 
 MAX_CONFIG_BYTES: Final = 64 * 1024
 """The largest config read (issue 16): real axolotl/TRL/torchtune configs are 1-10 KB."""
@@ -80,7 +84,7 @@ def load(data: str | bytes, name: str = "the config") -> Document:
         raise ConfigError(f"{name} is not UTF-8 text; ftcost reads {FORMATS}.") from exc
     text = strip_code_fence(text)
     try:
-        _check_events(text, name)
+        check_events(text, max_depth=MAX_DEPTH, max_values=MAX_VALUES)
         # The events were checked (no aliases, bounded depth), so building the nodes
         # (recursive in PyYAML) stays shallow; RecursionError is caught all the same.
         loader = yaml.SafeLoader(text)
@@ -89,8 +93,8 @@ def load(data: str | bytes, name: str = "the config") -> Document:
             doc = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
-    except ConfigError:
-        raise
+    except YamlRefused as exc:
+        raise _refusal(exc, name) from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""
@@ -143,31 +147,21 @@ def _too_deep(name: str) -> ConfigError:
     )
 
 
-def _check_events(text: str, name: str) -> None:
-    """Refuse anchors and aliases, nesting deeper than :data:`MAX_DEPTH` and more than
-    :data:`MAX_VALUES` values, from PyYAML's event stream (which is not recursive), before
-    any node is built."""
-    depth = values = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-            raise ConfigError(
-                f"{name} uses YAML anchors or aliases (&name / *name), which ftcost does "
-                "not read: write the values out."
-            )
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise _too_deep(name)
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
-        if isinstance(event, yaml.NodeEvent):
-            values += 1
-            if values > MAX_VALUES:
-                raise ConfigError(
-                    f"{name} has more than {MAX_VALUES:,} values (keys and list items); a "
-                    "training config has a few hundred. Share the config without "
-                    "datasets or prompts inlined."
-                )
+def _refusal(exc: YamlRefused, name: str) -> ConfigError:
+    """The refusal of :func:`catalog.safe_yaml.check_events`, worded for the person who
+    shared the config."""
+    if exc.kind is Refusal.DEPTH:
+        return _too_deep(name)
+    if exc.kind is Refusal.VALUES:
+        return ConfigError(
+            f"{name} has more than {MAX_VALUES:,} values (keys and list items); a "
+            "training config has a few hundred. Share the config without "
+            "datasets or prompts inlined."
+        )
+    return ConfigError(
+        f"{name} uses YAML anchors or aliases (&name / *name), which ftcost does "
+        "not read: write the values out."
+    )
 
 
 def _written(root: yaml.MappingNode, text: str) -> dict[str, str]:
