@@ -19,14 +19,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from adapters.parse import QueryError, parse_fields
-from bot.metrics import record_store_unavailable
-from bot.settings_store import SettingsStore
-from bot.store import StoreUnavailable
+from bot.store_types import StoreUnavailable, count_unavailable
 from engine import Request
 from engine.request import Framework
 from engine.specs import Catalog
+
+if TYPE_CHECKING:  # a name only: the store loads with its backend
+    from bot.settings_store import SettingsStore
 
 log = logging.getLogger("ftcost.bot")
 
@@ -155,7 +157,7 @@ class ChannelSettings:
         try:
             return defaults_from(await self.store.channel_settings(platform, channel))
         except StoreUnavailable:
-            record_store_unavailable("channel_settings")
+            count_unavailable("channel_settings")
             log.warning("store unavailable: channel defaults not applied")
             return {}
 
@@ -179,7 +181,7 @@ class ChannelSettings:
                 return await self._set(platform, channel, words[1:], None, command, verb)
             return await self._set(platform, channel, words[1:2], words[2:], command, verb)
         except StoreUnavailable:
-            record_store_unavailable("channel_settings")
+            count_unavailable("channel_settings")
             return SettingsAnswer("Channel settings are unavailable right now: I can't reach "
                                   "my store. Estimates still work; try again in a few "
                                   "minutes.", ok=False)

@@ -17,9 +17,12 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from bot.metrics import record_store_unavailable
-from bot.store import Store, StoreUnavailable
+from bot.store_types import StoreUnavailable, count_unavailable
+
+if TYPE_CHECKING:  # a name only: the store loads with its backend
+    from bot.store import Store
 
 WINDOW_S = 60.0
 DEFAULT_PER_MINUTE = 20
@@ -78,7 +81,7 @@ class RateLimiter:
             try:
                 count = await self.store.hit(key, WINDOW_S)
             except StoreUnavailable:
-                record_store_unavailable("rate_limit")
+                count_unavailable("rate_limit")
                 count = self._local_hit(key, window)
         else:
             count = self._local_hit(key, window)

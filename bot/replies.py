@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 
 from adapters.report import Report
 from adapters.values import show_change, show_value
-from bot.store import ThreadKey, request_json
+from bot.store_types import ThreadKey, request_json
 from engine import Estimate, Request
 from engine.profiles import resolve
 from engine.request import Method, field_meta, field_metas

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.report import build_report
 from bot.channel_settings import ChannelSettings, is_settings_command, with_defaults
-from bot.metrics import record_store_unavailable
 from bot.price_words import price_command
 from bot.ratelimit import RateLimiter, limited_message
 from bot.replies import (
@@ -47,7 +46,7 @@ from bot.replies import (
     request_to_compact_json,
 )
 from bot.scheduler import Clock, SystemClock
-from bot.store import Store, StoreUnavailable, ThreadContext, ThreadKey
+from bot.store_types import StoreUnavailable, ThreadContext, ThreadKey, count_unavailable
 from bot.words import (
     CHART_NEEDS_QUERY,
     CHART_WORD,
@@ -71,9 +70,10 @@ from engine import Request, estimate
 from engine.estimate import answered
 from engine.specs import Catalog, ModelSpec, UnknownId
 
-if TYPE_CHECKING:  # built on first use: these import the HTTP client (aiohttp)
+if TYPE_CHECKING:  # names only: the HTTP client (aiohttp) and the store load on first use
     from bot.price_service import PriceCommands
     from bot.prices import PriceBook
+    from bot.store import Store
     from catalog.hub.resolver import HubResolver
 
 __all__ = [
@@ -435,7 +435,7 @@ class Service:
         try:
             return await self.store.get_thread(key)
         except StoreUnavailable:
-            record_store_unavailable("get_thread")
+            count_unavailable("get_thread")
             raise
 
     async def first_seen(self, event_id: str, ttl_s: float) -> bool:
@@ -447,7 +447,7 @@ class Service:
         try:
             return await self.store.first_seen(event_id, ttl_s)
         except StoreUnavailable:
-            record_store_unavailable("first_seen")
+            count_unavailable("first_seen")
             log.warning("store unavailable: cannot de-duplicate event %s", event_id)
             return True
 
@@ -513,7 +513,7 @@ class Service:
         try:
             reply = await self.prices.handle(ask.text, pctx)
         except StoreUnavailable:
-            record_store_unavailable("prices")
+            count_unavailable("prices")
             return Reply(
                 ReplyKind.ERROR,
                 text=(
@@ -545,5 +545,5 @@ class Service:
             await self.store.save_thread(key, reply.request, message_id)
         except StoreUnavailable:
             # The reply is out already; only its thread's follow-ups lose their base.
-            record_store_unavailable("save_thread")
+            count_unavailable("save_thread")
             log.warning("store unavailable: thread context not saved key=%s", key)

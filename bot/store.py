@@ -39,43 +39,19 @@ Extending it:
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from bot.price_store import PriceStore
 from bot.settings_store import SettingsStore
+from bot.store_types import (
+    StoreError,
+    StoreUnavailable,
+    ThreadContext,
+    ThreadKey,
+    request_json,
+)
 from engine import Request
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadKey:
-    """Where a conversation lives: ``("slack", channel id, thread ts)`` or
-    ``("discord", channel id, thread/message id)``."""
-
-    platform: str
-    channel: str
-    thread: str
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadContext:
-    key: ThreadKey
-    request: Request
-    message_id: str | None
-    """The platform id of the message holding the thread's latest estimate."""
-    updated_at: float
-
-
-class StoreError(Exception):
-    """The store cannot be opened or used (a message for the operator)."""
-
-
-class StoreUnavailable(StoreError):
-    """The backend cannot be reached right now (connection refused or reset, timeout,
-    a server still loading). Transient: callers catch it to degrade gracefully (answer
-    without a thread context, skip a rate limit, ...), and the next call tries again."""
 
 
 class Store(PriceStore, SettingsStore, ABC):
@@ -152,20 +128,6 @@ class Store(PriceStore, SettingsStore, ABC):
         whose records expire by themselves counts only what it deleted)."""
 
 
-def request_json(request: Request) -> str:
-    """``request`` as compact JSON that reads back with the same fields said: what the
-    user said (even a default, which a framework profile must not then override) plus
-    anything else not at its default. A full dump would read back with every field said,
-    so no framework default could apply to a follow-up on a stored thread."""
-    return json.dumps(
-        {
-            **request.model_dump(mode="json", exclude_defaults=True),
-            **request.model_dump(mode="json", exclude_unset=True, exclude_none=True),
-        },
-        separators=(",", ":"),
-    )
-
-
 STORE_LOCATION_FORMS = (
     "a SQLite file path, sqlite:///path or :memory:; or a Redis URL: redis://[:password@]host"
     "[:port][/db], rediss://... (TLS) or unix:///path/redis.sock[?db=N]"
@@ -229,3 +191,17 @@ def redact_url(location: str) -> str:
     # Built by hand: urlunsplit drops the "//" of unix:///path.
     return (f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
             + (f"#{parts.fragment}" if parts.fragment else ""))  # fmt: skip
+
+
+__all__ = [
+    "REDIS_SCHEMES",
+    "STORE_LOCATION_FORMS",
+    "Store",
+    "StoreError",
+    "StoreUnavailable",
+    "ThreadContext",
+    "ThreadKey",
+    "redact_url",
+    "request_json",
+    "store_kind",
+]
