@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
-import subprocess
-import sys
 from itertools import combinations
-from pathlib import Path
 
 import pytest
 from matplotlib.colors import to_hex
@@ -36,8 +33,8 @@ from engine.fit import resolve_stage
 from engine.memory import COMPONENTS, footprint
 from engine.profiles import resolve
 from engine.specs import Catalog
+from tests.imports import modules_loaded
 
-ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 BIG = "70b qlora 50M tokens"
@@ -298,16 +295,10 @@ def test_no_two_texts_overlap_and_all_stay_on_the_picture(catalog, query):
 
 # -- imports and the event loop --------------------------------------------------------------
 def test_front_ends_start_without_importing_matplotlib():
-    code = (
-        "import sys\n"
-        "import adapters.cli, adapters.slack.app, adapters.discord.client, adapters.chart\n"
-        "import bot.service\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'PIL')))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, check=True)
+    front_ends = ("import adapters.cli, adapters.slack.app, adapters.discord.client, "
+                  "adapters.chart, bot.service")
 
-    assert done.stdout.strip() == "[]"
+    assert modules_loaded(front_ends, ("matplotlib", "PIL")) == []
 
 
 async def test_rendering_leaves_the_event_loop_free_to_answer(catalog):

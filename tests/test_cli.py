@@ -6,9 +6,9 @@ import io
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 from adapters.cli import chat, main
+from tests.imports import modules_loaded
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -158,13 +158,10 @@ def test_a_config_file_that_is_not_there_is_still_a_file_that_could_not_be_read(
 
 
 def test_a_terminal_query_loads_no_store_and_no_metrics_library() -> None:
-    code = (
-        "import sys, io; from adapters.cli import main; "
-        "main(['70b', 'qlora', '50M', 'tokens', 'h100'], io.StringIO(), io.StringIO()); "
-        "print(sorted(m for m in ('bot.store', 'bot.store_sqlite', 'bot.price_store', "
-        "'bot.metrics', 'prometheus_client') if m in sys.modules))"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent.parent, timeout=60, check=False)
+    query = ("import io; from adapters.cli import main; "
+             "main(['70b', 'qlora', '50M', 'tokens', 'h100'], io.StringIO(), io.StringIO())")
 
-    assert proc.stdout.strip() == "[]", proc.stderr
+    loaded = modules_loaded(query, ("bot.store", "bot.store_sqlite", "bot.price_store",
+                                    "bot.metrics", "prometheus_client"))
+
+    assert loaded == []

@@ -15,6 +15,7 @@ import pytest
 from adapters.cli import chat, main
 from tests.fakes.hub_configs import LLAMA_3_1_8B, QWEN1_5_MOE_A2_7B, QWEN2_5_7B_INSTRUCT
 from tests.fakes.hub_server import FakeHub, commit_for, hub_in_thread, index_json
+from tests.imports import modules_loaded
 
 REPO = "acme/qwen2.5-7b-support-ft"
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,12 +131,7 @@ def test_the_installed_command_resolves_a_hub_model(hub):
 
 
 def test_a_catalog_query_does_not_import_aiohttp():
-    proc = subprocess.run(
-        [sys.executable, "-c",
-         "import sys; from adapters.cli import main; import io; "
-         "main(['8b', 'lora'], io.StringIO(), io.StringIO()); "
-         "print('aiohttp' in sys.modules)"],
-        capture_output=True, text=True, cwd=ROOT, timeout=60, check=False,
-    )
+    query = ("import io; from adapters.cli import main; "
+             "main(['8b', 'lora'], io.StringIO(), io.StringIO())")
 
-    assert proc.stdout.strip() == "False", proc.stderr
+    assert modules_loaded(query, ("aiohttp",)) == []
