@@ -17,17 +17,14 @@ from bot.runtime import Runtime
 from catalog.price_sources import refresh_prices
 from tests.fakes import FakeSlack, request_headers, slash_command_body
 from tests.fakes.price_server import PriceServer
+from tests.price_refresh import CLOUDS, LAMBDA_H100
 
 SECRET = "test-signing-secret-0123456789"
-CLOUDS = ("aws", "gcp", "lambda", "runpod")
-LAMBDA_H100 = "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,24.0,us-east-1"
 
 
 @pytest.fixture
-async def prices() -> AsyncIterator[PriceServer]:
-    async with PriceServer() as server:
-        server.load(*CLOUDS)
-        yield server
+def prices(price_server: PriceServer) -> PriceServer:
+    return price_server
 
 
 def runtime_for(slack: FakeSlack, prices: PriceServer, tmp_path: Path) -> Runtime:

@@ -46,6 +46,7 @@ from tests.fakes import FakeSlack, event_body, message_event, request_headers, s
 from tests.fakes.balancer import ROUTE_HEADER, SERVED_BY_HEADER, Balancer
 from tests.fakes.price_server import PriceServer
 from tests.fakes.slack_signing import BOT_USER_ID, TEAM_ID
+from tests.price_refresh import CLOUDS, LAMBDA_H100
 from tests.redis_server import RedisServer, redis_server_path
 
 pytestmark = [
@@ -59,8 +60,6 @@ pytestmark = [
 
 SECRET = "replicas-signing-secret-0123456789"
 TOKEN = "xoxb-1111-2222-replicas-token"
-CLOUDS = ("aws", "gcp", "lambda", "runpod")
-LAMBDA_H100 = "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,24.0,us-east-1"
 SUBSCRIBED = ("CSUB1", "CSUB2")
 NEVER_DURING_A_TEST = "0 6 1 1 *"
 """Yearly (1 January, 06:00 UTC): the refresh under test is the start-up catch-up of the
