@@ -1,12 +1,14 @@
 """The conversation: text in, a :class:`~bot.replies.Reply` out, the same for every
 front end (terminal, Slack, Discord).
 
-A front end does only platform work: receive, acknowledge, call the :class:`Service`,
-render the :class:`~bot.replies.Reply`, post, and tell the service where the answer
-landed. The service answers its own words (:mod:`bot.words`: help, models, gpus, chart,
-new), parses (a new query or a follow-up on a thread's last request), resolves Hugging
-Face Hub models the query names, runs the estimator, builds the shared report, and keeps
-thread contexts in the store.
+A front end does only platform work: receive, acknowledge, say who asked where and which
+estimate the message answers (an :class:`Ask`), call :meth:`Service.respond`, render the
+:class:`~bot.replies.Reply`, post, and tell the service where the answer landed
+(:meth:`Service.remember`). The service answers price and channel-settings commands and
+its own words (:mod:`bot.words`: help, models, gpus, chart, new), fills a new question
+with the channel's settings, parses (a new query or a follow-up on a thread's last
+request), resolves Hugging Face Hub models the query names, runs the estimator, builds
+the shared report, and keeps thread contexts in the store.
 
 >>> svc = Service()
 >>> svc.answer("8b qlora 10M tokens").kind
@@ -16,8 +18,9 @@ thread contexts in the store.
 
 The estimator is synchronous and CPU-only (a few milliseconds), so :meth:`Service.answer`
 is a plain function; the async methods add the Hub and the store around it. Price
-sheets, price commands and the Hub client are built on first use, so a terminal query
-imports no HTTP client.
+sheets, price commands and the Hub client are built on first use, and the store is named
+through :mod:`bot.store_types`, so a terminal query imports no HTTP client, no store
+backend and no metrics library.
 """
 
 from __future__ import annotations
