@@ -380,7 +380,9 @@ def rank_cards(
 
     With a dataset size: cheapest first, then fastest (wall-clock). Without: closest
     to 85% use, then fewer cards, then hourly price (see the module docstring). A
-    ``count`` the user named keeps only the cards that hold the run at that count. This
+    ``count`` the user named (for no card in particular) keeps only the cards that hold
+    the run at that count and are rented that many (:func:`card_limit`: 16 GeForce cards
+    are two machines no cloud networks together). This
     loop runs for every card on every estimate and what-if, so it is plain arithmetic
     plus one step-time evaluation per card.
     """
@@ -394,7 +396,7 @@ def rank_cards(
         if flagged and len(ranked) >= keep:
             break
         for index, card in enumerate(table):
-            if card.flagged is not flagged:
+            if card.flagged is not flagged or (count is not None and count > card.most_cards):
                 continue
             capacity = card.napkin_capacity if napkin else card.capacity
             cap = USABLE_FRACTION * capacity

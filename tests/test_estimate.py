@@ -136,6 +136,22 @@ def test_a_named_count_gets_no_whole_node_note() -> None:
     assert not [n for n in est.notes if "nodes of" in n]
 
 
+def test_a_count_named_for_no_card_is_offered_only_on_cards_rented_that_many() -> None:
+    request = Request(model="llama-3.1-8b", method="lora", gpu_count=16)
+    est = estimate(request, default_catalog())
+
+    offered = {o.gpu.id for o in est.options}
+    assert offered and not offered & {"rtx-4090", "rtx-5090", "rtx-3090"}
+    assert all(o.count == 16 for o in est.options)
+
+
+def test_a_count_named_on_a_named_card_is_sized_as_asked() -> None:
+    request = Request(model="llama-3.1-8b", method="lora", gpu="rtx-4090", gpu_count=16)
+    est = estimate(request, default_catalog())
+
+    assert (est.options[0].gpu.id, est.options[0].count) == ("rtx-4090", 16)
+
+
 def test_bare_size_note_names_the_canonical_model(catalog: Catalog) -> None:
     est = estimate(Request(model="llama-3.1-70b"), catalog)
     assert any("Llama 3.1 70B" in n and "70b" in n for n in est.notes)
