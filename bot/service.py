@@ -271,7 +271,7 @@ class Service:
             if previous is None:
                 request = with_defaults(request, defaults)
         except QueryError as err:
-            hint = misplaced_word_hint(words)
+            hint = misplaced_word_hint(words, with_options=build is not None)
             if hint is not None:
                 return Reply(ReplyKind.ERROR, text=hint, word=words.split()[0])
             return Reply(

@@ -67,15 +67,21 @@ def command_reply(text: str, models: Catalog, gpus: Catalog) -> Reply | None:
     return None
 
 
-def misplaced_word_hint(text: str) -> str | None:
+def misplaced_word_hint(text: str, with_options: bool = False) -> str | None:
     """What to say instead when a query that failed to parse began with a word that only
     means something elsewhere: ``new`` with no question after it, or a channel command
-    where there is no channel (the terminal). None otherwise."""
+    where it is not read: beside Discord's estimate options (``with_options``), or where
+    there is no channel (the terminal). None otherwise."""
     words = normalized(text).split()
     if words == ["new"] or words == ["new:"]:
         return (
             "`new` starts a new question in an estimate's thread: say the question after it, "
             "e.g. `new 8b lora 50M tokens`."
+        )
+    if words and words[0] in CHANNEL_WORDS and with_options:
+        return (
+            f"`{words[0]}` is a command of its own, not read beside the estimate options: "
+            f"send `/ftcost {words[0]} ...` with the query alone."
         )
     if words and words[0] in CHANNEL_WORDS:
         return (

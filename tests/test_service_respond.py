@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from adapters.parse import QueryError
 from bot.price_service import PERMISSION_UNCHECKED, PermissionUnchecked
 from bot.prices import PriceBook
 from bot.service import CONTEXT_UNAVAILABLE_NOTE, Ask, ReplyKind, Service
@@ -107,3 +108,14 @@ async def test_a_followup_whose_context_was_lost_is_answered_from_its_text(
 
     assert reply.kind is ReplyKind.ESTIMATE and reply.report is not None
     assert reply.report.notes[0] == CONTEXT_UNAVAILABLE_NOTE
+
+
+async def test_a_channel_command_beside_options_says_to_send_it_alone(service: Service) -> None:
+    def build(words: str, previous: Request | None, catalog: Catalog) -> Request:
+        raise QueryError("not a query", word=words.split()[0])
+
+    reply = await service.respond(Ask("settings", "discord", channel="C1", build=build))
+
+    assert reply.kind is ReplyKind.ERROR
+    assert "`/ftcost settings ...` with the query alone" in reply.text
+    assert "terminal" not in reply.text
