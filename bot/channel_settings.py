@@ -165,14 +165,20 @@ class ChannelSettings:
         self, text: str, platform: str, channel: str | None, command: str | None = None
     ) -> SettingsAnswer | None:
         """The answer to ``set NAME VALUE``, ``unset NAME`` or ``settings``; None when
-        ``text`` is not a settings command."""
+        ``text`` is not a settings command. ``settings`` with words after it (``settings
+        of 8b``) is no command and no question either: the answer says how to ask."""
+        command = command or self.command
+        words = str(text).split()
+        if len(words) > 1 and words[0].lower() in SHOW_WORDS:
+            return SettingsAnswer(
+                f"`{words[0]}` takes no words after it: `{command} settings` shows this "
+                f"channel's settings, {_examples(command).split(', ')[0]} changes one, and "
+                f"a question names what it wants (`8b lora 50M tokens hf`).", ok=False)
         if not is_settings_command(text):
             return None
-        command = command or self.command
         if self.store is None or not channel:
             return SettingsAnswer("Channel settings need a channel and the bot's store; "
                                   "name what you want in the query instead.", ok=False)
-        words = str(text).split()
         verb = words[0].lower()
         try:
             if verb in SHOW_WORDS:

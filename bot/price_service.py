@@ -91,8 +91,12 @@ class PriceCommands:
         word, rest = parsed
         if word == "prices":
             return await self.prices(ctx)
-        if self.store is None or ctx.channel is None:
-            return PriceReply(PriceReplyKind.ERROR, "Price announcements need a channel.")
+        if ctx.channel is None:
+            return PriceReply(PriceReplyKind.ERROR, "Price announcements need a channel: "
+                              "subscribe in the channel that should get them.")
+        if self.store is None:
+            return PriceReply(PriceReplyKind.ERROR, "Price announcements need the bot's "
+                              "store, and this bot runs without one.")
         if ctx.can_manage is False:
             return PriceReply(PriceReplyKind.ERROR, DENIED)
         if word == "unsubscribe":

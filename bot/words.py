@@ -48,17 +48,23 @@ def normalized(text: str) -> str:
     return " ".join(str(text).split()).lower().rstrip("?!. ")
 
 
+def _asks_help(low: str) -> bool:
+    """``help``, or a sentence that starts with it (``help me``, ``help with models``):
+    no query starts with the word, so the help is the answer."""
+    return low in HELP_WORDS or low.split(" ", 1)[0] == "help"
+
+
 def is_command_word(text: str) -> bool:
     """Whether ``text`` (not empty) is one of the words :func:`command_reply` answers."""
     low = normalized(text)
-    return bool(low) and low in HELP_WORDS | MODELS_WORDS | GPUS_WORDS
+    return bool(low) and (_asks_help(low) or low in MODELS_WORDS | GPUS_WORDS)
 
 
 def command_reply(text: str, models: Catalog, gpus: Catalog) -> Reply | None:
     """The reply to ``help`` / ``models`` / ``gpus`` (the model listing from ``models``,
     the card listing with its prices from ``gpus``), or None for anything else."""
     low = normalized(text)
-    if low in HELP_WORDS:
+    if _asks_help(low):
         return Reply(ReplyKind.HELP, text=QUERY_HELP, title="ftcost help", examples=list(EXAMPLES))
     if low in MODELS_WORDS:
         return Reply(ReplyKind.MODELS, text=model_listing(models), title="Models")

@@ -37,6 +37,7 @@ def test_a_query_becomes_an_estimate_reply(service):
 @pytest.mark.parametrize(
     ("text", "kind"),
     [("", ReplyKind.HELP), ("help", ReplyKind.HELP), ("  HELP? ", ReplyKind.HELP),
+     ("help me", ReplyKind.HELP), ("help with models", ReplyKind.HELP),
      ("models", ReplyKind.MODELS), ("gpus", ReplyKind.GPUS), ("cards", ReplyKind.GPUS)],
 )
 def test_help_and_listings(service, text, kind):

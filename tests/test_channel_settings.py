@@ -127,3 +127,11 @@ async def test_a_spot_price_default_is_stored_by_name_and_read_back_as_the_field
 
     assert await store.channel_settings("discord", "C1") == {"prices": "spot"}
     assert await settings.defaults("discord", "C1") == {"spot": True}
+
+
+async def test_settings_with_words_after_it_says_how_to_ask(store: SQLiteStore) -> None:
+    answer = await ChannelSettings(store).handle("settings for this channel", "slack", "C1")
+
+    assert answer is not None and not answer.ok
+    assert "`settings` takes no words after it" in answer.text
+    assert "`/ftcost settings`" in answer.text and "terminal" not in answer.text

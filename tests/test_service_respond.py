@@ -119,3 +119,10 @@ async def test_a_channel_command_beside_options_says_to_send_it_alone(service: S
     assert reply.kind is ReplyKind.ERROR
     assert "`/ftcost settings ...` with the query alone" in reply.text
     assert "terminal" not in reply.text
+
+
+async def test_a_subscription_without_a_store_says_the_store_is_missing() -> None:
+    reply = await Service().respond(Ask("subscribe", "slack", channel="C1"))
+
+    assert reply.prices is not None and reply.prices.kind.value == "error"
+    assert "store" in reply.text
