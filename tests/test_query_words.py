@@ -508,7 +508,9 @@ def test_the_hf_trainer_in_two_words_means_hf() -> None:
     [("same but full", "method", Method.FULL), ("switch to hf", "framework", Framework.HF),
      ("drop ckpt", "grad_checkpointing", False), ("make it 2 epochs", "epochs", 2.0),
      ("flash attention off", "flash_attention", False), ("enable compile", "compile", True),
-     ("disable flash", "flash_attention", False)],
+     ("disable flash", "flash_attention", False),
+     ("what if we used unsloth", "framework", Framework.UNSLOTH),
+     ("we have 4x a100", "gpu_count", 4)],
 )
 def test_a_followup_in_plain_english_changes_what_it_names(
     followup: str, field: str, value: object

@@ -191,7 +191,7 @@ FILLER: Final = frozenset(
         "auto-wrap",
         # a follow-up's plain English ("same but full", "switch to hf", "make it 2 epochs")
         "same", "but", "now", "again", "let's", "lets", "switch", "make", "change", "enable",
-        "enabled",
+        "enabled", "used", "uses", "go", "have", "has", "had",  # "what if we used unsloth"
         "turn",  # "turn on offload" is offload; "turn off ckpt" reads "off ckpt"
         "memory", "vram", "usage", "peak", "requirement", "requirements",
         # the form factor every card id already defaults to, and the link every card's
