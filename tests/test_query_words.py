@@ -795,6 +795,11 @@ def test_a_family_and_a_size_in_millions_it_lacks_asks_which_model() -> None:
     assert "Which model" in err.message and "opt-125m" in err.message
 
 
+def test_a_family_size_the_catalog_lacks_points_at_the_hub() -> None:
+    err = refused("deepseek 67b qlora")
+    assert "no deepseek of that size" in err.message and "(org/name)" in err.message
+
+
 def test_a_size_in_millions_before_a_unit_is_the_units_number() -> None:
     assert parse_query("opt 50m tokens lora", CAT).dataset_tokens == 50_000_000
 

@@ -271,8 +271,11 @@ def _family_size(s: State, i: int) -> int:
     if len(fits) != 1:
         members = families.families(s.catalog)[normalize_name(family)]
         names = fits or [m.model.id for m in members]
-        raise error(f'Which model is "{quoted(s.raw(i, 2))}"?', s.raw(i, 2), names,
-                     example=f"{names[0]} lora 50M tokens")
+        problem = f'Which model is "{quoted(s.raw(i, 2))}"?'
+        if not fits:
+            problem += (f" The catalog has no {quoted(s.raw(i, 1))} of that size; any Hugging "
+                        "Face model can be named by its repository (org/name).")
+        raise error(problem, s.raw(i, 2), names, example=f"{names[0]} lora 50M tokens")
     s.set("model", fits[0], s.raw(i, 2))
     s.model_pick = ModelPick.FAMILY_SIZE
     return 2
