@@ -271,6 +271,12 @@ without context parallelism, from which the reply says ``cp`` would split them: 
 parallel sharding divides the weights and states, never a sequence's activations."""
 SMALL_DATASET_TOKENS: Final = 5_000_000
 """Below this many trained tokens, batch 1 leaves the GPU idle between steps."""
+FEW_OPTIMIZER_STEPS: Final = 100
+"""Fewer optimizer steps than this over a whole run get a warning: a fine-tune's
+learning-rate warmup alone is commonly tens of steps (the HF Trainer's ``warmup_ratio``
+0.03-0.1 of a few hundred to a few thousand steps), so a run of a handful of huge steps
+(thousands of cards at a stated batch) trains little whatever it costs. A judgment line,
+not a measurement."""
 
 LONG_SEQ_WARNING: Final = 8192
 """Warn when checkpointing is off at or beyond this sequence length ([detailed])."""

@@ -14,6 +14,7 @@ from engine.collectives import link_bytes_per_s, named_node_cards, nodes_for
 from engine.compute import uses_flat_rule
 from engine.constants import (
     COMM_WARNING_SHARE,
+    FEW_OPTIMIZER_STEPS,
     GB,
     GPTQ_BITS,
     GPUS_PER_NODE,
@@ -132,6 +133,9 @@ def warnings(ctx: Context) -> list[str]:
             "16-bit weights (torchao float8, Transformer Engine) say `float8`."
         )
     tokens = r.trained_tokens
+    few_steps = _few_steps(ctx)
+    if few_steps is not None:
+        out.append(few_steps)
     if (
         uses_flat_rule(r)
         and r.micro_batch == 1
@@ -174,6 +178,29 @@ def warnings(ctx: Context) -> list[str]:
         "modeled."
     )
     return out
+
+
+def _few_steps(ctx: Context) -> str | None:
+    """Where the cards and batch shown take the whole run in fewer than
+    ``FEW_OPTIMIZER_STEPS`` optimizer steps (sequences per step = micro-batch x
+    accumulation x data-parallel ranks) although the data would give that many at one
+    sequence a step: what a step holds and how to keep the steps."""
+    r, lead = ctx.request, ctx.lead
+    tokens = r.trained_tokens
+    if lead is None or tokens is None or r.mode is Mode.NAPKIN:
+        return None
+    per_step = r.sequences_per_step(lead.count) * r.seq_len
+    steps = tokens / per_step
+    if steps >= FEW_OPTIMIZER_STEPS or tokens / r.seq_len < FEW_OPTIMIZER_STEPS:
+        return None  # enough steps, or a dataset too small for any batch to help
+    fix = "Fewer cards or a smaller batch" if r.micro_batch * r.grad_accum > 1 else "Fewer cards"
+    return (
+        f"{lead.count}x {lead.gpu.id} at batch {r.micro_batch} x accumulation {r.grad_accum}"
+        f" take {per_step:,} tokens an optimizer step, so the {tokens:,.0f} trained tokens "
+        f"are only {max(steps, 1):,.0f} step{'s' if steps >= 1.5 else ''}: fine-tunes "
+        f"usually take hundreds. {fix} keep more steps; the time here is for the batch as "
+        "stated."
+    )
 
 
 def _logits_warning(ctx: Context) -> list[str]:

@@ -474,3 +474,20 @@ def test_an_unknown_card_or_model_is_an_unknown_id_naming_it(catalog: Catalog) -
         catalog.gpu("no-such-card")
     with pytest.raises(UnknownId, match="model no-such-model"):
         catalog.model("no-such-model")
+
+
+def test_a_run_of_a_handful_of_huge_steps_is_warned() -> None:
+    request = Request(model="llama-3.1-8b", method="lora", dataset_tokens=50_000_000,
+                      gpu="h100-sxm", gpu_count=10_000)
+    est = estimate(request, default_catalog())
+
+    (warning,) = [w for w in est.warnings if "optimizer step" in w]
+    assert "20,480,000 tokens an optimizer step" in warning and "only 7 steps" in warning
+
+
+def test_a_usual_run_gets_no_step_warning() -> None:
+    request = Request(model="llama-3.1-70b", method="qlora", dataset_tokens=50_000_000,
+                      gpu="h100-sxm")
+    est = estimate(request, default_catalog())
+
+    assert not [w for w in est.warnings if "optimizer step" in w]
