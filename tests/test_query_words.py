@@ -795,6 +795,12 @@ def test_a_family_and_a_size_in_millions_it_lacks_asks_which_model() -> None:
     assert "Which model" in err.message and "opt-125m" in err.message
 
 
+@pytest.mark.parametrize("cloud", ["runpod", "aws", "lambda"])
+def test_a_cloud_name_says_to_state_its_rate(cloud: str) -> None:
+    err = refused(f"70b qlora 50M tokens h100 on {cloud}")
+    assert "not one cloud's" in err.message and "$2.49/hr" in err.message
+
+
 def test_a_family_size_the_catalog_lacks_points_at_the_hub() -> None:
     err = refused("deepseek 67b qlora")
     assert "no deepseek of that size" in err.message and "(org/name)" in err.message

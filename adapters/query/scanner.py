@@ -427,6 +427,13 @@ _HINTS: Final = {
     ),
     "fsdp-qlora": "say qlora fsdp (FSDP over a 4-bit base, as Answer.AI's fsdp_qlora runs it)",
     **dict.fromkeys(
+        ("aws", "gcp", "azure", "lambda", "lambdalabs", "runpod", "vastai", "coreweave",
+         "nebius", "oci", "paperspace", "fluidstack", "hyperbolic", "verda", "crusoe"),
+        "a card is priced at the median of the clouds' cheapest on-demand rates (`/ftcost "
+        "prices` in Slack or Discord lists each cloud's), not one cloud's: say your cloud's "
+        "rate instead, e.g. `70b qlora 50M tokens h100 $2.49/hr`",
+    ),
+    **dict.fromkeys(
         ("pp", "pipeline-parallel", "pipeline-parallelism", "pipeline-parallel-degree",
          "pipeline-model-parallel-size", "pp-size"),
         "pipeline parallelism is not modeled: ask for the same cards with fsdp (and tp "
