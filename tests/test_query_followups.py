@@ -345,3 +345,8 @@ def test_a_follow_up_refusal_shows_examples_that_parse(text: str) -> None:
 @pytest.mark.parametrize("text", ["double the batch", "8b lora 2x the data", "cheapest"])
 def test_a_new_question_refusal_shows_a_question_that_parses(text: str) -> None:
     parse_query(example(refused_new(text)), CAT)
+
+
+def test_a_follow_up_naming_only_what_costs_nothing_says_so() -> None:
+    message = refused("alpha 32").message
+    assert 'Nothing to change: "alpha" changes neither memory nor time' in message

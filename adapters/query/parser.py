@@ -14,7 +14,11 @@ from adapters.query.parallel import (
     check_tensor_parallel,
     full_also_method,
 )
-from adapters.query.phrases import check_expert_parallel_word, check_samples
+from adapters.query.phrases import (
+    check_expert_parallel_word,
+    check_samples,
+    says_only_what_costs_nothing,
+)
 from adapters.query.relative import apply_relative, refuse_asks, refuse_relative
 from adapters.query.scanner import scan
 from adapters.query.state import State
@@ -156,6 +160,12 @@ def apply_followup(
     merge_said(changes, said, sources)
     if "model" in said.fields:
         pick = None
+    if not changes and (free := says_only_what_costs_nothing(state)) is not None:
+        raise error(
+            f'Nothing to change: "{quoted(free)}" changes neither memory nor time (LoRA '
+            "alpha only scales the update; learning rate, warmup and seed set no size).",
+            None, example="what if 8k seq? | on 4x h100 | with full and zero3",
+        )
     if not changes:
         raise error(
             f'I didn\'t find anything to change in "{quoted(str(text).strip())}".',

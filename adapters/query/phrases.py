@@ -320,6 +320,12 @@ _NO_EFFECT: Final = frozenset(
 """Settings people state that change neither memory nor time (LoRA alpha only scales)."""
 
 
+def says_only_what_costs_nothing(s: State) -> str | None:
+    """The first word of ``s`` that changes neither memory nor time (``alpha``, ``lr``),
+    for a follow-up that changed nothing else; None when there is none."""
+    return next((w.low for w in s.words if w.low in _NO_EFFECT), None)
+
+
 def no_effect(s: State, i: int) -> int:
     """``alpha 32``, ``lr 2e-4``: read and set nothing (they do not change the cost).
     A version after a library's name (``cuda 12.1``, ``transformers 4.46.0``) is read
