@@ -501,11 +501,11 @@ class Service:
         """The reply to a price command, or None when ``ask.text`` is not one. The
         permission check runs only for a change (``subscribe`` / ``unsubscribe``) and
         fails closed."""
-        from bot.price_service import PERMISSION_UNCHECKED, PermissionUnchecked, PriceContext
-
         parsed = price_command(ask.text)
         if parsed is None:
             return None
+        from bot.price_service import PERMISSION_UNCHECKED, PermissionUnchecked, PriceContext
+
         manage = ask.may_manage
         if callable(manage):
             try:
