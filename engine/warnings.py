@@ -8,6 +8,8 @@ produced each figure, are :mod:`engine.assumptions`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine.accuracy import uncertainty
 from engine.card_tips import card_tips
 from engine.collectives import link_bytes_per_s, named_node_cards, nodes_for
@@ -57,127 +59,205 @@ def _smaller_run(r: Request) -> str:
 
 
 def warnings(ctx: Context) -> list[str]:
-    """Everything the user should know before trusting the numbers."""
-    r, out = ctx.request, []
-    lead = ctx.lead
-    detailed = r.mode is Mode.DETAILED
-    if not ctx.fits_anywhere and (lead is None or not lead.fits):
-        out.append(
-            "No card in the catalog holds this run"
-            + (" without sharding: try `zero3`." if r.sharding is Sharding.NONE else ".")
-            + f" Try {_smaller_run(r)}."
-        )
-    if lead is not None and lead.named and not lead.runs:
+    """Everything the user should know before trusting the numbers, in the order of
+    :data:`_CHECKS`: what does not fit first, the uncertainty band last."""
+    out: list[str] = []
+    for check in _CHECKS:
+        found = check(ctx)
+        if isinstance(found, str):
+            out.append(found)
+        elif found:
+            out += found
+    return out
+
+
+def _fits_nowhere(ctx: Context) -> str | None:
+    """No catalog card holds the run (nor the card the user named)."""
+    r, lead = ctx.request, ctx.lead
+    if ctx.fits_anywhere or (lead is not None and lead.fits):
+        return None
+    return (
+        "No card in the catalog holds this run"
+        + (" without sharding: try `zero3`." if r.sharding is Sharding.NONE else ".")
+        + f" Try {_smaller_run(r)}."
+    )
+
+
+def _named_card(ctx: Context) -> str | None:
+    """The card the user named does not hold the run, or holds it above the planning
+    line (the ``tight`` band)."""
+    r, lead = ctx.request, ctx.lead
+    if lead is None or not lead.named:
+        return None
+    if not lead.runs:
         need = f"{lead.needed}x {lead.gpu.id} would." if lead.needed else "no count of them would."
         maybe = ""
         if lead.timing.gpu_hours is not None:  # within the memory band: timed all the same
             maybe = (" It is over by less than the estimate's own memory uncertainty, so it "
                      "may still start: its time is in the cards table.")
-        out.append(
+        return (
             f"{lead.count}x {lead.gpu.id} cannot hold this run "
             f"({lead.per_gpu_gb:.1f} GB per GPU of {lead.capacity_gb:.1f} GB); {need}{maybe}"
             + _hsdp_node_hint(ctx, lead) + _offload_zero3_hint(ctx, lead)
         )
-    elif lead is not None and lead.named and not lead.fits:
-        out.append(
-            f"Tight: {lead.utilization:.0%} of {lead.gpu.id}'s memory. It runs with little "
-            f"headroom (the planning line is {USABLE_FRACTION:.0%}): a longer batch or "
-            "allocator fragmentation can push it over; "
-            + (f"{lead.needed}x would leave room." if lead.needed else
-               "checkpointing helps." if not r.grad_checkpointing else
-               "a shorter sequence or a smaller micro-batch helps.")
-        )
-    if r.gpu is None and r.gpu_count is not None and lead is not None and lead.count != r.gpu_count:
-        out.append(
-            f"No card holds this run on exactly {r.gpu_count} card(s) within "
-            f"{USABLE_FRACTION:.0%} of its memory; these are the fewest cards that do. Name a "
-            f"card (`{r.gpu_count}x {lead.gpu.id}`) to see it at your count."
-        )
-    positions = ctx.model.architecture.learned_positions
-    if positions and r.seq_len > positions:
-        out.append(
-            f"{ctx.model.name}'s learned position table has {positions:,} rows, so sequence "
-            f"{r.seq_len:,} cannot run as asked: shorten it (`seq 1024`)."
-        )
-    if not r.grad_checkpointing and r.seq_len >= LONG_SEQ_WARNING and detailed:
-        out.append(
-            f"Gradient checkpointing is off at sequence {r.seq_len:,}: activations dominate; "
-            "turn it on (`ckpt`)."
-        )
-    out += _logits_warning(ctx)
-    out += _tensor_parallel_warnings(ctx)
-    if r.float8 and detailed:
-        out.append(
-            "float8 does not apply to QLoRA's 4-bit base: timed at 16-bit speed."
-            if r.effective_method is Method.QLORA
-            else "float8: the decoder's linears multiply in FP8 with dynamic scales, timed at "
-            "the card's rated FP8/BF16 ratio and not fitted on measured float8 runs; memory is "
-            "counted as without it (16-bit weights and saved activations)."
-        )
-    if lead is not None:
-        out += _card_warnings(ctx, lead)
-    if r.offload and detailed:
-        stage = Sharding.ZERO3 if r.sharding is Sharding.AUTO else r.sharding
-        host = ctx.footprint.offloaded_gb(stage)
-        count = lead.count if lead is not None else 1
-        nodes = nodes_for(count, r.nodes, lead.gpu.gpus_per_node if lead else GPUS_PER_NODE)
-        out.append(
-            f"CPU offload{'' if r.offload_weights else ' of the optimizer'} needs about "
-            f"{host:,.0f} GB of host memory in total: {host / nodes:,.0f} GB of RAM on each "
-            f"of {nodes} node(s), plus pinned buffers; each step moves gradients and weights "
-            "over PCIe."
-        )
-    if r.precision.value == "fp8" and detailed:
-        out.append(
-            "FP8 base weights: time is modeled at BF16 matmul speed; for FP8 matmuls with "
-            "16-bit weights (torchao float8, Transformer Engine) say `float8`."
-        )
+    if lead.fits:
+        return None
+    return (
+        f"Tight: {lead.utilization:.0%} of {lead.gpu.id}'s memory. It runs with little "
+        f"headroom (the planning line is {USABLE_FRACTION:.0%}): a longer batch or "
+        "allocator fragmentation can push it over; "
+        + (f"{lead.needed}x would leave room." if lead.needed else
+           "checkpointing helps." if not r.grad_checkpointing else
+           "a shorter sequence or a smaller micro-batch helps.")
+    )
+
+
+def _count_not_honoured(ctx: Context) -> str | None:
+    """A count named for no card in particular that no card holds the run on."""
+    r, lead = ctx.request, ctx.lead
+    if r.gpu is not None or r.gpu_count is None or lead is None or lead.count == r.gpu_count:
+        return None
+    return (
+        f"No card holds this run on exactly {r.gpu_count} card(s) within "
+        f"{USABLE_FRACTION:.0%} of its memory; these are the fewest cards that do. Name a "
+        f"card (`{r.gpu_count}x {lead.gpu.id}`) to see it at your count."
+    )
+
+
+def _past_positions(ctx: Context) -> str | None:
+    """A sequence longer than the model's learned position table."""
+    r, positions = ctx.request, ctx.model.architecture.learned_positions
+    if not positions or r.seq_len <= positions:
+        return None
+    return (
+        f"{ctx.model.name}'s learned position table has {positions:,} rows, so sequence "
+        f"{r.seq_len:,} cannot run as asked: shorten it (`seq 1024`)."
+    )
+
+
+def _checkpointing_off(ctx: Context) -> str | None:
+    """A long sequence without gradient checkpointing."""
+    r = ctx.request
+    if r.grad_checkpointing or r.seq_len < LONG_SEQ_WARNING or r.mode is not Mode.DETAILED:
+        return None
+    return (
+        f"Gradient checkpointing is off at sequence {r.seq_len:,}: activations dominate; "
+        "turn it on (`ckpt`)."
+    )
+
+
+def _float8(ctx: Context) -> str | None:
+    """How ``float8`` is counted, or that it does not apply."""
+    r = ctx.request
+    if not r.float8 or r.mode is not Mode.DETAILED:
+        return None
+    if r.effective_method is Method.QLORA:
+        return "float8 does not apply to QLoRA's 4-bit base: timed at 16-bit speed."
+    return (
+        "float8: the decoder's linears multiply in FP8 with dynamic scales, timed at "
+        "the card's rated FP8/BF16 ratio and not fitted on measured float8 runs; memory is "
+        "counted as without it (16-bit weights and saved activations)."
+    )
+
+
+def _lead_card(ctx: Context) -> list[str]:
+    """What the headline's card and count imply (:func:`_card_warnings`)."""
+    return [] if ctx.lead is None else _card_warnings(ctx, ctx.lead)
+
+
+def _host_memory(ctx: Context) -> str | None:
+    """Under CPU offload: the host memory it needs, per node."""
+    r, lead = ctx.request, ctx.lead
+    if not r.offload or r.mode is not Mode.DETAILED:
+        return None
+    stage = Sharding.ZERO3 if r.sharding is Sharding.AUTO else r.sharding
+    host = ctx.footprint.offloaded_gb(stage)
+    count = lead.count if lead is not None else 1
+    nodes = nodes_for(count, r.nodes, lead.gpu.gpus_per_node if lead else GPUS_PER_NODE)
+    return (
+        f"CPU offload{'' if r.offload_weights else ' of the optimizer'} needs about "
+        f"{host:,.0f} GB of host memory in total: {host / nodes:,.0f} GB of RAM on each "
+        f"of {nodes} node(s), plus pinned buffers; each step moves gradients and weights "
+        "over PCIe."
+    )
+
+
+def _fp8_weights(ctx: Context) -> str | None:
+    """FP8 weights are timed at BF16 speed; ``float8`` is the other reading."""
+    r = ctx.request
+    if r.precision.value != "fp8" or r.mode is not Mode.DETAILED:
+        return None
+    return (
+        "FP8 base weights: time is modeled at BF16 matmul speed; for FP8 matmuls with "
+        "16-bit weights (torchao float8, Transformer Engine) say `float8`."
+    )
+
+
+def _small_batch_flat_rule(ctx: Context) -> str | None:
+    """Micro-batch 1 on a small dataset under a flat MFU, which assumes a busy GPU."""
+    r = ctx.request
     tokens = r.trained_tokens
-    few_steps = _few_steps(ctx)
-    if few_steps is not None:
-        out.append(few_steps)
-    if (
-        uses_flat_rule(r)
-        and r.micro_batch == 1
-        and tokens is not None
-        and tokens < SMALL_DATASET_TOKENS
-    ):
-        out.append(
-            f"Micro-batch 1 on {tokens / 1e6:.1f}M trained tokens wastes GPU utilization: "
-            "the MFU assumed here is optimistic."
-        )
-    if r.gptq and r.effective_method is not Method.QLORA:
-        out.append(
+    if not uses_flat_rule(r) or r.micro_batch != 1 or tokens is None:
+        return None
+    if tokens >= SMALL_DATASET_TOKENS:
+        return None
+    return (
+        f"Micro-batch 1 on {tokens / 1e6:.1f}M trained tokens wastes GPU utilization: "
+        "the MFU assumed here is optimistic."
+    )
+
+
+def _gptq(ctx: Context) -> str | None:
+    """``gptq`` outside QLoRA, or how a GPTQ base is counted."""
+    r = ctx.request
+    if not r.gptq:
+        return None
+    if r.effective_method is not Method.QLORA:
+        return (
             f"`gptq` describes QLoRA's 4-bit base; this {r.effective_method.value} estimate "
             f"keeps a {r.precision.value} base. Say `qlora gptq` for a GPTQ checkpoint."
         )
-    elif r.gptq and detailed:
-        out.append(
-            f"GPTQ base: its memory is counted at {GPTQ_BITS:.3g} bits per weight; its "
-            "dequantization speed (auto-gptq kernels) is timed as bitsandbytes' NF4, which it "
-            "may not match."
-        )
-    moe = ctx.model.architecture.moe
-    if moe is not None:
-        trained = "trained" if r.effective_method is Method.FULL else "frozen under the adapters"
-        out.append(
-            f"MoE model: all {moe.num_experts} experts' weights are held ({trained}), "
-            "sharded with the rest under ZeRO-3/FSDP: expert parallelism, which would place "
-            f"whole experts per card, is not modeled. Time counts the {moe.experts_per_token} "
-            "experts each token is routed to, as if routing were even (no all-to-all, no "
-            "load imbalance)."
-        )
-    if r.mode is Mode.NAPKIN:
-        out.append(
-            "Napkin mode: flat bytes per parameter only; activations, overhead and "
-            "communication are not included."
-        )
-    band = uncertainty(r)
-    out.append(
-        f"Planning estimate: {band.text()}. Data pipeline stalls and failed runs are not "
-        "modeled."
+    if r.mode is not Mode.DETAILED:
+        return None
+    return (
+        f"GPTQ base: its memory is counted at {GPTQ_BITS:.3g} bits per weight; its "
+        "dequantization speed (auto-gptq kernels) is timed as bitsandbytes' NF4, which it "
+        "may not match."
     )
-    return out
+
+
+def _mixture_of_experts(ctx: Context) -> str | None:
+    """How an MoE model's experts are held and timed."""
+    moe = ctx.model.architecture.moe
+    if moe is None:
+        return None
+    method = ctx.request.effective_method
+    trained = "trained" if method is Method.FULL else "frozen under the adapters"
+    return (
+        f"MoE model: all {moe.num_experts} experts' weights are held ({trained}), "
+        "sharded with the rest under ZeRO-3/FSDP: expert parallelism, which would place "
+        f"whole experts per card, is not modeled. Time counts the {moe.experts_per_token} "
+        "experts each token is routed to, as if routing were even (no all-to-all, no "
+        "load imbalance)."
+    )
+
+
+def _napkin(ctx: Context) -> str | None:
+    """What napkin mode leaves out."""
+    if ctx.request.mode is not Mode.NAPKIN:
+        return None
+    return (
+        "Napkin mode: flat bytes per parameter only; activations, overhead and "
+        "communication are not included."
+    )
+
+
+def _band(ctx: Context) -> str:
+    """The measured uncertainty of runs of this kind (:func:`engine.accuracy.uncertainty`)."""
+    return (
+        f"Planning estimate: {uncertainty(ctx.request).text()}. Data pipeline stalls and "
+        "failed runs are not modeled."
+    )
 
 
 def _few_steps(ctx: Context) -> str | None:
@@ -403,3 +483,25 @@ def _whole_nodes(ctx: Context) -> str | None:
         f"{count} cards span {nodes} nodes of {per_node}: where a cloud rents whole nodes you "
         f"pay for {whole}{bill}; ask for `{whole}x {lead.gpu.id}` to use them all."
     )
+
+
+_CHECKS: tuple[Callable[[Context], str | list[str] | None], ...] = (
+    _fits_nowhere,
+    _named_card,
+    _count_not_honoured,
+    _past_positions,
+    _checkpointing_off,
+    _logits_warning,
+    _tensor_parallel_warnings,
+    _float8,
+    _lead_card,
+    _host_memory,
+    _fp8_weights,
+    _few_steps,
+    _small_batch_flat_rule,
+    _gptq,
+    _mixture_of_experts,
+    _napkin,
+    _band,
+)
+"""The warnings in the order a reply lists them."""
