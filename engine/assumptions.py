@@ -34,112 +34,122 @@ from engine.warning_context import Context
 
 
 def assumptions(ctx: Context) -> list[str]:
-    """The settings behind each figure, one line each."""
+    """The settings behind each figure, one line each: framework, memory, fit, compute and
+    time, and the price where the headline has one."""
+    lines = [_framework_line(ctx), _memory_line(ctx), _fit_line(ctx), _compute_line(ctx)]
+    price = _price_line(ctx)
+    return lines if price is None else [*lines, price]
+
+
+def _framework_line(ctx: Context) -> str:
+    """The framework profile, and what it changed from the specification's assumptions."""
     r = ctx.request
-    out = []
-    method = r.effective_method
-    p = profile(r.framework)
     if r.framework is Framework.GENERIC:
-        out.append(
+        return (
             "Framework: generic (the specification's assumptions). Say `hf`, `unsloth`, "
             "`torchtune`, `litgpt` or `torchtitan` for that stack's loss, precision and defaults."
         )
-    else:
-        lead = ctx.lead
-        facts = changes_for(r, lead.stage if lead is not None else None, ctx.model.architecture)
-        changed = "; ".join(facts) or "nothing beyond the specification's assumptions"
-        out.append(f"Framework: {p.label}: {changed}.")
+    lead = ctx.lead
+    facts = changes_for(r, lead.stage if lead is not None else None, ctx.model.architecture)
+    changed = "; ".join(facts) or "nothing beyond the specification's assumptions"
+    return f"Framework: {profile(r.framework).label}: {changed}."
+
+
+def _memory_line(ctx: Context) -> str:
+    """The settings the memory figure was computed at, and which counter it is."""
+    r = ctx.request
     if r.mode is Mode.NAPKIN:
-        out.append("Memory: napkin rule, 16 / 2.5 / 0.75 bytes per parameter (full/LoRA/QLoRA).")
+        return "Memory: napkin rule, 16 / 2.5 / 0.75 bytes per parameter (full/LoRA/QLoRA)."
+    method = r.effective_method
+    parts = [f"{method.value}", f"base {r.precision.value}"]
+    if method is Method.QLORA:
+        if r.gptq:
+            parts[-1] = f"base GPTQ {GPTQ_BITS:.3g} bits"
+        else:
+            bits = "4.127 bits (double quant)" if r.double_quant else "4.5 bits"
+            parts[-1] = f"base NF4 {bits}"
+    if method is not Method.FULL:
+        lora = f"rank {r.lora_rank} on {r.lora_targets.value}"
+        if r.dora:
+            lora += ", DoRA (magnitudes, two kept outputs per linear, a weight norm per forward)"
+        if r.lora_dropout > 0:
+            lora += f", dropout {r.lora_dropout:g}"
+        parts.append(lora)
+    states = "BF16" if r.state_precision is StatePrecision.PURE_BF16 else "FP32"
+    parts.append(f"{r.optimizer.value} ({states} states)")
+    batch = f"seq {r.seq_len:,} x batch {r.micro_batch}"
+    if r.grad_accum > 1:
+        batch += f" x {r.grad_accum} accumulation steps"
+    parts.append(batch)
+    per_logit = logits_bytes(r, LOGITS_BYTES_HF)
+    savers = [
+        _checkpointing(r),
+        "FlashAttention" if r.flash_attention else "eager attention",
+        "fused CE" if per_logit == 0 else f"loss keeps {per_logit:g} B per logit",
+    ]
+    if r.activation_offload and r.grad_checkpointing:
+        savers.append("checkpointed activations on CPU")
+    parts.append(", ".join(savers))
+    return (
+        "Memory: " + "; ".join(parts) + f"; {OVERHEAD_GB} GB overhead per GPU. It is what "
+        f"the card must hold: torch's peak reserved plus the CUDA context (~{CUDA_CONTEXT_GB}"
+        " GB)."
+    )
+
+
+def _fit_line(ctx: Context) -> str:
+    """The planning line and how the state is spread: sharding, tensor and context
+    parallelism."""
+    r = ctx.request
+    if r.sharding is Sharding.AUTO:
+        sharding = "sharding auto (none on one card, ZeRO-3 across several)."
+    elif r.sharding is Sharding.HSDP:
+        sharding = (f"sharding hsdp (sharded within each node of {ctx.hsdp_group_cards}, "
+                    "replicated across nodes).")
     else:
-        parts = [f"{method.value}", f"base {r.precision.value}"]
-        if method is Method.QLORA:
-            if r.gptq:
-                parts[-1] = f"base GPTQ {GPTQ_BITS:.3g} bits"
-            else:
-                bits = "4.127 bits (double quant)" if r.double_quant else "4.5 bits"
-                parts[-1] = f"base NF4 {bits}"
-        if method is not Method.FULL:
-            lora = f"rank {r.lora_rank} on {r.lora_targets.value}"
-            if r.dora:
-                lora += ", DoRA (magnitudes, two kept outputs per linear, a weight norm "
-                lora += "per forward)"
-            if r.lora_dropout > 0:
-                lora += f", dropout {r.lora_dropout:g}"
-            parts.append(lora)
-        opt = r.optimizer.value
-        states = "BF16" if r.state_precision is StatePrecision.PURE_BF16 else "FP32"
-        parts.append(f"{opt} ({states} states)")
-        batch = f"seq {r.seq_len:,} x batch {r.micro_batch}"
-        if r.grad_accum > 1:
-            batch += f" x {r.grad_accum} accumulation steps"
-        parts.append(batch)
-        per_logit = logits_bytes(r, LOGITS_BYTES_HF)
-        savers = [
-            _checkpointing(r),
-            "FlashAttention" if r.flash_attention else "eager attention",
-            "fused CE" if per_logit == 0 else f"loss keeps {per_logit:g} B per logit",
-        ]
-        if r.activation_offload and r.grad_checkpointing:
-            savers.append("checkpointed activations on CPU")
-        parts.append(", ".join(savers))
-        out.append(
-            "Memory: " + "; ".join(parts) + f"; {OVERHEAD_GB} GB overhead per GPU. It is what "
-            f"the card must hold: torch's peak reserved plus the CUDA context (~{CUDA_CONTEXT_GB}"
-            " GB)."
-        )
-    out.append(
-        f"Fit: at most {USABLE_FRACTION:.0%} of card memory; "
-        + (
-            "sharding auto (none on one card, ZeRO-3 across several)."
-            if r.sharding is Sharding.AUTO
-            else f"sharding {r.sharding.value}"
-            + (
-                f" (sharded within each node of {ctx.hsdp_group_cards}, replicated across "
-                "nodes)."
-                if r.sharding is Sharding.HSDP
-                else "."
-            )
-        )
-        + (
+        sharding = f"sharding {r.sharding.value}."
+    line = f"Fit: at most {USABLE_FRACTION:.0%} of card memory; {sharding}"
+    if r.mode is not Mode.DETAILED:
+        return line
+    if r.tensor_parallel > 1:
+        line += (
             f" Tensor parallel {r.tensor_parallel} with sequence parallelism: each card of a "
             f"group holds 1/{r.tensor_parallel} of every layer, its activations and logits; "
             "the sharding runs between the groups."
-            if r.tensor_parallel > 1 and r.mode is Mode.DETAILED
-            else ""
         )
-        + (
+    if r.context_parallel > 1:
+        line += (
             f" Context parallel {r.context_parallel}: each card stores and computes "
             f"{-(-r.seq_len // r.context_parallel):,} of each sequence's {r.seq_len:,} tokens; "
             "keys and values go round the ring beside attention, and the weights are "
             "sharded over the ring's cards too."
-            if r.context_parallel > 1 and r.mode is Mode.DETAILED
-            else ""
         )
+    return line
+
+
+def _price_line(ctx: Context) -> str | None:
+    """The headline card's price and where it came from (None without one)."""
+    r, lead = ctx.request, ctx.lead
+    if lead is None or lead.price_per_gpu_hour is None:
+        return None
+    g = lead.gpu
+    if r.price_per_gpu_hour is not None:
+        return f"Price: ${r.price_per_gpu_hour:.2f}/GPU-hr as given."
+    if r.spot and g.spot_price_per_gpu_hour is not None:
+        return (
+            f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr at spot "
+            f"({g.spot_price_source}); spot capacity can be reclaimed mid-run, so "
+            "checkpoint often."
+        )
+    when = f", as of {g.price_as_of.isoformat()}" if g.price_as_of else ""
+    fallback = (
+        f" No spot price for {g.id} (none in the refreshed prices): on-demand used."
+        if r.spot else ""
     )
-    out.append(_compute_line(ctx))
-    lead = ctx.lead
-    if lead is not None and lead.price_per_gpu_hour is not None:
-        g = lead.gpu
-        if r.price_per_gpu_hour is not None:
-            out.append(f"Price: ${r.price_per_gpu_hour:.2f}/GPU-hr as given.")
-        elif r.spot and g.spot_price_per_gpu_hour is not None:
-            out.append(
-                f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr at spot "
-                f"({g.spot_price_source}); spot capacity can be reclaimed mid-run, so "
-                "checkpoint often."
-            )
-        else:
-            when = f", as of {g.price_as_of.isoformat()}" if g.price_as_of else ""
-            fallback = (
-                f" No spot price for {g.id} (none in the refreshed prices): on-demand used."
-                if r.spot else ""
-            )
-            out.append(
-                f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr ({g.price_source}{when})."
-                + fallback
-            )
-    return out
+    return (
+        f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr ({g.price_source}{when})."
+        + fallback
+    )
 
 
 def _compute_line(ctx: Context) -> str:
