@@ -85,20 +85,49 @@ def _examples(command: str) -> str:
             f"`{command} unset framework`, `{command} settings`")
 
 
+def _words(text: str) -> list[str]:
+    """``text``'s words, without a trailing ``?!.`` (``settings?``)."""
+    return str(text).strip().rstrip("?!. ").split()
+
+
 def is_settings_command(text: str) -> bool:
     """Whether ``text`` is a settings command (``set ...``, ``unset ...``, ``settings``)."""
-    words = str(text).lower().split()
+    words = [w.lower() for w in _words(text)]
     if not words:
         return False
     return words[0] in SET_WORDS | UNSET_WORDS or (len(words) == 1 and words[0] in SHOW_WORDS)
 
 
+FILLER_WORDS = frozenset({"to", "the", "a", "an", "of", "at"})
+"""Words of ``set the batch size to 8`` that say nothing about the value."""
+
+
+def _question_words(words: list[str]) -> str | None:
+    """What ``set bs 8`` (``set seq to 8k``, ``set method qlora``) meant as question
+    words: the words, without fillers (and without a leading field name the query
+    language does not know), when they parse as a query's; None otherwise."""
+    kept = [w for w in words if w.lower() not in FILLER_WORDS]
+    for candidate in (kept, kept[1:]):
+        text = " ".join(candidate)
+        if not text:
+            continue
+        try:
+            if parse_fields(text, None):
+                return text
+        except QueryError:
+            continue
+    return None
+
+
 def read_value(setting: Setting, word: str, catalog: Catalog | None = None) -> str | None:
-    """The canonical name of ``word`` as a value of ``setting``: one of its names, or a
-    query word that sets its field (``trl`` for the framework ``hf``); None if neither."""
+    """The canonical name of ``word`` as a value of ``setting``: one of its names (with
+    spaces read as hyphens: ``on demand``), or a query word that sets its field (``trl``
+    for the framework ``hf``); None if neither."""
     low = word.lower().strip()
     if low in setting.values:
         return low
+    if "-".join(low.split()) in setting.values:
+        return "-".join(low.split())
     try:
         fields = parse_fields(low, catalog)
     except QueryError:
@@ -168,7 +197,7 @@ class ChannelSettings:
         ``text`` is not a settings command. ``settings`` with words after it (``settings
         of 8b``) is no command and no question either: the answer says how to ask."""
         command = command or self.command
-        words = str(text).split()
+        words = _words(text)
         if len(words) > 1 and words[0].lower() in SHOW_WORDS:
             return SettingsAnswer(
                 f"`{words[0]}` takes no words after it: `{command} settings` shows this "
@@ -213,7 +242,19 @@ class ChannelSettings:
         assert self.store is not None
         settings = available()
         names = ", ".join(f"`{n}`" for n in settings)
+        if verb in UNSET_WORDS and len(name_words) > 1 and name_words[0].lower() in settings:
+            name = name_words[0].lower()
+            return SettingsAnswer(f"`{verb}` takes only the setting's name: `{command} {verb} "
+                                  f"{name}` puts {name} back to its default.", ok=False)
         if len(name_words) != 1 or name_words[0].lower() not in settings:
+            words = [*name_words, *(value_words or [])]
+            question = _question_words(words) if verb in SET_WORDS else None
+            if question is not None:
+                return SettingsAnswer(
+                    f"`set` changes this channel's defaults for new estimates ({names}); "
+                    f'"{_shown(" ".join(words))}" belongs in a question. To change an '
+                    f"estimate, reply in its thread with the words alone (`{question}`); a "
+                    "new question names them too.", ok=False)
             said = f' "{_shown(" ".join(name_words))}"' if name_words else " nothing"
             return SettingsAnswer(f"I can't {verb.lower()}{said}: name one setting of "
                                   f"{names}. For example {_examples(command)}.", ok=False)
@@ -225,8 +266,8 @@ class ChannelSettings:
                                   ok=False)
         if value_words is None or " ".join(value_words).lower() in DEFAULT_WORDS:
             await self.store.set_channel_setting(platform, channel, setting.name, None)
-            return SettingsAnswer(f"This channel's {setting.name} is back to the default, "
-                                  f"{setting.default}.")
+            return SettingsAnswer(f"This channel's {setting.name} setting is back to the "
+                                  f"default, {setting.default}.")
         word = " ".join(value_words)
         catalog = self._catalog() if self._catalog is not None else None
         value = read_value(setting, word, catalog)
@@ -237,8 +278,8 @@ class ChannelSettings:
                                   ok=False)
         await self.store.set_channel_setting(platform, channel, setting.name, value)
         return SettingsAnswer(
-            f"New estimates in this channel now use {setting.name} {value} unless the "
-            f"question says otherwise. `{command} settings` shows every setting.")
+            f"This channel's {setting.name} setting is now {value}: new estimates use it "
+            f"unless the question says otherwise. `{command} settings` shows every setting.")
 
 
 __all__ = [

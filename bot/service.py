@@ -61,6 +61,7 @@ from bot.words import (
     command_reply,
     is_command_word,
     misplaced_word_hint,
+    plain,
     split_chart_word,
     starts_over,
     with_chart,
@@ -134,6 +135,23 @@ CONTEXT_UNAVAILABLE_NOTE = (
     "Context unavailable: I can't reach my store right now, so this is a fresh estimate "
     "from your message alone, not a change to the estimate above."
 )
+
+
+NOTHING_CHANGED = "(nothing changed)"
+"""The ``word`` of the reply to a follow-up that leaves the estimate as it was."""
+
+
+def _nothing_changed(words: str) -> Reply:
+    """The reply to a follow-up that leaves the estimate as it was (``qlora`` on a QLoRA
+    estimate): said, rather than the same estimate posted again without a word."""
+    shown = words if len(words) <= 60 else words[:59] + "…"
+    return Reply(
+        ReplyKind.ERROR,
+        text=(f'Nothing changed: the estimate above already has what "{shown}" says. '
+              "Name what should differ, e.g. `what if 8k seq?`, `on 4x h100` or "
+              "`with full and zero3`."),
+        word=NOTHING_CHANGED,
+    )
 
 
 def _answer(service: Service, *args: Any) -> Reply:
@@ -248,11 +266,14 @@ class Service:
         channel's settings, :mod:`bot.channel_settings`) fill the fields a new question
         does not name. ``build`` replaces the parser (structured options); with it, empty
         text is a question too."""
-        text, chart = split_chart_word(text)
+        text, chart = split_chart_word(plain(text))
         if chart:
             if not text and build is None:
                 return chart_only(previous)
-            return with_chart(self.answer(text, previous, workspace, defaults, build))
+            reply = self.answer(text, previous, workspace, defaults, build)
+            if reply.word == NOTHING_CHANGED and previous is not None:
+                return chart_only(previous)  # `qlora chart` on a QLoRA estimate: its chart
+            return with_chart(reply)
         catalog = self.catalog_for(workspace)
         words = " ".join(str(text).split())
         if words or build is None:
@@ -277,7 +298,10 @@ class Service:
             return Reply(
                 ReplyKind.ERROR, text=str(err), word=err.word, suggestions=list(err.suggestions)
             )
-        return self.estimate(request, previous, workspace)
+        reply = self.estimate(request, previous, workspace)
+        if previous is not None and reply.kind is ReplyKind.ESTIMATE and not reply.changes:
+            return _nothing_changed(words)
+        return reply
 
     def estimate(
         self, request: Request, previous: Request | None = None, workspace: str | None = None
@@ -307,7 +331,7 @@ class Service:
         settings command, or a query that parses (as a follow-up of ``previous``), a Hub
         model counting as one. Chatter ("nice", "thanks") is not: where errors go
         unanswered it costs the asker no rate-limit allowance (nothing is estimated)."""
-        text, chart = split_chart_word(text)
+        text, chart = split_chart_word(plain(text))
         words = " ".join(str(text).split())
         if (chart and not words) or words in HELP_WORDS or is_command_word(words) or (
             price_command(words) or is_settings_command(words)
@@ -461,6 +485,7 @@ class Service:
         ``ask.previous``, or a new question filled in with the channel's settings, Hub
         models resolved first. The rate limit (:meth:`admit`) is the caller's, before any
         work of its own (reading a pasted config, the thread's context)."""
+        ask = dataclasses.replace(ask, text=plain(ask.text))
         if ask.build is None:
             command = await self.price_reply(ask) or await self.settings_reply(ask)
             if command is not None:

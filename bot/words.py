@@ -15,6 +15,7 @@ for every front end (terminal, Slack, Discord).
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 from typing import Final
 
 from adapters.help import EXAMPLES, QUERY_HELP
@@ -40,6 +41,26 @@ CHART_NEEDS_QUERY: Final = (
     "A chart of what? Add `chart` to a query (`70b qlora 50M tokens chart`), or say "
     "`chart` in an estimate's thread."
 )
+
+
+def plain(text: str) -> str:
+    """``text`` as its writer meant it: format characters (zero-width spaces and joiners,
+    byte order marks: Unicode ``Cf``) taken out and compatibility forms folded (NFKC:
+    full-width ``ＨＥＬＰ`` reads ``HELP``), as the query parser reads a query, so a
+    command word is known however it was pasted. Other number forms (``²``, ``½``) stay
+    as typed: the parser refuses them by name rather than read them as other digits."""
+    kept = "".join(c for c in str(text) if unicodedata.category(c) != "Cf")
+    if not any(unicodedata.category(c) == "No" for c in kept):
+        return unicodedata.normalize("NFKC", kept)
+    runs: list[str] = []
+    run: list[str] = []
+    for c in kept:
+        if unicodedata.category(c) == "No":
+            runs += [unicodedata.normalize("NFKC", "".join(run)), c]
+            run = []
+        else:
+            run.append(c)
+    return "".join([*runs, unicodedata.normalize("NFKC", "".join(run))])
 
 
 def normalized(text: str) -> str:

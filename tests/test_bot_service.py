@@ -239,3 +239,33 @@ def test_a_thread_message_for_the_bot_reads_as_a_question(service, text):
 @pytest.mark.parametrize("text", ["nice", "thanks!", "ok cool, looks good"])
 def test_thread_chatter_does_not_read_as_a_question(service, text):
     assert not service.reads_as_question(text, parse_query("8b lora 20M tokens"))
+
+
+@pytest.mark.parametrize("text", ["\u200bhelp", "\ufeffhelp", "ＨＥＬＰ", "he\u200blp"])
+def test_a_command_word_is_known_however_it_was_pasted(service, text):
+    assert service.answer(text).kind is ReplyKind.HELP
+
+
+def test_a_number_form_is_still_refused_by_name_not_read_as_other_digits(service):
+    reply = service.answer("8b lora 10² tokens")
+
+    assert reply.kind is ReplyKind.ERROR and '"²" is not a digit I read' in reply.text
+
+
+@pytest.mark.parametrize("text", ["qlora", "same but 70b", "on h100"])
+def test_a_followup_that_changes_nothing_says_so(service, text):
+    earlier = parse_query("70b qlora 50M tokens h100")
+
+    reply = service.answer(text, earlier)
+
+    assert reply.kind is ReplyKind.ERROR and reply.request is None
+    assert reply.text.startswith("Nothing changed: the estimate above already has what")
+    assert "`what if 8k seq?`" in reply.text
+
+
+def test_a_chart_followup_that_changes_nothing_is_the_estimates_chart(service):
+    earlier = parse_query("70b qlora 50M tokens h100")
+
+    reply = service.answer("qlora chart", earlier)
+
+    assert reply.kind is ReplyKind.CHART and reply.request == earlier

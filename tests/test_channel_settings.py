@@ -27,7 +27,7 @@ async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
 
 
 @pytest.mark.parametrize("text", ["set framework hf", "SET prices spot", "unset framework",
-                                  "settings", "set"])
+                                  "settings", "set", "settings?"])
 def test_settings_commands_are_recognized(text: str) -> None:
     assert is_settings_command(text)
 
@@ -61,7 +61,7 @@ async def test_set_then_show_then_unset(store: SQLiteStore) -> None:
 
     done = await settings.handle("set framework hf", "slack", "C1")
     shown = await settings.handle("settings", "slack", "C1")
-    assert done is not None and done.ok and "framework hf" in done.text
+    assert done is not None and done.ok and "framework setting is now hf" in done.text
     assert shown is not None and "framework: hf" in shown.text
     assert await settings.defaults("slack", "C1") == {"framework": Framework.HF}
 
@@ -82,7 +82,7 @@ async def test_settings_are_per_channel(store: SQLiteStore) -> None:
     ("text", "says"),
     [("set colour blue", 'I can\'t set "colour"'), ("set framework jax", '"jax" is not a'),
      ("set framework", "Set framework to what?"), ("set", "name one setting of `framework`"),
-     ("unset", "I can't unset nothing"), ("reset framework extra", 'I can\'t reset "framework')],
+     ("unset", "I can't unset nothing"), ("reset colour extra", 'I can\'t reset "colour')],
 )
 async def test_a_bad_settings_command_says_what_is_wrong_and_how_to_say_it(
     store: SQLiteStore, text: str, says: str
@@ -135,3 +135,36 @@ async def test_settings_with_words_after_it_says_how_to_ask(store: SQLiteStore) 
     assert answer is not None and not answer.ok
     assert "`settings` takes no words after it" in answer.text
     assert "`/ftcost settings`" in answer.text and "terminal" not in answer.text
+
+
+@pytest.mark.parametrize(("text", "words"), [("set bs 8", "bs 8"), ("set seq to 8k", "seq 8k"),
+                                             ("set method qlora", "qlora")])
+async def test_set_with_question_words_says_to_reply_with_them_alone(
+    store: SQLiteStore, text: str, words: str
+) -> None:
+    answer = await ChannelSettings(store).handle(text, "slack", "C1")
+
+    assert answer is not None and not answer.ok
+    assert "belongs in a question" in answer.text
+    assert f"reply in its thread with the words alone (`{words}`)" in answer.text
+    assert await store.channel_settings("slack", "C1") == {}
+
+
+async def test_unset_with_a_value_says_it_takes_only_the_name(store: SQLiteStore) -> None:
+    settings = ChannelSettings(store)
+    await settings.handle("set framework hf", "slack", "C1")
+
+    answer = await settings.handle("unset framework hf", "slack", "C1")
+
+    assert answer is not None and not answer.ok
+    assert "`/ftcost unset framework`" in answer.text
+    assert await store.channel_settings("slack", "C1") == {"framework": "hf"}
+
+
+async def test_a_value_said_with_a_space_reads_as_its_hyphenated_name(
+    store: SQLiteStore,
+) -> None:
+    answer = await ChannelSettings(store).handle("set prices on demand", "slack", "C1")
+
+    assert answer is not None and answer.ok
+    assert await store.channel_settings("slack", "C1") == {"prices": "on-demand"}

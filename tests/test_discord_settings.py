@@ -40,7 +40,7 @@ async def test_a_channel_default_set_with_the_query_applies_and_the_option_wins(
             discord_fake, sqlite_store, {"query": "8b lora 10M tokens", "framework": "litgpt"})
 
     assert confirm["data"]["flags"] & FLAG_EPHEMERAL
-    assert "framework hf" in json.dumps(confirm["data"]["embeds"])
+    assert "framework setting is now hf" in json.dumps(confirm["data"]["embeds"])
     assert "framework: hf" in json.dumps(shown["data"]["embeds"])
     assert defaulted.framework.value == "hf"
     assert chosen.framework.value == "litgpt"

@@ -551,3 +551,19 @@ def test_bad_followup_is_a_query_error(text: str, fragment: str) -> None:
 def test_followup_result_is_validated() -> None:
     after = apply_followup(PREVIOUS, "on 4x a100", CAT)
     assert Request.model_validate(after.model_dump()) == after
+
+
+def test_a_count_before_an_unknown_card_names_the_card_and_its_near_spellings() -> None:
+    with pytest.raises(QueryError) as caught:
+        parse_query("8b lora 2x h1000")
+
+    assert caught.value.word == "h1000"
+    assert 'I don\'t know the card "h1000"' in caught.value.message
+    assert "h100" in caught.value.suggestions
+
+
+def test_a_count_with_nothing_after_it_says_it_needs_a_card() -> None:
+    with pytest.raises(QueryError) as caught:
+        parse_query("8b lora 2x")
+
+    assert caught.value.message.startswith('"2x" needs a card after it.')

@@ -350,3 +350,12 @@ def test_a_new_question_refusal_shows_a_question_that_parses(text: str) -> None:
 def test_a_follow_up_naming_only_what_costs_nothing_says_so() -> None:
     message = refused("alpha 32").message
     assert 'Nothing to change: "alpha" changes neither memory nor time' in message
+
+
+@pytest.mark.parametrize("text", ["add a second 4090", "use 2 of them", "x4"])
+def test_a_followup_error_shows_a_followup_example_not_a_new_question(text: str) -> None:
+    assert example(refused(text)) == "what if 8k seq? | on 4x h100 | with full and zero3"
+
+
+def test_a_new_questions_error_keeps_the_new_question_example() -> None:
+    assert example(refused_new("8b lora add")) == "70b qlora 50M tokens h100"

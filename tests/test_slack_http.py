@@ -626,7 +626,7 @@ async def test_a_channel_framework_set_by_anyone_applies_to_new_estimates(bot, s
     await bot.settle()
 
     confirm, shown = slack.responses
-    assert confirm["response_type"] == "ephemeral" and "framework hf" in all_text(
+    assert confirm["response_type"] == "ephemeral" and "framework setting is now hf" in all_text(
         confirm["blocks"])
     assert "framework: hf" in all_text(shown["blocks"])
     context = await bot.store.get_thread(ThreadKey("slack", "C1", ts))

@@ -10,6 +10,8 @@ MAX_QUERY_CHARS: Final = 2000
 hundred characters each), far below what would make parsing slow (2,000 characters
 parse in milliseconds); longer text is refused before it is split."""
 EXAMPLE: Final = "70b qlora 50M tokens h100"
+FOLLOWUP_EXAMPLE: Final = "what if 8k seq? | on 4x h100 | with full and zero3"
+"""What a reply in an estimate's thread looks like (it changes only what it names)."""
 MAX_SHOWN: Final = 40  # characters of an offending word quoted back
 
 
@@ -46,3 +48,13 @@ def quoted(word: str) -> str:
     """The word as quoted in a message, cut short if it is long."""
     return word if len(word) <= MAX_SHOWN else word[: MAX_SHOWN - 1] + "…"
 
+
+
+def as_followup(err: QueryError) -> QueryError:
+    """``err`` as a follow-up's error: its new-question example (:data:`EXAMPLE`), which
+    would start over in a thread, replaced by :data:`FOLLOWUP_EXAMPLE`."""
+    tail = f"Example: {EXAMPLE}"
+    if not err.message.endswith(tail):
+        return err
+    message = err.message[: -len(tail)] + f"Example: {FOLLOWUP_EXAMPLE}"
+    return QueryError(message, err.word, err.suggestions)

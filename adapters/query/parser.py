@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from adapters.query.errors import EXAMPLE, QueryError, error, quoted
+from adapters.query.errors import (
+    EXAMPLE,
+    FOLLOWUP_EXAMPLE,
+    QueryError,
+    as_followup,
+    error,
+    quoted,
+)
 from adapters.query.fields import FIELDS, out_of_range
 from adapters.query.parallel import (
     check_context_parallel,
@@ -153,7 +160,10 @@ def apply_followup(
     each clears the other; naming a model switches model. A change by a factor
     (``double the batch``, ``half the gpus``) multiplies the earlier value.
     """
-    changes, state = _fields(text, catalog)
+    try:
+        changes, state = _fields(text, catalog)
+    except QueryError as err:
+        raise as_followup(err) from None
     pick, sources = state.model_pick, state.sources
     apply_relative(_relative_base(previous, state, catalog), state, changes)
     refuse_asks(state, "under $500 | within 2 days | on 2x rtx-4090")
@@ -164,13 +174,13 @@ def apply_followup(
         raise error(
             f'Nothing to change: "{quoted(free)}" changes neither memory nor time (LoRA '
             "alpha only scales the update; learning rate, warmup and seed set no size).",
-            None, example="what if 8k seq? | on 4x h100 | with full and zero3",
+            None, example=FOLLOWUP_EXAMPLE,
         )
     if not changes:
         raise error(
             f'I didn\'t find anything to change in "{quoted(str(text).strip())}".',
             None,
-            example="what if 8k seq? | on 4x h100 | with full and zero3",
+            example=FOLLOWUP_EXAMPLE,
         )
     if "gpu_memory_gb" in changes and "gpu" not in changes:
         changes["gpu"] = None  # "on 24gb": a card of that memory in place of the named one

@@ -246,8 +246,14 @@ def _count_then_card(s: State, i: int) -> int:
         _count(s, count, s.raw(i, j - i + 1), s.raw(i))
         return j - i + 1
     if glued or j > i + 1:
-        raise error(f'"{quoted(s.raw(i, j - i))}" needs a card after it.', s.raw(i),
-                     example="70b full 50M tokens 4x h100")
+        count_words = quoted(s.raw(i, j - i))
+        if j < len(s.words) and read_number(s.low(j)) is None:  # a word that is no card
+            word = s.raw(j)
+            raise error(f'"{count_words}" needs a card after it, and I don\'t know the card '
+                        f'"{quoted(word)}".', word, suggest(s.low(j), s.catalog),
+                        example="70b full 50M tokens 4x h100")
+        raise error(f'"{count_words}" needs a card after it.', s.raw(i),
+                    example="70b full 50M tokens 4x h100")
     return 0
 
 
