@@ -61,6 +61,7 @@ from bot.words import (
     command_reply,
     is_command_word,
     misplaced_word_hint,
+    normalized,
     plain,
     split_chart_word,
     starts_over,
@@ -490,7 +491,8 @@ class Service:
             command = await self.price_reply(ask) or await self.settings_reply(ask)
             if command is not None:
                 return command
-        if ask.previous is None and ask.context_lost:
+        asks_afresh = starts_over(ask.text) or normalized(ask.text) == "new"
+        if ask.previous is None and ask.context_lost and not asks_afresh:
             return await self.answer_without_context_async(ask.text, ask.workspace)
         defaults = None
         if ask.previous is None or starts_over(ask.text):  # `new ...`: a new question

@@ -126,3 +126,16 @@ async def test_a_subscription_without_a_store_says_the_store_is_missing() -> Non
 
     assert reply.prices is not None and reply.prices.kind.value == "error"
     assert "store" in reply.text
+
+
+async def test_new_in_a_thread_whose_context_was_lost_is_a_new_question(
+    service: Service,
+) -> None:
+    alone = await service.respond(Ask("new", "slack", channel="C1", context_lost=True))
+    asked = await service.respond(
+        Ask("new 8b lora 10M tokens", "slack", channel="C1", context_lost=True)
+    )
+
+    assert alone.kind is ReplyKind.ERROR and "say the question after it" in alone.text
+    assert asked.kind is ReplyKind.ESTIMATE and asked.report is not None
+    assert CONTEXT_UNAVAILABLE_NOTE not in asked.report.notes

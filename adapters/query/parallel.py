@@ -219,8 +219,13 @@ def tensor_parallel_problem(fields: Mapping[str, object]) -> str | None:
                 f'{count} {"is" if count == 1 else "are"} named: name {tp} cards or a multiple '
                 f'("{tp}x h100"), or {degree}.')
     fits = -(-count // tp) * tp
-    return (f"{count} cards do not split into tensor-parallel groups of {tp}: name a "
+    return (f"{_cards_do_not(count)} split into tensor-parallel groups of {tp}: name a "
             f"multiple of {tp} cards ({fits}), or {degree}.")
+
+
+def _cards_do_not(count: int) -> str:
+    """``1 card does not`` / ``3 cards do not``."""
+    return "1 card does not" if count == 1 else f"{count} cards do not"
 
 
 CP_EXAMPLE: Final = FIELDS["context_parallel"].example
@@ -247,7 +252,7 @@ def context_parallel_problem(fields: Mapping[str, object]) -> str | None:
         if group > cp else ""
     )
     fits = -(-count // group) * group
-    return (f"{count} cards do not split into {within}: name a multiple of {group} cards "
+    return (f"{_cards_do_not(count)} split into {within}: name a multiple of {group} cards "
             f"({fits}), or a degree that divides {count}.")
 
 

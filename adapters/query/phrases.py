@@ -302,7 +302,8 @@ def check_nodes(s: State) -> None:
         s.set("gpu_count", count, s.sources["nodes"])
     if isinstance(count, int) and isinstance(node_count, int) and count % node_count:
         raise error(
-            f"{count} cards do not split evenly over {node_count} nodes: name the cards per "
+            f"{'1 card does' if count == 1 else f'{count} cards do'} not split evenly over "
+            f"{node_count} nodes: name the cards per "
             f'node ("{node_count} nodes of 8x h100") or a total that divides.',
             s.sources.get("nodes"), example=FIELDS["nodes"].example,
         )
