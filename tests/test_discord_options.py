@@ -187,3 +187,11 @@ def test_a_gpu_option_on_a_config_recounts_its_max_steps_on_those_cards() -> Non
     request = build_on("", None, CATALOG)
     assert request.gpu_count == 4
     assert request.dataset_tokens == 100 * 4 * 2 * 2048
+
+
+def test_an_option_that_says_more_than_its_field_names_what_else_it_says() -> None:
+    with pytest.raises(QueryError) as caught:
+        build("", model="8b", seq="8k bs 4")
+
+    assert caught.value.message.startswith("The seq option takes only a seq")
+    assert 'also says batch: put that in the query option' in caught.value.message

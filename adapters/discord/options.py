@@ -20,7 +20,7 @@ from typing import Any
 from adapters.parse import QueryError, Said, apply_followup, parse_fields, parse_query
 from bot.service import Reply, RequestBuilder, Service
 from engine import Request
-from engine.request import Framework
+from engine.request import Framework, field_metas
 from engine.specs import Catalog
 
 
@@ -105,6 +105,7 @@ def _option_fields(name: str, raw: Any, catalog: Catalog) -> dict[str, object]:
     if name == "framework" and value in {f.value for f in Framework}:
         return {"framework": Framework(value)}  # a choice: the framework's own name
     first_error: QueryError | None = None
+    more: set[str] = set()
     for phrase in spec.phrases:
         try:
             found = parse_fields(phrase(value), catalog)
@@ -113,6 +114,14 @@ def _option_fields(name: str, raw: Any, catalog: Catalog) -> dict[str, object]:
             continue
         if spec.required in found and set(found) <= spec.allowed:
             return found
+        if spec.required in found:
+            more |= set(found) - spec.allowed
+    if more:  # ``seq: 8k bs 4``: read, but it says more than its option
+        raise QueryError(
+            f'The {name} option takes only a {name} (e.g. {_OPTION_EXAMPLES[name]}), but '
+            f'"{value}" also says {_labels(more)}: put that in the query option.',
+            value,
+        )
     if first_error is not None:
         raise QueryError(
             f"The {name} option: {first_error.message}", first_error.word,
@@ -121,6 +130,12 @@ def _option_fields(name: str, raw: Any, catalog: Catalog) -> dict[str, object]:
     raise QueryError(
         f'The {name} option "{value}" is not a {name} (e.g. {_OPTION_EXAMPLES[name]}).', value
     )
+
+
+def _labels(names: set[str]) -> str:
+    """``batch, method``: request fields as the replies label them."""
+    metas = field_metas()
+    return ", ".join(sorted(metas[n].label or n if n in metas else n for n in names))
 
 
 def option_fields(options: Options, catalog: Catalog) -> Said:
