@@ -9,6 +9,7 @@ announcements and the follow-up change lines agree.
 from __future__ import annotations
 
 from engine.request import Method
+from engine.wording import tokens_text
 
 METHOD_LABELS = {Method.FULL: "Full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}
 
@@ -51,13 +52,8 @@ def fmt_age(seconds: float) -> str:
 
 
 def fmt_tokens(n: float) -> str:
-    """``50M``, ``1.5B``, ``3T``; three significant figures, never an exponent
-    (``1,000T``)."""
-    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if n >= scale:
-            value = n / scale
-            return f"{value:,.0f}{suffix}" if value >= 999.5 else f"{value:.3g}{suffix}"
-    return f"{n:,.0f}"
+    """``50M``, ``1.5B``, ``3T`` (:func:`engine.wording.tokens_text`)."""
+    return tokens_text(n)
 
 
 def fmt_params(n: float) -> str:

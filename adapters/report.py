@@ -24,11 +24,12 @@ from adapters.report_limits import limit_lines, solve_headline, solve_raises
 from engine import Estimate
 from engine.collectives import nodes_for
 from engine.constants import MAX_SEQ_LEN
-from engine.fit import FIT_TOO_SMALL, Option
+from engine.fit import FIT_TIGHT, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
 from engine.profiles import PROFILES
 from engine.request import Framework, Method, Mode, Request, Solve
 from engine.specs import ModelSpec
+from engine.wording import epochs_text, share_text
 
 COMPONENT_LABELS: dict[str, str] = {
     "base_weights": "base weights",
@@ -185,7 +186,7 @@ def _title(est: Estimate) -> tuple[str, str]:
     elif r.dataset_tokens is not None:
         cut = f", cut at {r.sample_limit:,} a sample" if r.kept_share < 1 else ""
         parts.append(
-            f"{fmt_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs{cut} = "
+            f"{fmt_tokens(r.dataset_tokens)} tokens x {epochs_text(r.epochs)}{cut} = "
             f"{fmt_tokens(r.trained_tokens or 0)} trained tokens"
         )
     parts.append(f"seq {r.seq_len:,}")
@@ -217,7 +218,7 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
     groups = _parallel_groups(est.request, lead.count)
     head = (
         f"{fmt_gb(per)} per GPU x {lead.count} = {fmt_gb(total)} on "
-        f"{lead.count}x {lead.gpu.name}{groups} ({lead.utilization:.0%} of "
+        f"{lead.count}x {lead.gpu.name}{groups} ({share_text(lead.utilization)} of "
         f"{lead.capacity_gb:.1f} GB, {lead.band})"
     )
     if not lead.runs:
@@ -279,7 +280,7 @@ def _cards(est: Estimate) -> Table:
             [
                 _card_label(o),
                 f"{o.per_gpu_gb:.1f}",
-                f"{o.utilization:.0%}",
+                share_text(o.utilization),
                 o.band,
                 _link(o, est.request.nodes),
                 _price(o),
@@ -300,6 +301,8 @@ def _what_if(est: Estimate) -> Table:
             card = f"{card} (not on the pick)"
         elif w.note:
             card = "no card holds it"
+        elif w.fit in (FIT_TIGHT, FIT_TOO_SMALL):
+            card = f"{card} ({w.fit})"  # a named count held above the planning line
         label = ("» " if w.current else "  ") + w.label
         rows.append(
             [label, f"{w.per_gpu_gb:.1f}", card, _hours(w.gpu_hours), fmt_money(w.cost_usd)]

@@ -96,11 +96,15 @@ def _limits(budget: float | None, deadline: float | None) -> str:
     return " and ".join(parts)
 
 
-def _option_phrase(o: Option) -> str:
-    return (
-        f"{o.count}x {o.gpu.id}: {fmt_money(o.timing.cost_usd)}, "
-        f"{fmt_hours(o.timing.wall_hours)}"
-    )
+def _option_phrase(o: Option, deadline: float | None = None) -> str:
+    """``24x b200: $2,360, 18.7 h``; a time that misses ``deadline`` by less than its
+    rounding shows a finer figure (``1.01 h`` past ``1.0 h``, not ``1.0 h``)."""
+    wall = o.timing.wall_hours
+    shown = fmt_hours(wall)
+    missed = deadline is not None and wall is not None and wall > deadline
+    if missed and wall is not None and shown == fmt_hours(deadline):
+        shown = f"{wall:.2f} h" if wall < 48 else f"{wall / 24:,.2f} d"
+    return f"{o.count}x {o.gpu.id}: {fmt_money(o.timing.cost_usd)}, {shown}"
 
 
 def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
@@ -123,7 +127,7 @@ def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
             f"card up to {nodes} of its machine{'s' if nodes > 1 else ''} "
             f"(nodes of {GPUS_PER_NODE}, or as the card is rented) was tried."
         ], []
-    closest = "; ".join(_option_phrase(o) for o in c.options[:2])
+    closest = "; ".join(_option_phrase(o, c.deadline_hours) for o in c.options[:2])
     line = f"No option stays {limits}." + (
         f" Closest: {closest}." if closest else " No card holds the run as asked.")
     if c.suggestions:

@@ -12,6 +12,7 @@ from engine.constants import (
     GPTQ_BITS,
     LOGITS_BYTES_HF,
     OVERHEAD_GB,
+    RUN_STARTUP_S,
     USABLE_FRACTION,
 )
 from engine.profiles import (
@@ -31,6 +32,7 @@ from engine.request import (
 )
 from engine.specs import GpuSpec
 from engine.warning_context import Context
+from engine.wording import epochs_text, tokens_text
 
 
 def assumptions(ctx: Context) -> list[str]:
@@ -143,7 +145,8 @@ def _price_line(ctx: Context) -> str | None:
         )
     when = f", as of {g.price_as_of.isoformat()}" if g.price_as_of else ""
     fallback = (
-        f" No spot price for {g.id} (none in the refreshed prices): on-demand used."
+        f" No spot price for {g.id} (spot prices come only from a price refresh, and none "
+        "has one for it): on-demand used."
         if r.spot else ""
     )
     return (
@@ -159,7 +162,7 @@ def _compute_line(ctx: Context) -> str:
     mfu = f"MFU {r.mfu:.0%}"
     if ctx.compute.flops is None or r.dataset_tokens is None:
         return "Compute: add a dataset size (e.g. `50M tokens`) for time and cost."
-    counted = f"{_tokens(r.dataset_tokens)} tokens x {r.epochs:g} epochs"
+    counted = f"{tokens_text(r.dataset_tokens)} tokens x {epochs_text(r.epochs)}"
     if r.kept_share < 1:
         counted += f", cut at {r.sample_limit:,} a sample"
     if r.steps is not None:
@@ -167,7 +170,7 @@ def _compute_line(ctx: Context) -> str:
                    f"sequences x {r.seq_len:,} tokens")
     head = (
         f"Compute: 6 x {ctx.model.active_params / 1e9:.2f}B active params x {counted} = "
-        f"{_tokens(r.trained_tokens or 0)} trained tokens = {ctx.compute.flops:.2e} FLOPs"
+        f"{tokens_text(r.trained_tokens or 0)} trained tokens = {ctx.compute.flops:.2e} FLOPs"
     )
     if flat:
         rule = ("napkin rule" if r.mode is Mode.NAPKIN else
@@ -184,9 +187,20 @@ def _compute_line(ctx: Context) -> str:
         f"matmuls by method at {GEMM_EFFICIENCY:.0%} of {achievable:,.0f} TFLOPs achievable, "
         f"{_attention_words(r, lead.gpu)}, "
         f"memory-bound work at "
-        f"{lead.gpu.hbm_gbps or 0:,.0f} GB/s, launch floor and communication. The napkin rule "
-        f"(6·P·T at 35%) says {t.napkin_gpu_hours or 0:,.1f} GPU-hours."
+        f"{lead.gpu.hbm_gbps or 0:,.0f} GB/s, launch floor and communication. "
+        f"{_startup_words(lead.count, t.gpu_hours)}The napkin rule (6·P·T at 35%) says "
+        f"{t.napkin_gpu_hours or 0:,.1f} GPU-hours."
     )
+
+
+def _startup_words(count: int, gpu_hours: float | None) -> str:
+    """The start-up every card pays before its first step (``RUN_STARTUP_S``), and its
+    share of the GPU-hours, so the reply's own numbers add up."""
+    startup = count * RUN_STARTUP_S / 3600
+    notable = gpu_hours and startup >= 0.01 * gpu_hours
+    share = f" ({startup / gpu_hours:.0%} of them)" if gpu_hours and notable else ""
+    return (f"GPU-hours include {RUN_STARTUP_S / 60:.0f} min of start-up per card (loading, "
+            f"set-up, warm-up): {startup:,.1f} GPU-hours{share}. ")
 
 
 def _mfu_words(r: Request, mfu: float) -> str:
@@ -212,13 +226,6 @@ def _attention_words(r: Request, gpu: GpuSpec) -> str:
     ):
         return "attention by sequence"
     return f"attention by sequence on FlashAttention-2 ({fa2:,.0f} TFLOPs on this card)"
-
-
-def _tokens(n: float) -> str:
-    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if n >= scale:
-            return f"{n / scale:g}{suffix}"
-    return f"{n:g}"
 
 
 def _checkpointing(r: Request) -> str:

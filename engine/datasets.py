@@ -14,13 +14,7 @@ the peak), so this says how far padding can push compute above the estimate.
 from __future__ import annotations
 
 from engine.request import Request
-
-
-def _tokens(n: float) -> str:
-    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if n >= scale:
-            return f"{n / scale:,.3g}{suffix}"
-    return f"{n:,.0f}"
+from engine.wording import tokens_text
 
 
 def dataset_assumptions(request: Request) -> list[str]:
@@ -31,7 +25,7 @@ def dataset_assumptions(request: Request) -> list[str]:
     cap = request.sample_limit
     head = (
         f"Dataset: {count:,} samples x {length:,} tokens on average = "
-        f"{_tokens(count * length)} tokens"
+        f"{tokens_text(count * length)} tokens"
     )
     if request.packing:
         return [
@@ -42,8 +36,8 @@ def dataset_assumptions(request: Request) -> list[str]:
     if length > cap:
         lines.append(
             f"The average sample ({length:,} tokens) is longer than the {cap:,}-token limit: "
-            f"samples are truncated, so each epoch trains about {_tokens(count * cap)} of "
-            f"the {_tokens(count * length)} tokens (`packing` keeps them all)."
+            f"samples are truncated, so each epoch trains about {tokens_text(count * cap)} of "
+            f"the {tokens_text(count * length)} tokens (`packing` keeps them all)."
         )
     elif request.micro_batch > 1:
         worst = cap / length

@@ -54,6 +54,9 @@ class WhatIf:
     note: str | None = None
     """Why the row is not on the pick's card ("no count of t4 holds it; smallest: ...")."""
     wall_hours: float | None = None
+    fit: str | None = None
+    """The fit band of the card and count shown (``engine.fit.fit_band``): ``tight`` where
+    a count the user named holds the row only above the planning line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +151,7 @@ class Estimate:
                     "wall_hours": _r(w.wall_hours),
                     "cost_usd": _r(w.cost_usd),
                     "note": w.note,
+                    "fit": w.fit,
                 }
                 for w in self.what_if
             ],
@@ -427,6 +431,7 @@ def _what_ifs(
                 current=current,
                 note=note,
                 wall_hours=shown.timing.wall_hours if shown else None,
+                fit=shown.band if shown else None,
             )
         )
     return out

@@ -43,6 +43,7 @@ from engine.request import (
 )
 from engine.specs import Catalog
 from engine.warning_context import Context
+from engine.wording import share_text
 
 
 def _smaller_run(r: Request) -> str:
@@ -103,7 +104,7 @@ def _named_card(ctx: Context) -> str | None:
     if lead.fits:
         return None
     return (
-        f"Tight: {lead.utilization:.0%} of {lead.gpu.id}'s memory. It runs with little "
+        f"Tight: {share_text(lead.utilization)} of {lead.gpu.id}'s memory. It runs with little "
         f"headroom (the planning line is {USABLE_FRACTION:.0%}): a longer batch or "
         "allocator fragmentation can push it over; "
         + (f"{lead.needed}x would leave room." if lead.needed else

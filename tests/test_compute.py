@@ -94,3 +94,14 @@ def test_price_override_sets_the_cost() -> None:
     opt = estimate(req, cat).options[0]
     assert opt.price_per_gpu_hour == 1.5
     assert opt.timing.cost_usd == pytest.approx(opt.timing.gpu_hours * 1.5)
+
+
+def test_the_compute_line_states_the_start_up_inside_the_gpu_hours() -> None:
+    est = estimate(parse_query("8b lora 1M tokens 4x h100-sxm"))
+    startup = 4 * RUN_STARTUP_S / 3600
+    share = startup / (est.options[0].timing.gpu_hours or 1)
+
+    line = next(a for a in est.assumptions if a.startswith("Compute:"))
+
+    assert f"start-up per card (loading, set-up, warm-up): {startup:,.1f} GPU-hours" in line
+    assert f"({share:.0%} of them)" in line

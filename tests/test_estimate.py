@@ -43,6 +43,7 @@ OPTION_KEYS = {
     "napkin_gpu_hours",
 }
 WHAT_IF_KEYS = {
+    "fit",
     "label",
     "current",
     "per_gpu_gb",
@@ -491,3 +492,23 @@ def test_a_usual_run_gets_no_step_warning() -> None:
     est = estimate(request, default_catalog())
 
     assert not [w for w in est.warnings if "optimizer step" in w]
+
+
+def test_a_what_if_row_held_above_the_planning_line_is_marked_tight(catalog: Catalog) -> None:
+    request = Request(model="qwen2.5-72b", method="qlora", gpu="h100-sxm", gpu_count=2)
+
+    rows = {w.label: w for w in estimate(request, catalog).what_if}
+
+    assert rows["LoRA"].count == 2 and rows["LoRA"].fit == "tight"
+    assert rows["QLoRA"].fit != "tight"
+
+
+def test_a_closest_plan_just_past_a_deadline_shows_that_it_is_past() -> None:
+    from adapters.parse import parse_query
+    from adapters.report import build_report
+
+    report = build_report(estimate(parse_query("70b full 1B tokens in 1 hour")))
+
+    line = next(w for w in report.warnings if w.startswith("No option stays within 1.0 h"))
+    closest = line.split("Closest: ", 1)[1].split(";", 1)[0]
+    assert not closest.endswith(", 1.0 h")

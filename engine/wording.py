@@ -1,0 +1,32 @@
+"""How numbers read in the engine's own lines (assumptions, dataset notes) and in the
+replies built on them: one spelling of a token count and of an epoch count everywhere."""
+
+from __future__ import annotations
+
+from engine.constants import BAND_FULL, USABLE_FRACTION
+
+
+def tokens_text(n: float) -> str:
+    """``50M``, ``1.5B``, ``3T``: three significant figures, never an exponent
+    (``1,000T``); under a thousand, the whole number."""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= scale:
+            value = n / scale
+            return f"{value:,.0f}{suffix}" if value >= 999.5 else f"{value:.3g}{suffix}"
+    return f"{n:,.0f}"
+
+
+def epochs_text(epochs: float) -> str:
+    """``1 epoch``, ``3 epochs``, ``0.5 epochs``."""
+    return f"{epochs:g} epoch" + ("" if epochs == 1 else "s")
+
+
+def share_text(share: float) -> str:
+    """A card's memory use as a whole percent (``57%``), with one decimal where the whole
+    percent would land on the other side of a fit band's line (``85.4%`` is tight, not
+    the ``85%`` that is the planning line; ``100.4%`` does not fit)."""
+    whole = round(share * 100) / 100
+    for line in (USABLE_FRACTION, BAND_FULL):
+        if (share > line) != (whole > line):
+            return f"{share:.1%}"
+    return f"{share:.0%}"
