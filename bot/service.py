@@ -541,7 +541,7 @@ class Service:
                 return Reply(ReplyKind.ERROR, text=PERMISSION_UNCHECKED, retry=True)
         pctx = PriceContext(ask.platform, ask.channel, ask.workspace, ask.user, manage)
         try:
-            reply = await self.prices.handle(ask.text, pctx)
+            reply = await self.prices.handle(ask.text, pctx, ask.command)
         except StoreUnavailable:
             count_unavailable("prices")
             return Reply(

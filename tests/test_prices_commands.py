@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from bot.price_commands import (
+    MIN_MIN_CHANGE_PCT,
     CommandError,
     SubscribeOptions,
     describe_subscription,
+    parse_price_cards,
     parse_subscribe,
     prices_view,
 )
@@ -90,6 +92,54 @@ def test_two_thresholds_are_an_error(catalog: Catalog) -> None:
 def test_an_unreachable_threshold_is_an_error(catalog: Catalog) -> None:
     with pytest.raises(CommandError, match="never be reached"):
         parse_subscribe("5000%", catalog)
+
+
+@pytest.mark.parametrize("text", ["0%", "0", "h100 0", "0.5%"])
+def test_a_minimum_change_under_one_percent_is_refused_with_the_range(
+    catalog: Catalog, text: str
+) -> None:
+    with pytest.raises(CommandError, match=r"every refresh.*of 1% up to 1000%"):
+        parse_subscribe(text, catalog)
+
+
+def test_the_smallest_minimum_change_is_accepted(catalog: Catalog) -> None:
+    assert parse_subscribe(f"{MIN_MIN_CHANGE_PCT:g}%", catalog).min_change_pct == 1.0
+
+
+def test_a_number_in_exponent_form_is_read_as_a_number(catalog: Catalog) -> None:
+    assert parse_subscribe("1e1% h100", catalog) == SubscribeOptions(10.0, ("h100-sxm",))
+
+
+def test_an_unknown_card_names_the_configured_slash_command(catalog: Catalog) -> None:
+    with pytest.raises(CommandError, match="`/cost gpus` lists them"):
+        parse_subscribe("zzzzzzzz", catalog, "/cost")
+
+
+@pytest.mark.parametrize("text", ["", "list", "all", "please", "table?"])
+def test_prices_without_a_card_shows_every_card(catalog: Catalog, text: str) -> None:
+    assert parse_price_cards(text, catalog) == ()
+
+
+def test_prices_reads_cards_as_subscribe_does(catalog: Catalog) -> None:
+    assert parse_price_cards("h100, a100 40 4090 l40s?", catalog) == (
+        "h100-sxm", "a100-40gb-sxm", "rtx-4090", "l40s")  # fmt: skip
+
+
+@pytest.mark.parametrize("text", ["3", "$2/hr", "h100 2.49", "three"])
+def test_prices_with_a_price_says_how_to_price_an_estimate(catalog: Catalog, text: str) -> None:
+    with pytest.raises(CommandError, match=r"is not a card: `/cost prices` shows every card.*"
+                       r"reply `price "):  # fmt: skip
+        parse_price_cards(text, catalog, "/cost")
+
+
+def test_prices_with_an_unknown_card_names_it_with_an_example(catalog: Catalog) -> None:
+    with pytest.raises(CommandError, match=r'"h1000" is not a card I know.*`/cost prices h100'):
+        parse_price_cards("h1000", catalog, "/cost")
+
+
+def test_the_view_of_named_cards_shows_only_their_rows(catalog: Catalog) -> None:
+    view = prices_view(snapshots()[1], catalog, T0, cards=("l40s", "h100-sxm"))
+    assert [row[0] for row in view.table.rows] == ["l40s", "h100-sxm"]
 
 
 def test_a_subscription_is_described_in_words(catalog: Catalog) -> None:

@@ -43,6 +43,23 @@ def test_a_number_past_every_bound_is_a_command_error_with_an_example(
     assert text.split()[-1][:4] in str(err.value) and len(str(err.value)) < 300
 
 
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [("-5%", "is below zero"), ("-5", "is below zero"), ("1e309%", "is too large a number"),
+     ("nan%", "is not a number"), ("inf", "is too large a number"),
+     ("h100 -80", "is below zero")],
+)  # fmt: skip
+def test_a_signed_exponent_or_nan_number_is_a_number_error_with_the_range(
+    catalog: Catalog, text: str, problem: str
+) -> None:
+    with pytest.raises(CommandError) as err:
+        parse_subscribe(text, catalog)
+
+    message = str(err.value)
+    assert f'"{text.split()[-1]}" {problem}' in message and "not a card" not in message
+    assert f"of 1% up to {MAX_MIN_CHANGE_PCT:g}%" in message
+
+
 def test_a_minimum_change_over_the_limit_says_what_the_limit_is(catalog: Catalog) -> None:
     with pytest.raises(CommandError, match=f"up to {MAX_MIN_CHANGE_PCT:g}%"):
         parse_subscribe("2000%", catalog)

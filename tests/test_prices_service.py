@@ -96,3 +96,52 @@ async def test_prices_works_anywhere_for_anyone(commands: PriceCommands) -> None
 async def test_subscribe_needs_a_channel(commands: PriceCommands) -> None:
     reply = await commands.handle("subscribe", PriceContext("discord", None, None))
     assert reply is not None and reply.kind is PriceReplyKind.ERROR
+
+
+async def test_unsubscribe_with_a_card_changes_nothing_and_says_what_it_takes(
+    commands: PriceCommands,
+) -> None:
+    await commands.handle("subscribe 10% h100 a100", HERE)
+    reply = await commands.handle("unsubscribe h100", HERE)
+    assert reply is not None and reply.kind is PriceReplyKind.ERROR
+    assert reply.text.startswith("Nothing was changed") and '("h100")' in reply.text
+    assert "subscribe again with the ones to keep" in reply.text
+    assert await commands.store.get_subscription("slack", "C1") is not None  # type: ignore[union-attr]
+
+
+async def test_unsubscribe_all_removes_the_subscription(commands: PriceCommands) -> None:
+    await commands.handle("subscribe", HERE)
+    reply = await commands.handle("unsubscribe all", HERE)
+    assert reply is not None and reply.kind is PriceReplyKind.UNSUBSCRIBED
+    assert await commands.store.get_subscription("slack", "C1") is None  # type: ignore[union-attr]
+
+
+async def test_prices_with_a_card_shows_only_its_rows_and_says_so(
+    commands: PriceCommands,
+) -> None:
+    reply = await commands.handle("prices h100", HERE, "/cost")
+    assert reply is not None and reply.view is not None
+    assert [row[0] for row in reply.view.table.rows] == ["h100-sxm"]
+    assert reply.text.endswith("Only h100-sxm shown: `/cost prices` shows every card.")
+
+
+async def test_prices_with_a_word_that_is_no_card_is_an_error(commands: PriceCommands) -> None:
+    reply = await commands.handle("prices *x*", HERE)
+    assert reply is not None and reply.kind is PriceReplyKind.ERROR
+    assert '"*x*" is not a card I know' in reply.text
+
+
+async def test_price_followed_by_a_number_is_no_price_command(commands: PriceCommands) -> None:
+    assert await commands.handle("price 3", HERE) is None
+
+
+async def test_replies_name_the_configured_slash_command(commands: PriceCommands) -> None:
+    subscribed = await commands.handle("subscribe 10% h100", HERE, "/cost")
+    refused = await commands.handle("unsubscribe h100", HERE, "/cost")
+    texts = [r.text for r in (subscribed, refused) if r is not None]
+    assert len(texts) == 2 and all("`/cost " in t and "/ftcost" not in t for t in texts)
+
+
+async def test_replies_name_ftcost_when_no_command_is_given(commands: PriceCommands) -> None:
+    reply = await commands.handle("subscribe", HERE)
+    assert reply is not None and "`/ftcost unsubscribe` stops them" in reply.text

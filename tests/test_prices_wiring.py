@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from adapters.discord.embeds import embeds_for
 from adapters.slack.blocks import message_for
 from bot.prices import PriceBook
-from bot.service import Context, ReplyKind, Service
+from bot.service import Ask, Context, ReplyKind, Service
 from bot.store_sqlite import SQLiteStore
 from engine.specs import Catalog
 from tests.fakes import validate_blocks
@@ -65,3 +65,13 @@ def test_estimates_word_the_price_age(catalog: Catalog) -> None:
     assert reply.kind is ReplyKind.ESTIMATE and reply.report is not None
     assert reply.report.price_line
     assert "Prices:" in str(message_for(reply)["blocks"])
+
+
+async def test_price_n_in_a_thread_reprices_its_estimate_instead_of_showing_the_table(
+    catalog: Catalog,
+) -> None:
+    svc = service(catalog)
+    previous = svc.answer("70b qlora 50M tokens h100", None, "slack:T1").request
+    reply = await svc.respond(Ask("price 3", "slack", channel="C1", previous=previous))
+    assert reply.kind is ReplyKind.ESTIMATE and reply.request is not None
+    assert reply.request.price_per_gpu_hour == 3.0

@@ -227,3 +227,16 @@ async def test_prices_in_a_channel_with_an_unreadable_subscription_says_so(
     assert reply.subscription is None
     assert "could not be read" in reply.text and "/ftcost subscribe" in reply.text
     assert vandal.subscription_cards_of("slack", "C_BAD") == "[h100"
+
+
+async def test_an_unreadable_subscription_names_the_configured_slash_command(
+    store: Store, vandal: Vandal, catalog: Catalog, clock: ManualClock
+) -> None:
+    await subscribe_two(store)
+    vandal.subscription_cards("slack", "C_BAD", "[h100")
+    commands = PriceCommands(store, PriceBook(catalog), clock)
+
+    reply = await commands.handle("prices", PriceContext("slack", "C_BAD", "slack:T1", "U1"),
+                                  "/cost")  # fmt: skip
+
+    assert reply is not None and "`/cost subscribe" in reply.text and "/ftcost" not in reply.text
