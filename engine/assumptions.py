@@ -104,7 +104,8 @@ def _fit_line(ctx: Context) -> str:
     parallelism."""
     r = ctx.request
     if r.sharding is Sharding.AUTO:
-        sharding = "sharding auto (none on one card, ZeRO-3 across several)."
+        sharding = ("sharding auto (none on one card; across several, DDP replicas where one "
+                    "card holds the run, else ZeRO-3).")
     elif r.sharding is Sharding.HSDP:
         sharding = (f"sharding hsdp (sharded within each node of {ctx.hsdp_group_cards}, "
                     "replicated across nodes).")

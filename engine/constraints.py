@@ -33,7 +33,7 @@ from engine.fit import (
     hourly_price,
     make_option,
     not_recommended_reason,
-    resolve_stage,
+    stage_on,
 )
 from engine.memory import Footprint, footprint
 from engine.request import Method, Request
@@ -145,7 +145,7 @@ def _card_options(
     for n in counts(found[0], min(_most_cards(request, per_node), card_limit(gpu)), per_node):
         if n % fp.card_step:
             continue  # not whole tensor-parallel groups and context-parallel rings
-        stage = resolve_stage(request.sharding, n, fp.tensor_parallel)
+        stage = stage_on(fp, request.sharding, gpu, n, request.offload)
         yield make_option(
             fp, gpu, n, stage, work, price, request.mode, request.offload, nodes=request.nodes,
         )

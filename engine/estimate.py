@@ -29,6 +29,7 @@ from engine.fit import (
     make_option,
     rank_cards,
     resolve_stage,
+    stage_on,
 )
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
 from engine.profiles import changes_for, resolve
@@ -267,7 +268,7 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
     margin = 0.0
     if request.gpu_count is not None:
         count = request.gpu_count
-        stage = resolve_stage(request.sharding, count, fp.tensor_parallel)
+        stage = stage_on(fp, request.sharding, gpu, count, request.offload)
         margin = uncertainty(request).memory
     elif found is not None:
         count, stage = found
@@ -302,7 +303,7 @@ def _plan(
         lead = [named]
         if not named.fits and named.needed:
             # Right after a named count that is too small: the same card at a count that fits.
-            stage = resolve_stage(request.sharding, named.needed, fp.tensor_parallel)
+            stage = stage_on(fp, request.sharding, named.gpu, named.needed, request.offload)
             price = named.price_per_gpu_hour
             lead.append(
                 make_option(

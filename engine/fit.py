@@ -142,12 +142,39 @@ def card_capacity(gpu: GpuSpec, napkin: bool) -> float:
     return label_capacity_gb(gpu.memory_gb, napkin)
 
 
-def resolve_stage(requested: Sharding, count: int, tensor_parallel: int = 1) -> Sharding:
+def resolve_stage(
+    requested: Sharding, count: int, tensor_parallel: int = 1, replica_fits: bool = False
+) -> Sharding:
     """``auto`` is no sharding on one data-parallel rank (one card, or one
-    tensor-parallel group) and ZeRO-3 on several."""
+    tensor-parallel group); on several, plain data parallelism (DDP replicas, as
+    ``torchrun``/``accelerate launch`` run a script by default) where one rank holds the
+    whole run within the planning line (``replica_fits``: :func:`replica_fits`), and
+    ZeRO-3 where it needs the state spread over the ranks."""
     if requested is Sharding.AUTO:
-        return Sharding.NONE if count <= tensor_parallel else Sharding.ZERO3
+        if count <= tensor_parallel or replica_fits:
+            return Sharding.NONE
+        return Sharding.ZERO3
     return requested
+
+
+def replica_fits(fp: Footprint, gpu: GpuSpec, offload: bool) -> bool:
+    """Whether one data-parallel rank of ``gpu`` cards holds the whole run unsharded within
+    the planning line (``USABLE_FRACTION``), so ``auto`` runs replicas on more of them.
+    Napkin mode divides every byte over the cards, so it has no replicas."""
+    if fp.napkin:
+        return False
+    one = fp.on_card(gpu.gpus_per_node).per_gpu(Sharding.NONE, fp.tensor_parallel, offload)
+    return one.total <= USABLE_FRACTION * card_capacity(gpu, False) + 1e-9
+
+
+def stage_on(
+    fp: Footprint, requested: Sharding, gpu: GpuSpec, count: int, offload: bool
+) -> Sharding:
+    """The sharding a run of ``fp`` uses on ``count`` cards of ``gpu``
+    (:func:`resolve_stage`, with :func:`replica_fits` judged on that card)."""
+    if requested is not Sharding.AUTO or count <= fp.tensor_parallel:
+        return resolve_stage(requested, count, fp.tensor_parallel)
+    return resolve_stage(requested, count, fp.tensor_parallel, replica_fits(fp, gpu, offload))
 
 
 class Sizer:
@@ -160,7 +187,7 @@ class Sizer:
     """
 
     __slots__ = (
-        "cp", "hsdp", "lines", "multi", "napkin_total", "node_cards", "nodes", "one",
+        "auto", "cp", "hsdp", "lines", "multi", "napkin_total", "node_cards", "nodes", "one",
         "one_stage", "step", "tp",
     )
 
@@ -168,6 +195,8 @@ class Sizer:
         self.tp = fp.tensor_parallel
         self.cp = fp.context_parallel
         self.step = fp.card_step
+        self.auto = requested is Sharding.AUTO and not fp.napkin
+        """``auto`` in detailed mode: replicas at a named count where one rank fits."""
         self.hsdp = requested is Sharding.HSDP
         """``hsdp``: the state spreads over one shard group (:func:`hsdp_group`) only."""
         self.nodes = fp.nodes
@@ -220,10 +249,13 @@ class Sizer:
         return self.at_count_for(cap, count, self.node_cards_on(gpu))
 
     def at_count_for(
-        self, cap: float, count: int, node_cards: int | None = None
+        self, cap: float, count: int, node_cards: int | None = None,
+        planning: float | None = None,
     ) -> tuple[int, Sharding, float] | None:
         """As :meth:`at_count`, for a card offering ``cap`` usable GB on nodes of
-        ``node_cards`` (:meth:`node_cards_on`; default: the footprint's)."""
+        ``node_cards`` (:meth:`node_cards_on`; default: the footprint's). Under ``auto``,
+        replicas where one rank holds the run within ``planning`` GB (the card's
+        planning line; default ``cap``), as :func:`resolve_stage` says."""
         node = node_cards or self.node_cards
         if self.napkin_total is not None:
             per = self.napkin_total / (
@@ -234,6 +266,8 @@ class Sizer:
             return None  # not whole tensor-parallel groups and context-parallel rings
         if count == self.tp and self.cp == 1:
             return (count, self.one_stage, self.one) if self.one <= cap else None
+        if self.auto and self.cp == 1 and self.one <= (planning or cap) + 1e-9:
+            return count, Sharding.NONE, self.one  # replicas: `auto` runs DDP (resolve_stage)
         per = self._per_gpu(count // self.tp, node)
         return (count, self.multi, per) if per <= cap + 1e-9 else None
 
@@ -445,8 +479,9 @@ def count_on_card(
     fewer than named. None when no count up to ``MAX_CARDS`` holds it."""
     sizer = Sizer(fp, requested, offload)
     if named is not None:
-        whole = BAND_FULL * card_capacity(gpu, sizer.napkin_total is not None)
-        found = sizer.at_count_for(whole, named, sizer.node_cards_on(gpu))
+        capacity = card_capacity(gpu, sizer.napkin_total is not None)
+        found = sizer.at_count_for(BAND_FULL * capacity, named, sizer.node_cards_on(gpu),
+                                   USABLE_FRACTION * capacity)
         if found is not None:
             return found[0], found[1]
     fewest = sizer.fewest(gpu)
@@ -454,7 +489,7 @@ def count_on_card(
         return None
     if named is None or fewest[0] >= named:
         return fewest[0], fewest[1]
-    return named, resolve_stage(requested, named, fp.tensor_parallel)
+    return named, stage_on(fp, requested, gpu, named, offload)
 
 
 def make_option(

@@ -113,8 +113,9 @@ class StatePrecision(StrEnum):
 
 
 class Sharding(StrEnum):
-    """Data-parallel sharding. ``auto``: none when one card holds the run,
-    otherwise ZeRO-3 across the fewest cards that fit.
+    """Data-parallel sharding. ``auto``: none when one card holds the run (and DDP
+    replicas on a count named beyond it), otherwise ZeRO-3 across the fewest cards that
+    fit (``engine.fit.resolve_stage``).
 
     ``hsdp`` is FSDP's ``HYBRID_SHARD`` (torchtitan's ``data_parallel_replicate_degree``):
     sharded like ``fsdp`` within each shard group (a node, or the cards over the nodes

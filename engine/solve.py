@@ -32,7 +32,14 @@ from engine.constants import (
     SOLVE_SEQ_STEP,
     USABLE_FRACTION,
 )
-from engine.fit import MAX_CARDS, Sizer, card_limit, not_recommended_reason, resolve_stage
+from engine.fit import (
+    MAX_CARDS,
+    Sizer,
+    card_limit,
+    not_recommended_reason,
+    resolve_stage,
+    stage_on,
+)
 from engine.memory import Breakdown, Footprint, footprint
 from engine.profiles import resolve
 from engine.request import Method, Mode, ModelPick, Request, Solve
@@ -140,9 +147,9 @@ def per_gpu(
     ``hsdp``'s shards, when known), GB: the estimate's own figures (``footprint`` spread
     by ``Footprint.per_gpu`` under the resolved sharding)."""
     fp = _on(footprint(model.architecture, request), gpu)
-    return fp.per_gpu(
-        resolve_stage(request.sharding, count, fp.tensor_parallel), count, request.offload
-    )
+    stage = (resolve_stage(request.sharding, count, fp.tensor_parallel) if gpu is None
+             else stage_on(fp, request.sharding, gpu, count, request.offload))
+    return fp.per_gpu(stage, count, request.offload)
 
 
 def _on(fp: Footprint, gpu: GpuSpec | None) -> Footprint:

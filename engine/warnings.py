@@ -27,7 +27,7 @@ from engine.constants import (
     SMALL_DATASET_TOKENS,
     USABLE_FRACTION,
 )
-from engine.fit import Option, not_recommended_reason, resolve_stage
+from engine.fit import Option, not_recommended_reason
 from engine.profiles import (
     logits_bytes,
     profile,
@@ -420,7 +420,7 @@ def _offload_zero3_hint(ctx: Context, lead: Option) -> str:
     r = ctx.request
     if not r.offload or r.sharding not in (Sharding.AUTO, Sharding.NONE):
         return ""
-    if resolve_stage(r.sharding, lead.count, ctx.footprint.tensor_parallel) is not Sharding.NONE:
+    if lead.stage is not Sharding.NONE:
         return ""
     per_gpu = ctx.footprint.per_gpu(Sharding.ZERO3, lead.count, True).total
     if per_gpu > USABLE_FRACTION * lead.capacity_gb:

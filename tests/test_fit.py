@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from adapters.parse import parse_query
 from engine import Request, estimate
 from engine.fit import fit_band, resolve_stage
 from engine.request import Sharding
@@ -194,3 +195,18 @@ def test_a_count_no_card_can_hold_says_why_and_shows_the_fewest_that_do() -> Non
     est = estimate(Request(model="llama-3.1-70b", method="full", gpu_count=2), cat)
     assert est.options and est.options[0].count > 2
     assert any("exactly 2 card" in w for w in est.warnings)
+
+
+def test_auto_runs_replicas_on_a_named_count_when_one_card_holds_the_run() -> None:
+    lead = estimate(parse_query("8b lora 50M tokens 4x rtx-4090")).options[0]
+    sharded = estimate(parse_query("8b lora 50M tokens 4x rtx-4090 zero3")).options[0]
+
+    assert lead.count == 4 and lead.stage is Sharding.NONE
+    assert lead.timing.gpu_hours < sharded.timing.gpu_hours
+    assert lead.per_gpu_gb > sharded.per_gpu_gb
+
+
+def test_auto_shards_a_named_count_when_one_card_does_not_hold_the_run() -> None:
+    lead = estimate(parse_query("8b full 50M tokens 8x h100")).options[0]
+
+    assert lead.count == 8 and lead.stage is Sharding.ZERO3
