@@ -269,7 +269,6 @@ GOOD: list[tuple[str, dict[str, object]]] = [
     ("$2.50/hr", {"price_per_gpu_hour": 2.5}),
     ("$2.5/h", {"price_per_gpu_hour": 2.5}),
     ("2.5/hr", {"price_per_gpu_hour": 2.5}),
-    ("$2.50", {"price_per_gpu_hour": 2.5}),
     ("$2.50 per hour", {"price_per_gpu_hour": 2.5}),
     ("price 3", {"price_per_gpu_hour": 3.0}),
     # mode
@@ -300,6 +299,8 @@ BAD: list[tuple[str, str, str]] = [
     ("8x7b", "8x7b", "mixtral-8x7b"),
     ("8b 🚀", "🚀", "I don't know"),
     ("8b $$2", "$$2", "I don't know"),
+    # a bare dollar amount: a budget or a rate per GPU-hour? (it is asked, never guessed)
+    ("8b $2.50", "$2.50", 'a budget (say "under $2.50") or a rate per GPU-hour'),
     ("8b nan tokens", "nan", "I don't know"),
     ("8b inf epochs", "inf", "I don't know"),
     # conflicts

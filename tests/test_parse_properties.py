@@ -94,7 +94,7 @@ PHRASES: list[list[str]] = [
     ["r64", "rank 32", "r=8"],
     ["attn-only", "qv", "all-linear"],  # "flash attn" side by side is FlashAttention
     ["adamw", "adamw-8bit", "sgd", "lion", "adafactor"],
-    ["bf16", "fp16", "fp8"],
+    ["bf16", "fp16"],  # fp8 (an FP8 base) contradicts qlora's 4-bit base: refused beside it
     ["ckpt", "no-ckpt"],
     ["flash", "no flash"],
     ["fused-ce", "no-fused-ce"],
@@ -102,7 +102,7 @@ PHRASES: list[list[str]] = [
     ["pure-bf16"],
     ["offload"],
     ["mfu 40%", "mfu 0.4", "45% mfu"],
-    ["$2.50/hr", "2.5/hr", "$3.10"],
+    ["$2.50/hr", "2.5/hr", "$3.10 per hour"],
     ["napkin", "detailed"],
     ["no-double-quant"],
 ]

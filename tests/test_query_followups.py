@@ -352,7 +352,7 @@ def test_a_follow_up_naming_only_what_costs_nothing_says_so() -> None:
     assert 'Nothing to change: "alpha" changes neither memory nor time' in message
 
 
-@pytest.mark.parametrize("text", ["add a second 4090", "use 2 of them", "x4"])
+@pytest.mark.parametrize("text", ["add a flux capacitor", "use the big one", "x4"])
 def test_a_followup_error_shows_a_followup_example_not_a_new_question(text: str) -> None:
     assert example(refused(text)) == "what if 8k seq? | on 4x h100 | with full and zero3"
 

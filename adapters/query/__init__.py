@@ -14,7 +14,8 @@ Grammar (``|`` separates alternatives, ``[]`` is optional)::
               | model | family size | size
     number   := ["-"] digits ["." digits] ["e" digits] [k | m | b | t] ["%"]
     size     := digits ["." digits] "b"                       (8b, 0.5b, 70b)
-    price    := "$" number ["/hr"] | number "/hr" | "price" number
+    price    := ["$"] number "/hr" | "$" number ("per hour" | "hourly") | "price" number
+    budget   := ("under" | "budget" ["of"] | "less than" | ...) "$" number | "$" number "budget"
     count    := digits | digits "x"                           (8 h100, 8x h100)
     card     := a GPU id, name or alias, plural allowed (a100s), or glued to its
                 count (8xa100-80, h100x8)
@@ -51,6 +52,8 @@ Ambiguities and how they resolve:
 * A bare size maps through ``Catalog.model_for_size``; one with no canonical
   model (``20b``) becomes ``synthetic-20b`` (0.1b to 2000b).
 * ``mfu 40`` and ``dropout 5`` (no ``%``, above 1) are read as percentages.
+* A bare ``$500`` (no ``/hr``, no ``under`` / ``budget``) is refused with a question:
+  a budget or a rate per GPU-hour? Either guess would price every card wrong.
 * Numbers for tokens round to a whole count; sequence length, batch, rank and
   GPU count must be whole.
 

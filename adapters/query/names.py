@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Final
 
 from adapters.query.errors import error, quoted
+from adapters.query.families import lead_word
 from adapters.query.numbers import ALL_UNITS, HF_PREFIX, SYNTHETIC_RE
 from adapters.query.vocabulary import FLAGS, KEYWORDS, VARIANT_SUFFIXES
 from engine.constants import SYNTHETIC_MAX_B, SYNTHETIC_MIN_B
@@ -49,7 +50,19 @@ def _vocabulary(catalog: Catalog) -> dict[str, str]:
         vocab.setdefault(name.lower(), f"model:{catalog.find_model(name)}")
     for name in catalog.gpu_names():
         vocab.setdefault(name.lower(), f"gpu:{catalog.find_gpu(name)}")
+    for word in _family_words(catalog):  # "lama": llama, the family (its flagship)
+        vocab.setdefault(word, f"model:family:{word}")
     return vocab
+
+
+def _family_words(catalog: Catalog) -> list[str]:
+    """The family words a query may name a model by (``llama``, ``mixtral``, ``gpt-oss``):
+    each catalog model's family and the words its id starts with."""
+    words: list[str] = []
+    for m in catalog.models.values():
+        if not m.synthetic and m.hub is None:
+            words += [m.family.lower(), lead_word(m.id)]
+    return [w for w in dict.fromkeys(words) if w]
 
 
 @lru_cache(maxsize=16)

@@ -23,17 +23,24 @@ from adapters.query.parallel import (
 )
 from adapters.query.phrases import (
     check_expert_parallel_word,
+    check_qlora_base,
     check_samples,
     says_only_what_costs_nothing,
 )
-from adapters.query.relative import apply_relative, refuse_asks, refuse_relative
+from adapters.query.relative import (
+    apply_relative,
+    bare_context,
+    check_them,
+    refuse_asks,
+    refuse_relative,
+)
 from adapters.query.scanner import scan
 from adapters.query.state import State
 from adapters.query.steps import OTHER_LENGTHS, check_one_length, count_steps
 from adapters.values import show_value
 from catalog.loader import default_catalog
 from engine.estimate import answered
-from engine.request import ModelPick, Request, Solve, field_meta
+from engine.request import Method, ModelPick, Request, Solve, field_meta
 from engine.solve import settled
 from engine.specs import Catalog
 
@@ -126,9 +133,12 @@ def parse_query(
     refuse_asks(state, "8b lora 50M tokens under $500")
     pick, sources = state.model_pick, state.sources
     merge_said(fields, said, sources)
+    check_them(state, fields, None)
     if "model" in said.fields:
         pick = None  # the option named it
+    dora_is_lora(fields, sources)  # before "full ac" makes a method-less query full
     full_also_method(fields, sources, state.full_ac)
+    check_qlora_base(fields, sources)
     if pick is not None:
         fields["model_pick"] = pick
     seed_largest_model(fields, catalog)
@@ -138,6 +148,20 @@ def parse_query(
     check_samples(fields, strict=True)
     count_steps(fields)
     return build(fields)
+
+
+def dora_is_lora(
+    fields: dict[str, object], sources: dict[str, str], previous: Request | None = None
+) -> None:
+    """DoRA decomposes LoRA adapters, so ``dora`` with no method said is LoRA as said (not
+    the default): in a query, or in a follow-up on an estimate that named no method or a
+    full fine-tune (one on QLoRA keeps it: QDoRA)."""
+    if fields.get("dora") is not True or "method" in fields:
+        return
+    if previous is not None and previous.method not in (None, Method.FULL):
+        return
+    fields["method"] = Method.LORA
+    sources["method"] = sources.get("dora", "dora")
 
 
 def _relative_base(previous: Request, state: State, catalog: Catalog | None) -> Request:
@@ -160,16 +184,19 @@ def apply_followup(
     each clears the other; naming a model switches model. A change by a factor
     (``double the batch``, ``half the gpus``) multiplies the earlier value.
     """
+    catalog = catalog if catalog is not None else default_catalog()
     try:
-        changes, state = _fields(text, catalog)
+        changes, state = _fields(bare_context(text, catalog) or text, catalog)
     except QueryError as err:
         raise as_followup(err) from None
     pick, sources = state.model_pick, state.sources
     apply_relative(_relative_base(previous, state, catalog), state, changes)
     refuse_asks(state, "under $500 | within 2 days | on 2x rtx-4090")
     merge_said(changes, said, sources)
+    check_them(state, changes, previous)
     if "model" in said.fields:
         pick = None
+    dora_is_lora(changes, sources, previous)
     if not changes and (free := says_only_what_costs_nothing(state)) is not None:
         raise error(
             f'Nothing to change: "{quoted(free)}" changes neither memory nor time (LoRA '
@@ -205,6 +232,7 @@ def apply_followup(
     if recount:
         merged.pop("dataset_tokens", None)
         check_samples(merged, strict=True)
+    check_qlora_base(merged, sources, followup=True)
     check_tensor_parallel(merged, sources.get("tensor_parallel"))
     check_context_parallel(merged, sources.get("context_parallel"))
     check_expert_parallel_word(merged, sources.get("epochs"), catalog)

@@ -25,7 +25,7 @@ from adapters.query.numbers import (
 from adapters.query.state import State
 from adapters.query.vocabulary import FOUR_BIT_WORDS
 from engine.constants import GPUS_PER_NODE
-from engine.request import Framework, Method, Sharding, Solve
+from engine.request import Framework, Method, Precision, Sharding, Solve
 from engine.specs import Catalog
 
 # --- solve for a limit -------------------------------------------------------------
@@ -80,7 +80,11 @@ _LIMIT_WORDS: Final = frozenset(
     {"under", "below", "within", "in", "by", "before", "deadline", "budget", "max-budget",
      "less-than", "at-most", "cap", "<", "<=", "max", "maximum"}
 )
-_POSTFIX_LIMITS: Final = frozenset({"budget", "deadline", "max", "maximum", "cap", "or-less"})
+_POSTFIX_LIMITS: Final = frozenset(
+    {"budget", "deadline", "max", "maximum", "cap", "or-less", "total"}
+)
+_BUDGET_WORDS: Final = frozenset({"budget", "max-budget", "cap", "max", "maximum"})
+"""Before ``of`` and an amount they say a budget (``budget of $500``)."""
 _DURATION_UNITS: Final = {
     **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), 1 / 60),
     **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), 1.0),
@@ -111,6 +115,8 @@ def limit(s: State, i: int) -> int:
     """``under $500``, ``budget $2k``, ``$500 budget``, ``within 2 days``, ``in 12 hours``,
     ``by 48h``, ``48h deadline``."""
     low = s.low(i)
+    if low in _BUDGET_WORDS and s.low(i + 1) == "of" and _money(read_number(s.low(i + 2))):
+        return _set_budget(s, i + 2, i, 3)  # "budget of $500", "a cap of $2k"
     if low in _LIMIT_WORDS:
         num = read_number(s.low(i + 1))
         if _money(num) and low not in ("in", "by", "within"):
@@ -125,7 +131,8 @@ def limit(s: State, i: int) -> int:
             budget, deadline = (said, said) if plain else ("500", "48")
             raise error(
                 f'"{quoted(s.raw(i, 2))}": say what the limit is in: a budget in dollars '
-                f"(under ${budget}) or a deadline in hours or days ({low} {deadline} hours).",
+                f"(under ${budget}) or a deadline in hours or days ({s.raw(i)} {deadline} "
+                "hours).",
                 s.raw(i, 2), example="8b lora 50M tokens under $500 within 2 days",
             )
         return 0
@@ -521,6 +528,29 @@ def check_native_attention(s: State) -> None:
             f'"{quoted(s.sources["flash_attention"])}" turns FlashAttention off: say one.',
             said, example=FIELDS["native_attention"].example,
         )
+
+
+def check_qlora_base(
+    fields: Mapping[str, object], sources: Mapping[str, str], followup: bool = False
+) -> None:
+    """QLoRA's base is 4-bit (NF4), so an FP8 base (``fp8``) contradicts it: refused
+    with what to say instead, as ``full`` beside ``qlora`` is. ``fields``: a query's, or
+    a follow-up's merged with its thread's; ``sources``: the words said this time (in a
+    follow-up one of the two may be the earlier estimate's, so it must say both)."""
+    if fields.get("method") is not Method.QLORA or fields.get("precision") is not Precision.FP8:
+        return
+    fp8, qlora = sources.get("precision"), sources.get("method")
+    said = f'"{quoted(fp8)}" says' if fp8 else "The earlier estimate has"
+    method = f'"{quoted(qlora)}"' if qlora else "the earlier estimate's QLoRA"
+    # in a follow-up the earlier FP8 base carries over unless a precision is said
+    plain, matmuls = (('"qlora bf16"', '"lora bf16 float8"') if followup
+                      else ('"qlora" alone', '"lora float8"'))
+    raise error(
+        f"{said} an FP8 base, but {method} keeps the base in 4 bits (NF4): say {plain} for "
+        f'QLoRA, "lora fp8" or "full fp8" for an FP8 base, or {matmuls} for FP8 matmuls on '
+        "a 16-bit base.", fp8 or qlora,
+        example="what if qlora bf16" if followup else "qwen2.5-7b qlora 50M tokens a100",
+    )
 
 
 def check_four_bit(s: State) -> None:

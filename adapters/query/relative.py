@@ -19,7 +19,8 @@ Each handler takes the scan state and the word index and returns the words it co
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from adapters.query.errors import QueryError, error, quoted
@@ -36,6 +37,7 @@ from adapters.query.numbers import (
     whole,
 )
 from adapters.query.state import Relative, State
+from adapters.query.tokenizer import tokenize
 from adapters.query.vocabulary import CARD_WORDS, FILLER
 from engine.request import Request
 from engine.specs import Catalog
@@ -145,6 +147,8 @@ def relative(s: State, i: int) -> int:
     if found is None:
         return 0
     factor, j, numeric = found
+    if s.low(i) == "half" and s.low(j) in ("a", "an") and s.low(j + 1) == "epoch":
+        return _half_an_epoch(s, i)
     k = j
     while s.low(k) in _LINKS | _SHRINKS and k - j < 4:
         k += 1
@@ -184,6 +188,111 @@ def relative(s: State, i: int) -> int:
         )
     s.relative[field] = Relative(factor, phrase, card)
     return k + span - i
+
+
+_MORE: Final = frozenset({"more", "extra", "additional"})
+"""After a count, cards added to the earlier ones (``2 more h100s``)."""
+_ONE_MORE: Final = frozenset({"second", "extra", "additional"})
+"""After ``a``, one card added (``a second 4090``, ``an extra gpu``)."""
+
+
+def _added(s: State, j: int, add: bool) -> tuple[int, int] | None:
+    """The cards added at word ``j`` (``another``, ``a second``, ``2 more``; after ``add``
+    also ``2``, ``2x`` and ``a``) and the index after those words; None when none."""
+    low = s.low(j)
+    count = COUNT_X_RE.match(low) if add else None
+    if low == "another":
+        return 1, j + 1
+    if low in ("a", "an") and s.low(j + 1) in _ONE_MORE:
+        return 1, j + 2
+    if COUNT_RE.match(low) and s.low(j + 1) in _MORE:
+        return whole(float(low), s.raw(j), "gpu_count"), j + 2
+    if add and (COUNT_RE.match(low) or count):
+        return whole(float(count.group(1) if count else low), s.raw(j), "gpu_count"), j + 1
+    if add and low in ("a", "an"):
+        return 1, j + 1
+    return None
+
+
+def more_cards(s: State, i: int) -> int:
+    """``one more gpu``, ``2 more h100s``, ``another 4090``, ``add a second 4090``, ``add 2
+    gpus``: cards added to the earlier estimate's count (a follow-up's; a new question
+    has none to add to and refuses it, as a factor)."""
+    add = s.low(i) == "add"
+    found = _added(s, i + add, add)
+    if found is None:
+        return 0
+    plus, k = found
+    named = _field_at(s, k)
+    if named is None or named[0] != "gpu_count":
+        return 0
+    end = k + named[1]
+    phrase = s.raw(i, end - i)
+    if plus < 1:
+        raise error(f'"{quoted(phrase)}": say how many cards to add, 1 or more.', phrase,
+                    example="one more gpu")
+    if "gpu_count" in s.relative:
+        raise error(
+            f'"{quoted(phrase)}" conflicts with "{quoted(s.relative["gpu_count"].phrase)}": '
+            "both change the GPU count. Pick one.", phrase, example="one more gpu",
+        )
+    s.relative["gpu_count"] = Relative(1.0, phrase, named[2], plus)
+    return end - i
+
+
+_THEM: Final = frozenset({"them", "those", "these"})
+
+
+def of_them(s: State, i: int) -> int:
+    """``use 2 of them``, ``what about 4 of those``: that many of the cards the thread's
+    estimate ran on (the card stays; :func:`check_them` refuses it when there is none)."""
+    j = i + 1 + (s.low(i + 1) == "of")  # "a pair of them" reads "2 them"
+    if not COUNT_RE.match(s.low(i)) or s.low(j) not in _THEM:
+        return 0
+    phrase = s.raw(i, j - i + 1)
+    s.set("gpu_count", whole(float(s.low(i)), s.raw(i), "gpu_count"), phrase, s.raw(i))
+    s.them = phrase
+    return j - i + 1
+
+
+def check_them(s: State, fields: Mapping[str, object], previous: Request | None) -> None:
+    """``2 of them`` counts cards already named (by the query's ``fields``, options
+    included, or the thread's estimate, ``previous``): with none named, refused with how
+    to name them."""
+    if s.them is None or "gpu" in fields or "gpu_memory_gb" in fields:
+        return
+    if previous is not None and (previous.gpu or previous.gpu_memory_gb):
+        return
+    count = s.fields.get("gpu_count")
+    why = " (the earlier estimate picked its cards itself)" if previous is not None else ""
+    raise error(
+        f'"{quoted(s.them)}": no card is named for "them" to count{why}: name the card '
+        f'("on {count}x h100").', s.them, example=f"on {count}x h100",
+    )
+
+
+_CONTEXT_K: Final = re.compile(r"^(1|2|4|8|16|32|64|128|256|512|1024)k$")
+"""A power-of-two ``k`` (``8k``, ``128k``): what a context length is said as."""
+
+
+def bare_context(text: str, catalog: Catalog) -> str | None:
+    """A follow-up that says only ``8k`` (``what if 8k?``, ``32k?``): the sequence length
+    people mean by it in an estimate's thread, as ``seq 8k``; None for any other text. A
+    new question never reads it so (``8k`` alone there could count anything)."""
+    try:
+        words = [w for w in tokenize(text, catalog) if w.low not in FILLER]
+    except QueryError:
+        return None
+    if len(words) != 1 or not _CONTEXT_K.match(words[0].low):
+        return None
+    return f"seq {words[0].raw}"
+
+
+def _half_an_epoch(s: State, i: int) -> int:
+    """``half an epoch``: a value (0.5 epochs), not half of the earlier epochs."""
+    phrase = s.raw(i, 3)
+    s.set("epochs", 0.5, phrase, phrase)
+    return 3
 
 
 def comparative(s: State, i: int) -> int:
@@ -276,9 +385,18 @@ def refuse_relative(s: State) -> None:
         raise error(
             f'"{quoted(rel.phrase)}" changes an earlier estimate, and this is a new question: '
             f'ask the whole question first, then reply "{quoted(rel.phrase)}" in its thread '
-            f'(or say the value: "{VALUES[field]}").', rel.phrase,
+            f'(or say the value: "{_value_for(field, rel)}").', rel.phrase,
             example=FIELDS[field].example,
         )
+
+
+def _value_for(field: str, rel: Relative) -> str:
+    """A value to say in place of a factor in a new question: the factor's epochs for
+    ``half the epochs`` (0.5 epochs: of one epoch, the only unit there is), else an
+    example value of the field."""
+    if field == "epochs" and not rel.plus:
+        return f"{rel.factor:g} epochs"
+    return VALUES[field]
 
 
 def refuse_asks(s: State, example: str) -> None:
@@ -307,7 +425,7 @@ def apply_relative(previous: Request, s: State, changes: dict[str, object]) -> N
                 f"{FIELDS[field].label} to change: say it (\"{VALUES[field]}\").", rel.phrase,
                 example=f"what if {VALUES[field]}",
             )
-        exact = float(base) * rel.factor
+        exact = float(base) * rel.factor + rel.plus
         integer = field != "epochs"
         value: float = math.floor(exact + 0.5) if integer else exact
         said = f"{rel.phrase} ({value:,g})" if not integer else f"{rel.phrase} ({value:,})"
@@ -326,18 +444,19 @@ def _count_base(previous: Request, rel: Relative, catalog: Catalog) -> int:
         new = _card_word(catalog, rel.card)
         ran = (f"ran on the {_card_word(catalog, previous.gpu)}, not the {new}"
                if previous.gpu else "named no card")
-        factor_word = rel.phrase.split()[0]
+        same = (f"{rel.plus} more gpu{'s' if rel.plus > 1 else ''}" if rel.plus
+                else f"{rel.phrase.split()[0]} the gpus")
         raise error(
-            f'"{quoted(rel.phrase)}": the earlier estimate {ran}: say "{factor_word} the '
-            f'gpus", or name the new cards ("on 4x {new}").', rel.phrase,
-            example=f"on 4x {new}",
+            f'"{quoted(rel.phrase)}": the earlier estimate {ran}: say "{same}", or name the '
+            f'new cards ("on 4x {new}").', rel.phrase, example=f"on 4x {new}",
         )
     if previous.gpu_count is None:
         card = _card_word(catalog, previous.gpu) if previous.gpu else "h100"
+        count = 1 + rel.plus if rel.plus else 4  # "a second 4090": two of them
         raise error(
             f'"{quoted(rel.phrase)}": the earlier estimate named no card count (it picked '
-            f'one), so there is none to change: say how many ("on 4x {card}").',
-            rel.phrase, example=f"on 4x {card}",
+            f'one), so there is none to change: say how many ("on {count}x {card}").',
+            rel.phrase, example=f"on {count}x {card}",
         )
     return previous.gpu_count
 

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Final
 
 from adapters.query import families, launchers, parallel, phrases, recipes, relative, steps
-from adapters.query.errors import MAX_SHOWN, QueryError, error, quoted
+from adapters.query.errors import QueryError, error, quoted
 from adapters.query.fields import FIELDS
-from adapters.query.names import catalog_index, resolve_gpu, resolve_model, size_model
+from adapters.query.names import resolve_gpu, resolve_model, size_model
 from adapters.query.numbers import (
     ALL_UNITS,
     COUNT_RE,
@@ -22,8 +22,10 @@ from adapters.query.numbers import (
     to_price,
     whole,
 )
+from adapters.query.spelling import suggest
 from adapters.query.state import State, require
 from adapters.query.tokenizer import tokenize
+from adapters.query.unknown_cards import CARD_MAKERS, unknown_card
 from adapters.query.vocabulary import CARD_WORDS, FILLER, FLAGS, HOURLY, KEYWORDS, NEGATIONS
 from engine.request import ModelPick
 from engine.specs import Catalog, normalize_name
@@ -74,13 +76,27 @@ def _flag(s: State, i: int) -> int:
 
 
 def _price(s: State, i: int) -> int:
+    """``$2.49/hr``, ``2.49/hr``, ``$2.49 per hour``: a rate per GPU-hour. A dollar
+    amount that says neither per hour nor a budget (``$500``) is asked about."""
     num = read_number(s.low(i))
     if num is None or not num.is_price:
         return 0
     tail = 1 if s.low(i + 1) in HOURLY else 0
+    if not (num.hourly or tail):
+        raise _bare_dollars(s.raw(i))
     value = to_price(num, s.raw(i))
     s.set("price_per_gpu_hour", value, s.raw(i, 1 + tail), s.raw(i))
     return 1 + tail
+
+
+def _bare_dollars(word: str) -> QueryError:
+    """``$500`` alone could be the whole run's budget or a rate per GPU-hour: read as
+    either, it would price every card wrong, so the query must say which."""
+    amount = quoted(word.replace(" ", ""))
+    return error(
+        f'"{quoted(word)}": a budget (say "under {amount}") or a rate per GPU-hour (say '
+        f'"{amount}/hr")?', word, example="8b lora 50M tokens under $500",
+    )
 
 
 def _alternating_run(s: State, i: int) -> int:
@@ -224,6 +240,7 @@ def _count_then_card(s: State, i: int) -> int:
         count, j = low, i + 1 + (s.low(i + 1) in ("x", "*"))
     else:
         return 0
+    j += _card_maker(s, j)  # "2x geforce 4090": the maker's word is read as nothing
     card = _match_span(s, j, resolve_gpu)
     if card is None and s.low(j + 1) == "gb" and read_number(s.low(j)) is not None:
         # "2x 24gb": cards named by their memory, which is read next as "24gb" alone is
@@ -247,6 +264,8 @@ def _count_then_card(s: State, i: int) -> int:
         return j - i + 1
     if glued or j > i + 1:
         count_words = quoted(s.raw(i, j - i))
+        if j < len(s.words) and (card_error := unknown_card(s, j)) is not None:
+            raise card_error  # "2x 4080", "2x rtx a5000": a card the catalog lacks
         if j < len(s.words) and read_number(s.low(j)) is None:  # a word that is no card
             word = s.raw(j)
             raise error(f'"{count_words}" needs a card after it, and I don\'t know the card '
@@ -305,6 +324,17 @@ def _bare_size(s: State, i: int) -> int:
     return 1
 
 
+def _card_maker(s: State, i: int) -> int:
+    """``quadro rtx a6000``, ``geforce 4090``: a maker's words before a card's name that
+    the name itself does not hold, read as nothing (the card is read next)."""
+    j = i
+    while s.low(j) in CARD_MAKERS:
+        j += 1
+    if j == i or _match_span(s, j, resolve_gpu) is None:
+        return 0
+    return j - i
+
+
 def _dangling(s: State, i: int) -> int:
     """Explain a unit without a number or a number without a unit."""
     low, word = s.low(i), s.raw(i)
@@ -312,6 +342,10 @@ def _dangling(s: State, i: int) -> int:
     if unit is not None:
         raise error(f'"{quoted(word)}" needs a number.', word,
                      example=FIELDS[unit.field].example)
+    # "4080", "2 4080s": a card the catalog lacks (or a count of one), not a count
+    card = unknown_card(s, i) or (unknown_card(s, i + 1) if COUNT_RE.match(low) else None)
+    if card is not None:
+        raise card
     if read_number(low) or COUNT_X_RE.match(low) or low in ("x", "*"):
         raise error(
             f'"{quoted(word)}" needs a unit: say what it counts '
@@ -346,6 +380,8 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     steps.global_batch,
     steps.steps,
     relative.relative,
+    relative.more_cards,
+    relative.of_them,
     relative.comparative,
     relative.asks,
     _filler,
@@ -359,59 +395,10 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     _count_then_card,
     _family,
     _bare_size,
+    _card_maker,
     _dangling,
 )
 """Tried in order at each word; the first that matches consumes its phrase."""
-
-
-def _distance(a: str, b: str) -> int:
-    """Edits (insert, delete, substitute, swap two neighbours) from ``a`` to ``b``."""
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        row = [i]
-        for j, cb in enumerate(b, 1):
-            cost = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                cost = min(cost, prev2[j - 2] + 1)
-            row.append(cost)
-        prev2, prev = prev, row
-    return prev[-1]
-
-
-_CARD_LIKE: Final = re.compile(r"^(?:[abhlvt][0-9]|rtx|mi[0-9]|gaudi|gb[0-9]|gh[0-9])")
-_MODEL_LIKE: Final = re.compile(r"[0-9](?:\.[0-9]+)?b$|/")
-
-
-def suggest(word: str, catalog: Catalog) -> list[str]:
-    """Up to three known words that are near spellings of ``word``, one per meaning.
-
-    Only typos: one edit for words up to 6 letters, two for longer ones, none for
-    words under 4 letters (``sft`` is not ``fft``). A word shaped like a model name
-    (``llama-4-8b``) is matched only against models, one shaped like a card (``h900``)
-    only against cards, so a suggestion never swaps the method, model or card class."""
-    vocab = catalog_index(catalog).vocabulary
-    key = word.lower()[:MAX_SHOWN]
-    if len(key) < 4:
-        return []
-    kind = "model:" if _MODEL_LIKE.search(key) else "gpu:" if _CARD_LIKE.match(key) else ""
-    limit = 1 if len(key) <= 6 and not kind else 2
-    scored = sorted(  # nearest first; at one distance, the same first letter first
-        (d + 0.5 * (name[0] != key[0]), name)
-        for name, meaning in vocab.items()
-        if meaning.startswith(kind) and abs(len(name) - len(key)) <= limit
-        and (d := _distance(key, name)) <= limit
-    )
-    if kind == "model:":  # 8x7b: a whole part of a model's name (mixtral-8x7b)
-        scored += [(limit + 1.0, name) for name, meaning in vocab.items()
-                   if meaning.startswith(kind) and key in name.split("-")]
-    out: list[str] = []
-    seen: set[str] = set()
-    for _, name in scored:
-        if vocab[name] not in seen:
-            seen.add(vocab[name])
-            out.append(name)
-    return out[:3]
 
 
 _HINTS: Final = {
@@ -466,6 +453,9 @@ def _unknown(s: State, i: int) -> QueryError:
     hint = _HINTS.get(s.low(i))
     if hint is not None:
         return error(f'"{quoted(word)}" is not a setting here: {hint}.', word)
+    card = unknown_card(s, i)
+    if card is not None:
+        return card
     return error(f'I don\'t know "{quoted(word)}".', word, suggest(s.low(i), s.catalog))
 
 

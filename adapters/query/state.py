@@ -53,6 +53,8 @@ class Relative:
     card: str | None = None
     """The card a count was named by (``double the h100s``), to check against the
     earlier estimate's."""
+    plus: int = 0
+    """Cards added after the factor (``one more gpu``, ``add a second 4090``: 1)."""
 
 
 class State:
@@ -84,6 +86,9 @@ class State:
         """Launcher and recipe words read once all are (adapters/query/launchers.py)."""
         self.relative: dict[str, Relative] = {}
         """Fields changed by a factor (``double the batch``): a follow-up's, by field."""
+        self.them: str | None = None
+        """The words that counted the earlier estimate's cards (``use 2 of them``): a
+        follow-up's, refused when that estimate named no card."""
         self.asks: str | None = None
         """A word that asks what every estimate shows (``cheaper?``): filler beside a
         setting, refused alone (adapters/query/relative.py)."""

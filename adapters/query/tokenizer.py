@@ -28,6 +28,7 @@ from adapters.query.vocabulary import (
     NUMBER_WORDS,
     PHRASE_LENGTHS,
     PHRASES,
+    SCALE_LETTERS,
     SECTION_PREFIXES,
     SPELLED_SCALE,
     VARIANT_SUFFIXES,
@@ -126,14 +127,28 @@ def _split_words(text: str) -> list[tuple[str, str]]:
     return words
 
 
+_GLUED_SCALE: Final = re.compile(
+    r"^([0-9]+(?:\.[0-9]+)?)(thousand|million|mil|mln|billion|bn|trillion)$"
+)
+"""``50mil``, ``1.2billion``: a number glued to its scale word, read as ``50m``."""
+
+
+def _glued_scale(low: str) -> str:
+    """``50mil`` → ``50m``; any other word as it is."""
+    glued = _GLUED_SCALE.match(low)
+    return glued.group(1) + SPELLED_SCALE[glued.group(2)] if glued else low
+
+
 def _merge_spelled(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Read number words (``two`` → ``2``), join ``50 million`` into ``50m`` and
-    ``a million`` into ``1m``, ``per hour`` / ``an hour`` into ``/hr``."""
+    """Read number words (``two`` → ``2``), join ``50 million`` (and ``50mil``, ``50 M``)
+    into ``50m`` and ``a million`` into ``1m``, ``per hour`` / ``an hour`` into ``/hr``,
+    and ``$ 500`` into ``$500``."""
     out: list[tuple[str, str]] = []
     for k, (raw, low) in enumerate(words):
         nxt = words[k + 1][1] if k + 1 < len(words) else ""
         stage = low == "zero" and NUMBER_WORDS.get(nxt, nxt) in ZERO_STAGES
-        low = low if stage else NUMBER_WORDS.get(low, low)  # "zero 3" is DeepSpeed's
+        # "zero 3" is DeepSpeed's stage, not the number 0
+        low = low if stage else _glued_scale(NUMBER_WORDS.get(low, low))
         prev = out[-1][1] if out else ""
         if prev in ("a", "an") and low in SPELLED_SCALE:
             prev = "1"
@@ -141,6 +156,10 @@ def _merge_spelled(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
             merged = prev + "00"
         elif low in SPELLED_SCALE and low != "hundred" and COUNT_RE.match(prev):
             merged = prev + SPELLED_SCALE[low]
+        elif low in SCALE_LETTERS and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", prev):
+            merged = prev + low  # "50 M tokens"
+        elif prev == "$" and (num := read_number(low)) is not None and not num.is_price:
+            merged = "$" + low  # "$ 500": one amount, read as "$500" is
         elif (prev == "per" and low in HOUR_WORDS | {"h"}) or (
             prev in ("a", "an") and low in HOUR_WORDS
         ):

@@ -213,6 +213,10 @@ FILLER: Final = frozenset(
         # LoRA variants that change only the adapter's scaling (rsLoRA: alpha / sqrt(r))
         # or its learning rates (LoRA+): the same memory and time as LoRA
         "rslora", "use-rslora", "lora+", "loraplus", "lora-plus",
+        # a question as people ask it ("will 8b full fit on a 4090", "is it possible to
+        # lora 8b on a 3090", "is a 4090 enough", "cheapest way to lora 8b"): every
+        # estimate already says whether and how it fits
+        "fit", "fits", "possible", "enough", "way", "ballpark",
     }
 )
 """Words that carry no meaning for the estimate."""
@@ -362,6 +366,30 @@ PHRASES: Final = {
     ("adamw", "fused"): "adamw-fused",
     ("liger", "kernel"): "liger",
     ("liger", "kernels"): "liger",
+    # spot and on-demand said with what they price ("on spot instances", "spot pricing");
+    # "spot price $1.20" stays the switch and a rate
+    ("spot", "instances"): "spot",
+    ("spot", "instance"): "spot",
+    ("spot", "pricing"): "spot",
+    ("on", "demand"): "on-demand",
+    ("on", "demand", "instances"): "on-demand",
+    ("on", "demand", "pricing"): "on-demand",
+    ("on-demand", "instances"): "on-demand",
+    ("on-demand", "pricing"): "on-demand",
+    # how rough an answer is wanted: the napkin mode, or any estimate
+    ("napkin", "math"): "napkin",
+    ("rough", "estimate"): "estimate",
+    ("quick", "estimate"): "estimate",
+    # two cards said in words ("a pair of 4090s"; "dual 4090" is a number word)
+    ("pair", "of"): "2",
+    # a rate said in words ("$2.49 per gpu hour")
+    ("per", "gpu", "hour"): "/hr",
+    ("per", "gpu", "hr"): "/hr",
+    # a budget said in words ("less than $500", "$500 or less", "at most $500")
+    ("less", "than"): "less-than",
+    ("at", "most"): "at-most",
+    ("or", "less"): "or-less",
+    ("max", "budget"): "max-budget",
     # settings read and ignored
     ("weight", "decay"): "weight-decay",
     ("learning", "rate"): "learning-rate",
@@ -415,14 +443,16 @@ NUMBER_WORDS: Final = {
          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
          "eighteen", "nineteen", "twenty")
     )
-} | {"thirty": "30", "forty": "40", "fifty": "50", "single": "1"}
-"""Number words read as digits (``two epochs``, ``eight h100s``)."""
+} | {"thirty": "30", "forty": "40", "fifty": "50", "single": "1", "dual": "2", "quad": "4"}
+"""Number words read as digits (``two epochs``, ``eight h100s``, ``dual 4090``)."""
 VARIANT_SUFFIXES: Final = (
     "-instruct", "-chat", "-it", "-base", "-hf", "-sft", "-bnb-4bit", "-4bit",
 )
 """Checkpoint variants that share their base model's architecture (``-instruct``)."""
 SPELLED_SCALE: Final = {
-    "hundred": "00", "thousand": "k", "million": "m", "mil": "m", "billion": "b", "bn": "b",
-    "trillion": "t",
+    "hundred": "00", "thousand": "k", "million": "m", "mil": "m", "mln": "m", "billion": "b",
+    "bn": "b", "trillion": "t",
 }
+SCALE_LETTERS: Final = frozenset({"k", "m", "b"})
+"""A scale typed apart from its number (``50 M tokens``, ``seq 8 k``): joined to it."""
 
