@@ -189,6 +189,9 @@ class ModelPick(StrEnum):
     and does not restrict the answer)."""
 
     EXACT = "exact"
+    STAND_IN = "stand-in"
+    """Named by an alias of another checkpoint of the same architecture (``llama 3 8b``
+    is counted as Llama 3.1 8B, ``deepseek-r1`` as DeepSeek-V3): the note says so."""
     FAMILY = "family"
     FAMILY_SIZE = "family-size"
     NONE = "none"

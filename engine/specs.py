@@ -35,8 +35,9 @@ def _model_names(m: ModelSpec) -> list[str]:
     """Every name a model answers to: id, name, aliases, then each Hub alias's repository
     name without its owner (``Meta-Llama-3.1-8B-Instruct`` for
     ``meta-llama/Meta-Llama-3.1-8B-Instruct``), which comes last so it never shadows."""
-    repos = [alias.rsplit("/", 1)[1] for alias in m.aliases if "/" in alias]
-    return [m.id, m.name, *m.aliases, *repos]
+    said = [*m.aliases, *m.stand_ins]
+    repos = [alias.rsplit("/", 1)[1] for alias in said if "/" in alias]
+    return [m.id, m.name, *said, *repos]
 
 
 def normalize_name(text: str) -> str:
@@ -85,6 +86,10 @@ class ModelSpec(BaseModel):
     name: str
     family: str
     aliases: tuple[str, ...] = ()
+    stand_ins: tuple[str, ...] = ()
+    """Names of other checkpoints of this architecture that are counted as this model
+    (``llama-3-8b`` for Llama 3.1 8B, ``deepseek-r1`` for DeepSeek-V3): they resolve like
+    aliases, and the reply says which model they were counted as."""
     sizes: tuple[str, ...] = ()
     """Bare sizes (``8b``, ``70b``) that resolve to this model."""
     architecture: Architecture
@@ -355,7 +360,7 @@ class Catalog:
         """Every name that resolves to a model (ids, names and aliases)."""
         names: list[str] = []
         for m in self.models.values():
-            names += [m.id, *m.aliases]
+            names += [m.id, *m.aliases, *m.stand_ins]
         return names
 
     # -- GPUs ----------------------------------------------------------------

@@ -449,6 +449,9 @@ def notes(ctx: Context, catalog: Catalog) -> list[str]:
         out.append(f"`{sizes[0]}` means {m.name} here; name another model to change it.")
     elif r.model_pick is ModelPick.FAMILY:
         out.append(f"The family alone means its flagship, {m.name}; name a size to change it.")
+    elif r.model_pick is ModelPick.STAND_IN:
+        out.append(f"That name is counted as {m.name}, a checkpoint of the same architecture "
+                   "(the same memory and time); name another model to change it.")
     elif r.model_pick is ModelPick.FAMILY_SIZE:
         out.append(f"That means {m.name}, the newest generation of that size; name another "
                    "version to change it.")

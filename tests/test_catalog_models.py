@@ -254,7 +254,7 @@ def test_aliases_are_unique_across_models() -> None:
     owner: dict[str, str] = {}
     clashes = []
     for model in MODELS.values():
-        for alias in {a.lower() for a in model.aliases}:
+        for alias in {a.lower() for a in (*model.aliases, *model.stand_ins)}:
             if alias in owner and owner[alias] != model.id:
                 clashes.append((alias, owner[alias], model.id))
             owner.setdefault(alias, model.id)
@@ -266,7 +266,7 @@ def test_every_name_and_alias_resolves_to_its_own_model() -> None:
     wrong = [
         (name, catalog.find_model(name), model.id)
         for model in MODELS.values()
-        for name in (model.id, model.name, *model.aliases)
+        for name in (model.id, model.name, *model.aliases, *model.stand_ins)
         if catalog.find_model(name) != model.id
     ]
     assert wrong == []
@@ -277,7 +277,7 @@ def test_no_alias_normalizes_to_another_models_id() -> None:
     clashes = [
         (alias, ids[normalize_name(alias)], model.id)
         for model in MODELS.values()
-        for alias in model.aliases
+        for alias in (*model.aliases, *model.stand_ins)
         if ids.get(normalize_name(alias), model.id) != model.id
     ]
     assert clashes == []

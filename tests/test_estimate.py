@@ -512,3 +512,12 @@ def test_a_closest_plan_just_past_a_deadline_shows_that_it_is_past() -> None:
     line = next(w for w in report.warnings if w.startswith("No option stays within 1.0 h"))
     closest = line.split("Closest: ", 1)[1].split(";", 1)[0]
     assert not closest.endswith(", 1.0 h")
+
+
+def test_a_stand_in_checkpoint_is_named_in_a_note(catalog: Catalog) -> None:
+    from adapters.parse import parse_query
+
+    est = estimate(parse_query("llama 3 8b lora", catalog), catalog)
+
+    assert any(n.startswith("That name is counted as Llama 3.1 8B, a checkpoint of the same "
+                            "architecture") for n in est.notes)

@@ -105,7 +105,7 @@ def test_less_than_a_plain_number_asks_what_the_limit_is_in() -> None:
                                   "deepseek-ai/DeepSeek-R1-0528 lora"])
 def test_deepseek_r1_is_the_v3_architecture(text: str) -> None:
     request = parse_query(text, CAT)
-    assert request.model == "deepseek-v3" and request.model_pick is ModelPick.EXACT
+    assert request.model == "deepseek-v3" and request.model_pick is ModelPick.STAND_IN
 
 
 def test_r1_after_deepseek_is_never_a_lora_rank() -> None:
@@ -349,3 +349,15 @@ def test_dora_in_a_follow_up_is_lora_unless_the_estimate_was_qlora(
 
 def test_dora_said_alone_as_a_field_names_only_the_switch() -> None:
     assert parse_fields("dora", CAT) == {"dora": True}
+
+
+@pytest.mark.parametrize("text", ["llama 3 8b", "meta-llama/Meta-Llama-3-8B-Instruct",
+                                  "deepseek r1", "qwen2-72b", "microsoft/Phi-3.5-mini-instruct"])
+def test_another_checkpoint_of_the_architecture_is_counted_and_said(text: str) -> None:
+    assert parse_query(f"{text} lora", CAT).model_pick is ModelPick.STAND_IN
+
+
+@pytest.mark.parametrize("text", ["llama-3.1-8b", "Qwen/Qwen2.5-72B-Instruct",
+                                  "meta-llama/Meta-Llama-3.1-8B", "mistral-nemo"])
+def test_another_spelling_of_the_model_itself_is_exact(text: str) -> None:
+    assert parse_query(f"{text} lora", CAT).model_pick is ModelPick.EXACT

@@ -134,6 +134,21 @@ def size_model(catalog: Catalog, size: str, word: str) -> str:
     return f"synthetic-{canonical}"
 
 
+def names_another_checkpoint(catalog: Catalog, text: str, model_id: str) -> bool:
+    """Whether ``text``, which resolved to ``model_id``, names another checkpoint of that
+    architecture (one of the catalog's ``stand_ins``: ``llama-3-8b``, ``qwen2-72b``,
+    ``deepseek-r1`` for Llama 3.1 8B, Qwen2.5 72B, DeepSeek-V3, an ``-instruct`` variant
+    included) rather than the model itself under another spelling."""
+    model = catalog.model(model_id)
+    stand_ins = {normalize_name(n) for n in model.stand_ins}
+    stand_ins |= {normalize_name(n.rsplit("/", 1)[1]) for n in model.stand_ins if "/" in n}
+    text = HF_PREFIX.sub("", text)
+    return any(
+        normalize_name(text.removesuffix(suffix)) in stand_ins
+        for suffix in ("", *VARIANT_SUFFIXES)
+    )
+
+
 def resolve_model(catalog: Catalog, text: str) -> str | None:
     """A model id for ``text`` (name, alias, Hugging Face URL, ``synthetic-20b``)."""
     text = HF_PREFIX.sub("", text)

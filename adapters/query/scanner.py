@@ -9,7 +9,12 @@ from typing import Final
 from adapters.query import families, launchers, parallel, phrases, recipes, relative, steps
 from adapters.query.errors import QueryError, error, quoted
 from adapters.query.fields import FIELDS
-from adapters.query.names import resolve_gpu, resolve_model, size_model
+from adapters.query.names import (
+    names_another_checkpoint,
+    resolve_gpu,
+    resolve_model,
+    size_model,
+)
 from adapters.query.numbers import (
     ALL_UNITS,
     COUNT_RE,
@@ -199,7 +204,8 @@ def _named(s: State, i: int) -> int:
     model = _match_span(s, i, resolve_model)
     if model:
         s.set("model", model[0], s.raw(i, model[1]))
-        s.model_pick = ModelPick.EXACT
+        other = names_another_checkpoint(s.catalog, s.raw(i, model[1]), model[0])
+        s.model_pick = ModelPick.STAND_IN if other else ModelPick.EXACT
         return model[1]
     gpu = _match_span(s, i, resolve_gpu)
     if gpu is None:
