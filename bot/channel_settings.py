@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from adapters.parse import QueryError, parse_fields
 from bot.store_types import StoreUnavailable, count_unavailable
+from catalog.echo import quoted
 from engine import Request
 from engine.request import Framework
 from engine.specs import Catalog
@@ -76,8 +77,7 @@ def available() -> dict[str, Setting]:
 
 
 def _shown(word: str) -> str:
-    word = " ".join(word.split())
-    return word if len(word) <= MAX_SHOWN else word[: MAX_SHOWN - 1] + "…"
+    return quoted(" ".join(word.split()), MAX_SHOWN)
 
 
 def _examples(command: str) -> str:
@@ -105,8 +105,10 @@ FILLER_WORDS = frozenset({"to", "the", "a", "an", "of", "at"})
 def _question_words(words: list[str]) -> str | None:
     """What ``set bs 8`` (``set seq to 8k``, ``set method qlora``) meant as question
     words: the words, without fillers (and without a leading field name the query
-    language does not know), when they parse as a query's; None otherwise."""
-    kept = [w for w in words if w.lower() not in FILLER_WORDS]
+    language does not know), when they parse as a query's; None otherwise. The words
+    lose their backticks (the parser reads none): the answer shows them as code."""
+    bare = (w.replace("`", "") for w in words)
+    kept = [w for w in bare if w and w.lower() not in FILLER_WORDS]
     for candidate in (kept, kept[1:]):
         text = " ".join(candidate)
         if not text:

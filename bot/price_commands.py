@@ -17,7 +17,7 @@ from adapters.report import Table
 from bot.announce import DEFAULT_MIN_CHANGE_PCT, default_cards
 from bot.price_store import Subscription
 from bot.price_words import reads_as_number
-from catalog.echo import shown
+from catalog.echo import quoted, shown
 from catalog.price_snapshot import (
     ANY_WORKSPACE,
     CHOICE_LABELS,
@@ -79,7 +79,7 @@ def _card(word: str, catalog: Catalog, example: str, command: str) -> str:
             return card
     close = difflib.get_close_matches(word.lower(), catalog.gpu_names(), n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(close)}?" if close else f" `{command} gpus` lists them."
-    raise CommandError(f'"{shown(word)}" is not a card I know.{hint} Example: `{example}`')
+    raise CommandError(f'"{quoted(word)}" is not a card I know.{hint} Example: `{example}`')
 
 
 class _CardList:
@@ -150,7 +150,7 @@ def _number(word: str) -> float:
     else:
         return value
     raise CommandError(
-        f'"{shown(word, 24)}" {problem}: give a minimum change {_CHANGE_RANGE} or a card\'s '
+        f'"{quoted(word, 24)}" {problem}: give a minimum change {_CHANGE_RANGE} or a card\'s '
         f"memory in GB. Example: `{SUBSCRIBE_EXAMPLE}`, `subscribe a100 40`"
     )
 
@@ -216,10 +216,10 @@ def parse_price_cards(args: str, catalog: Catalog, command: str = "/ftcost") -> 
             cards.add_word(word)
             continue
         raise CommandError(
-            f'"{shown(word, 24)}" is not a card: `{command} prices` shows every card, '
+            f'"{quoted(word, 24)}" is not a card: `{command} prices` shows every card, '
             f"`{command} {PRICES_EXAMPLE}` only those. To price an estimate at your own rate, "
             f"say it in the question (`70b qlora h100 price 2.49`) or reply "
-            f"`price {shown(word, 24)}` in its thread."
+            f"`price {quoted(word, 24)}` in its thread."
         )
     return tuple(cards.ids)
 

@@ -86,7 +86,11 @@ class Reply:
       ``title``; ``examples`` for help.
     * ``error``: ``text`` is the user-facing message (names the bad word, the nearest
       known ones and one example); ``word`` and ``suggestions`` as the parser gave them;
-      ``retry`` when asking again later may work (the Hub timed out).
+      ``retry`` when asking again later may work (the Hub timed out). ``title`` names
+      what the error is about when it is not the query (``Channel settings``, ``Training
+      config``, ``GPU prices``): front ends then point to no query language. A reply's
+      ``text`` is plain text whose backticks are the bot's code spans; words from outside
+      are quoted into it with ``catalog.echo.quoted``, which makes theirs quotes.
     * ``chart``: ``request`` only; the platform posts its memory chart (``chart`` alone
       in an estimate's thread). An ``estimate`` with ``chart`` set wants it too.
     """

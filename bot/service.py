@@ -68,6 +68,7 @@ from bot.words import (
     with_chart,
     without_new,
 )
+from catalog.echo import quoted
 from catalog.hub import HubError, HubErrorKind, hub_ref_for_word, needs_hub
 from catalog.hub.settings import HubSettings
 from catalog.loader import default_catalog
@@ -132,6 +133,10 @@ class Ask:
     """The slash command's name, for the examples replies give."""
 
 
+PRICES_TITLE = "GPU prices"
+"""The title of a price command's replies, its own errors included: an error with a
+title is not the query's (front ends then point to no query language)."""
+
 CONTEXT_UNAVAILABLE_NOTE = (
     "Context unavailable: I can't reach my store right now, so this is a fresh estimate "
     "from your message alone, not a change to the estimate above."
@@ -145,11 +150,10 @@ NOTHING_CHANGED = "(nothing changed)"
 def _nothing_changed(words: str) -> Reply:
     """The reply to a follow-up that leaves the estimate as it was (``qlora`` on a QLoRA
     estimate): said, rather than the same estimate posted again without a word."""
-    shown = words if len(words) <= 60 else words[:59] + "…"
     return Reply(
         ReplyKind.ERROR,
-        text=(f'Nothing changed: the estimate above already has what "{shown}" says. '
-              "Name what should differ, e.g. `what if 8k seq?`, `on 4x h100` or "
+        text=(f'Nothing changed: the estimate above already has what "{quoted(words, 60)}" '
+              "says. Name what should differ, e.g. `what if 8k seq?`, `on 4x h100` or "
               "`with full and zero3`."),
         word=NOTHING_CHANGED,
     )
@@ -363,12 +367,12 @@ class Service:
             )
             return dataclasses.replace(reply, report=report)
         if reply.kind is ReplyKind.ERROR:
-            quoted = " ".join(str(text).split())[:200]
+            said = quoted(" ".join(str(text).split()), 200)
             return Reply(
                 ReplyKind.ERROR,
                 text=(
                     "Context unavailable: I can't reach my store right now, so I don't "
-                    f"know which estimate “{quoted}” should change. Ask again with the whole "
+                    f"know which estimate “{said}” should change. Ask again with the whole "
                     "query, e.g. `70b qlora 50M tokens seq 8k`."
                 ),
                 word=reply.word,  # lets run_resolved find an org/name Hub word
@@ -538,7 +542,8 @@ class Service:
             try:
                 manage = None if parsed[0] == "prices" else await manage()
             except PermissionUnchecked:
-                return Reply(ReplyKind.ERROR, text=PERMISSION_UNCHECKED, retry=True)
+                return Reply(ReplyKind.ERROR, text=PERMISSION_UNCHECKED, title=PRICES_TITLE,
+                             retry=True)
         pctx = PriceContext(ask.platform, ask.channel, ask.workspace, ask.user, manage)
         try:
             reply = await self.prices.handle(ask.text, pctx, ask.command)
@@ -550,10 +555,11 @@ class Service:
                     "Price subscriptions are unavailable right now: I can't reach my store. "
                     "Estimates still work; try this again in a few minutes."
                 ),
+                title=PRICES_TITLE,
             )
         if reply is None:
             return None
-        return Reply(ReplyKind.PRICES, text=reply.text, title="GPU prices", prices=reply)
+        return Reply(ReplyKind.PRICES, text=reply.text, title=PRICES_TITLE, prices=reply)
 
     async def settings_reply(self, ask: Ask) -> Reply | None:
         """The reply to ``set NAME VALUE`` / ``unset NAME`` / ``settings`` for

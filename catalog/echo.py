@@ -14,6 +14,14 @@ SCAN_FACTOR: Final = 8
 runs and dropped characters, and a bound on the work a 4 MB Hub field costs."""
 
 
+def backticks_as_quotes(text: str) -> str:
+    """``text`` with each backtick a straight quote (`` ` `` -> ``'``). A reply's text is
+    plain text whose backticks are the bot's own code spans (its examples, such as
+    `` `/ftcost set framework hf` ``); a user's or a remote source's word quoted into it
+    must neither open nor close one, and no front end can tell whose a backtick is."""
+    return text.replace("`", "'")
+
+
 def shown(value: object, limit: int = ECHO_CHARS) -> str:
     """``value`` as text for a message: at most ``limit`` characters, the cut marked
     with an ellipsis (``repr`` for anything but a string)."""
@@ -22,6 +30,13 @@ def shown(value: object, limit: int = ECHO_CHARS) -> str:
     except ValueError:  # an int over Python's 4,300-digit str() limit
         text = "a number of over 4,300 digits"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def quoted(value: object, limit: int = ECHO_CHARS) -> str:
+    """A user's word (or a remote source's) as a reply quotes it (``"h1000" is not a
+    card``): :func:`shown`, with its backticks made quotes (:func:`backticks_as_quotes`).
+    Not for the bot's own text, whose backticks are its code spans."""
+    return backticks_as_quotes(shown(value, limit))
 
 
 def _plain(char: str) -> str:
@@ -42,7 +57,7 @@ def one_line(text: str, limit: int = ECHO_CHARS) -> str:
     :data:`SCAN_FACTOR` x ``limit`` characters are read; a longer text is marked cut."""
     head = text[: max(limit, 1) * SCAN_FACTOR]
     words = "".join(_plain(c) for c in head).split()
-    line = " ".join(words).replace("](", "] (")
+    line = backticks_as_quotes(" ".join(words).replace("](", "] ("))
     if len(head) < len(text):  # the rest was not read: the line ends in the cut mark
         return (line if len(line) < limit else line[: limit - 1]) + "…"
     return shown(line, limit)

@@ -44,7 +44,7 @@ def test_a_torchtitan_command_line_reads_batch_sequence_sharding_and_checkpointi
     assert got == {
         "model": "llama-3.1-8b", "method": Method.FULL, "seq_len": 8192, "micro_batch": 2,
         "sharding": Sharding.FSDP, "gpu": "h100-sxm", "gpu_count": 8,
-        "framework": Framework.TORCHTITAN, "model_pick": ModelPick.EXACT,
+        "framework": Framework.TORCHTITAN, "model_pick": ModelPick.STAND_IN,
     }
 
 

@@ -303,7 +303,7 @@ def test_family_and_size_records_the_pick() -> None:
 
 
 def test_an_exact_name_records_no_bare_size() -> None:
-    assert parse_query("llama-3-8b lora", CAT).model_pick is ModelPick.EXACT
+    assert parse_query("llama-3.1-8b lora", CAT).model_pick is ModelPick.EXACT
 
 
 def test_a_bare_size_equals_the_request_for_its_model() -> None:

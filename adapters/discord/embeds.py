@@ -76,13 +76,54 @@ custom emoji ``<:e:1>`` / ``<a:e:1>``, timestamps ``<t:1>`` and ``<id:guide>``, 
 the length of the id (``discord.utils.escape_mentions`` covers only 17-20-digit ids)."""
 
 
+_UNESCAPED_BRACKET = re.compile(r"(?<!\\)((?:\\\\)*)(\[|\](?=\())")
+"""A ``[``, or the ``]`` of ``](``, after an even number of backslashes (none, or escaped
+backslashes): not yet escaped. ``escape_markdown`` escapes a whole masked link once, at
+its ``[``; escaping that ``[`` again would show a stray backslash."""
+
+
+def _inert_mentions(text: str) -> str:
+    """No mention of any id length: a zero width space after ``<`` (``<@1>``, ``<#1>``,
+    ``</x:1>``, ...) and after the ``@`` of ``@everyone`` / ``@here``."""
+    return _MENTION_OPENERS.sub("<\u200b", discord.utils.escape_mentions(text))
+
+
 def escape_user_text(text: str) -> str:
     """Text a user typed, made inert: no Markdown, no mentions of any id length (a zero
     width space after ``<``; ``@everyone`` / ``@here`` get one after ``@``), no masked
-    links."""
-    text = discord.utils.escape_mentions(discord.utils.escape_markdown(str(text)))
-    text = _MENTION_OPENERS.sub("<\u200b", text)
-    return text.replace("[", "\\[").replace("](", "\\](")
+    links (``[`` and ``](`` escaped, once)."""
+    text = _inert_mentions(discord.utils.escape_markdown(str(text)))
+    return _UNESCAPED_BRACKET.sub(r"\1\\\2", text)
+
+
+CODE_SPAN: Final = re.compile(r"(?s:```.+?```)|`[^`\n]+`")
+"""One of the bot's code spans in a reply's text: inline (`` `/ftcost set framework hf` ``)
+or fenced (a config pasted in ```` ```...``` ````). The neutral layer writes its examples
+so, and turns a user's backticks into quotes."""
+_HELD = "\x00"
+"""Marks where a code span is held while the text around it is escaped (taken out of
+the text first: it never shows)."""
+_HELD_SPAN = re.compile(_HELD + r"(\d+)" + _HELD)
+
+
+def reply_markdown(text: str) -> str:
+    """A reply's text (an error, a notice, a settings or price answer) as Markdown: the
+    bot's code spans (:data:`CODE_SPAN`) kept as code, with mentions made inert (Discord
+    formats nothing else inside one, and a backslash would show); everything else, where
+    the user's words are quoted, escaped as :func:`escape_user_text` escapes what a user
+    typed, in place, so a line's start is still a line's start. Masked links get a zero
+    width space in ``](`` besides. Backticks in a reply's text are the bot's: the neutral
+    layer makes a user's backticks quotes before it quotes their words (no renderer can
+    tell which backtick of ``"`x" is not … `generic``` is whose)."""
+    spans: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:
+        spans.append(_inert_mentions(match.group()))
+        return f"{_HELD}{len(spans) - 1}{_HELD}"
+
+    held = CODE_SPAN.sub(hold, str(text).replace(_HELD, ""))
+    shown = _HELD_SPAN.sub(lambda m: spans[int(m.group(1))], escape_user_text(held))
+    return shown.replace("](", "]\u200b(")
 
 
 MD_ESCAPED: Final = ("\\", "*", "_", "~", "|", ">", "[")
@@ -313,9 +354,16 @@ def help_embed(command: str = "/ftcost", help_text: str | None = None) -> discor
     return text_embed("ftcost help", help_text or QUERY_HELP, extra=[("On Discord", how)])
 
 
+QUERY_ERROR_TITLE: Final = "Can't read that query"
+QUERY_ERROR_FOOTER: Final = "/ftcost-help shows the query language."
+
+
 def error_embed(reply: Reply, query: str | None = None) -> discord.Embed:
-    """A bad query: the parser's message (which names the bad word, the nearest known
-    words and an example), for the asker only."""
+    """An error, for the asker only. A bad query (an error without a title): the parser's
+    message (which names the bad word, the nearest known words and an example) under
+    :data:`QUERY_ERROR_TITLE`, with where the query language is explained. An error
+    about something else is titled by it (``Channel settings``, ``Training config``)
+    and points to no query language. The text is :func:`reply_markdown`'s."""
     fields = []
     if reply.suggestions:
         fields.append(_Field("Did you mean", ", ".join(
@@ -323,11 +371,11 @@ def error_embed(reply: Reply, query: str | None = None) -> discord.Embed:
     if query:
         fields.append(_Field("You asked", escape_user_text(cut(query, 900)), 1))
     return _assemble(
-        "Can't read that query",
-        escape_user_text(reply.text),
+        reply.title or QUERY_ERROR_TITLE,
+        reply_markdown(reply.text),
         ERROR_COLOUR,
         fields,
-        "/ftcost-help shows the query language.",
+        None if reply.title else QUERY_ERROR_FOOTER,
     )
 
 
@@ -383,9 +431,9 @@ def chart_failed_embed(status: int | None, code: int | None) -> discord.Embed:
 
 
 def notice_embed(text: str, colour: int = ERROR_COLOUR) -> discord.Embed:
-    """A one-line notice (a click on an estimate the bot no longer knows, ...). It may
-    carry remote or user text (a Hub error), so mentions and masked links are
-    neutralized (a zero width space, which shows nothing even in a code span)."""
-    text = _MENTION_OPENERS.sub("<\u200b", discord.utils.escape_mentions(text))
-    text = text.replace("](", "]\u200b(")
-    return discord.Embed(description=cut(text, MAX_EMBED_DESCRIPTION), colour=colour)
+    """A short notice (a settings or price command's answer, a click on an estimate the
+    bot no longer knows, ...). It may carry remote or user text (a card a user named, a
+    Hub error), so it is shown as :func:`reply_markdown` shows a reply's text: the bot's
+    code spans kept, no other Markdown, mention or masked link."""
+    return discord.Embed(description=cut(reply_markdown(text), MAX_EMBED_DESCRIPTION),
+                         colour=colour)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from catalog import echo
+
 MAX_QUERY_CHARS: Final = 2000
 """Longest question read: room for a pasted launcher line or HF's arguments (a few
 hundred characters each), far below what would make parsing slow (2,000 characters
@@ -46,7 +48,7 @@ def error(
 
 def quoted(word: str) -> str:
     """The word as quoted in a message, cut short if it is long."""
-    return word if len(word) <= MAX_SHOWN else word[: MAX_SHOWN - 1] + "…"
+    return echo.quoted(word, MAX_SHOWN)
 
 
 

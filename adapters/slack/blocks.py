@@ -4,11 +4,14 @@ Every function returns ``{"text": ..., "blocks": [...]}``, ready for
 ``chat.postMessage`` / ``chat.postEphemeral`` / ``respond()``. ``text`` is the
 notification fallback.
 
-Two rules hold everywhere:
+Three rules hold everywhere:
 
 * every dynamic string that lands in ``mrkdwn`` (and the ``text`` fallback) goes
   through :func:`escape` (``&``, ``<``, ``>``), so text a user typed can never become
   ``@channel``, a mention or a link when the bot echoes it;
+* the text of errors, notices and price confirmations (which repeats the user's words)
+  goes through :func:`reply_mrkdwn`: the bot's own code spans stay code, and nothing
+  else can format (Slack has no escape character: see there);
 * Slack's Block Kit limits are respected by construction: at most 50 blocks, 3,000
   characters per section or text object, 150 per header, 75 per button or option
   text, 2,000 per button value, 10 context elements, 25 actions elements. Long
@@ -18,12 +21,13 @@ Two rules hold everywhere:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from adapters.formats import METHOD_LABELS
 from adapters.report import FRAMEWORK_LABELS, Report
 from adapters.slack.announce import prices_blocks, prices_text
 from bot.service import Reply, ReplyKind, request_to_compact_json
+from catalog.echo import backticks_as_quotes
 from engine import Method, Request
 from engine.estimate import question
 from engine.request import Framework
@@ -59,6 +63,51 @@ _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 def escape(text: object) -> str:
     """Escape a string for Slack ``mrkdwn`` (and the ``text`` field): ``&`` ``<`` ``>``."""
     return str(text).translate(_ESCAPES)
+
+
+CODE_SPAN = re.compile(r"(?s:```.+?```)|`[^`\n]+`")
+"""One of the bot's code spans in a reply's text: inline (`` `/ftcost set framework hf` ``)
+or fenced (a config pasted in ```` ```...``` ````). The neutral layer writes its examples
+so, and turns a user's backticks into quotes."""
+MARKUP_LOOKALIKES: Final = {"*": "\u2217", "_": "\u02cd", "~": "\u223c"}
+"""Slack's emphasis marks and the characters shown for them in a user's words (∗ asterisk
+operator, ˍ modifier letter low macron, ∼ tilde operator): Slack has no escape
+character, and a zero width space beside a mark makes it *more* likely to format (Slack
+reads it as a word's edge)."""
+
+
+def _ascii_word_char(char: str) -> bool:
+    return char.isascii() and char.isalnum()
+
+
+def _inert_prose(text: str) -> str:
+    """Reply text outside a code span, made inert: ``& < >`` escaped, a stray backtick a
+    quote, an emphasis mark at a word's edge (``*bold*``, ``_it_``, ``~st~``) its
+    look-alike. A mark inside a word (``rtx_4090``, ``max_steps``) never formats in Slack
+    and is kept, so names stay as written."""
+    out = []
+    for i, char in enumerate(text):
+        look = MARKUP_LOOKALIKES.get(char)
+        inside = (0 < i < len(text) - 1 and _ascii_word_char(text[i - 1])
+                  and _ascii_word_char(text[i + 1]))
+        out.append(char if look is None or inside else look)
+    return escape(backticks_as_quotes("".join(out)))
+
+
+def reply_mrkdwn(text: str) -> str:
+    """A reply's text (an error, a notice, a price confirmation) as ``mrkdwn``: the bot's
+    code spans (:data:`CODE_SPAN`) kept as code, escaped (``& < >``) only, since Slack
+    formats nothing inside one; everything else, where the user's words are quoted,
+    made inert by :func:`_inert_prose`. Backticks in a reply's text are the bot's: the
+    neutral layer makes a user's backticks quotes before it quotes their words (no
+    renderer can tell which backtick of ``"`x" is not … `generic``` is whose)."""
+    parts: list[str] = []
+    last = 0
+    for match in CODE_SPAN.finditer(text):
+        parts += [_inert_prose(text[last : match.start()]), escape(match.group())]
+        last = match.end()
+    parts.append(_inert_prose(text[last:]))
+    return "".join(parts)
 
 
 _LINK_RE = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")
@@ -113,7 +162,7 @@ def _plain_text(text: str, limit: int) -> dict[str, Any]:
 
 def _echo(query: str) -> str:
     """The user's question for inline code: cut, backticks made quotes, then escaped."""
-    return escape(_cut(query, MAX_QUERY_ECHO).replace("`", "'"))
+    return escape(backticks_as_quotes(_cut(query, MAX_QUERY_ECHO)))
 
 
 def _mrkdwn(text: str) -> dict[str, Any]:
@@ -357,16 +406,19 @@ def text_message(reply: Reply, command: str = "/ftcost") -> dict[str, Any]:
 def error_message(
     reply: Reply, query: str | None = None, command: str = "/ftcost"
 ) -> dict[str, Any]:
-    """A bad query, for the asker only: the parser's message (the bad word, the nearest
-    known ones, one example)."""
-    lines = [f":warning: {escape(reply.text)}"]
+    """An error, for the asker only: for a bad query the parser's message (the bad word,
+    the nearest known ones, one example) and where the query language is explained; for
+    an error with a title (``Channel settings``, ``Training config``: not the query
+    language's) the message alone."""
+    text = reply_mrkdwn(reply.text)
+    lines = [f":warning: {text}"]
     if query:
         lines.append("You asked: `" + _echo(query) + "`")
-    blocks = [
-        _section("\n".join(lines)),
-        {"type": "context", "elements": [_mrkdwn(f"`{command} help` shows the query language.")]},
-    ]
-    return {"text": _cut(escape(reply.text), MAX_FALLBACK_TEXT), "blocks": blocks}
+    blocks = [_section("\n".join(lines))]
+    if not reply.title:
+        blocks.append({"type": "context",
+                       "elements": [_mrkdwn(f"`{command} help` shows the query language.")]})
+    return {"text": _cut(text, MAX_FALLBACK_TEXT), "blocks": blocks}
 
 
 def message_for(reply: Reply, *, command: str = "/ftcost", **kwargs: Any) -> dict[str, Any]:
@@ -384,8 +436,8 @@ def message_for(reply: Reply, *, command: str = "/ftcost", **kwargs: Any) -> dic
 
 def notice_message(text: str) -> dict[str, Any]:
     """A short plain answer (a channel setting changed, the channel's settings)."""
-    return {"text": _cut(escape(text), MAX_FALLBACK_TEXT),
-            "blocks": [_section(_cut(escape(text), MAX_TEXT))]}
+    shown = reply_mrkdwn(text)
+    return {"text": _cut(shown, MAX_FALLBACK_TEXT), "blocks": [_section(shown)]}
 
 
 def prices_message(reply: Reply) -> dict[str, Any]:
@@ -396,8 +448,7 @@ def prices_message(reply: Reply) -> dict[str, Any]:
             "text": _cut(escape(prices_text(price.view)), MAX_FALLBACK_TEXT),
             "blocks": prices_blocks(price.view, price.subscription),
         }
-    text = _cut(escape(reply.text), MAX_TEXT)
-    return {"text": _cut(escape(reply.text), MAX_FALLBACK_TEXT), "blocks": [_section(text)]}
+    return notice_message(reply.text)
 
 
 def invite_note(bot_user_id: str | None, chart: bool = False) -> str:
