@@ -136,22 +136,24 @@ class Announcement:
         n = len(self.moves)
         return f"GPU prices changed: {n} card{'s' if n != 1 else ''}"
 
-    def footer(self) -> str:
+    def footer(self, command: str = "/ftcost") -> str:
+        """When, which changes, and the commands (``command``: the platform's slash
+        command, as its config names it) for the table and for stopping."""
         text = (
             f"Prices refreshed {self.refreshed_at:%Y-%m-%d %H:%M} UTC · changes of "
-            f"{self.min_change_pct:g}% or more · /ftcost prices for the table · "
-            f"/ftcost unsubscribe to stop"
+            f"{self.min_change_pct:g}% or more · {command} prices for the table · "
+            f"{command} unsubscribe to stop"
         )
         if self.stale_sources:
             text += " · stale: " + ", ".join(self.stale_sources)
         return text
 
-    def text(self) -> str:
+    def text(self, command: str = "/ftcost") -> str:
         """Plain-text fallback (notifications, screen readers)."""
         lines = [self.title, *(f"• {m.line()}" for m in self.moves)]
         if self.reference is not None:
             lines.append(f"{self.reference.title}: {self.reference.sentence()}")
-        lines.append(self.footer())
+        lines.append(self.footer(command))
         return "\n".join(lines)
 
 

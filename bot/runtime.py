@@ -317,7 +317,7 @@ class Runtime:
                 if client is not None:
                     from adapters.slack.announce import SlackPoster
 
-                    posters["slack"] = SlackPoster(client)
+                    posters["slack"] = SlackPoster(client, self.config.slack.command)
             elif runner.name == "discord":
                 client = getattr(runner, "client", None)
                 if client is not None:

@@ -98,6 +98,24 @@ async def test_slack_poster_posts_blocks_and_a_text_fallback(
     assert message["blocks"][0]["block_id"].startswith("ftcost-prices-")
 
 
+async def test_slack_announcements_name_the_configured_slash_command(
+    slack: FakeSlack, catalog: Catalog
+) -> None:
+    await SlackPoster(slack_client(slack), "/cost").post("C1", announcement(catalog))
+    [message] = slack.messages_in("C1")
+    footer = message["blocks"][-1]["elements"][0]["text"]
+    assert "/cost prices for the table" in footer and "/cost unsubscribe" in footer
+    assert "/ftcost" not in footer and "/ftcost" not in message["text"]
+
+
+def test_slack_prices_table_footer_names_the_configured_slash_command(
+    catalog: Catalog,
+) -> None:
+    view = prices_view(NEW, catalog, T1 + timedelta(hours=2))
+    note = prices_blocks(view, None, "/cost")[-1]["elements"][0]["text"]
+    assert note.startswith("`/cost subscribe")
+
+
 @pytest.mark.parametrize("error", ["channel_not_found", "not_in_channel", "is_archived"])
 async def test_slack_gone_errors_mean_the_channel_is_gone(
     slack: FakeSlack, catalog: Catalog, error: str

@@ -54,7 +54,8 @@ def _sections(lines: list[str], limit: int = MAX_SECTION) -> list[dict[str, Any]
     return out
 
 
-def announcement_blocks(ann: Announcement) -> list[dict[str, Any]]:
+def announcement_blocks(ann: Announcement, command: str = "/ftcost") -> list[dict[str, Any]]:
+    """A price-change announcement; ``command`` is the app's slash command."""
     blocks: list[dict[str, Any]] = [
         {
             "type": "header",
@@ -74,7 +75,7 @@ def announcement_blocks(ann: Announcement) -> list[dict[str, Any]]:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _cut(
             f"*{_escape(ref.title)}*\n{_escape(ref.sentence())}", MAX_SECTION)}})  # fmt: skip
     blocks.append(
-        {"type": "context", "elements": [{"type": "mrkdwn", "text": _escape(ann.footer())}]}
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": _escape(ann.footer(command))}]}
     )
     return blocks
 
@@ -96,8 +97,11 @@ def _code_sections(text: str) -> list[dict[str, Any]]:
     ]
 
 
-def prices_blocks(view: PricesView, subscription: str | None = None) -> list[dict[str, Any]]:
-    """The ``/ftcost prices`` reply. ``subscription`` describes this channel's one."""
+def prices_blocks(
+    view: PricesView, subscription: str | None = None, command: str = "/ftcost"
+) -> list[dict[str, Any]]:
+    """The ``/ftcost prices`` reply. ``subscription`` describes this channel's one;
+    ``command`` is the app's slash command, which the footer names."""
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": view.title}},
         *_sections([_escape(view.summary)]),
@@ -110,9 +114,9 @@ def prices_blocks(view: PricesView, subscription: str | None = None) -> list[dic
                              *(f"• {_escape(h)}" for h in view.held_back)])  # fmt: skip
     note = (
         f"This channel gets announcements of {_escape(subscription)}. "
-        "`/ftcost unsubscribe` stops them."
+        f"`{command} unsubscribe` stops them."
         if subscription
-        else "`/ftcost subscribe [min change %] [cards...]` announces changes in this channel."
+        else f"`{command} subscribe [min change %] [cards...]` announces changes in this channel."
     )
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": note}]})
     return blocks
@@ -132,15 +136,16 @@ class SlackPoster:
 
     platform = "slack"
 
-    def __init__(self, client: AsyncWebClient) -> None:
+    def __init__(self, client: AsyncWebClient, command: str = "/ftcost") -> None:
         self.client = client
+        self.command = command
 
     async def post(self, channel: str, announcement: Announcement) -> str:
         try:
             resp = await self.client.chat_postMessage(
                 channel=channel,
-                text=announcement.text(),
-                blocks=announcement_blocks(announcement),
+                text=announcement.text(self.command),
+                blocks=announcement_blocks(announcement, self.command),
                 unfurl_links=False,
                 unfurl_media=False,
             )

@@ -428,7 +428,7 @@ def message_for(reply: Reply, *, command: str = "/ftcost", **kwargs: Any) -> dic
     if reply.kind is ReplyKind.ERROR:
         return error_message(reply, query=kwargs.get("query"), command=command)
     if reply.kind is ReplyKind.PRICES:
-        return prices_message(reply)
+        return prices_message(reply, command)
     if reply.kind is ReplyKind.SETTINGS:
         return notice_message(reply.text)
     return text_message(reply, command=command)
@@ -440,13 +440,14 @@ def notice_message(text: str) -> dict[str, Any]:
     return {"text": _cut(shown, MAX_FALLBACK_TEXT), "blocks": [_section(shown)]}
 
 
-def prices_message(reply: Reply) -> dict[str, Any]:
-    """``prices`` / ``subscribe`` / ``unsubscribe``: the price table or a confirmation."""
+def prices_message(reply: Reply, command: str = "/ftcost") -> dict[str, Any]:
+    """``prices`` / ``subscribe`` / ``unsubscribe``: the price table or a confirmation
+    (``command``: the app's slash command, which the table's footer names)."""
     price = reply.prices
     if price is not None and price.view is not None:
         return {
             "text": _cut(escape(prices_text(price.view)), MAX_FALLBACK_TEXT),
-            "blocks": prices_blocks(price.view, price.subscription),
+            "blocks": prices_blocks(price.view, price.subscription, command),
         }
     return notice_message(reply.text)
 
