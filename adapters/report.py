@@ -295,6 +295,7 @@ def _cards(est: Estimate) -> Table:
 
 def _what_if(est: Estimate) -> Table:
     rows = []
+    budget, deadline = est.request.budget_usd, est.request.deadline_hours
     for w in est.what_if:
         card = f"{w.count}x {w.gpu.id}" if w.gpu is not None and w.count else NO_FIT
         if w.note and w.gpu is not None:
@@ -303,6 +304,10 @@ def _what_if(est: Estimate) -> Table:
             card = "no card holds it"
         elif w.fit in (FIT_TIGHT, FIT_TOO_SMALL):
             card = f"{card} ({w.fit})"  # a named count held above the planning line
+        if budget is not None and w.cost_usd is not None and w.cost_usd > budget:
+            card = f"{card} (over {fmt_money(budget)})"  # rows are not sized to the limits
+        elif deadline is not None and w.wall_hours is not None and w.wall_hours > deadline:
+            card = f"{card} (past {fmt_hours(deadline)})"
         label = ("» " if w.current else "  ") + w.label
         rows.append(
             [label, f"{w.per_gpu_gb:.1f}", card, _hours(w.gpu_hours), fmt_money(w.cost_usd)]

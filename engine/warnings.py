@@ -103,10 +103,16 @@ def _named_card(ctx: Context) -> str | None:
         )
     if lead.fits:
         return None
+    band = uncertainty(r).memory
+    if lead.utilization * (1 - band) > USABLE_FRACTION:
+        # Even the low end of the estimate's own memory band is past the planning line.
+        runs = (f"It may well not start: the estimate's own memory band is ±{band:.0%}, "
+                f"and the planning line is {USABLE_FRACTION:.0%}; ")
+    else:
+        runs = (f"It runs with little headroom (the planning line is {USABLE_FRACTION:.0%}): "
+                "a longer batch or allocator fragmentation can push it over; ")
     return (
-        f"Tight: {share_text(lead.utilization)} of {lead.gpu.id}'s memory. It runs with little "
-        f"headroom (the planning line is {USABLE_FRACTION:.0%}): a longer batch or "
-        "allocator fragmentation can push it over; "
+        f"Tight: {share_text(lead.utilization)} of {lead.gpu.id}'s memory. {runs}"
         + (f"{lead.needed}x would leave room." if lead.needed else
            "checkpointing helps." if not r.grad_checkpointing else
            "a shorter sequence or a smaller micro-batch helps.")

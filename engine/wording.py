@@ -24,9 +24,12 @@ def epochs_text(epochs: float) -> str:
 def share_text(share: float) -> str:
     """A card's memory use as a whole percent (``57%``), with one decimal where the whole
     percent would land on the other side of a fit band's line (``85.4%`` is tight, not
-    the ``85%`` that is the planning line; ``100.4%`` does not fit)."""
+    the ``85%`` that is the planning line; ``100.4%`` does not fit; ``99.5%`` is not the
+    whole card)."""
     whole = round(share * 100) / 100
     for line in (USABLE_FRACTION, BAND_FULL):
         if (share > line) != (whole > line):
             return f"{share:.1%}"
+    if whole == BAND_FULL and share < BAND_FULL:
+        return f"{share:.1%}"  # 99.5% is not the whole card
     return f"{share:.0%}"

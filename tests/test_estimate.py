@@ -521,3 +521,23 @@ def test_a_stand_in_checkpoint_is_named_in_a_note(catalog: Catalog) -> None:
 
     assert any(n.startswith("That name is counted as Llama 3.1 8B, a checkpoint of the same "
                             "architecture") for n in est.notes)
+
+
+def test_what_if_rows_that_miss_a_deadline_say_so() -> None:
+    from adapters.parse import parse_query
+    from adapters.report import build_report
+
+    report = build_report(estimate(parse_query("8b lora 1B tokens in 24 hours")))
+
+    rows = {r[0].strip(" »"): r[2] for r in report.what_if.rows}
+    assert rows["QLoRA"].endswith("(past 24.0 h)")
+    assert "past" not in rows["LoRA"]
+
+
+def test_a_named_count_past_the_planning_line_even_at_the_low_end_may_not_start() -> None:
+    from adapters.parse import parse_query
+
+    est = estimate(parse_query("qwen 72b lora 2x h100"))
+
+    tight = next(w for w in est.warnings if w.startswith("Tight: 99.5%"))
+    assert "It may well not start: the estimate's own memory band is" in tight

@@ -21,6 +21,7 @@ def test_one_epoch_is_singular(epochs: float, text: str) -> None:
 
 
 @pytest.mark.parametrize(("share", "text"), [(0.57, "57%"), (0.854, "85.4%"), (0.85, "85%"),
-                                              (1.004, "100.4%"), (0.996, "100%")])
+                                              (1.004, "100.4%"), (0.996, "99.6%"),
+                                              (1.0, "100%")])
 def test_a_share_never_rounds_across_a_band_line(share: float, text: str) -> None:
     assert share_text(share) == text
