@@ -83,9 +83,9 @@ if TYPE_CHECKING:  # names only: the HTTP client (aiohttp) and the store load on
     from catalog.hub.resolver import HubResolver
 
 __all__ = [
-    "CHART_NEEDS_QUERY", "CHART_WORD", "CONTEXT_UNAVAILABLE_NOTE", "GPUS_WORDS",
-    "HELP_WORDS", "MODELS_WORDS", "NEW_PREFIXES", "Ask", "Context", "Reply", "ReplyKind",
-    "RequestBuilder", "Service", "Trigger", "chart_only", "describe_changes",
+    "CHART_NEEDS_QUERY", "CHART_WORD", "CONTEXT_EXPIRED_NOTE", "CONTEXT_UNAVAILABLE_NOTE",
+    "GPUS_WORDS", "HELP_WORDS", "MODELS_WORDS", "NEW_PREFIXES", "Ask", "Context", "Reply",
+    "ReplyKind", "RequestBuilder", "Service", "Trigger", "chart_only", "describe_changes",
     "request_from_json", "request_to_compact_json", "split_chart_word", "with_chart",
 ]
 
@@ -124,6 +124,9 @@ class Ask:
     """The estimate a follow-up changes; None for a new question."""
     context_lost: bool = False
     """A follow-up whose estimate the store could not give (it is unreachable)."""
+    context_expired: bool = False
+    """A follow-up under one of the bot's own estimates whose stored request is gone
+    (older than the store keeps threads: ``store.thread_ttl_days``)."""
     may_manage: bool | ManageCheck | None = None
     """Whether the asker may change the channel's price announcements: a known answer,
     a check to run only when it matters, or None (the platform can't tell: anyone may)."""
@@ -137,6 +140,10 @@ PRICES_TITLE = "GPU prices"
 """The title of a price command's replies, its own errors included: an error with a
 title is not the query's (front ends then point to no query language)."""
 
+CONTEXT_EXPIRED_NOTE = (
+    "This thread's estimate is no longer kept, so this is a fresh estimate from your "
+    "message alone, not a change to the estimate above."
+)
 CONTEXT_UNAVAILABLE_NOTE = (
     "Context unavailable: I can't reach my store right now, so this is a fresh estimate "
     "from your message alone, not a change to the estimate above."
@@ -356,24 +363,27 @@ class Service:
             return hub_ref_for_word(err.word, catalog) is not None
         return True
 
-    def answer_without_context(self, text: str, workspace: str | None = None) -> Reply:
-        """A follow-up whose thread context can't be read (the store is unreachable):
-        a fresh estimate from the text alone, saying so; or, when the text is not a whole
-        query ("what if 8k seq?"), a message saying what is missing and how to ask."""
+    def answer_without_context(
+        self, text: str, workspace: str | None = None, expired: bool = False
+    ) -> Reply:
+        """A follow-up whose thread context can't be read (the store is unreachable, or
+        ``expired``: it no longer keeps the thread): a fresh estimate from the text alone,
+        saying so; or, when the text is not a whole query ("what if 8k seq?"), a message
+        saying what is missing and how to ask."""
         reply = self.answer(text, None, workspace)
+        note = CONTEXT_EXPIRED_NOTE if expired else CONTEXT_UNAVAILABLE_NOTE
         if reply.kind is ReplyKind.ESTIMATE and reply.report is not None:
-            report = dataclasses.replace(
-                reply.report, notes=[CONTEXT_UNAVAILABLE_NOTE, *reply.report.notes]
-            )
+            report = dataclasses.replace(reply.report, notes=[note, *reply.report.notes])
             return dataclasses.replace(reply, report=report)
         if reply.kind is ReplyKind.ERROR:
             said = quoted(" ".join(str(text).split()), 200)
+            why = ("This thread's estimate is no longer kept" if expired else
+                   "Context unavailable: I can't reach my store right now")
             return Reply(
                 ReplyKind.ERROR,
                 text=(
-                    "Context unavailable: I can't reach my store right now, so I don't "
-                    f"know which estimate “{said}” should change. Ask again with the whole "
-                    "query, e.g. `70b qlora 50M tokens seq 8k`."
+                    f"{why}, so I don't know which estimate “{said}” should change. Ask "
+                    "again with the whole query, e.g. `new 70b qlora 50M tokens seq 8k`."
                 ),
                 word=reply.word,  # lets run_resolved find an org/name Hub word
             )
@@ -429,10 +439,10 @@ class Service:
         )
 
     async def answer_without_context_async(
-        self, text: str, workspace: str | None = None
+        self, text: str, workspace: str | None = None, expired: bool = False
     ) -> Reply:
         """:meth:`answer_without_context` for async callers, with Hub models resolved."""
-        return await self.run_resolved(Service.answer_without_context, text, workspace)
+        return await self.run_resolved(Service.answer_without_context, text, workspace, expired)
 
     async def estimate_async(
         self, request: Request, previous: Request | None = None, workspace: str | None = None
@@ -496,8 +506,11 @@ class Service:
             if command is not None:
                 return command
         asks_afresh = starts_over(ask.text) or normalized(ask.text) == "new"
-        if ask.previous is None and ask.context_lost and not asks_afresh:
-            return await self.answer_without_context_async(ask.text, ask.workspace)
+        gone = ask.context_lost or ask.context_expired
+        if ask.previous is None and gone and not asks_afresh:
+            return await self.answer_without_context_async(
+                ask.text, ask.workspace, ask.context_expired
+            )
         defaults = None
         if ask.previous is None or starts_over(ask.text):  # `new ...`: a new question
             defaults = await self.channel_settings.defaults(ask.platform, ask.channel)

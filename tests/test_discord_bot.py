@@ -379,6 +379,24 @@ async def test_plain_thread_messages_with_the_content_intent(
         assert "method LoRA → Full" in answers[0]["embeds"][0]["description"]
 
 
+async def test_a_question_in_the_bots_thread_older_than_the_store_keeps_says_it_is_fresh(
+    fake: FakeDiscord, store: SQLiteStore
+) -> None:
+    from datetime import UTC, datetime
+
+    old = discord.utils.time_snowflake(datetime(2020, 1, 1, tzinfo=UTC))
+    async with running(fake, store, message_content=True):
+        fake.channels[old] = fake._thread_object(
+            old, fake.channel_id, "an old estimate", owner_id=fake.bot_user_id
+        )
+        await fake.dispatch("THREAD_CREATE", {**fake.channels[old], "newly_created": False})
+        await fake.dispatch("MESSAGE_CREATE", fake.message_create("8b lora seq 8k", old))
+        answers = await bot_answers(fake, old)
+        assert "is no longer kept, so this is a fresh estimate" in json.dumps(
+            answers[0]["embeds"]
+        )
+
+
 async def test_thread_chatter_costs_no_rate_limit_and_gets_no_notice(
     fake: FakeDiscord, store: SQLiteStore
 ) -> None:

@@ -11,7 +11,13 @@ import pytest
 from adapters.parse import QueryError
 from bot.price_service import PERMISSION_UNCHECKED, PermissionUnchecked
 from bot.prices import PriceBook
-from bot.service import CONTEXT_UNAVAILABLE_NOTE, Ask, ReplyKind, Service
+from bot.service import (
+    CONTEXT_EXPIRED_NOTE,
+    CONTEXT_UNAVAILABLE_NOTE,
+    Ask,
+    ReplyKind,
+    Service,
+)
 from bot.store_sqlite import SQLiteStore
 from engine import Request
 from engine.request import Framework
@@ -139,3 +145,18 @@ async def test_new_in_a_thread_whose_context_was_lost_is_a_new_question(
     assert alone.kind is ReplyKind.ERROR and "say the question after it" in alone.text
     assert asked.kind is ReplyKind.ESTIMATE and asked.report is not None
     assert CONTEXT_UNAVAILABLE_NOTE not in asked.report.notes
+
+
+async def test_a_followup_whose_estimate_expired_says_it_is_no_longer_kept(
+    service: Service,
+) -> None:
+    partial = await service.respond(
+        Ask("what if 8k seq?", "slack", channel="C1", context_expired=True)
+    )
+    whole = await service.respond(
+        Ask("8b lora seq 8k", "slack", channel="C1", context_expired=True)
+    )
+
+    assert partial.kind is ReplyKind.ERROR
+    assert partial.text.startswith("This thread's estimate is no longer kept")
+    assert whole.report is not None and whole.report.notes[0] == CONTEXT_EXPIRED_NOTE

@@ -374,6 +374,42 @@ async def test_replies_in_threads_the_bot_did_not_start_are_ignored(bot, slack):
     assert slack.calls_to("chat.postEphemeral") == []
 
 
+def under_the_bots_message(text: str, thread_ts: str, event_id: str) -> str:
+    event = message_event(text, ts=f"{thread_ts}9", thread_ts=thread_ts)
+    event["parent_user_id"] = BOT_USER_ID
+    return event_body(event, event_id=event_id)
+
+
+async def test_a_reply_under_an_estimate_older_than_the_store_keeps_says_it_is_gone(
+    bot, slack
+):
+    await bot.post(under_the_bots_message("what if 8k seq", "1600000000.000001", "EvX1"))
+    await bot.settle()
+
+    [notice] = slack.calls_to("chat.postEphemeral")
+    assert notice.args["thread_ts"] == "1600000000.000001"
+    assert "estimate is no longer kept" in all_text(notice.args["blocks"])
+
+
+async def test_a_whole_question_under_an_expired_estimate_is_a_fresh_estimate_saying_so(
+    bot, slack
+):
+    await bot.post(under_the_bots_message("8b lora seq 8k", "1600000000.000002", "EvX2"))
+    await bot.settle()
+
+    [answer] = slack.calls_to("chat.postMessage")
+    assert "is no longer kept, so this is a fresh estimate" in all_text(answer.args["blocks"])
+
+
+async def test_a_reply_under_a_recent_bot_message_without_an_estimate_is_ignored(bot, slack):
+    recent = f"{time.time() - 3600:.6f}"  # an announcement an hour ago, say
+    await bot.post(under_the_bots_message("what if 8k seq", recent, "EvX3"))
+    await bot.settle()
+
+    assert slack.calls_to("chat.postMessage") == []
+    assert slack.calls_to("chat.postEphemeral") == []
+
+
 async def test_top_level_channel_messages_are_ignored(bot, slack):
     await bot.post(event_body(message_event("70b qlora", ts="1700000100.000006"),
                               event_id="EvTop"))

@@ -102,6 +102,7 @@ class ClientCore:
         user: str | None = None,
         may_manage: bool | None = None,
         context_lost: bool = False,
+        context_expired: bool = False,
     ) -> Reply:
         """The shared service's answer (:meth:`bot.service.Service.respond`): a price or
         settings command, else the question with ``options`` read beside the text, a
@@ -112,7 +113,8 @@ class ClientCore:
         return await self.service.respond(Ask(
             " ".join(str(text or "").split()), PLATFORM, channel=channel, user=user,
             workspace=workspace, previous=previous, context_lost=context_lost,
-            may_manage=may_manage, build=options.builder(), command=self.settings.command,
+            context_expired=context_expired, may_manage=may_manage, build=options.builder(),
+            command=self.settings.command,
         ))
 
     async def _send_chart(

@@ -81,8 +81,11 @@ class MessageHandlers(ClientCore):
         where = Where(str(thread.parent_id), str(thread.id))
         previous, unavailable = await self._lookup(where.thread_key())
         me = self.user  # type: ignore[attr-defined]
-        ours = unavailable and me is not None and thread.owner_id == me.id
-        if previous is None and not mentioned and not ours:
+        own_thread = me is not None and thread.owner_id == me.id
+        ours = unavailable and own_thread
+        # The bot's own thread, older than the store keeps them: its estimate is gone.
+        expired = previous is None and not unavailable and own_thread and self._past_ttl(thread)
+        if previous is None and not mentioned and not ours and not expired:
             return  # a thread the bot has no estimate in
         if not mentioned and not self.service.reads_as_question(
             text, previous, guild_workspace(message)
@@ -95,13 +98,20 @@ class MessageHandlers(ClientCore):
         reply = await self._respond(
             text, where.channel, guild_workspace(message), previous=previous,
             user=str(message.author.id), may_manage=_may_manage(message),
-            context_lost=unavailable,
+            context_lost=unavailable, context_expired=expired,
         )
         if reply.kind is ReplyKind.ERROR and not mentioned:
             self._log("followup", reply, "ignored", start)
             return
         await self._post_reply(message, thread, where, reply, text, start, "followup",
                                reference=mentioned)
+
+    def _past_ttl(self, thread: discord.Thread) -> bool:
+        """Whether ``thread`` started (its id's Discord timestamp) longer ago than the store
+        keeps thread contexts: a context can only have expired then."""
+        started = discord.utils.snowflake_time(thread.id)
+        age_s = (self.service.clock.now() - started).total_seconds()
+        return age_s > self.settings.thread_ttl_days * 86400
 
     async def _limited_message(
         self, message: discord.Message, start: float, trigger: str

@@ -266,15 +266,28 @@ class SlackBot:
         key = f"slack:{body.get('team_id', '')}:{event_id}"
         return await self.service.first_seen(key, self.config.store.seen_ttl_hours * 3600)
 
+    def _past_thread_ttl(self, thread_ts: str) -> bool:
+        """Whether the thread started (its parent's ``ts``, Unix seconds) longer ago than
+        the store keeps thread contexts (``store.thread_ttl_days``): a context can only
+        have expired then."""
+        try:
+            started = float(thread_ts)
+        except ValueError:
+            return False
+        age_s = self.service.clock.now().timestamp() - started
+        return age_s > self.config.store.thread_ttl_days * 86400
+
     def _ask(
         self, text: str, channel: str | None, user: str | None, workspace: str | None,
         previous: Request | None = None, *, context_lost: bool = False,
+        context_expired: bool = False,
     ) -> Ask:
         """``text`` for the service. Changing a price subscription is for workspace admins:
         ``users.info`` asked only then (:func:`~adapters.slack.delivery.may_manage`)."""
         return Ask(
             text, PLATFORM, channel=channel, user=user, workspace=workspace,
-            previous=previous, context_lost=context_lost, command=self.command,
+            previous=previous, context_lost=context_lost, context_expired=context_expired,
+            command=self.command,
             may_manage=lambda: may_manage(self.client, user),
         )
 
@@ -405,17 +418,21 @@ class SlackBot:
             channel, thread_ts = event["channel"], event["thread_ts"]
             text = slack_to_plain(event.get("text") or "", self._bot_id(bot_user_id))
             workspace = _workspace(body.get("team_id"))
+            ours = event.get("parent_user_id") == self._bot_id(bot_user_id)
+            expired = False
             try:
                 context = await self.service.thread(ThreadKey(PLATFORM, channel, thread_ts))
             except StoreUnavailable:
-                # Only threads under the bot's own message: elsewhere stay quiet.
-                if event.get("parent_user_id") != self._bot_id(bot_user_id):
+                if not ours:  # only threads under the bot's own message: elsewhere stay quiet
                     return None
                 base = None
             else:
-                if context is None:  # a thread the bot didn't start
+                # Under the bot's own message, a thread older than the store keeps them was
+                # an estimate it no longer has; any other without context is not for it.
+                expired = context is None and ours and self._past_thread_ttl(thread_ts)
+                if context is None and not expired:
                     return None
-                base = context.request
+                base = context.request if context is not None else None
             if not await self._first_delivery(body):
                 return None
             if (self.config.slack.followup_errors == "ignore" and not event.get("files")
@@ -431,7 +448,8 @@ class SlackBot:
             elif event.get("subtype") == "file_share" and not text:
                 return None  # only a file that is no config (a screenshot): not a question
             reply = reply or await self.service.respond(self._ask(
-                text, channel, event.get("user"), workspace, base, context_lost=base is None))
+                text, channel, event.get("user"), workspace, base,
+                context_lost=base is None and not expired, context_expired=expired))
             if (reply.kind is ReplyKind.ERROR and asked is None
                     and self.config.slack.followup_errors == "ignore"):
                 return reply.kind.value, "ignored"
