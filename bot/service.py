@@ -383,7 +383,7 @@ class Service:
                 ReplyKind.ERROR,
                 text=(
                     f"{why}, so I don't know which estimate “{said}” should change. Ask "
-                    "again with the whole query, e.g. `new 70b qlora 50M tokens seq 8k`."
+                    "again with the whole query, e.g. `70b qlora 50M tokens seq 8k`."
                 ),
                 word=reply.word,  # lets run_resolved find an org/name Hub word
             )
