@@ -76,6 +76,22 @@ FSDP_FROZEN_GRADS: Final = {
 docs: with use_orig_params=True and mixed frozen/trainable parameters in one unit, "the
 gradient memory usage will be higher than expected (namely, equivalent to not freezing
 those parameters)")."""
+FSDP_ACCUMULATES_UNSHARDED: Final = {
+    "generic": True,  # the memory model's FSDP1 no_sync() rule (engine.memory docstring)
+    "hf": True,  # Accelerate's accumulate() runs no_sync() unless sync_each_batch
+    "unsloth": True,  # trains on the HF Trainer (Accelerate)
+    "torchtune": False,  # [tt-accum]
+    "litgpt": True,  # Fabric's no_backward_sync() around every micro-batch but the last
+    "torchtitan": False,  # [titan-accum]
+}
+"""Whether the framework's FSDP accumulates micro-batches with gradient sync off, holding
+whole, unsharded gradients until the window's last backward; False: FSDP2
+reduce-scatters every micro-batch's gradients into the sharded ones.
+[tt-accum] torchtune recipes/full_finetune_distributed.py ``train()``: ``current_loss.
+backward()`` every micro-batch, the optimizer step every ``gradient_accumulation_steps``,
+and no ``set_requires_gradient_sync(False)`` (the LoRA recipe alike).
+[titan-accum] torchtitan train.py ``train_step``: ``forward_backward_step`` per micro-batch,
+``loss.backward()`` with no gradient-sync switch."""
 PROFILE_SPEC_ACTIVATIONS: Final = {
     "generic": True,  # [detailed]
     "hf": False,  # [autograd]

@@ -470,7 +470,9 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         gathered_grad=arch.largest_layer_params * grad_bytes / GB if method is Method.FULL else 0.0,
         frozen_grad=base / GB if frozen_grads else 0.0,
         frozen_grad_unit=arch.largest_layer_params * gathered_bytes / GB if frozen_grads else 0.0,
-        accumulates=request.grad_accum > 1,
+        accumulates=(
+            request.grad_accum > 1 and profile(request.framework).fsdp_accumulates_unsharded
+        ),
         zero_fp32_grads=(
             MASTER_WEIGHT_BYTES * trainable / GB
             if profile(request.framework).deepspeed_zero and not pure

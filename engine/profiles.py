@@ -20,6 +20,7 @@ from typing import Literal
 
 from engine.architecture import Architecture
 from engine.framework_facts import (
+    FSDP_ACCUMULATES_UNSHARDED,
     FSDP_FROZEN_GRADS,
     PROFILE_ACTIVATION_OFFLOAD,
     PROFILE_CUDNN_ATTENTION_FROM,
@@ -44,14 +45,15 @@ from engine.request import Framework, Method, Request, Sharding, StatePrecision
 
 Scope = Literal[
     "any", "adapters", "fp32-adapters", "full", "zero", "full-outside-zero", "qlora-eager",
-    "qlora-fp32", "tied", "offload", "selective",
+    "qlora-fp32", "tied", "offload", "selective", "fsdp-accum",
 ]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, LoRA/QLoRA with adapters
 kept in FP32 (``fp32_adapters``, the profile's unless said), full fine-tunes, runs that
 may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several cards),
 full fine-tunes that do not, QLoRA without ``torch.compile``, QLoRA whose weights are
-not sharded, models with tied embeddings, offloaded runs, or runs checkpointed
-selectively on a model the framework checkpoints selectively by default."""
+not sharded, models with tied embeddings, offloaded runs, runs checkpointed
+selectively on a model the framework checkpoints selectively by default, or runs that
+accumulate micro-batches under FSDP."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,10 @@ class Profile:
     fsdp_frozen_grads: bool
     """Its FSDP wraps a frozen base and its adapters in one flat parameter, so frozen
     weights get gradients (FSDP1 with ``use_orig_params=True``)."""
+    fsdp_accumulates_unsharded: bool
+    """Its FSDP accumulates micro-batches with gradient sync off (``no_sync()``): whole
+    gradients until the window's last backward, reduced once a step
+    (``FSDP_ACCUMULATES_UNSHARDED``); else reduce-scattered every micro-batch."""
     activation_offload: bool
     """Its usual setup keeps checkpointed activations in host memory."""
     selective_checkpointing_up_to: float
@@ -137,6 +143,9 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
     if frozen:
         frozen_grads = "FSDP keeps gradients for frozen weights wrapped with adapters"
         changes.append((frozen_grads, "adapters"))
+    if not FSDP_ACCUMULATES_UNSHARDED[key]:
+        changes.append(("FSDP reduce-scatters every micro-batch's gradients (no no_sync)",
+                        "fsdp-accum"))
     if PROFILE_ACTIVATION_OFFLOAD[key]:
         changes.append(("checkpointed activations offloaded to CPU", "any"))
     selective_up_to = PROFILE_SELECTIVE_CHECKPOINTING_UP_TO[key]
@@ -182,6 +191,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         state_precision=StatePrecision.PURE_BF16 if pure else StatePrecision.FP32,
         lora_dropout=dropout,
         fsdp_frozen_grads=frozen,
+        fsdp_accumulates_unsharded=FSDP_ACCUMULATES_UNSHARDED[key],
         activation_offload=PROFILE_ACTIVATION_OFFLOAD[key],
         selective_checkpointing_up_to=selective_up_to,
         elementwise_scale=PROFILE_ELEMENTWISE_SCALE[key],
@@ -247,6 +257,8 @@ def changes_for(
         "selective": request.selective_checkpointing
         and arch is not None
         and selective_by_default(request.framework, arch),
+        "fsdp-accum": request.grad_accum > 1
+        and (stage.is_fsdp if stage is not None else request.sharding.is_fsdp),
     }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
 

@@ -195,6 +195,9 @@ class Workload:
     adapter_casts: tuple[float, float] = (0.0, 0.0)
     """``(bytes, kernels)`` of PEFT's FP32 adapter casts, already in ``dequant_bytes`` and
     ``kernels`` (what ``bf16 adapters`` would take off)."""
+    fsdp_no_sync: bool = True
+    """Its FSDP defers the gradient reduction of an accumulation window to its last
+    micro-batch (``Profile.fsdp_accumulates_unsharded``); else every micro-batch's."""
 
 
 def timed_seq_len(request: Request) -> int:
@@ -394,6 +397,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
         offload_weights=request.offload_weights,
         cp_comm_bytes=cp_comm_bytes(arch, request, tokens) / t,
         adapter_casts=(peft_bytes / t / c, peft_kernels),
+        fsdp_no_sync=prof.fsdp_accumulates_unsharded,
     )
 
 
@@ -477,7 +481,9 @@ def step_time(
 
     dp = data_parallel_seconds(
         gpu, count, stage, tp=tp, weight_bytes=work.stored_weight_bytes,
-        grad_bytes=work.grad_bytes, accumulates=work.grad_accum > 1, nodes=nodes,
+        grad_bytes=work.grad_bytes,
+        accumulates=work.grad_accum > 1 and (work.fsdp_no_sync or not stage.is_fsdp),
+        nodes=nodes,
     )
     comm_micro, comm_step, shards = dp.per_micro_s, dp.per_step_s, dp.shards
     micro = max(micro, comm_micro)
@@ -497,8 +503,9 @@ def step_time(
         if stage.shards_weights and work.offload_weights:
             offload_s += work.grad_accum * 2 * work.stored_weight_bytes / shards / host
     accum = work.grad_accum
-    # DDP reduces during the last micro-batch's backward (about 2/3 of its time).
-    exposed = max(0.0, comm_step - gpu_s * 2 / 3)
+    # DDP reduces during the last micro-batch's backward (about 2/3 of its time), which
+    # lasts as long as the micro-batch's kernels or, host-bound, their launches.
+    exposed = max(0.0, comm_step - max(gpu_s, launch) * 2 / 3)
     step = accum * micro + exposed + optimizer_s + offload_s
     return StepTime(
         compute_s=accum * gpu_s,

@@ -379,7 +379,8 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
             f"{o.gpu.name} has partial FlashAttention-2 support (PyTorch SDPA/cuDNN attention "
             "works): attention speed may differ from the model."
         )
-    if o.count > 1 and r.grad_accum > 1 and r.mode is Mode.DETAILED and r.sharding.is_fsdp:
+    accumulates = ctx.footprint.accumulates  # whole gradients under no_sync()
+    if o.count > 1 and accumulates and r.mode is Mode.DETAILED and r.sharding.is_fsdp:
         whole = ctx.footprint.whole_gradients
         out.append(
             f"FSDP accumulates {r.grad_accum} micro-batches inside no_sync(), which keeps "

@@ -467,3 +467,25 @@ def test_a_resolved_request_resolves_afresh_under_another_framework() -> None:
     assert tuned.state_precision is StatePrecision.PURE_BF16
     switched = resolve(tuned.model_copy(update={"framework": Framework.HF}))
     assert switched.state_precision is StatePrecision.FP32
+
+
+@pytest.mark.parametrize("framework", ["torchtune", "torchtitan"])
+def test_fsdp2_frameworks_keep_gradients_sharded_while_accumulating(
+    framework: str, catalog: Catalog
+) -> None:
+    def per_gpu(sharding: str, accum: int) -> float:
+        request = Request(model="llama-3.1-8b", method="full", framework=framework,
+                          gpu="h100-sxm", gpu_count=8, sharding=sharding, grad_accum=accum)
+        return estimate(request, catalog).options[0].per_gpu_gb
+
+    assert per_gpu("fsdp", 4) == pytest.approx(per_gpu("fsdp", 1))
+    assert per_gpu("fsdp", 4) == pytest.approx(per_gpu("zero3", 4))
+
+
+def test_hf_fsdp_accumulates_whole_gradients_under_no_sync(catalog: Catalog) -> None:
+    def per_gpu(accum: int) -> float:
+        request = Request(model="llama-3.1-8b", method="full", framework="hf",
+                          gpu="h100-sxm", gpu_count=8, sharding="fsdp", grad_accum=accum)
+        return estimate(request, catalog).options[0].per_gpu_gb
+
+    assert per_gpu(4) > per_gpu(1) + 10

@@ -404,3 +404,13 @@ def test_an_adapter_mfu_over_100_percent_says_it_is_counted_on_six_p() -> None:
 def test_a_full_fine_tune_quotes_its_mfu_plainly() -> None:
     line = _compute_line(CARD, method="full", gpu_count=4, sharding="fsdp")
     assert "% MFU)" in line and "over 100%" not in line
+
+
+def test_a_faster_card_is_not_slower_when_the_host_bounds_the_micro_batch() -> None:
+    from adapters.parse import parse_query
+
+    def rate(card: str) -> float:
+        query = f"mistral-7b full seq 512 bs 1 16x {card} zero2 50M tokens"
+        return estimate(parse_query(query)).options[0].timing.tokens_per_second or 0.0
+
+    assert rate("b200") >= rate("h100-sxm")
