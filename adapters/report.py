@@ -224,11 +224,7 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
     if not lead.runs:
         need = f"{lead.needed} would" if lead.needed else "no count fits"
         head = f"{head}: {need}."
-    priced: Option | None = lead
-    if not lead.runs:
-        # Time and cost only mean something on a count that holds the run.
-        fixed = [o for o in est.options[1:2] if o.gpu.id == lead.gpu.id and o.fits]
-        priced = fixed[0] if fixed else None
+    priced = est.priced  # time and cost only mean something on a count that holds the run
     cost = None
     if priced is not None and priced.timing.gpu_hours is not None:
         t = priced.timing

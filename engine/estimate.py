@@ -101,6 +101,19 @@ class Estimate:
         return self.options[0] if self.options and self.options[0].fits else None
 
     @property
+    def priced(self) -> Option | None:
+        """The option the headline's time and cost are for: the headline's own when it
+        holds the run (``Option.runs``: the tight band included), else the same card at
+        the count that does, which follows it; None when there is neither."""
+        if not self.options:
+            return None
+        lead = self.options[0]
+        if lead.runs:
+            return lead
+        fixed = [o for o in self.options[1:2] if o.gpu.id == lead.gpu.id and o.fits]
+        return fixed[0] if fixed else None
+
+    @property
     def total_gb(self) -> float:
         """Memory over the headline option's cards, GB."""
         return self.memory.total * self.count
@@ -141,6 +154,7 @@ class Estimate:
             },
             "uncertainty": None if self.uncertainty is None else self.uncertainty.to_json(),
             "options": [_option_json(o) for o in self.options],
+            "priced": None if self.priced is None else self.options.index(self.priced),
             "what_if": [
                 {
                     "label": w.label,

@@ -20,6 +20,7 @@ JSON_KEYS = {
     "model",
     "memory",
     "options",
+    "priced",
     "what_if",
     "compute",
     "warnings",
@@ -541,3 +542,21 @@ def test_a_named_count_past_the_planning_line_even_at_the_low_end_may_not_start(
 
     tight = next(w for w in est.warnings if w.startswith("Tight: 99.5%"))
     assert "It may well not start: the estimate's own memory band is" in tight
+
+
+def test_json_priced_points_at_the_plan_the_headline_times_when_the_named_count_is_too_small(
+    catalog: Catalog,
+) -> None:
+    from adapters.parse import parse_query
+
+    doc = estimate(parse_query("70b full 50M tokens 8x h100", catalog), catalog).to_json()
+
+    assert doc["options"][0]["fit"] == "does not fit"
+    priced = doc["options"][doc["priced"]]
+    assert priced["gpu"] == "h100-sxm" and priced["fit"] != "does not fit"
+
+
+def test_json_priced_is_the_headline_when_it_holds_the_run(catalog: Catalog) -> None:
+    doc = estimate(Request(model="llama-3.1-8b", dataset_tokens=10_000_000), catalog).to_json()
+
+    assert doc["priced"] == 0
