@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from catalog.loader import default_catalog
 from engine.memory import Footprint, footprint
 from engine.profiles import resolve
 from engine.request import Request
 from engine.specs import Catalog, GpuSpec
+
+if TYPE_CHECKING:
+    from adapters.parse import QueryError
 
 
 def gpu(gpu_id: str, memory_gb: float, **fields: Any) -> GpuSpec:
@@ -66,12 +69,17 @@ def fields(text: str) -> dict[str, Any]:
     return parsed(text).model_dump(exclude_defaults=True)
 
 
-def refusal(text: str) -> str:
-    """The message of the QueryError ``text`` is refused with (fails if it parses)."""
+def refused(text: str) -> QueryError:
+    """The QueryError ``text`` is refused with, as a new question (fails if it parses)."""
     import pytest
 
     from adapters.parse import QueryError
 
     with pytest.raises(QueryError) as caught:
         parsed(text)
-    return caught.value.message
+    return caught.value
+
+
+def refusal(text: str) -> str:
+    """The message of the QueryError ``text`` is refused with (fails if it parses)."""
+    return refused(text).message

@@ -12,18 +12,9 @@ import pytest
 from adapters.parse import QueryError, apply_followup, parse_fields, parse_query
 from catalog.loader import default_catalog
 from engine.request import Method, Mode, ModelPick, Precision, Request
+from tests.helpers import fields, refused
 
 CAT = default_catalog()
-
-
-def fields(text: str) -> dict[str, Any]:
-    return parse_query(text, CAT).model_dump(exclude_defaults=True)
-
-
-def refused(text: str) -> QueryError:
-    with pytest.raises(QueryError) as caught:
-        parse_query(text, CAT)
-    return caught.value
 
 
 def followup(previous: str, text: str) -> Request:

@@ -19,18 +19,9 @@ from engine.request import (
     Sharding,
     Solve,
 )
+from tests.helpers import fields, refused
 
 CAT = default_catalog()
-
-
-def fields(text: str) -> dict[str, Any]:
-    return parse_query(text, CAT).model_dump(exclude_defaults=True)
-
-
-def refused(text: str) -> QueryError:
-    with pytest.raises(QueryError) as caught:
-        parse_query(text, CAT)
-    return caught.value
 
 
 # --- framework (issue 13) ---------------------------------------------------------
