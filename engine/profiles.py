@@ -41,7 +41,7 @@ from engine.framework_facts import (
     PROFILE_SPEC_ACTIVATIONS,
     PROFILE_UNTIED_HEAD,
 )
-from engine.request import Framework, Method, Request, Sharding, StatePrecision
+from engine.request import Framework, Method, Precision, Request, Sharding, StatePrecision
 
 Scope = Literal[
     "any", "adapters", "fp32-adapters", "full", "zero", "full-outside-zero", "qlora-eager",
@@ -334,8 +334,13 @@ def resolve(request: Request, arch: Architecture | None = None) -> Request:
     p = PROFILES[request.framework]
     said = request.model_fields_set
     update: dict[str, object] = {}
-    if "state_precision" not in said and request.state_precision is not p.state_precision:
-        update["state_precision"] = p.state_precision
+    state = p.state_precision
+    if state is StatePrecision.PURE_BF16 and request.precision is Precision.FP32:
+        # A pure regime keeps the states in the weights' dtype: FP32 weights (torchtune's
+        # `dtype: fp32`, litgpt's `32-true`) train with FP32 gradients and moments.
+        state = StatePrecision.FP32
+    if "state_precision" not in said and request.state_precision is not state:
+        update["state_precision"] = state
     if "lora_dropout" not in said and request.lora_dropout != p.lora_dropout:
         update["lora_dropout"] = p.lora_dropout
     if "activation_offload" not in said and request.activation_offload != p.activation_offload:

@@ -183,10 +183,15 @@ def _host_memory(ctx: Context) -> str | None:
     nodes = nodes_for(count, r.nodes, lead.gpu.gpus_per_node if lead else GPUS_PER_NODE)
     return (
         f"CPU offload{'' if r.offload_weights else ' of the optimizer'} needs about "
-        f"{host:,.0f} GB of host memory in total: {host / nodes:,.0f} GB of RAM on each "
+        f"{_gb(host)} GB of host memory in total: {_gb(host / nodes)} GB of RAM on each "
         f"of {nodes} node(s), plus pinned buffers; each step moves gradients and weights "
         "over PCIe."
     )
+
+
+def _gb(value: float) -> str:
+    """``130``, ``2.4``, ``0.05``: GB with the figures a small amount needs."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
 
 
 def _fp8_weights(ctx: Context) -> str | None:

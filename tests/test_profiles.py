@@ -489,3 +489,14 @@ def test_hf_fsdp_accumulates_whole_gradients_under_no_sync(catalog: Catalog) -> 
         return estimate(request, catalog).options[0].per_gpu_gb
 
     assert per_gpu(4) > per_gpu(1) + 10
+
+
+def test_fp32_weights_under_a_pure_bf16_framework_keep_fp32_gradients_and_moments(
+    catalog: Catalog,
+) -> None:
+    said = Request(model="llama-3.1-8b", method="full", framework="torchtune", precision="fp32")
+
+    assert resolve(said).state_precision is StatePrecision.FP32
+    assert resolve(said.model_copy(update={"precision": Precision.BF16})).state_precision is (
+        StatePrecision.PURE_BF16
+    )
