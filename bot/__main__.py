@@ -45,8 +45,10 @@ class Subcommand:
 
 def _run(args: argparse.Namespace, config: Config, out: TextIO) -> int:
     setup_logging(config.log.level, config.log.format, config.secrets.values())
-    for warning in secret_warnings():
-        logging.getLogger("ftcost.bot").warning("%s", warning)
+    log = logging.getLogger("ftcost.bot")
+    log.info("ftcost-bot health endpoints: %s", _health_where(config))
+    for warning in [*config.warnings(), *secret_warnings()]:
+        log.warning("%s", warning)
     try:
         asyncio.run(Runtime(config).run_until_stopped())
     except (PlatformStartError, StoreError) as exc:
@@ -58,19 +60,26 @@ def _run(args: argparse.Namespace, config: Config, out: TextIO) -> int:
 
 
 def _check_config(args: argparse.Namespace, config: Config, out: TextIO) -> int:
+    """What would run, each value an environment variable set marked ``(set by VAR)``,
+    then the warnings (the configuration is valid: :func:`main` refused it otherwise)."""
     mode = config.slack_mode.value if config.slack_mode else "off"
+    port_by = config.origin("port").strip(" ()")
+    http = (f" (POST {config.slack.events_path} on {config.slack.host}:{config.port}"
+            f"{'; port ' + port_by if port_by else ''})")  # fmt: skip
     lines = [
         "configuration OK",
-        f"  slack: {mode}"
-        + (f" (POST {config.slack.events_path} on port {config.port})" if mode == "http" else ""),
+        f"  config file: {config.source or 'none (the defaults, and the environment)'}",
+        f"  slack: {mode}" + (http if mode == "http" else ""),
         f"  slack command: {config.slack.command}",
-        f"  slack api: {config.slack_api_base_url}",
+        f"  slack api: {config.slack_api_base_url}{config.origin('slack_api_base_url')}",
         f"  discord: {'on' if config.discord_enabled else 'off'}",
-        f"  discord api: {config.discord.api_base_url}",
+        f"  discord api: {config.discord.api_base_url}{config.origin('discord.api_base_url')}",
         f"  discord message content: {'on' if config.discord.message_content else 'off'}",
-        f"  store: {config.store.shown}",
+        f"  store: {config.store.shown}{config.origin('store.path')}",
         "  health port: " + _health(config),
-        f"  log: {config.log.level} {config.log.format}",
+        f"  log: {config.log.level}{config.origin('log.level')} {config.log.format}",
+        f"  rate limit: {_rate_limit(config)}",
+        f"  prices: {_prices(config)}",
         "  secrets set: "
         + ", ".join(
             f"{name.upper()}={'yes' if getattr(config.secrets, name) else 'no'}"
@@ -80,30 +89,60 @@ def _check_config(args: argparse.Namespace, config: Config, out: TextIO) -> int:
     known = {p.name for p in PLATFORMS}
     if config.discord_enabled and "discord" not in known:
         lines.append("  warning: DISCORD_TOKEN is set but this build has no Discord runner")
-    lines += [f"  warning: {warning}" for warning in secret_warnings()]
+    lines += [f"  warning: {warning}" for warning in [*config.warnings(), *secret_warnings()]]
     print("\n".join(lines), file=out)
     return 0
 
 
 def health_address(config: Config) -> tuple[str, int] | None:
-    """``(host, port)`` of the server answering ``/healthz`` and ``/metrics`` when
-    ``health_port`` is set: the Slack HTTP listener (``slack.host``) when the port is
-    shared with it, else the health-only server (``health_host``); as
-    :meth:`bot.runtime.Runtime._start_http` decides. ``None``: no ``health_port`` (Slack's
-    HTTP mode still answers both on its own listener)."""
-    if config.health_port is None:
-        return None
-    if config.slack_mode is SlackMode.HTTP and config.health_port == config.port:
-        return config.slack.host, config.port
-    return config.health_host, config.health_port
+    """``(host, port)`` of the listener answering ``/healthz`` and ``/metrics``
+    (:meth:`bot.config.Config.health_address`); None when none does."""
+    return config.health_address()
+
+
+def _health_where(config: Config) -> str:
+    """Where ``/healthz`` and ``/metrics`` are served, for the start-up log line (the
+    configured port: ``port: 0`` is chosen at start)."""
+    address = config.health_address()
+    if address is None:
+        return "off (no health_port)"
+    listener = "the Slack listener" if config.slack_mode is SlackMode.HTTP and \
+        config.health_port in (None, config.port) else "the health listener"  # fmt: skip
+    return f"/healthz and /metrics on {listener} {address[0]}:{address[1]}"
 
 
 def _health(config: Config) -> str:
-    address = health_address(config)
+    """The ``health port`` line of ``check-config``: which listener serves ``/healthz``
+    and ``/metrics``, on which interface, and what an environment variable set."""
+    address = config.health_address()
+    port_by, host_by = config.origin("health_port"), config.origin("health_host")
     if address is None:
-        return "off"
+        return ("not set: nothing serves /healthz or /metrics (Socket Mode and Discord "
+                "listen on no port); set health_port (HEALTH_PORT) to serve them")  # fmt: skip
     host, port = address
-    return f"{port} (/healthz and /metrics on {host}:{port})"
+    if config.health_port is None:
+        return (f"not set: /healthz and /metrics on the Slack listener {host}:{port} "
+                f"(slack.host:port{config.origin('port')}); set health_port to another port "
+                "to serve them elsewhere")  # fmt: skip
+    if config.slack_mode is SlackMode.HTTP and config.health_port == config.port:
+        return (f"{port}{port_by}: /healthz and /metrics on the Slack listener {host}:{port} "
+                "(slack.host)")  # fmt: skip
+    return f"{port}{port_by}: /healthz and /metrics on {host}:{port} (health_host{host_by})"
+
+
+def _rate_limit(config: Config) -> str:
+    limit = config.rate_limit_per_minute
+    words = f"{limit} commands per person per minute" if limit else "off"
+    return words + config.origin("rate_limit_per_minute")
+
+
+def _prices(config: Config) -> str:
+    prices = config.prices
+    if not prices.enabled:
+        return "off (the built-in catalog prices)"
+    clouds = ", ".join(prices.clouds) or "none"
+    return (f"refresh {prices.schedule!r} (UTC) from {clouds}; "
+            f"{len(prices.team_sheets)} team sheet(s)")
 
 
 def _sync_commands(args: argparse.Namespace, config: Config, out: TextIO) -> int:
@@ -126,16 +165,16 @@ MANIFEST_EVENTS_PATH = "/slack/events"
 def manifest_text(command: str = MANIFEST_COMMAND, events_path: str = MANIFEST_EVENTS_PATH,
                   url: str | None = None) -> str:  # fmt: skip
     """The packaged Slack app manifest with ``slack.command`` and ``slack.events_path``
-    written in; with ``url`` (``https://HOST``, no path) set up for HTTP mode instead of
-    Socket Mode: its three request URLs are ``url + events_path``."""
+    written in; with ``url`` (checked by :func:`request_url`) set up for HTTP mode instead
+    of Socket Mode: its three request URLs are ``request_url(url, events_path)``."""
     text = resources.files("adapters.slack").joinpath("manifest.yml").read_text("utf-8")
     text = re.sub(rf"(?<![\w./-]){re.escape(MANIFEST_COMMAND)}(?![\w-])",
                   lambda _: command, text)  # fmt: skip
     text = text.replace(MANIFEST_EVENTS_PATH, events_path)
     if url is not None:
-        request_url = json.dumps(url.rstrip("/") + events_path)  # a quoted YAML scalar
+        quoted = json.dumps(request_url(url, events_path))  # a quoted YAML scalar
         text, n = re.subn(r"^(\s*)# (url|request_url): https://YOUR-HOST\S*$",
-                          lambda m: f"{m[1]}{m[2]}: {request_url}", text, flags=re.M)  # fmt: skip
+                          lambda m: f"{m[1]}{m[2]}: {quoted}", text, flags=re.M)  # fmt: skip
         if n != 3 or "socket_mode_enabled: true" not in text:
             raise RuntimeError("adapters/slack/manifest.yml no longer has the three "
                                "commented request URLs manifest --url fills in")  # fmt: skip
@@ -143,22 +182,55 @@ def manifest_text(command: str = MANIFEST_COMMAND, events_path: str = MANIFEST_E
     return text
 
 
+_PUBLIC_URL = re.compile(r"(https://[^\s/?#\"'\\]+)(/[^\s?#\"'\\]*)?")
+"""An https address: the scheme and host (with any port), then any path; no query or
+fragment, nothing a YAML scalar or a shell would mangle."""
+
+
+def request_url(url: str, events_path: str) -> str:
+    """The request URL Slack is given for ``--url``: the address alone
+    (``https://bot.example.com``) followed by ``events_path``; a URL that already ends
+    with ``events_path`` as it is (behind a proxy that adds a prefix:
+    ``https://example.com/ftcost/slack/events``). Raises :class:`ValueError` saying how
+    to write it for anything else: not https, a query, or another path (Slack would post
+    where the bot does not answer)."""
+    match = _PUBLIC_URL.fullmatch(url)
+    if match is None:
+        raise ValueError("--url must be the bot's public https:// address, e.g. "
+                         "https://ftcost.example.com (Slack sends requests over HTTPS only, "
+                         "and the address takes no query or spaces)")  # fmt: skip
+    base, path = match[1], (match[2] or "").rstrip("/")
+    tail = events_path.rstrip("/")
+    if not path:
+        return base + events_path
+    if tail and path.endswith(tail):  # the path once, however the config writes it
+        return base + path[: len(path) - len(tail)] + events_path
+    raise ValueError(
+        f"--url {url} has the path {path}, but the bot answers Slack at slack.events_path "
+        f"({events_path}), so Slack would post where nothing answers: give the address "
+        f"alone (--url {base}) or the whole request URL (--url {base}{events_path}); behind "
+        f"a proxy that adds a prefix, end it with the path (--url {base}{path}{events_path})"
+    )
+
+
 def _manifest(args: argparse.Namespace, config: Config, out: TextIO) -> int:
-    url = args.url
-    if url is not None and not re.fullmatch(r"https://[^\s/?#\"'\\]+(/[^\s?#\"'\\]*)?", url):
-        print("ftcost-bot: --url must be the bot's public https:// address, e.g. "
-              "https://ftcost.example.com (Slack sends requests over HTTPS only)",
-              file=sys.stderr)  # fmt: skip
-        return 2
-    print(manifest_text(config.slack.command, config.slack.events_path, url), end="", file=out)
+    if args.url is not None:
+        try:
+            request_url(args.url, config.slack.events_path)
+        except ValueError as exc:
+            print(f"ftcost-bot: {exc}", file=sys.stderr)
+            return 2
+    print(manifest_text(config.slack.command, config.slack.events_path, args.url), end="",
+          file=out)  # fmt: skip
     return 0
 
 
 def _manifest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--url", metavar="URL", default=None,
-        help="HTTP mode: the bot's public https:// address; the request URLs become "
-             "URL + slack.events_path and Socket Mode is turned off",
+        help="HTTP mode: the bot's public https:// address (https://HOST); the request "
+             "URLs become URL + slack.events_path (a URL already ending with that path is "
+             "used as it is) and Socket Mode is turned off",
     )  # fmt: skip
 
 
@@ -187,8 +259,16 @@ def _backup(args: argparse.Namespace, config: Config, out: TextIO) -> int:
     if not Path(source).is_file():
         print(f"ftcost-bot: no SQLite store at {source}", file=sys.stderr)
         return 2
+    from bot.store_sqlite import create_owner_only
+
     dest = Path(args.dest)
-    if dest.exists():
+    try:
+        created = create_owner_only(dest)  # 0600, and atomic: never overwrites
+    except OSError as exc:
+        print(f"ftcost-bot: cannot create {dest}: {exc.strerror}; choose a folder you can "
+              "write to", file=sys.stderr)  # fmt: skip
+        return 2
+    if not created:
         print(f"ftcost-bot: {dest} exists; give a new file name", file=sys.stderr)
         return 2
     try:
@@ -196,6 +276,7 @@ def _backup(args: argparse.Namespace, config: Config, out: TextIO) -> int:
                 sqlite3.connect(dest) as dst:  # fmt: skip
             src.backup(dst)
     except (sqlite3.Error, OSError) as exc:
+        dest.unlink(missing_ok=True)
         print(f"ftcost-bot: backup failed: {exc}", file=sys.stderr)
         return 1
     print(f"backed up {source} to {dest}", file=out)

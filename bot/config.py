@@ -6,7 +6,12 @@ error ever shows them. Everything else has a default, may be set in an optional
 YAML file (``python -m bot --config bot.yml``) validated with ``extra="forbid"``
 (an unknown or misspelt key is an error naming it), and a few deployment knobs
 (``PORT``, ``HEALTH_PORT``, ``STORE_URL``, ``SLACK_API_BASE_URL``) may be
-overridden by the environment, which wins over the file.
+overridden by the environment, which wins over the file (:meth:`Config.origin` says which
+variable set a value, for ``check-config``). :func:`load_config` reports every problem it
+finds in one :class:`ConfigError`: numbers YAML writes that pydantic would take silently
+(:func:`bot.config_yaml.written_numbers`), the rules of :mod:`bot.config_checks` (hosts,
+team sheets' workspaces, clouds, the refresh schedule) and pydantic's own, in the
+operator's words.
 
 Environment variables:
 
@@ -24,7 +29,7 @@ Environment variables:
                              ``sqlite:///path`` (default ``ftcost-bot.sqlite3``)
 ``FTCOST_STORE``             the same, older name (``STORE_URL`` wins when both are set)
 ``FTCOST_CONFIG``            the YAML file, when ``--config`` is not given
-``FTCOST_LOG_LEVEL``         ``DEBUG``/``INFO``/``WARNING``/...
+``FTCOST_LOG_LEVEL``         ``DEBUG``/``DEBUG-ALL``/``INFO``/``WARNING``/...
 ``FTCOST_RATE_LIMIT``        commands per person per minute (default 20; 0: no limit)
 ``HF_ENDPOINT``              the Hugging Face Hub (default ``https://huggingface.co``)
 ``HF_TOKEN``                 a Hub read token, for gated or private ``org/name`` models
@@ -38,20 +43,31 @@ import os
 from collections.abc import Iterator, Mapping
 from enum import StrEnum
 from pathlib import Path
-from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
-from bot.config_yaml import ConfigError, read_yaml
+from bot.config_checks import (
+    Loc,
+    Problem,
+    error_words,
+    missing_file,
+    setting_loc,
+    value_problems,
+    where,
+)
+from bot.config_yaml import ConfigError, model_in, number, read_yaml, written_numbers
 from bot.prices import PricesConfig
 from bot.store import StoreError, redact_url
 from bot.store_factory import open_store_from
@@ -105,7 +121,10 @@ class SlackSettings(_Section):
     events_path: str = Field(default="/slack/events", pattern=r"^/\S*$")
     """HTTP mode: the path Slack POSTs commands, events and interactions to."""
     host: str = "0.0.0.0"
-    """HTTP mode: the interface to listen on."""
+    """HTTP mode: the interface to listen on (every one by default: the image's listener
+    must take every interface for Docker's port mapping). It answers ``/healthz`` and
+    ``/metrics`` too unless ``health_port`` is another port. An IP address or a host name
+    (:func:`bot.config_checks.host_problem`)."""
     rate_limit_retries: int = Field(default=5, ge=0, le=20)
     """How often a Web API call answered 429 is retried after its ``Retry-After``."""
     followup_errors: Literal["ephemeral", "ignore"] = "ephemeral"
@@ -197,14 +216,14 @@ class DiscordSettings(_Section):
 class LogSettings(_Section):
     """The ``log:`` section."""
 
-    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    level: Literal["DEBUG", "DEBUG-ALL", "INFO", "WARNING", "ERROR"] = "INFO"
     format: Literal["kv", "json"] = "kv"
     """``kv``: ``key=value`` lines; ``json``: one JSON object per line."""
 
     @field_validator("level", mode="before")
     @classmethod
     def _upper(cls, value: Any) -> Any:
-        return value.upper() if isinstance(value, str) else value
+        return value.upper().replace("_", "-") if isinstance(value, str) else value
 
 
 class Secrets(BaseModel):
@@ -259,6 +278,12 @@ class Config(_Section):
     ``negative_ttl_minutes`` (10), ``endpoint`` (else ``HF_ENDPOINT``)."""
     """GPU price refresh and announcements (docs/prices.md)."""
     secrets: Secrets = Field(default_factory=Secrets, exclude=True)
+    _set_by: dict[str, str] = PrivateAttr(default_factory=dict)
+    """Setting (``store.path``) -> the environment variable that set it (``STORE_URL``)."""
+    _over_file: set[str] = PrivateAttr(default_factory=set)
+    """Settings the file wrote that a variable replaced."""
+    _source: str | None = PrivateAttr(default=None)
+    """The YAML file read, if any."""
 
     @field_validator("slack_api_base_url")
     @classmethod
@@ -281,6 +306,63 @@ class Config(_Section):
     @property
     def discord_enabled(self) -> bool:
         return self.secrets.discord_token is not None
+
+    # -- where a value came from ------------------------------------------------------------
+    @property
+    def source(self) -> str | None:
+        """The YAML file the configuration was read from (None: defaults + environment)."""
+        return self._source
+
+    def set_by(self, key: str) -> str | None:
+        """The environment variable that set ``key`` (``health_port`` -> ``HEALTH_PORT``)."""
+        return self._set_by.get(key)
+
+    def origin(self, key: str) -> str:
+        """`` (set by HEALTH_PORT)`` for a value a variable set (``, over the file's value``
+        when the file wrote one too), else the empty string: for ``check-config``."""
+        var = self._set_by.get(key)
+        if var is None:
+            return ""
+        over = ", over the file's value" if key in self._over_file else ""
+        return f" (set by {var}{over})"
+
+    def health_address(self) -> tuple[str, int] | None:
+        """``(host, port)`` of the listener answering ``/healthz`` and ``/metrics``, as
+        :meth:`bot.runtime.Runtime._start_http` decides: Slack's HTTP listener
+        (``slack.host``:``port``) unless ``health_port`` is another port, whose server
+        listens on ``health_host``; None when nothing serves them (Socket Mode or Discord
+        without ``health_port``)."""
+        if self.slack_mode is SlackMode.HTTP and self.health_port in (None, self.port):
+            return self.slack.host, self.port
+        if self.health_port is None:
+            return None
+        return self.health_host, self.health_port
+
+    def warnings(self) -> list[str]:
+        """What is legal but probably not meant, one line each (``check-config`` prints
+        them, ``run`` logs them): a secret set but unused, no public price source, a price
+        file that does not exist here."""
+        out: list[str] = []
+        s = self.secrets
+        if s.slack_bot_token and s.slack_app_token and s.slack_signing_secret:
+            out.append("SLACK_SIGNING_SECRET is set but unused: SLACK_APP_TOKEN is set too, "
+                       "so Slack runs in Socket Mode, which needs no signing secret; unset "
+                       "SLACK_SIGNING_SECRET, or unset SLACK_APP_TOKEN for HTTP mode")  # fmt: skip
+        prices = self.prices
+        if prices.enabled and not prices.clouds:
+            out.append("prices.clouds is empty: no public price source is read, so estimates "
+                       "use the built-in catalog prices" + (" and the team sheets"
+                       if prices.team_sheets else "; list clouds, or set prices.enabled: "
+                       "false to say so"))  # fmt: skip
+        files = [(f"prices.cloud_urls.{c}", u) for c, u in prices.cloud_urls.items()] + \
+            [(f"prices.team_sheets[{i}].location", t.location)
+             for i, t in enumerate(prices.team_sheets)]  # fmt: skip
+        for key, location in files if prices.enabled else []:
+            path = missing_file(location)
+            if path is not None:
+                out.append(f"{key}: no file {path} here: each refresh marks that source "
+                           "failed until it exists")  # fmt: skip
+        return out
 
     def check_credentials(self) -> None:
         """Raise :class:`ConfigError` unless at least one platform is fully configured."""
@@ -326,141 +408,159 @@ _ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _describe(
-    exc: ValidationError, source: str, set_by: Mapping[tuple[str, ...], str] | None = None
-) -> str:
-    """The operator's message: each bad key, and the environment variable that set it
-    (``set_by``: key path -> variable)."""
-    lines = [f"ftcost-bot: invalid configuration in {source}:"]
+_CEILINGS = (
+    ("max_change_ratio", MAX_CHANGE_RATIO, "5", "would never hold a price back"),
+    ("max_price_per_gpu_hour", MAX_PRICE_PER_GPU_HOUR, "100", "would let any price through"),
+)
+
+
+def _ceilings(data: Mapping[str, Any]) -> Iterator[Problem]:
+    """The price limits past which nothing is checked (finite, but meaningless)."""
+    prices = data.get("prices")
+    limits = prices.get("limits") if isinstance(prices, Mapping) else None
+    if not isinstance(limits, Mapping):
+        return
+    for key, top, default, why in _CEILINGS:
+        value = number(limits.get(key))
+        if value is not None and math.isfinite(value) and value > top:
+            yield ("prices", "limits", key), (f"{value:g} {why}: write at most {top:g} "
+                                              f"(default {default})")  # fmt: skip
+
+
+def _field_at(loc: Loc) -> tuple[type[BaseModel] | None, FieldInfo | None]:
+    """The section that holds the setting at ``loc``, and the setting's field (None for
+    an unknown key, or past the sections: a ``cloud_urls`` entry)."""
+    section: type[BaseModel] | None = None
+    model: type[BaseModel] | None = Config
+    field: FieldInfo | None = None
+    for part in loc:
+        if isinstance(part, int):  # an item of a list: its model is the list's
+            continue
+        if model is None:
+            return None, None
+        section, field = model, model.model_fields.get(part)
+        if field is None:
+            return section, None
+        model = model_in(field.annotation)
+    return section, field
+
+
+def _joined(words: list[str]) -> str:
+    """One line for the errors of one setting (a union's members: ``must be a whole
+    number or 'auto'``)."""
+    if len(words) > 1 and all(w.startswith("must be ") for w in words):
+        return "must be " + " or ".join(w.removeprefix("must be ") for w in words)
+    return "; ".join(words)
+
+
+def _validation_problems(exc: ValidationError) -> list[Problem]:
+    """pydantic's errors as settings' problems, worded by :func:`error_words`."""
+    found: dict[Loc, list[str]] = {}
     for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        loc = tuple(str(p) for p in err["loc"])
-        var = next((v for k, v in (set_by or {}).items() if loc[: len(k)] == k), None)
-        if var is not None:
-            where += f" (set by {var})"
-        if err["type"] == "extra_forbidden":
-            hint = ""
-            key = str(err["loc"][-1]).upper()
-            if key in SECRET_ENV or "token" in key.lower() or "secret" in key.lower():
-                hint = " (secrets are read from the environment only, e.g. SLACK_BOT_TOKEN)"
-            lines.append(f"  {where}: unknown key{hint}")
-        else:
-            # err["input"] is never shown: it could be anything the user typed.
-            lines.append(f"  {where}: {err['msg']}")
-    return "\n".join(lines)
+        loc = setting_loc(err["loc"])
+        section, field = _field_at(loc)
+        default = None if field is None or field.default is PydanticUndefined else field.default
+        keys = [k for k in section.model_fields if k != "secrets"] if section else []
+        words = error_words(err, loc, default, keys)
+        if words not in found.setdefault(loc, []):
+            found[loc].append(words)
+    return [(loc, _joined(words)) for loc, words in found.items()]
 
 
-def _flat(annotation: Any) -> tuple[Any, ...]:
-    """The types a field's annotation allows (a union's members, flattened)."""
-    if get_origin(annotation) in (Union, UnionType):
-        return tuple(t for arg in get_args(annotation) for t in _flat(arg))
-    return (annotation,)
-
-
-def _written_numbers(model: type[BaseModel], data: Mapping[Any, Any], path: str = ""
-                     ) -> Iterator[str]:  # fmt: skip
-    """What pydantic would take silently where a setting is a number: ``true`` (read as
-    1) and ``.inf`` / ``.nan`` (``.inf`` disables a bound with none above it)."""
-    for name, value in data.items():
-        field = model.model_fields.get(name) if isinstance(name, str) else None
-        if field is not None:  # an unknown key: validation names it
-            yield from _number_value(_flat(field.annotation), value, f"{path}{name}",
-                                     field.default)  # fmt: skip
-
-
-def _number_value(types: tuple[Any, ...], value: Any, where: str, default: Any
-                  ) -> Iterator[str]:  # fmt: skip
-    numeric = bool not in types and (int in types or float in types)
-    example = (f"such as {default:g}" if isinstance(default, int | float)
-               and not isinstance(default, bool) else "")  # fmt: skip
-    if numeric and isinstance(value, bool):
-        yield f"  {where}: {str(value).lower()} is a yes/no value, not a number: write a " \
-              f"number {example}".rstrip()
-    elif numeric and isinstance(value, float) and not math.isfinite(value):
-        yield f"  {where}: {value} is not a finite number: write one {example}".rstrip()
-    elif isinstance(value, dict):
-        model = next((t for t in types if get_origin(t) is None and isinstance(t, type)
-                      and issubclass(t, BaseModel)), None)  # fmt: skip
-        if model is not None:
-            yield from _written_numbers(model, value, f"{where}.")
-    elif isinstance(value, list):
-        items = tuple(a for t in types if get_origin(t) in (list, tuple)
-                      for a in _flat(get_args(t)[0]))  # fmt: skip
-        for i, item in enumerate(value):
-            yield from _number_value(items, item, f"{where}[{i}]", None)
-
-
-def _beyond_bounds(config: BaseModel, path: str = "") -> Iterator[str]:
-    """Numbers that validated but make a setting meaningless: any infinite or NaN one
-    (written as text, ``"inf"``), and the price limits past which nothing is checked."""
-    for name, field in type(config).model_fields.items():
-        value, where = getattr(config, name), f"{path}{name}"
-        if isinstance(value, BaseModel):
-            yield from _beyond_bounds(value, f"{where}.")
-        elif isinstance(value, tuple | list):
-            for i, item in enumerate(value):
-                if isinstance(item, BaseModel):
-                    yield from _beyond_bounds(item, f"{where}[{i}].")
-        elif isinstance(value, float) and not math.isfinite(value):
-            yield f"  {where}: {value} is not a finite number: write one such as " \
-                  f"{field.default:g}"
-    if isinstance(config, Config):
-        limits = config.prices.limits
-        if math.isfinite(limits.max_change_ratio) and limits.max_change_ratio > MAX_CHANGE_RATIO:
-            yield (f"  prices.limits.max_change_ratio: {limits.max_change_ratio:g} would never "
-                   f"hold a price back: write at most {MAX_CHANGE_RATIO:g} (default 5)")
-        price = limits.max_price_per_gpu_hour
-        if math.isfinite(price) and price > MAX_PRICE_PER_GPU_HOUR:
-            yield (f"  prices.limits.max_price_per_gpu_hour: {price:g} would let any price "
-                   f"through: write at most {MAX_PRICE_PER_GPU_HOUR:g} (default 100)")
-
-
-def _refuse(source: str, problems: list[str]) -> None:
-    if problems:
-        raise ConfigError("\n".join([f"ftcost-bot: invalid configuration in {source}:",
-                                     *problems]))  # fmt: skip
-
-
-def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
-    """Build the configuration from ``path`` (YAML, optional) and ``env`` (default
-    ``os.environ``). Raises :class:`ConfigError` with an operator-facing message."""
-    env = os.environ if env is None else env
-    if path is None and env.get("FTCOST_CONFIG"):
-        path = env["FTCOST_CONFIG"]
-    data = read_yaml(path) if path is not None else {}
-    source = str(path) if path is not None else "the environment"
-    if "secrets" in data:
-        raise ConfigError(
-            f"ftcost-bot: invalid configuration in {source}:\n  secrets: unknown key "
-            "(secrets are read from the environment only, e.g. SLACK_BOT_TOKEN)"
-        )
-    _refuse(source, list(_written_numbers(Config, data)))
+def _problems(data: dict[str, Any]) -> tuple[list[Problem], Config | None]:
+    """Everything wrong with the raw settings ``data`` (at most one line per setting:
+    the checks of :mod:`bot.config_checks` before pydantic's), and the configuration when
+    nothing is."""
+    problems = [*written_numbers(Config, data), *_ceilings(data), *value_problems(data)]
+    config = None
     try:
-        Config.model_validate(data)  # report file errors against the file alone
+        config = Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source)) from None
-    set_by: dict[tuple[str, ...], str] = {}
+        problems += _validation_problems(exc)
+    first: dict[Loc, str] = {}
+    for loc, text in problems:
+        first.setdefault(loc, text)
+    return sorted(first.items(), key=_in_order), config if not first else None
+
+
+_ORDER = {name: i for i, name in enumerate(Config.model_fields)}
+
+
+def _in_order(problem: Problem) -> int:
+    """Problems in the order of the sections (``port`` ... ``hub``); an unknown key last."""
+    return _ORDER.get(str(problem[0][0]), len(_ORDER)) if problem[0] else -1
+
+
+def _with_environment(data: dict[str, Any], env: Mapping[str, str]
+                      ) -> tuple[dict[str, Any], dict[Loc, str]]:  # fmt: skip
+    """``data`` with the variables of :data:`_ENV_OVERRIDES` that are set written in
+    (a copy), and which setting each set."""
+    merged = dict(data)
+    set_by: dict[Loc, str] = {}
     for var, loc in _ENV_OVERRIDES.items():
         value = env.get(var, "").strip()
         if not value:
             continue
         set_by[loc] = var
-        target = data
+        target = merged
         for part in loc[:-1]:
             section = target.get(part)
             target[part] = section = dict(section) if isinstance(section, dict) else {}
             target = section
         target[loc[-1]] = value
-    data["secrets"] = Secrets(
-        slack_bot_token=_secret(env, "SLACK_BOT_TOKEN"),
-        slack_app_token=_secret(env, "SLACK_APP_TOKEN"),
-        slack_signing_secret=_secret(env, "SLACK_SIGNING_SECRET"),
-        discord_token=_secret(env, "DISCORD_TOKEN"),
-    )
-    where = source if path is None else f"{source} and the environment"
-    try:
-        config = Config.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(_describe(exc, where, set_by)) from None
-    _refuse(where, list(_beyond_bounds(config)))
+    return merged, set_by
+
+
+def _written_in(data: Mapping[str, Any], loc: Loc) -> bool:
+    """Whether the file ``data`` sets the setting at ``loc``."""
+    for part in loc[:-1]:
+        section = data.get(str(part))
+        if not isinstance(section, Mapping):
+            return False
+        data = section
+    return loc[-1] in data
+
+
+def _variable(loc: Loc, set_by: Mapping[Loc, str]) -> str | None:
+    return next((v for k, v in set_by.items() if loc[: len(k)] == k), None)
+
+
+def _refusal(path: str | Path | None, lines: list[tuple[str, bool]]) -> ConfigError:
+    """One error for every problem: ``lines`` are (line, from the environment)."""
+    parts = ([str(path)] if path is not None and not all(env for _, env in lines) else []) \
+        + (["the environment"] if any(env for _, env in lines) else [])  # fmt: skip
+    count = f" ({len(lines)} problems)" if len(lines) > 1 else ""
+    head = f"ftcost-bot: invalid configuration in {' and '.join(parts)}{count}:"
+    return ConfigError("\n".join([head, *(line for line, _ in lines)]))
+
+
+def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Build the configuration from ``path`` (YAML, optional) and ``env`` (default
+    ``os.environ``). Raises :class:`ConfigError` with an operator-facing message naming
+    every problem found (the YAML's own syntax aside, which stops the reading)."""
+    env = os.environ if env is None else env
+    if path is None and env.get("FTCOST_CONFIG"):
+        path = env["FTCOST_CONFIG"]
+    data = read_yaml(path) if path is not None else {}
+    lines: list[tuple[str, bool]] = []
+    if "secrets" in data:
+        data = {k: v for k, v in data.items() if k != "secrets"}
+        lines.append(("  secrets: unknown key (secrets are read from the environment only, "
+                      "e.g. SLACK_BOT_TOKEN)", False))  # fmt: skip
+    merged, set_by = _with_environment(data, env)
+    merged["secrets"] = Secrets(**{name.lower(): _secret(env, name) for name in SECRET_ENV})
+    problems, config = _problems(merged)
+    for loc, text in problems:
+        var = _variable(loc, set_by)
+        lines.append((f"  {where(loc)}{f' (set by {var})' if var else ''}: {text}", bool(var)))
+    if set_by:  # a bad value in the file that a variable replaces is still an error
+        for loc, text in _problems(data)[0]:
+            var = _variable(loc, set_by)
+            if var is not None:
+                lines.append((f"  {where(loc)}: {text} (in the file; {var} replaces it)", False))
+    if lines or config is None:
+        raise _refusal(path, lines)
+    config._source = None if path is None else str(path)
+    config._set_by.update({where(loc): var for loc, var in set_by.items()})
+    config._over_file.update(where(loc) for loc in set_by if _written_in(data, loc))
     return config

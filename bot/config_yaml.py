@@ -4,18 +4,24 @@ aliases (a few lines of nested aliases expand to gigabytes), nesting capped at
 key. Aliases and nesting are refused before any node is built by the guard shared with
 the other YAML readers, :func:`catalog.safe_yaml.check_events` (a bare anchor, which
 expands nothing, is still read). Every problem is a :class:`ConfigError` naming the file,
-the line and what to write; validation of the settings themselves is :mod:`bot.config`'s.
+the line and what to write; validation of the settings themselves is :mod:`bot.config`'s,
+helped by :func:`written_numbers` here: what YAML writes where a number goes that pydantic
+would take silently (``true`` as 1, ``.inf`` as no bound).
 """
 
 from __future__ import annotations
 
+import math
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 import yaml
+from pydantic import BaseModel
 
-from bot.config_checks import unreadable_config
+from bot.config_checks import Loc, Problem, unreadable_config
 from catalog.echo import shown
 from catalog.safe_yaml import Refusal, YamlRefused, check_events
 
@@ -119,6 +125,19 @@ def _parse(text: str) -> Any:
         loader.dispose()
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's syntax error as ``, line 3, column 7: is not valid YAML: ...``, without
+    the ``in "<unicode string>"`` it cites for text it was handed."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or "cannot be read"
+    context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    since = f" (line {context_mark.line + 1})" if context_mark is not None else ""
+    why = f"{problem} {context}{since}" if context else problem
+    return (f"{where}: is not valid YAML: {why}: check the indentation (spaces, not tabs), "
+            "the quotes and the brackets there")
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """The YAML file ``path`` as a mapping, read safely (see the module's docstring): at
     most :data:`MAX_CONFIG_BYTES`, UTF-8, no aliases, no key set twice, nesting capped.
@@ -140,7 +159,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
         line = f", line {exc.line}" if exc.line is not None else ""
         raise ConfigError(f"ftcost-bot: {p}{line}: {exc.problem}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"ftcost-bot: {p} is not valid YAML: {exc}") from exc
+        raise ConfigError(f"ftcost-bot: {p}{_yaml_problem(exc)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -148,4 +167,76 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
-__all__ = ["MAX_CONFIG_BYTES", "MAX_CONFIG_DEPTH", "ConfigError", "read_yaml"]
+
+# -- numbers YAML writes that pydantic would take silently ----------------------------------
+def flat(annotation: Any) -> tuple[Any, ...]:
+    """The types a field's annotation allows (a union's members, flattened)."""
+    if get_origin(annotation) in (Union, UnionType):
+        return tuple(t for arg in get_args(annotation) for t in flat(arg))
+    return (annotation,)
+
+
+def written_numbers(model: type[BaseModel], data: Mapping[Any, Any], path: Loc = ()
+                     ) -> Iterator[Problem]:  # fmt: skip
+    """What pydantic would take silently where a setting is a number: ``true`` (read as
+    1) and ``.inf`` / ``.nan``, or ``"inf"`` as text (``.inf`` disables a bound with none
+    above it)."""
+    for name, value in data.items():
+        field = model.model_fields.get(name) if isinstance(name, str) else None
+        if field is not None:  # an unknown key: validation names it
+            yield from _number_value(flat(field.annotation), value, (*path, name),
+                                     field.default)  # fmt: skip
+
+
+def number(value: Any) -> float | None:
+    """``value`` as a float when it is a number or a number written as text, else None
+    (``true`` is not a number here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        return float(value)
+    except (ValueError, OverflowError):  # text that is no number; an int past a float
+        return None if isinstance(value, str) else math.inf
+
+
+def _number_value(types: tuple[Any, ...], value: Any, loc: Loc, default: Any
+                  ) -> Iterator[Problem]:  # fmt: skip
+    numeric = bool not in types and (int in types or float in types)
+    example = (f"such as {default:g}" if isinstance(default, int | float)
+               and not isinstance(default, bool) else "")  # fmt: skip
+    written = number(value) if float in types and isinstance(value, str) else None
+    if numeric and isinstance(value, bool):
+        yield loc, f"{str(value).lower()} is a yes/no value, not a number: write a " \
+                   f"number {example}".rstrip()  # fmt: skip
+    elif numeric and isinstance(value, float) and not math.isfinite(value):
+        yield loc, f"{value} is not a finite number: write one {example}".rstrip()
+    elif numeric and written is not None and not math.isfinite(written):
+        yield loc, f"{value.strip()!r} is not a finite number: write one {example}".rstrip()
+    elif isinstance(value, dict):
+        model = next((t for t in types if get_origin(t) is None and isinstance(t, type)
+                      and issubclass(t, BaseModel)), None)  # fmt: skip
+        if model is not None:
+            yield from written_numbers(model, value, loc)
+    elif isinstance(value, list):
+        items = tuple(a for t in types if get_origin(t) in (list, tuple)
+                      for a in flat(get_args(t)[0]))  # fmt: skip
+        for i, item in enumerate(value):
+            yield from _number_value(items, item, (*loc, i), None)
+
+
+def model_in(annotation: Any) -> type[BaseModel] | None:
+    """The settings section an annotation holds (itself, or a list's items), if any."""
+    for t in flat(annotation):
+        if get_origin(t) in (list, tuple):
+            found = model_in(get_args(t)[0])
+            if found is not None:
+                return found
+        elif get_origin(t) is None and isinstance(t, type) and issubclass(t, BaseModel):
+            return t
+    return None
+
+
+__all__ = [
+    "MAX_CONFIG_BYTES", "MAX_CONFIG_DEPTH", "ConfigError", "flat", "model_in", "number",
+    "read_yaml", "written_numbers",
+]  # fmt: skip

@@ -88,6 +88,15 @@ def _time(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
 
 
+FIRST_SLOT = _time(0)
+"""The slot of the start-up refresh when no snapshot is stored yet: any snapshot covers it."""
+
+
+def _slot_label(slot: datetime) -> str:
+    """A slot as log lines show it: its ISO time, or ``start-up`` for the first refresh."""
+    return "start-up" if slot == FIRST_SLOT else slot.isoformat()
+
+
 def every_source_failed(snapshot: PriceSnapshot) -> bool:
     """Whether the refresh that made ``snapshot`` got nothing new: it had sources and every
     one failed (the snapshot only repeats the previous prices, all stale)."""
@@ -216,7 +225,7 @@ class PriceJob:
             return None
         latest = await self.store.latest_price_snapshot()
         if latest is None:
-            return await self.run(_time(0))
+            return await self.run(FIRST_SLOT)
         missed = self.schedule.next_after(_time(latest.taken_at))
         if missed <= self.clock.now():
             return await self.run(missed)
@@ -227,14 +236,14 @@ class PriceJob:
         ttl = self.config.lock_ttl_s
         if not await self.store.acquire_lock(PRICE_REFRESH_LOCK, self.owner, ttl):
             log.info("price refresh skipped: another replica holds the lock slot=%s",
-                     slot.isoformat())  # fmt: skip
+                     _slot_label(slot))  # fmt: skip
             record_refresh_run("locked")
             await self.load()
             return RefreshOutcome("locked")
         try:
             latest = await self.store.latest_price_snapshot()
             if latest is not None and latest.taken_at >= slot.timestamp():
-                log.info("price refresh skipped: already done for slot=%s", slot.isoformat())
+                log.info("price refresh skipped: already done for slot=%s", _slot_label(slot))
                 record_refresh_run("done")
                 done = self._readable(latest)
                 self.book.update(done)
@@ -253,7 +262,7 @@ class PriceJob:
                 # one after it) and announce nothing anyway. Counted as any failure.
                 record_refresh_run("failed")
                 log.warning("price refresh failed: every source failed (%d) slot=%s; keeping "
-                            "snapshot=%s", len(snapshot.sources), slot.isoformat(),
+                            "snapshot=%s", len(snapshot.sources), _slot_label(slot),
                             previous.id if previous else "none (built-in prices)")  # fmt: skip
                 return RefreshOutcome("failed", self.book.snapshot)
             await self.store.save_price_snapshot(

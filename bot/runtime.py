@@ -14,7 +14,10 @@ Discord-only deployments or to keep them off Slack's public listener; when it eq
 
 Shutdown (:meth:`Runtime.stop`) is bounded: at most :func:`shutdown_bound_s` seconds
 (``shutdown_timeout_s`` + :data:`SHUTDOWN_CLOSE_S` + :data:`SHUTDOWN_FINAL_S`) whatever a
-handler, a platform or the store does.
+handler, a platform or the store does; it ends with ``ftcost-bot stopped shutdown_s=...``.
+SIGTERM / SIGINT are heard from the moment :meth:`Runtime.run_until_stopped` begins: one
+that arrives while the platforms are still starting cancels the start, closes what was
+opened and raises :class:`StartInterrupted` (``ftcost-bot`` exits 1).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +57,23 @@ their connections (Slack's HTTP session, Discord's gateway) before they are canc
 SHUTDOWN_FINAL_S = 2.0
 """Then how long the purge task, the health-only listener and the store together may take
 to close."""
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StartInterrupted(PlatformStartError):
+    """SIGTERM or SIGINT arrived before every platform had started: the start was
+    cancelled and what it had opened closed (``ftcost-bot`` prints this and exits 1)."""
+
+    def __init__(self, signum: int | None) -> None:
+        self.signum = signum
+        name = signal.Signals(signum).name if signum is not None else "a stop request"
+        super().__init__(
+            f"stopped by {name} during start-up, before every platform had started; "
+            "nothing was left running. Start it again when ready (a start that hangs is "
+            "named in the log lines above)"
+        )
 
 
 def shutdown_bound_s(config: Config) -> float:
@@ -142,6 +163,8 @@ class Runtime:
         self.port: int | None = None
         """The bound port of the main HTTP server (useful with ``port: 0``)."""
         self.health_port: int | None = None
+        self.ops_address: tuple[str, int] | None = None
+        """Where ``/healthz`` and ``/metrics`` are served (host, port); None: nowhere."""
         self.stopping = False
         """Set by :meth:`stop`: ``/healthz`` answers 503 so a load balancer drains us."""
 
@@ -175,14 +198,10 @@ class Runtime:
             raise
         self._purge_task = asyncio.get_running_loop().create_task(self._purge_loop())
         self._start_prices()
-        log.info(
-            "ftcost-bot started platforms=%s port=%s health_port=%s health_host=%s",
-            ",".join(r.name for r in self.runners),
-            self.port,
-            self.health_port,
-            self.config.health_host if self._health_only
-            else self.config.slack.host if self.health_port is not None else None,
-        )
+        ops = self.ops_address
+        where = "off" if ops is None else f"{ops[0]}:{ops[1]}"
+        log.info("ftcost-bot started platforms=%s port=%s health=%s",
+                 ",".join(r.name for r in self.runners), self.port, where)
 
     async def stop(self) -> None:
         """Graceful shutdown (SIGTERM), in :func:`shutdown_bound_s` at most. Until
@@ -195,6 +214,14 @@ class Runtime:
         listener and the store get :data:`SHUTDOWN_FINAL_S` together. A step still
         running at its deadline is cancelled and shutdown goes on."""
         self.stopping = True
+        began = time.monotonic()
+        try:
+            await self._stop_steps()
+        finally:
+            log.info("ftcost-bot stopped shutdown_s=%.2f", time.monotonic() - began)
+
+    async def _stop_steps(self) -> None:
+        """The steps of :meth:`stop`, in order, each bounded by its deadline."""
         loop = asyncio.get_running_loop()
         drained = loop.time() + self.config.shutdown_timeout_s
         closed = drained + SHUTDOWN_CLOSE_S
@@ -264,6 +291,8 @@ class Runtime:
             app = web.Application()
             app.add_routes([*routes, *([] if separate else self._ops_routes())])
             self.port = await self._serve(app, self.config.slack.host, self.config.port)
+            if not separate:
+                self.ops_address = (self.config.slack.host, self.port)
             if health_port is not None and health_port == self.config.port:
                 self.health_port = self.port
         if health_port is not None and self.health_port is None:
@@ -272,6 +301,7 @@ class Runtime:
             app = web.Application()
             app.add_routes(self._ops_routes())
             self.health_port = await self._serve(app, self.config.health_host, health_port)
+            self.ops_address = (self.config.health_host, self.health_port)
             self._health_only = True
 
     def _ops_routes(self) -> list[web.RouteDef]:
@@ -373,17 +403,76 @@ class Runtime:
 
     # -- running until a signal -----------------------------------------------------------
     async def run_until_stopped(self, stop: asyncio.Event | None = None) -> None:
+        """Start, run until SIGTERM / SIGINT (or ``stop`` is set), then :meth:`stop`. The
+        signals are heard from the first moment: one during the start cancels it, closes
+        what it opened and raises :class:`StartInterrupted`."""
         stop = stop or asyncio.Event()
+        received: list[int] = []
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+
+        def on_signal(signum: int) -> None:
+            received.append(signum)
+            stop.set()
+
+        installed = []
+        for sig in STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop.set)
-        await self.start()
+                loop.add_signal_handler(sig, on_signal, sig)
+                installed.append(sig)
         try:
-            await stop.wait()
-            log.info("ftcost-bot stopping")
+            await self._start_unless_stopped(stop, received)
+            try:
+                await stop.wait()
+                log.info("ftcost-bot stopping%s", _signal_field(received))
+            finally:
+                await self.stop()
         finally:
-            await self.stop()
+            for sig in installed:
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(sig)
+
+    async def _start_unless_stopped(self, stop: asyncio.Event, received: list[int]) -> None:
+        """:meth:`start`, unless ``stop`` is set first: then the start is cancelled (its
+        own clean-up stops what it opened, in :func:`shutdown_bound_s` at most) and
+        :class:`StartInterrupted` raised."""
+        starting = asyncio.ensure_future(self.start())
+        stopped = asyncio.ensure_future(stop.wait())
+        interrupted = False
+        try:
+            await asyncio.wait({starting, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            if not starting.done():
+                interrupted = True
+                log.info("ftcost-bot stopping during start-up%s", _signal_field(received))
+                await self._cancel_start(starting)
+        if interrupted:
+            raise StartInterrupted(received[0] if received else None)
+        starting.result()  # a failed start raises its own error
+
+    async def _cancel_start(self, starting: asyncio.Future[None]) -> None:
+        """Cancel a start in progress and wait, :func:`shutdown_bound_s` at most, for its
+        clean-up (:meth:`start` stops what it opened when it is cancelled)."""
+        bound = shutdown_bound_s(self.config)
+        starting.cancel()
+        await asyncio.wait({starting}, timeout=bound)
+        if not starting.done():
+            log.warning("start-up did not stop within %g s of the signal; exiting without "
+                        "waiting for it", bound)  # fmt: skip
+        # Retrieve its outcome whenever it ends, so asyncio logs nothing about it.
+        starting.add_done_callback(lambda t: t.cancelled() or t.exception())
 
 
-__all__ = ["PLATFORMS", "PlatformRunner", "PlatformSpec", "PlatformStartError", "Runtime"]
+def _signal_field(received: list[int]) -> str:
+    """`` signal=SIGTERM`` for the log line, or "" without a signal (``stop`` set)."""
+    return f" signal={signal.Signals(received[0]).name}" if received else ""
+
+
+__all__ = [
+    "PLATFORMS",
+    "PlatformRunner",
+    "PlatformSpec",
+    "PlatformStartError",
+    "Runtime",
+    "StartInterrupted",
+]

@@ -7,14 +7,22 @@ one-worker executor, the same design as ``aiosqlite`` without the dependency): o
 connection, every statement serialized on that thread, the event loop never blocked by
 disk I/O. WAL journal mode keeps commits cheap. A new table is a migration appended to
 :data:`MIGRATIONS` (never edit an applied one).
+
+The file holds thread contexts and settings, so a new one is created readable and
+writable by its owner only (:data:`OWNER_ONLY`, 0600; SQLite gives its ``-wal`` and
+``-shm`` files the database's mode); an existing file others can read is used as it is,
+with a warning saying how to tighten it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
+import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +42,38 @@ from bot.store import (
 from engine import Request
 
 T = TypeVar("T")
+
+log = logging.getLogger("ftcost.store")
+
+OWNER_ONLY = 0o600
+"""The mode of a SQLite store (or backup) file ftcost creates: read and write for its
+owner only."""
+
+
+def create_owner_only(path: str | Path) -> bool:
+    """Create ``path`` as an empty file with mode :data:`OWNER_ONLY` (the umask can only
+    narrow it); False, touching nothing, when it already exists. Atomic (``O_EXCL``), so
+    it also refuses a file that appeared meanwhile. SQLite takes an empty file for a new
+    database, and gives its journal, ``-wal`` and ``-shm`` files the same mode."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_ONLY)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+
+
+def warn_if_others_can_read(path: str | Path) -> None:
+    """A warning when the existing store file is open to its group or other users."""
+    with contextlib.suppress(OSError):
+        info = os.stat(path)
+        mode = info.st_mode & 0o777
+        if stat.S_ISREG(info.st_mode) and mode & 0o077:
+            log.warning(
+                "the SQLite store %s is readable by other users (mode %03o); it holds "
+                "thread contexts and settings: chmod 600 %s (and its -wal and -shm files)",
+                path, mode, path,
+            )  # fmt: skip
 
 Migration = tuple[int, str, str]
 """(version, description, SQL script)."""
@@ -134,8 +174,10 @@ class SQLiteStore(SQLitePriceTables, SQLiteSettingsTables, Store):
             raise StoreUnavailable(f"the SQLite store cannot be used right now ({exc})") from exc
 
     def _connect(self) -> sqlite3.Connection:
-        if self.path != ":memory:":
+        if self.path not in (":memory:", ""):
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            if not create_owner_only(self.path):
+                warn_if_others_can_read(self.path)
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
         if self.path != ":memory:":

@@ -41,6 +41,16 @@ DEFAULT_SCHEMA_VERSION = "v8"
 DEFAULT_CLOUDS: tuple[str, ...] = ("aws", "azure", "gcp", "lambda", "nebius", "runpod", "verda")
 """Clouds with published list prices. Marketplaces (``vast``, ``hyperbolic``) list
 individual hosts' asking prices; add them to ``clouds`` to include them."""
+MARKETPLACE_CLOUDS: tuple[str, ...] = ("vast", "hyperbolic")
+"""Clouds whose rows are individual hosts' asking prices (off by default)."""
+KNOWN_CLOUDS: tuple[str, ...] = (
+    *DEFAULT_CLOUDS, *MARKETPLACE_CLOUDS,
+    "cudo", "do", "fluidstack", "ibm", "oci", "paperspace", "scp",
+)  # fmt: skip
+"""The cloud directories of SkyPilot's public catalog (``{base}/{version}/{cloud}/vms.csv``)
+that :func:`catalog.skypilot.parse_vms_csv` reads: the ones its ``ACCELERATOR_MAP`` names
+and the rest of SkyPilot's hosted clouds, whose cards the cloud-free rules map. The bot's
+config refuses another name in ``prices.clouds`` unless ``cloud_urls`` gives its file."""
 USER_AGENT = "ftcost-price-refresh (+https://github.com/ftcost)"
 
 

@@ -143,7 +143,8 @@ def test_check_config_says_where_healthz_listens(clean_env, tmp_path):
     clean_env.setenv("HEALTH_PORT", "3000")
     out = io.StringIO()
     assert main(["check-config"], out=out) == 0
-    assert "health port: 3000 (/healthz and /metrics on 127.0.0.1:3000)" in out.getvalue()
+    assert "health port: 3000 (set by HEALTH_PORT): /healthz and /metrics on 127.0.0.1:3000 " \
+        "(health_host)" in out.getvalue()  # fmt: skip
 
 
 def test_health_address_follows_the_listener_that_serves_it(tmp_path):

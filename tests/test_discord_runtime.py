@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import io
 import json
+import logging
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -202,3 +203,103 @@ def test_check_config_describes_discord(monkeypatch: pytest.MonkeyPatch,
     assert code == 0
     assert "discord: on" in out and "warning" not in out
     assert "discord api: https://discord.com/api/v10" in out
+
+
+def closed_port_api() -> str:
+    """A Discord API base URL on a loopback port nothing listens on."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/api/v10"
+
+
+def test_sync_commands_says_in_one_line_when_discord_cannot_be_reached(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = closed_port_api()
+    try:
+        code, out, err = run_main(["sync-commands"], monkeypatch,
+                                  {"DISCORD_TOKEN": "discord-token",
+                                   "DISCORD_API_BASE_URL": base}, capsys)  # fmt: skip
+    finally:
+        restore_discord_endpoints()
+
+    assert code == 1 and out == ""
+    assert err.startswith(f"ftcost-bot: cannot reach the Discord API at {base} "
+                          "(ClientConnectorError): check this host's network and DNS")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+async def test_run_and_sync_commands_word_an_unreachable_api_alike(tmp_path: Path) -> None:
+    from bot.platform_api import PlatformStartError
+
+    base = closed_port_api()
+    config = load_config(None, {"DISCORD_TOKEN": "discord-token", "DISCORD_API_BASE_URL": base,
+                                "FTCOST_STORE": str(tmp_path / "s.sqlite3")})
+    try:
+        with pytest.raises(PlatformStartError) as err:
+            await asyncio.wait_for(Runtime(config).start(), 10)
+    finally:
+        restore_discord_endpoints()
+
+    assert str(err.value).startswith(f"cannot reach the Discord API at {base} "
+                                     "(ClientConnectorError): check this host's network")
+
+
+@pytest.mark.parametrize("guild", ["-5", "0", "abc", "1.5", "18446744073709551616", " "])
+def test_sync_commands_refuses_a_guild_id_that_is_not_a_positive_snowflake(
+    guild: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        run_main(["sync-commands", "--guild", guild], monkeypatch,
+                 {"DISCORD_TOKEN": "discord-token"}, capsys)  # fmt: skip
+
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert f"argument --guild: {guild!r} is not a Discord server id" in err
+    assert "Copy Server ID" in err
+
+
+def test_sync_commands_accepts_the_largest_snowflake() -> None:
+    from adapters.discord.runner import guild_id
+
+    assert guild_id("18446744073709551615") == 2**64 - 1
+    assert guild_id("123456789012345678") == 123456789012345678
+
+
+def test_sync_commands_logs_no_voice_warnings(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import discord
+
+    # discord.py warns once per process: make it as if no client had been made yet.
+    monkeypatch.setattr(discord.VoiceClient, "warn_nacl", True)
+    monkeypatch.setattr(discord.VoiceClient, "warn_dave", True)
+    with fake_discord_in_a_thread() as fake, caplog.at_level(logging.WARNING):
+        code, _, _ = run_main(["sync-commands"], monkeypatch,
+                              {"DISCORD_TOKEN": "discord-token",
+                               "DISCORD_API_BASE_URL": fake.base_url}, capsys)  # fmt: skip
+
+    assert code == 0
+    assert not [r for r in caplog.records if "is not installed" in r.getMessage()]
+
+
+async def test_the_runner_logs_no_voice_warnings(
+    tmp_path: Path, discord_fake: FakeDiscord, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import discord
+
+    monkeypatch.setattr(discord.VoiceClient, "warn_nacl", True)
+    monkeypatch.setattr(discord.VoiceClient, "warn_dave", True)
+    config = load_config(None, {"DISCORD_TOKEN": "discord-token",
+                                "DISCORD_API_BASE_URL": discord_fake.base_url,
+                                "FTCOST_STORE": str(tmp_path / "s.sqlite3")})
+    with caplog.at_level(logging.WARNING):
+        async with Runtime(config):
+            pass
+
+    assert not [r for r in caplog.records if "is not installed" in r.getMessage()]

@@ -139,6 +139,33 @@ async def test_unknown_method_answers_unknown_method(client):
     assert err.value.response["error"] == "unknown_method"
 
 
+async def test_apps_connections_open_refuses_a_token_that_is_not_app_level(slack, client):
+    slack.on("apps.connections.open", lambda args: {"url": "ws://127.0.0.1:1/link"})
+
+    with pytest.raises(SlackApiError) as err:
+        await client.apps_connections_open(app_token="xoxb-not-an-app-token")
+    opened = await client.apps_connections_open(app_token="xapp-1-A1-app-token")
+
+    assert err.value.response["error"] == "not_allowed_token_type"
+    assert opened["url"] == "ws://127.0.0.1:1/link"
+
+
+async def test_refuse_answers_every_call_until_lifted(slack, client):
+    slack.on("apps.connections.open", lambda args: {"url": "ws://127.0.0.1:1/link"})
+    slack.refuse("apps.connections.open", "invalid_auth")
+
+    errors = []
+    for _ in range(3):
+        with pytest.raises(SlackApiError) as err:
+            await client.apps_connections_open(app_token="xapp-1-A1-app-token")
+        errors.append(err.value.response["error"])
+    slack.refuse("apps.connections.open", None)
+    opened = await client.apps_connections_open(app_token="xapp-1-A1-app-token")
+
+    assert errors == ["invalid_auth"] * 3
+    assert opened["ok"] is True
+
+
 async def test_post_ephemeral_returns_message_ts(client):
     resp = await client.chat_postEphemeral(channel="C1", user="U1", text="only you")
 

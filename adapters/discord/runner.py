@@ -10,7 +10,12 @@ answering, lets replies in flight finish, and closes the connection.
 Commands are registered only by :func:`sync_commands` (``python -m bot sync-commands
 [--guild ID]``): one bulk overwrite per run, never on start, so restarts cost no
 application-command rate limit. ``--guild`` registers them in one server, where they
-appear at once (useful while trying the bot); without it they are global.
+appear at once (useful while trying the bot); without it they are global. A server id
+that is not a positive snowflake is refused before anything is sent; an unreachable API
+ends it with the same one line as ``run`` (exit 1), never a traceback.
+
+The bot has no voice: discord.py's start-up warnings that the voice libraries (PyNaCl,
+davey) are missing are switched off (:func:`quiet_voice_warnings`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import os
 import sys
 from typing import Any, TextIO
 
+import aiohttp
 import discord
 
 from adapters.discord.client import ClientSettings, FtcostClient, ShardedFtcostClient, create_client
@@ -33,6 +39,39 @@ from bot.service import Service
 log = logging.getLogger("ftcost.discord")
 
 READY_TIMEOUT_S = 30.0
+MAX_SNOWFLAKE = 2**64 - 1
+"""Discord ids are unsigned 64-bit integers."""
+
+
+def quiet_voice_warnings() -> None:
+    """Switch off discord.py's two warnings at a client's creation, ``PyNaCl is not
+    installed`` and ``davey is not installed``: they are about voice, which this bot never
+    uses. (``VoiceClient.warn_nacl`` / ``warn_dave`` are discord.py's own warn-once flags.)"""
+    discord.VoiceClient.warn_nacl = False
+    discord.VoiceClient.warn_dave = False
+
+
+def unreachable_message(api_base_url: str, exc: BaseException) -> str:
+    """The one line for a Discord API that cannot be reached (DNS, refused connection,
+    timeout): what failed and what to check."""
+    return (
+        f"cannot reach the Discord API at {api_base_url} ({type(exc).__name__}): check "
+        "this host's network and DNS (it must reach discord.com over HTTPS) and "
+        "DISCORD_API_BASE_URL if it is set"
+    )
+
+
+def guild_id(text: str) -> int:
+    """``--guild``'s value: a server id, a positive snowflake (a whole number of up to 20
+    digits). Anything else is refused by argparse with this message (exit 2)."""
+    value = text.strip()
+    if value.isascii() and value.isdigit() and 0 < int(value) <= MAX_SNOWFLAKE:
+        return int(value)
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not a Discord server id: use the positive number Discord shows (User "
+        "Settings > Advanced > Developer Mode on, then right-click the server > Copy Server "
+        "ID), e.g. --guild 123456789012345678"
+    )
 
 
 def settings_from_config(config: Any) -> ClientSettings:
@@ -85,6 +124,7 @@ class DiscordRunner:
 
     async def start(self, ready_timeout: float = READY_TIMEOUT_S) -> None:
         point_discord_at(self.settings.api_base_url)
+        quiet_voice_warnings()
         client = create_client(self.service, self.settings, **self._client_kwargs)
         self.client = client
         try:
@@ -95,12 +135,16 @@ class DiscordRunner:
                 "Discord rejected DISCORD_TOKEN: copy the token again from the Developer "
                 "Portal (Bot > Reset Token)."
             ) from None
-        except (discord.HTTPException, OSError) as exc:
+        except discord.HTTPException as exc:
             await client.close()
             raise PlatformStartError(
-                f"cannot reach the Discord API at {self.settings.api_base_url} "
-                f"({type(exc).__name__})"
+                f"the Discord API at {self.settings.api_base_url} answered HTTP {exc.status} "
+                "to the login: check DISCORD_API_BASE_URL if it is set; otherwise Discord "
+                "may be having an outage (discordstatus.com): start again in a few minutes"
             ) from None
+        except (aiohttp.ClientError, OSError) as exc:
+            await client.close()
+            raise PlatformStartError(unreachable_message(self.settings.api_base_url, exc)) from None
         self._task = asyncio.get_running_loop().create_task(client.connect(reconnect=True))
         ready = asyncio.ensure_future(client.wait_until_ready())
         done, _ = await asyncio.wait(
@@ -176,6 +220,7 @@ async def sync_commands(
     bulk overwrite; returns the registered names. Needs no gateway connection."""
     settings = settings or ClientSettings()
     point_discord_at(settings.api_base_url)
+    quiet_voice_warnings()
     client = FtcostClient(service or Service(workers=0), settings)
     async with client:
         await client.login(token)
@@ -190,7 +235,7 @@ async def sync_commands(
 
 def add_sync_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--guild", type=int, metavar="ID", default=None,
+        "--guild", type=guild_id, metavar="ID", default=None,
         help="register in this server only (appears at once); default: globally",
     )
 
@@ -204,14 +249,19 @@ def run_sync_commands(args: argparse.Namespace, config: Any, out: TextIO) -> int
         print(f"ftcost-bot: {exc}", file=sys.stderr)
         return 2
     guild = getattr(args, "guild", None)
+    settings = settings_from_config(config)
     try:
-        names = asyncio.run(sync_commands(token, settings_from_config(config), guild))
+        names = asyncio.run(sync_commands(token, settings, guild))
     except discord.LoginFailure:
-        print("ftcost-bot: Discord rejected DISCORD_TOKEN.", file=sys.stderr)
+        print("ftcost-bot: Discord rejected DISCORD_TOKEN: copy the token again from the "
+              "Developer Portal (Bot > Reset Token).", file=sys.stderr)  # fmt: skip
         return 1
     except discord.HTTPException as exc:
         print(f"ftcost-bot: Discord refused the commands: {exc.status} {exc.text}",
               file=sys.stderr)
+        return 1
+    except (aiohttp.ClientError, OSError) as exc:
+        print(f"ftcost-bot: {unreachable_message(settings.api_base_url, exc)}", file=sys.stderr)
         return 1
     where = f"in guild {guild}" if guild is not None else "globally"
     print(f"registered {', '.join('/' + n for n in names)} {where}", file=out)

@@ -12,17 +12,23 @@
   it dispatched to bolt (whose own verification passes it again).
 * Socket Mode (``SLACK_APP_TOKEN`` set): bolt's
   :class:`~slack_bolt.adapter.socket_mode.async_handler.AsyncSocketModeHandler` (the
-  aiohttp one) over the same :class:`AsyncApp` and listeners; no public URL needed.
+  aiohttp one) over the same :class:`AsyncApp` and listeners; no public URL needed. At
+  start the runner asks ``apps.connections.open`` once itself, so that a refused
+  ``SLACK_APP_TOKEN`` stops the start with one line (slack_sdk's own connect loop would
+  log the refusal and retry it every 10 s forever), then hands the URL to the handler,
+  whose connection attempts are bounded by :data:`SOCKET_CONNECT_TIMEOUT_S`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl
 
+import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -52,6 +58,30 @@ FORM = "application/x-www-form-urlencoded"
 JSON = "application/json"
 SLACK_CONTENT_TYPES = frozenset({FORM, JSON})
 """What Slack POSTs: slash commands and interactions are forms, Events API requests JSON."""
+SOCKET_CONNECT_TIMEOUT_S = 30.0
+"""At start, how long the Socket Mode websocket may take to connect (slack_sdk retries a
+failed attempt every 10 s) before the start fails: the orchestrator restarts the bot, which
+asks Slack for a fresh URL."""
+
+
+def socket_refused_message(error: str) -> str:
+    """The one line for ``apps.connections.open`` answering ``ok: false`` with ``error``
+    (``invalid_auth``, ``not_allowed_token_type``, ``token_revoked``...): what to fix."""
+    if error == "ratelimited":
+        return ("Slack rate-limited opening the Socket Mode connection (ratelimited): "
+                "start the bot again in a minute")  # fmt: skip
+    return (
+        f"Slack refused the Socket Mode connection ({error}): check SLACK_APP_TOKEN (an "
+        "app-level token, xapp-..., with the connections:write scope: Basic Information > "
+        "App-Level Tokens) and that Socket Mode is on (Settings > Socket Mode)."
+    )
+
+
+def _slack_error(exc: SlackApiError) -> str:
+    """The ``error`` code of a Web API refusal (``unknown`` when it carries none)."""
+    response = exc.response
+    error = response.get("error") if response is not None else None
+    return str(error) if error else "unknown"
 
 
 def valid_timestamp_header(value: str | None) -> bool:
@@ -197,35 +227,66 @@ class SlackRunner:
         return await to_aiohttp_response(bolt_response)
 
     # -- lifecycle ------------------------------------------------------------------------
+    def _unreachable(self, exc: BaseException) -> PlatformStartError:
+        return PlatformStartError(
+            f"cannot reach the Slack Web API at {self.config.slack_api_base_url} "
+            f"({type(exc).__name__}): check this host's network and DNS (it must reach "
+            "slack.com over HTTPS) and SLACK_API_BASE_URL if it is set"
+        )
+
     async def start(self) -> None:
         try:
             await self.bot.start()
         except SlackApiError as exc:
-            error = exc.response.get("error") if exc.response is not None else "unknown"
             raise PlatformStartError(
-                f"Slack rejected SLACK_BOT_TOKEN ({error}): check the Bot User OAuth Token "
-                "and that the app is installed in the workspace."
+                f"Slack rejected SLACK_BOT_TOKEN ({_slack_error(exc)}): check the Bot User "
+                "OAuth Token and that the app is installed in the workspace."
             ) from None
-        except (SlackClientError, OSError) as exc:
-            raise PlatformStartError(
-                f"cannot reach the Slack Web API at {self.config.slack_api_base_url} "
-                f"({type(exc).__name__})"
-            ) from None
+        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+            raise self._unreachable(exc) from None
         if self.socket_handler is not None:
-            try:
-                await self.socket_handler.connect_async()
-            except SlackApiError as exc:
-                error = exc.response.get("error") if exc.response is not None else "unknown"
-                raise PlatformStartError(
-                    f"Slack refused the Socket Mode connection ({error}): check SLACK_APP_TOKEN "
-                    "(an app-level token with connections:write) and that Socket Mode is on."
-                ) from None
+            await self._connect_socket(self.socket_handler)
         log.info(
             "slack started mode=%s bot_user=%s command=%s",
             self.mode.value,
             self.bot.bot_user_id,
             self.config.slack.command,
         )
+
+    async def _socket_url(self, handler: AsyncSocketModeHandler) -> str:
+        """A websocket URL from ``apps.connections.open``, asked once with the app token
+        through the handler's Web API client (its 429 handler retries a rate limit). A
+        refusal or an unreachable API raises :class:`PlatformStartError`."""
+        try:
+            response = await handler.client.web_client.apps_connections_open(
+                app_token=handler.app_token or ""
+            )
+        except SlackApiError as exc:
+            raise PlatformStartError(socket_refused_message(_slack_error(exc))) from None
+        except (SlackClientError, aiohttp.ClientError, OSError) as exc:
+            raise self._unreachable(exc) from None
+        url = response.get("url")
+        if not isinstance(url, str) or not url:
+            raise PlatformStartError(
+                "Slack's apps.connections.open answered without a websocket URL: check "
+                "SLACK_API_BASE_URL if it is set, and start again"
+            )
+        return url
+
+    async def _connect_socket(self, handler: AsyncSocketModeHandler) -> None:
+        """Open the Socket Mode websocket: the URL asked here, then slack_sdk's connect
+        (which retries a failed attempt every 10 s), for at most
+        :data:`SOCKET_CONNECT_TIMEOUT_S`."""
+        handler.client.wss_uri = await self._socket_url(handler)
+        try:
+            await asyncio.wait_for(handler.connect_async(), SOCKET_CONNECT_TIMEOUT_S)
+        except TimeoutError:
+            raise PlatformStartError(
+                f"the Slack Socket Mode websocket did not connect within "
+                f"{SOCKET_CONNECT_TIMEOUT_S:g} s: check that this host can open outbound "
+                "WebSocket connections to Slack (wss://wss-primary.slack.com, port 443); the "
+                "log lines above say why each attempt failed"
+            ) from None
 
     async def stop(self, timeout: float = 10.0) -> None:
         if self.socket_handler is not None:

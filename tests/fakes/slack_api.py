@@ -24,6 +24,11 @@ How slack_sdk 3.x talks to it (worth knowing when reading ``slack.calls``):
   ``url_private_download`` answers a bot token with the bytes and, as Slack does, anything
   else (no token, a token without ``files:read``) with an HTML login page. ``files.info``
   returns the object (``missing_scope`` without ``files:read``).
+* Socket Mode's ``apps.connections.open`` answers what ``slack.on(...)`` says (a test's
+  ``{"url": "ws://..."}``), ``unknown_method`` without a handler, and, as Slack does,
+  ``not_allowed_token_type`` to a token that is not app-level (``xapp-``).
+  ``slack.refuse("apps.connections.open", "invalid_auth")`` refuses every call until
+  ``slack.refuse(method, None)``: a revoked or wrong app token.
 """
 
 from __future__ import annotations
@@ -391,6 +396,7 @@ class FakeSlack:
         self._cond = threading.Condition(self._lock)
         self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
         self._faults: dict[str, deque[tuple[str, Any]]] = defaultdict(deque)
+        self._refusals: dict[str, str] = {}
         self._members: dict[str, bool] = {}
         self._admins: set[str] = set(admins)
         self._handlers: dict[str, Handler] = {}
@@ -455,6 +461,15 @@ class FakeSlack:
         """The next ``times`` calls to ``method`` answer ``{"ok": false, "error": error}``."""
         with self._lock:
             self._faults[method].extend([("error", error)] * times)
+
+    def refuse(self, method: str, error: str | None = "invalid_auth") -> None:
+        """Every call to ``method`` answers ``{"ok": false, "error": error}`` from now on
+        (a token Slack keeps refusing); ``None`` lifts it. One-off faults come first."""
+        with self._lock:
+            if error is None:
+                self._refusals.pop(method, None)
+            else:
+                self._refusals[method] = error
 
     def rate_limit_next(self, method: str, retry_after: int = 1, *, times: int = 1) -> None:
         """The next ``times`` calls to ``method`` get HTTP 429, ``Retry-After: retry_after``
@@ -814,6 +829,7 @@ class FakeSlack:
         token = auth[len("Bearer ") :] if auth.startswith("Bearer ") else args.get("token")
         with self._lock:
             fault = self._faults[method].popleft() if self._faults.get(method) else None
+            refusal = self._refusals.get(method)
 
         if not parsed_ok:
             body: dict[str, Any] = {"ok": False, "error": "invalid_json"}
@@ -829,6 +845,10 @@ class FakeSlack:
             body = {"ok": False, "error": "ratelimited"}
         elif fault is not None:
             body = {"ok": False, "error": fault[1]}
+        elif refusal is not None:
+            body = {"ok": False, "error": refusal}
+        elif method == "apps.connections.open" and not str(token).startswith("xapp-"):
+            body = {"ok": False, "error": "not_allowed_token_type"}
         else:
             body = self._dispatch(method, args)
 
