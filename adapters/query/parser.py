@@ -36,7 +36,13 @@ from adapters.query.relative import (
 )
 from adapters.query.scanner import scan
 from adapters.query.state import State
-from adapters.query.steps import OTHER_LENGTHS, check_one_length, count_steps
+from adapters.query.steps import (
+    OTHER_LENGTHS,
+    Beneath,
+    beneath,
+    check_one_length,
+    count_steps,
+)
 from adapters.values import show_value
 from catalog.loader import default_catalog
 from engine.estimate import answered
@@ -123,12 +129,19 @@ def seed_largest_model(fields: dict[str, object], catalog: Catalog) -> None:
 
 
 def parse_query(
-    text: str, catalog: Catalog | None = None, said: Said = NOTHING_SAID
+    text: str,
+    catalog: Catalog | None = None,
+    said: Said = NOTHING_SAID,
+    config: Beneath | None = None,
 ) -> Request:
     """Parse a one-line query, with the fields ``said`` beside it; QueryError (with a
-    message for the user) if it can't."""
+    message for the user) if it can't. ``config``: the fields a training config sets
+    beneath the words (applied after, by :func:`adapters.trainconfig.apply_config`): a
+    global batch in the words divides by its micro-batch and must agree with its
+    accumulation, as with ``said``'s."""
     catalog = catalog if catalog is not None else default_catalog()
-    fields, state = _fields(text, catalog)
+    with beneath(_beneath(said, config)):
+        fields, state = _fields(text, catalog)
     refuse_relative(state)
     refuse_asks(state, "8b lora 50M tokens under $500")
     pick, sources = state.model_pick, state.sources
@@ -148,6 +161,16 @@ def parse_query(
     check_samples(fields, strict=True)
     count_steps(fields)
     return build(fields)
+
+
+def _beneath(said: Said, config: Beneath | None) -> Beneath | None:
+    """The fields beneath a query's words: the options said beside it over a config's."""
+    if not said.fields and config is None:
+        return None
+    under = config or Beneath()
+    labels = {key: f"the {said.sources.get(key, key)} option" for key in said.fields}
+    return Beneath({**under.fields, **said.fields}, {**under.labels, **labels},
+                   under.fixed | frozenset(said.fields))
 
 
 def dora_is_lora(

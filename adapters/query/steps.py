@@ -2,7 +2,9 @@
 
 * A global batch (``global batch size 64``, litgpt's and torchtitan's
   ``global_batch_size``) gives the accumulation per card: global / (micro-batch x
-  data-parallel ranks).
+  data-parallel ranks). Beside a training config or options said with the text
+  (:class:`Beneath`), the micro-batch and degrees the words leave are theirs, and their
+  accumulation must agree.
 * A run counted in optimizer steps (``1000 steps``, HF's ``max_steps``) gives the tokens
   it computes, steps x micro-batch x accumulation x data-parallel ranks x sequence, every
   position of every sequence a step runs (padding too).
@@ -18,6 +20,10 @@ changes the batch, the accumulation, the cards or the sequence recounts the toke
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Final
 
 from adapters.query.errors import error, quoted
@@ -129,15 +135,59 @@ def global_batch(s: State, i: int) -> int:
     return 2
 
 
+@dataclass(frozen=True, slots=True)
+class Beneath:
+    """Fields set beneath the words: a training config's (``--config``), and options said
+    beside the text (Discord's). A global batch typed with them divides by their
+    micro-batch and data-parallel ranks when the words name none, and must agree with
+    their accumulation (:func:`check_global_batch`)."""
+
+    fields: Mapping[str, object] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Field -> where it was set, as a message names it (``the config's
+    micro_batch_size``, ``the batch option``)."""
+    fixed: frozenset[str] = frozenset()
+    """Fields the words cannot override (an option's: naming it twice is refused)."""
+
+    def label(self, name: str) -> str:
+        return self.labels.get(name, f"the {name}")
+
+
+_BENEATH: ContextVar[Beneath | None] = ContextVar("ftcost_beneath", default=None)
+"""What :func:`beneath` sets while one query is scanned (the scanner takes no such
+argument); unset, a global batch reads the words alone."""
+
+
+@contextmanager
+def beneath(fields: Beneath | None) -> Iterator[None]:
+    """Scan a query with ``fields`` beneath its words (see :class:`Beneath`)."""
+    token = _BENEATH.set(fields)
+    try:
+        yield
+    finally:
+        _BENEATH.reset(token)
+
+
+def _said_or_beneath(s: State, name: str, under: Beneath) -> tuple[object, str | None]:
+    """A field as the words say it, else as set beneath them (and where: its label)."""
+    if name in s.fields:
+        return s.fields[name], None
+    if name in under.fields:
+        return under.fields[name], under.label(name)
+    return None, None
+
+
 def check_global_batch(s: State) -> None:
     """Turn a global batch into gradient accumulation: global / (micro-batch x
     data-parallel ranks).
 
-    It needs the card count (the micro-batch is 1 unless said), divides evenly, and
-    agrees with an accumulation said outright."""
+    It needs the card count, divides evenly, and agrees with an accumulation said
+    outright or set beneath the words (a config's). The micro-batch, tensor- and
+    context-parallel degrees are the words', else those set beneath them, else 1."""
     if s.global_batch is None:
         return
     value, phrase = s.global_batch
+    under = _BENEATH.get() or Beneath()
     count = s.fields.get("gpu_count")
     if not isinstance(count, int):
         raise error(
@@ -145,27 +195,51 @@ def check_global_batch(s: State) -> None:
             'accumulation per card: name them ("8x h100"), or say the accumulation ("accum 8").',
             phrase, example=_GLOBAL_EXAMPLE,
         )
-    micro = s.fields.get("micro_batch", 1)
-    assert isinstance(micro, int)
-    ranks = data_parallel_ranks(count, *_splits(s.fields))
+    micro, micro_from = _said_or_beneath(s, "micro_batch", under)
+    micro = micro if isinstance(micro, int) else 1
+    ranks = data_parallel_ranks(count, *_splits({**under.fields, **s.fields}))
     per_step = micro * ranks
     accum = value / per_step
     if accum < 1 or abs(accum - round(accum)) > 1e-9:
         over = "cards" if ranks == count else "data-parallel ranks"
+        batch = f"{micro}, {micro_from}," if micro_from else f"{micro}"
         raise error(
             f'"{quoted(phrase)}" is not a whole multiple of the micro-batch x {over} '
-            f"({micro} x {ranks} = {per_step:,}): say a global batch that divides, or the "
+            f"({batch} x {ranks} = {per_step:,}): say a global batch that divides, or the "
             'accumulation ("accum 8").', phrase, example=_GLOBAL_EXAMPLE,
         )
+    batch = f"{micro} ({micro_from})" if micro_from else f"{micro}"
+    _agrees(s, phrase, round(accum), (count, ranks, micro), batch, under)
+    if "grad_accum" not in s.fields and "grad_accum" not in under.fields:
+        s.set("grad_accum", whole(accum, phrase, "grad_accum"), phrase)
+
+
+def _agrees(
+    s: State, phrase: str, accum: int, step: tuple[int, int, int], batch: str,
+    under: Beneath,
+) -> None:
+    """Refuse a global batch whose accumulation differs from one said outright (``accum
+    4``) or set beneath the words (a config's ``gradient_accumulation_steps``). ``step``:
+    the cards, their data-parallel ranks and the micro-batch; ``batch``: the micro-batch
+    as the message says it (with where it was set)."""
+    count, ranks, micro = step
     said = s.fields.get("grad_accum")
-    if said is not None and said != round(accum):
+    if said is not None and said != accum:
         raise error(
-            f'"{quoted(phrase)}" means an accumulation of {round(accum):,} on {count} cards at '
-            f'batch {micro}, but "{quoted(s.sources["grad_accum"])}" says {said}: say one.',
+            f'"{quoted(phrase)}" means an accumulation of {accum:,} on {count} cards at '
+            f'batch {batch}, but "{quoted(s.sources["grad_accum"])}" says {said}: say one.',
             phrase, example=_GLOBAL_EXAMPLE,
         )
-    if said is None:
-        s.set("grad_accum", whole(accum, phrase, "grad_accum"), phrase)
+    set_under = under.fields.get("grad_accum")
+    if said is None and isinstance(set_under, int) and set_under != accum:
+        raise error(
+            f'"{quoted(phrase)}" means an accumulation of {accum:,} on {count} cards at '
+            f"batch {batch}, but {under.label('grad_accum')} says {set_under} (a global "
+            f"batch of {micro * ranks * set_under:,}): "
+            + ("say one." if "grad_accum" in under.fixed else
+               f'leave the global batch out, or add "accum {accum}" to override it.'),
+            phrase, example=_GLOBAL_EXAMPLE,
+        )
 
 
 # --- a run counted in optimizer steps --------------------------------------------------

@@ -21,6 +21,7 @@ from adapters.trainconfig.load import (
     load_document,
     strip_code_fence,
 )
+from adapters.trainconfig.others import refuse_other_file, sentence_start
 from adapters.trainconfig.reader import ConfigFormat, ConfigRead, KeyRead
 
 
@@ -28,17 +29,20 @@ def read_config(data: str | bytes, name: str = "the config") -> ConfigRead:
     """Read a training config's text (YAML or JSON; a Markdown code block is unwrapped).
 
     Raises :class:`ConfigError` (the message says what is read) for text over 64 KB,
-    text that does not parse, anchors/aliases, nesting over 16 levels, a mapping in none
-    of the four formats, and a key whose value is the wrong type, not finite or out of
-    its range (the message names the key, quotes its value as written and says what to
-    write). Nothing else escapes: front ends catch only :class:`ConfigError`.
+    text that does not parse, anchors/aliases, nesting over 16 levels, TOML, a DeepSpeed
+    or accelerate config on its own, a mapping in none of the four formats, preference
+    or RL training, keys that contradict each other, and a key whose value is the wrong
+    type, not finite or out of its range (the message names the key, quotes its value as
+    written and says what to write). Nothing else escapes: front ends catch only
+    :class:`ConfigError`.
     """
     document = load(data, name)
     doc = document.values
+    refuse_other_file(doc, name)
     fmt = detect(doc)
     if fmt is None:
         raise ConfigError(
-            f"{name[0].upper()}{name[1:]} is not a training config ftcost knows: it reads "
+            f"{sentence_start(name)} is not a training config ftcost knows: it reads "
             f"{FORMATS}. Keys such as base_model (axolotl), model_name_or_path with "
             "per_device_train_batch_size (TRL), model._component_ (torchtune) or "
             "finetuning_type (LLaMA-Factory) tell them apart."

@@ -17,7 +17,7 @@ from adapters.argv import MissingValue, take_option
 from adapters.parse import NOTHING_SAID, QueryError, Said, parse_fields, parse_query
 from adapters.query.errors import error
 from adapters.query.names import resolve_model
-from adapters.trainconfig.build import apply_config, config_query
+from adapters.trainconfig.build import apply_config, config_beneath, config_query, model_used
 from adapters.trainconfig.load import ConfigError
 from adapters.trainconfig.reader import ConfigRead
 from engine import Request
@@ -52,7 +52,7 @@ def builder(
             )
         except ConfigError as exc:  # no model: show how this front end names one
             raise error(str(exc), None, example=example) from exc
-        request = parse_query(query, catalog, said)
+        request = parse_query(query, catalog, said, config=config_beneath(config))
         try:
             return apply_config(config, request)
         except ConfigError as exc:
@@ -64,8 +64,14 @@ def builder(
 
 
 def config_json(doc: dict[str, Any], config: ConfigRead) -> dict[str, Any]:
-    """The estimate's JSON document with the ``"config"`` member added."""
-    return {**doc, "config": config.to_json()}
+    """The estimate's JSON document with the ``"config"`` member added; its ``model`` is
+    the config's reference the question used (``qwen3-0.6b-instruct``, the reading of
+    torchtune's ``qwen3_0_6b_instruct`` the catalog knows), not the first guess."""
+    from catalog.loader import default_catalog
+
+    catalog = default_catalog()
+    used = model_used(config, lambda ref: resolve_model(catalog, ref) is not None)
+    return {**doc, "config": config.to_json(used)}
 
 
 # --------------------------------------------------------------------------------------- #

@@ -20,8 +20,7 @@ from pydantic import ValidationError
 
 from adapters.query.fields import human_tokens
 from adapters.query.parallel import context_parallel_problem, tensor_parallel_problem
-from adapters.query.steps import OTHER_LENGTHS, count_steps, tokens_per_step
-from adapters.trainconfig.formats import DATASET_NOTE
+from adapters.query.steps import OTHER_LENGTHS, Beneath, count_steps, tokens_per_step
 from adapters.trainconfig.load import FORMATS, ConfigError
 from adapters.trainconfig.reader import (
     ConfigRead,
@@ -30,6 +29,7 @@ from adapters.trainconfig.reader import (
     range_error,
     shown,
 )
+from adapters.trainconfig.shared import DATASET_NOTE
 from engine.request import Request, field_meta
 
 MAX_LISTED_KEYS = 24
@@ -58,8 +58,7 @@ def config_query(
             f"({_model_keys(config)}); add it, or name one after the config "
             f"(e.g. `llama-3.1-8b`). ftcost reads {FORMATS}."
         )
-    refs = [name for ref in config.model for name in _readings(ref)]
-    model = next((ref for ref in refs if resolves(ref)), config.model[0])
+    model = model_used(config, resolves) or config.model[0]
     if _local_path(model):
         raise ConfigError(
             f"The config's model '{shown(model)}' is a local folder whose name is no model "
@@ -73,6 +72,25 @@ def config_query(
             "meta-llama/Llama-3.1-8B, or name one after the config (e.g. `llama-3.1-8b`)."
         )
     return f"{model} {words}".strip()
+
+
+_BENEATH_FIELDS = ("micro_batch", "grad_accum", "tensor_parallel", "context_parallel")
+"""The config's fields a global batch in the words divides by or must agree with."""
+
+
+def config_beneath(config: ConfigRead) -> Beneath:
+    """The config's fields a typed global batch reads (its micro-batch, accumulation,
+    tensor- and context-parallel degrees), each labelled with the key that set it, for
+    :func:`adapters.parse.parse_query` (``config=``)."""
+    fields = {name: config.fields[name] for name in _BENEATH_FIELDS if name in config.fields}
+    return Beneath(fields, {name: config.source_label(name) for name in fields})
+
+
+def model_used(config: ConfigRead, resolves: Callable[[str], bool]) -> str | None:
+    """The config's model reference a question uses: the first of its readings the
+    catalog knows (``resolves``), else its first (a Hub id); None when it names none."""
+    refs = [name for ref in config.model for name in _readings(ref)]
+    return next((ref for ref in refs if resolves(ref)), config.model[0] if refs else None)
 
 
 def _local_path(ref: str) -> bool:

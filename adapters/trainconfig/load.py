@@ -83,6 +83,8 @@ def load(data: str | bytes, name: str = "the config") -> Document:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{name} is not UTF-8 text; ftcost reads {FORMATS}.") from exc
     text = strip_code_fence(text)
+    if name.lower().endswith(".toml"):
+        raise not_toml(name)
     try:
         check_events(text, max_depth=MAX_DEPTH, max_values=MAX_VALUES)
         # The events were checked (no aliases, bounded depth), so building the nodes
@@ -96,6 +98,8 @@ def load(data: str | bytes, name: str = "the config") -> Document:
     except YamlRefused as exc:
         raise _refusal(exc, name) from None
     except yaml.YAMLError as exc:
+        if _looks_like_toml(text):
+            raise not_toml(name) from exc
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""
         raise ConfigError(
@@ -112,10 +116,34 @@ def load(data: str | bytes, name: str = "the config") -> Document:
             f"reads {FORMATS}."
         ) from exc
     if not isinstance(doc, dict) or not isinstance(node, yaml.MappingNode):
+        if _looks_like_toml(text):
+            raise not_toml(name)
         raise ConfigError(
             f"{name} is not a mapping of settings (key: value); ftcost reads {FORMATS}."
         )
     return Document({_key(k): v for k, v in doc.items()}, _written(node, text))
+
+
+_TOML_TABLE = re.compile(r"^\s*\[\[?[A-Za-z0-9_.\"' -]+\]\]?\s*(#.*)?$", re.MULTILINE)
+_TOML_PAIR = re.compile(r"^\s*[A-Za-z0-9_.\"'-]+\s*=\s*\S", re.MULTILINE)
+TOML_EXAMPLE: Final = (
+    "ftcost torchtitan llama3_8b.toml full 8x h100 --training.local_batch_size 1 "
+    "--training.seq_len 8192 --training.steps 1000"
+)
+
+
+def _looks_like_toml(text: str) -> bool:
+    """TOML's ``[section]`` headers with ``key = value`` lines (torchtitan's configs)."""
+    return bool(_TOML_TABLE.search(text)) and bool(_TOML_PAIR.search(text))
+
+
+def not_toml(name: str) -> ConfigError:
+    """The error for a TOML file (torchtitan's train configs): not read, what to type."""
+    return ConfigError(
+        f"{name} is TOML (torchtitan's config format), which ftcost does not read as a "
+        "config; it reads " + FORMATS + ". Type its settings instead, as torchtitan's "
+        f"flags or words: `{TOML_EXAMPLE}` (the file name llama3_8b.toml names the model)."
+    )
 
 
 def _key(key: object) -> str:
@@ -176,8 +204,9 @@ def _written(root: yaml.MappingNode, text: str) -> dict[str, str]:
             path = f"{prefix}{key.value}"
             if isinstance(value, yaml.ScalarNode):
                 written[path] = value.value
-            else:
+            elif value.flow_style:  # [q_proj, v_proj] as written; a block list is
                 written[path] = text[value.start_mark.index:value.end_mark.index]
-                if isinstance(value, yaml.MappingNode):
-                    stack.append((value, path + "."))
+            # echoed in flow style from its values (reader.shown), not as "- a - b"
+            if isinstance(value, yaml.MappingNode):
+                stack.append((value, path + "."))
     return written

@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any, Final
 
+from adapters.trainconfig.checks import conflict
 from adapters.trainconfig.load import ConfigError
 from adapters.trainconfig.reader import Reader, shown
 from engine.request import LoraTargets, Optimizer, Precision, Sharding
@@ -73,6 +74,14 @@ _MLP_MODULES: Final = frozenset(
      "dense_h_to_4h", "dense_4h_to_h", "gate_up_proj"}
 )
 _LINEAR_WORDS: Final = frozenset({"all-linear", "all_linear", "all"})
+_TARGET_SETS: Final = {
+    LoraTargets.MLP: (frozenset({"gate_proj", "up_proj", "down_proj"}),
+                      "the MLP (gate, up, down)"),
+    LoraTargets.QV: (frozenset({"q_proj", "v_proj"}), "q and v"),
+    LoraTargets.ATTENTION: (frozenset({"q_proj", "k_proj", "v_proj", "o_proj"}),
+                            "attention (q, k, v, o)"),
+}
+"""The usual module names of each set counted, for a note when a config names fewer."""
 
 
 def optimizer(r: Reader, path: str, name: object) -> None:
@@ -80,7 +89,7 @@ def optimizer(r: Reader, path: str, name: object) -> None:
     key = r.string(path, name, "an optimizer name such as adamw_torch").lower()
     found = _OPTIMIZERS.get(key)
     if found is None:
-        r.used(path)
+        r.take(path, name, "not modelled: AdamW with FP32 states is kept")
         r.note(f"{path}: {r.text(path, name)} is not modelled; the estimate keeps AdamW with "
                "FP32 states.")
         return
@@ -113,7 +122,13 @@ def lora_targets(r: Reader, path: str, modules: object) -> None:
         target = LoraTargets.ATTENTION
     else:
         target = LoraTargets.ALL_LINEAR
-    r.take(path, modules, f"LoRA on {target.value}", lora_targets=target)
+    written = r.value(path)  # the key's own value (lora_target_linear: true), as written
+    r.take(path, written if written is not None else modules, f"LoRA on {target.value}",
+           lora_targets=target)
+    if (covered := _TARGET_SETS.get(target)) is not None and low < covered[0]:
+        r.note(f"{path}: {shown(', '.join(sorted(low)))} is part of {covered[1]}; the "
+               f"adapters are counted as on all of it ({target.value}, an upper bound: "
+               "they are small).")
     if target is LoraTargets.ALL_LINEAR and unknown and not low & _LINEAR_WORDS:
         verb = "is not a module" if len(unknown) == 1 else "are not modules"
         r.note(f"{path}: {shown(', '.join(unknown))} {verb} ftcost knows; the adapters are "
@@ -126,24 +141,41 @@ def precision(
     r: Reader, bf16: tuple[str, Any] | None, fp16: tuple[str, Any] | None,
     *, off_loads_fp32: bool = False,
 ) -> None:
-    """``bf16``/``fp16`` switches (``auto`` counts as on). Both off: FP32 where the
-    loader then loads the weights in FP32 (``off_loads_fp32``: axolotl sets
-    ``torch_dtype`` from them); elsewhere (the Trainer) the weights keep the dtype the
-    model was loaded in, which the config does not say: a note, the estimate stays BF16.
-    Neither said: BF16 (axolotl's schema defaults ``bf16`` to ``auto``, on from Ampere)."""
-    if bf16 is not None and r.flag(*bf16):
-        r.take(bf16[0], bf16[1], "BF16", precision=Precision.BF16)
-    elif fp16 is not None and r.flag(*fp16):
-        r.take(fp16[0], fp16[1], "FP16", precision=Precision.FP16)
+    """``bf16``/``fp16`` switches (``auto`` counts as on); both on is refused. Both off:
+    FP32 where the loader then loads the weights in FP32 (``off_loads_fp32``: axolotl sets
+    ``torch_dtype`` from them); elsewhere (the Trainer) the weights keep the dtype they
+    were loaded in: the config's ``torch_dtype`` when it set one, else unsaid (a note,
+    BF16 assumed). Neither said: BF16 (axolotl's schema defaults ``bf16`` to ``auto``)."""
+    bf16_on = bf16 is not None and r.flag(*bf16)
+    fp16_on = fp16 is not None and r.flag(*fp16)
+    if bf16 is not None and fp16 is not None and bf16_on and fp16_on:
+        raise conflict(r, bf16, fp16, "mixed precision is BF16 or FP16, not both",
+                       f"Keep one: set {fp16[0]}: false for BF16, or {bf16[0]}: false for "
+                       "FP16")
+    if bf16 is not None and bf16_on:
+        r.take(*bf16, "BF16", precision=Precision.BF16)
+        _off(r, fp16)
+    elif fp16 is not None and fp16_on:
+        r.take(*fp16, "FP16", precision=Precision.FP16)
+        _off(r, bf16)
     elif (said := bf16 or fp16) is not None and off_loads_fp32:
-        r.take(said[0], said[1], "FP32 (bf16 and fp16 off)", precision=Precision.FP32)
-        if fp16 is not None:
-            r.used(fp16[0])
-    elif bf16 is not None:
-        r.take(bf16[0], bf16[1], "no mixed precision: the weights stay in the dtype they "
-               "were loaded in (BF16 assumed; add `fp32` if they load in FP32)")
-        if fp16 is not None:
-            r.used(fp16[0])
+        r.take(*said, "FP32 (bf16 and fp16 off)", precision=Precision.FP32)
+        _off(r, fp16 if said is bf16 else None)
+    elif (said := bf16 or fp16) is not None:
+        loaded = r.fields.get("precision")
+        if loaded is not None:
+            r.take(*said, f"no mixed precision: the weights train in the dtype they load in "
+                   f"({loaded.value.upper()}, {r.sources['precision']})")
+        else:
+            r.take(*said, "no mixed precision: the weights stay in the dtype they were "
+                   "loaded in (BF16 assumed; add `fp32` if they load in FP32)")
+        _off(r, fp16 if said is bf16 else None)
+
+
+def _off(r: Reader, found: tuple[str, Any] | None) -> None:
+    """A precision switch the other one overrides or that is off: listed, no field."""
+    if found is not None:
+        r.take(*found, "on" if r.flag(*found) else "off")
 
 
 def attention(r: Reader, path: str, value: object) -> None:
@@ -166,7 +198,7 @@ def attention(r: Reader, path: str, value: object) -> None:
         r.take(path, value, "FlashAttention-style attention (no score matrix)",
                flash_attention=True)
     else:
-        r.used(path)
+        r.take(path, value, "not a known kernel: FlashAttention assumed")
         r.note(f"{path}: {r.text(path, value)} is not a known attention kernel; "
                "FlashAttention assumed.")
 
@@ -186,7 +218,7 @@ def deepspeed(r: Reader, path: str, value: object) -> None:
     name = text.rsplit("/", 1)[-1].lower()
     match = re.search(r"(?:zero|z|ds_z|stage)[_-]?([0-3])", name)
     if match is None:
-        r.used(path)
+        r.take(path, value, "DeepSpeed, its stage unknown: the file is not opened")
         r.note(f"{path}: {r.text(path, value)} is a file ftcost does not open; paste its "
                "JSON inline (deepspeed: {...}) or say zero2/zero3 to include it.")
         return
@@ -203,7 +235,12 @@ def _deepspeed_object(r: Reader, path: str, value: dict[str, Any]) -> None:
         zero = {}
     elif not isinstance(zero, dict):
         raise r.bad(key, zero, 'a mapping such as {"stage": 3}')
-    stage = r.whole(f"{key}.stage", zero.get("stage", 0))
+    stage_value = zero.get("stage", 0)
+    if isinstance(stage_value, bool) or not isinstance(stage_value, int | float | str) or (
+        isinstance(stage_value, str) and not stage_value.strip().isdigit()
+    ):  # "auto" is the HF integration's placeholder for other keys, never the stage
+        raise r.bad(f"{key}.stage", stage_value, "0, 1, 2 or 3, the ZeRO stage")
+    stage = r.whole(f"{key}.stage", stage_value)
     on: dict[str, bool] = {}
     for part in ("offload_optimizer", "offload_param"):
         offload = zero.get(part)
@@ -246,10 +283,41 @@ _FSDP_WORDS: Final = frozenset(
 _FSDP_OFF: Final = frozenset({"false", "", "none", "no"})
 
 
-def fsdp(r: Reader, path: str, value: object, config: dict[str, Any], config_path: str) -> None:
+def fsdp(
+    r: Reader, path: str, value: object, config: dict[str, Any], config_path: str,
+    *, implied: bool = False,
+) -> None:
     """Transformers/axolotl ``fsdp`` (``full_shard auto_wrap``, a list, or true) with
     ``fsdp_config`` (``fsdp_version``, ``offload_params``/``fsdp_offload_params``,
-    ``sharding_strategy``). Strategy numbers are torch's ``ShardingStrategy`` values."""
+    ``sharding_strategy``). Strategy numbers are torch's ``ShardingStrategy`` values.
+    ``implied``: ``path`` is axolotl's FSDP2 form (``fsdp_version: 2`` or an
+    ``fsdp_config`` section, no ``fsdp`` list), a full shard unless its settings say
+    otherwise. Beside a DeepSpeed config it is refused: two ways to shard."""
+    low = {"true"} if implied else _fsdp_words(r, path, value)
+    if not low or low <= _FSDP_OFF:
+        r.take(path, value, "FSDP off")
+        return
+    if (ds := r.first("deepspeed")) is not None:
+        raise conflict(r, ds, (path, value), "DeepSpeed and FSDP are two ways to shard the "
+                       "model, and a run uses one", f"Keep one: remove {ds[0]} or {path}")
+    version = config.get("fsdp_version", config.get("version", 1))
+    strategy = config.get("fsdp_sharding_strategy", config.get("sharding_strategy", ""))
+    strategy = str(strategy).strip().upper() if isinstance(strategy, str | int) else ""
+    if not strategy and not _reshards(r, config, config_path):
+        strategy = "SHARD_GRAD_OP"  # FSDP2's reshard_after_forward: false
+    offload = "offload" in low or _offload_params(r, config, config_path)
+    sharding, meaning = _fsdp_sharding(r, path, low, strategy, str(version) == "2")
+    fields: dict[str, Any] = {"sharding": sharding}
+    if offload:
+        fields["offload"] = True
+        meaning += " with CPU offload"
+    r.take(path, value, meaning, **fields)
+    if r.section(config_path) and path != config_path:
+        r.take(config_path, r.value(config_path), f"read with {path}")
+
+
+def _fsdp_words(r: Reader, path: str, value: object) -> set[str]:
+    """The ``fsdp`` option's words, lower case (a string, a list, or a switch)."""
     expected = ("FSDP options (full_shard, shard_grad_op, hybrid_shard, no_shard, offload, "
                 "auto_wrap), as a string or a list, or true/false")
     if isinstance(value, bool):
@@ -261,72 +329,47 @@ def fsdp(r: Reader, path: str, value: object, config: dict[str, Any], config_pat
     else:
         raise r.bad(path, value, expected)
     low = {w.strip().lower() for w in words}
-    if not low or low <= _FSDP_OFF:
-        r.used(path)
-        return
-    if not low <= _FSDP_WORDS:
+    if not low <= _FSDP_WORDS | _FSDP_OFF:
         raise r.bad(path, value, expected)
-    version = config.get("fsdp_version", config.get("version", 1))
-    strategy = config.get("fsdp_sharding_strategy", config.get("sharding_strategy", ""))
-    strategy = str(strategy).strip().upper() if isinstance(strategy, str | int) else ""
-    reshard = config.get("fsdp_reshard_after_forward", config.get("reshard_after_forward"))
-    if reshard is False and not strategy:  # FSDP2's spelling of SHARD_GRAD_OP
-        strategy = "SHARD_GRAD_OP"
-    offload_value = config.get("fsdp_offload_params", config.get("offload_params", False))
-    offload = "offload" in low or (isinstance(offload_value, bool) and offload_value)
+    return low
+
+
+def _reshards(r: Reader, config: dict[str, Any], config_path: str) -> bool:
+    """FSDP2's ``reshard_after_forward`` (default true), a switch read as every other is."""
+    for key in ("fsdp_reshard_after_forward", "reshard_after_forward"):
+        if config.get(key) is not None:
+            return r.flag(f"{config_path}.{key}", config[key])
+    return True
+
+
+def _offload_params(r: Reader, config: dict[str, Any], config_path: str) -> bool:
+    """``fsdp_config``'s ``fsdp_offload_params`` / ``offload_params``, a switch read as
+    every other is (``"true"`` as a string too)."""
+    for key in ("fsdp_offload_params", "offload_params"):
+        if config.get(key) is not None:
+            return r.flag(f"{config_path}.{key}", config[key])
+    return False
+
+
+def _fsdp_sharding(
+    r: Reader, path: str, low: set[str], strategy: str, two: bool
+) -> tuple[Sharding, str]:
+    """The sharding an FSDP option or strategy means, and how the reply words it."""
     if "shard_grad_op" in low or strategy in ("SHARD_GRAD_OP", "2"):
-        sharding, meaning = Sharding.ZERO2, "FSDP SHARD_GRAD_OP (as ZeRO-2)"
-    elif low & {"hybrid_shard_zero2", "_hybrid_shard_zero2"} or strategy in (
+        return Sharding.ZERO2, "FSDP SHARD_GRAD_OP (as ZeRO-2)"
+    if low & {"hybrid_shard_zero2", "_hybrid_shard_zero2"} or strategy in (
         "_HYBRID_SHARD_ZERO2", "HYBRID_SHARD_ZERO2", "5"
     ):
-        sharding, meaning = Sharding.ZERO2, "FSDP _HYBRID_SHARD_ZERO2 (as ZeRO-2)"
         r.note(f"{path}: _HYBRID_SHARD_ZERO2 shards gradients and states within a node only; "
                "the estimate shards them over all the cards (ZeRO-2), less memory per card.")
-    elif "hybrid_shard" in low or strategy in ("HYBRID_SHARD", "4"):
-        sharding, meaning = Sharding.HSDP, "FSDP HYBRID_SHARD (HSDP: sharded within a node)"
-    elif "no_shard" in low or strategy in ("NO_SHARD", "3"):
-        sharding, meaning = Sharding.NONE, "FSDP NO_SHARD (as DDP: every card holds it all)"
-    else:
-        # FSDP1 and FSDP2 alike: the framework's own FSDP, not DeepSpeed (whose facts the
-        # hf profile attaches to the zero stages).
-        sharding = Sharding.FSDP
-        meaning = "FSDP2 full shard" if str(version) == "2" else "FSDP full shard"
-    fields: dict[str, Any] = {"sharding": sharding}
-    if offload:
-        fields["offload"] = True
-        meaning += " with CPU offload"
-    r.take(path, value, meaning, **fields)
-    if config:
-        r.used(config_path)
-
-
-def training_arguments(r: Reader) -> None:
-    """The Transformers ``TrainingArguments`` keys the estimate uses."""
-    if found := r.first("per_device_train_batch_size"):
-        batch = r.integer(*found, "micro_batch")
-        r.take(*found, f"micro-batch {batch}", micro_batch=batch)
-    if found := r.first("gradient_accumulation_steps"):
-        accum = r.integer(*found, "grad_accum")
-        r.take(*found, f"accumulation {accum}", grad_accum=accum)
-    if found := r.first("num_train_epochs"):
-        epochs = r.number(*found, "epochs")
-        r.take(*found, f"{epochs:g} epoch" + ("" if epochs == 1 else "s"), epochs=epochs)
-    if found := r.first("max_steps"):
-        max_steps(r, *found)
-    if found := r.first("optim"):
-        optimizer(r, *found)
-    precision(r, r.first("bf16"), r.first("fp16"))
-    if found := r.first("gradient_checkpointing"):
-        switch(r, *found, "gradient checkpointing", "grad_checkpointing")
-    if found := r.first("torch_compile"):
-        switch(r, *found, "torch.compile", "compile")
-    if found := r.first("use_liger_kernel"):
-        on = r.flag(*found)
-        r.take(*found, "Liger fused cross-entropy" if on else "no Liger kernels", fused_ce=on)
-    if found := r.first("deepspeed"):
-        deepspeed(r, *found)
-    if found := r.first("fsdp"):
-        fsdp(r, *found, r.section("fsdp_config"), "fsdp_config")
+        return Sharding.ZERO2, "FSDP _HYBRID_SHARD_ZERO2 (as ZeRO-2)"
+    if "hybrid_shard" in low or strategy in ("HYBRID_SHARD", "4"):
+        return Sharding.HSDP, "FSDP HYBRID_SHARD (HSDP: sharded within a node)"
+    if "no_shard" in low or strategy in ("NO_SHARD", "3"):
+        return Sharding.NONE, "FSDP NO_SHARD (as DDP: every card holds it all)"
+    # FSDP1 and FSDP2 alike: the framework's own FSDP, not DeepSpeed (whose facts the
+    # hf profile attaches to the zero stages).
+    return Sharding.FSDP, "FSDP2 full shard" if two else "FSDP full shard"
 
 
 def max_steps(r: Reader, path: str, value: object) -> None:
@@ -339,7 +382,7 @@ def max_steps(r: Reader, path: str, value: object) -> None:
                "is given (`4x a100`); otherwise give `N tokens` (or samples of a length) "
                "for time and cost.")
     else:
-        r.used(path)
+        r.take(path, value, "no step limit: the epochs count the run")
 
 
 def switch(r: Reader, path: str, value: object, label: str, field: str) -> None:
@@ -376,7 +419,7 @@ def replicate(r: Reader, path: str, value: object) -> None:
     ``fsdp``, whose full shard it turns hybrid."""
     degree = r.integer(path, value, "nodes")  # replicas: bounded as a node count
     if degree <= 1:
-        r.used(path)
+        r.take(path, value, "no replicas")
         return
     if (source := r.sources.get("sharding")) is not None and r.fields["sharding"] in (
         Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3

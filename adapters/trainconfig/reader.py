@@ -15,6 +15,8 @@ from engine.request import Framework, field_meta
 
 MAX_SHOWN_VALUE: Final = 48
 """Characters of a value echoed back in the list of keys read."""
+UNSET: Final = "(unset)"
+"""The value shown for a key the config does not set, where its absence decides."""
 
 
 class ConfigFormat(StrEnum):
@@ -65,13 +67,26 @@ class ConfigRead:
     """How a key was approximated (a file not opened, an optimizer not modelled)."""
     sources: dict[str, str] = field(default_factory=dict)
     """Request field -> the config key it came from, for error messages."""
+    defaulted: dict[str, str] = field(default_factory=dict)
+    """Request fields the config leaves unset, taken from its trainer's own default
+    (:meth:`Reader.default`): field -> whose default (``the Trainer``, ``axolotl``)."""
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``"config"`` member of the JSON document (docs/questions.md)."""
+    def source_label(self, name: str) -> str:
+        """Where the request field ``name`` came from, as a message names it: ``the
+        config's micro_batch_size``, or ``the Trainer's default per_device_train_batch_size``
+        for a key the config leaves unset."""
+        key = self.sources.get(name, name)
+        if name in self.defaulted:
+            return f"{self.defaulted[name]}'s default {key}"
+        return f"the config's {key}"
+
+    def to_json(self, model: str | None = None) -> dict[str, Any]:
+        """The ``"config"`` member of the JSON document (docs/questions.md); ``model``:
+        the config's model reference the estimate used (else its first)."""
         return {
             "format": self.format.value,
             "framework": self.framework.value,
-            "model": self.model[0] if self.model else None,
+            "model": model or (self.model[0] if self.model else None),
             "read": [{"key": k.key, "value": k.value, "meaning": k.meaning} for k in self.read],
             "ignored": list(self.ignored),
             "notes": list(self.notes),
@@ -151,7 +166,9 @@ class Reader:
         self.read: list[KeyRead] = []
         self.notes: list[str] = []
         self.model: list[str] = []
+        self.defaulted: dict[str, str] = {}
         self._used: set[str] = set()
+        self._ignored: list[str] = []
 
     # -- looking up ----------------------------------------------------------------------
     def value(self, path: str) -> Any:
@@ -187,6 +204,33 @@ class Reader:
         for name, field_value in fields.items():
             self.fields[name] = field_value
             self.sources[name] = path
+
+    def default(self, path: str, meaning: str, source: str, /, **fields: Any) -> None:
+        """Record that ``path``, unset in the config, takes its trainer's default:
+        ``per_device_train_batch_size: (unset) → micro-batch 8 (the Trainer's default)``.
+        Fields the config already set are left alone."""
+        if any(name in self.fields for name in fields):
+            return
+        self.read.append(KeyRead(path, UNSET, f"{meaning} ({source}'s default)"))
+        for name, field_value in fields.items():
+            self.fields[name] = field_value
+            self.sources[name] = path
+            self.defaulted[name] = source
+
+    def absent(self, path: str, meaning: str, /, **fields: Any) -> None:
+        """Record what a key's absence means where it decides something (``use_peft:
+        (unset) → full fine-tune``), and the ``fields`` it sets."""
+        self.read.append(KeyRead(path, UNSET, meaning))
+        for name, field_value in fields.items():
+            self.fields[name] = field_value
+            self.sources[name] = path
+
+    def ignore(self, path: str) -> None:
+        """List ``path`` (dotted, inside a section read for other keys) as ignored: the
+        config sets it, the estimate has no use for it here."""
+        self.used(path)
+        if path not in self._ignored:
+            self._ignored.append(path)
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -291,7 +335,8 @@ class Reader:
 
     # -- result --------------------------------------------------------------------------
     def result(self) -> ConfigRead:
-        ignored = tuple(shown(k) for k in self.doc if k not in self._used)
+        ignored = tuple(shown(k) for k in [*[k for k in self.doc if k not in self._used],
+                                           *self._ignored])
         return ConfigRead(
             format=self.format,
             framework=self.framework,
@@ -301,6 +346,7 @@ class Reader:
             ignored=ignored,
             notes=tuple(self.notes),
             sources=dict(self.sources),
+            defaulted=dict(self.defaulted),
         )
 
 
