@@ -352,3 +352,21 @@ def test_another_checkpoint_of_the_architecture_is_counted_and_said(text: str) -
                                   "meta-llama/Meta-Llama-3.1-8B", "mistral-nemo"])
 def test_another_spelling_of_the_model_itself_is_exact(text: str) -> None:
     assert parse_query(f"{text} lora", CAT).model_pick is ModelPick.EXACT
+
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("NousResearch/Meta-Llama-3.1-8B", "llama-3.1-8b"),
+    ("unsloth/Qwen2.5-7B-Instruct", "qwen2.5-7b"),
+])
+def test_another_owners_copy_of_a_catalog_repository_is_that_model_and_said(
+    text: str, model: str
+) -> None:
+    request = parse_query(f"{text} lora", CAT)
+
+    assert request.model == model and request.model_pick is ModelPick.STAND_IN
+
+
+def test_a_pinned_revision_of_a_copy_is_left_to_the_hub() -> None:
+    assert refused("NousResearch/Meta-Llama-3.1-8B@main lora").word == (
+        "NousResearch/Meta-Llama-3.1-8B@main"
+    )

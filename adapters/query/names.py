@@ -140,6 +140,8 @@ def names_another_checkpoint(catalog: Catalog, text: str, model_id: str) -> bool
     ``deepseek-r1`` for Llama 3.1 8B, Qwen2.5 72B, DeepSeek-V3, an ``-instruct`` variant
     included) rather than the model itself under another spelling."""
     model = catalog.model(model_id)
+    if _mirror_of(catalog, HF_PREFIX.sub("", text)) == model_id:
+        return True  # another owner's copy of a catalog repository
     stand_ins = {normalize_name(n) for n in model.stand_ins}
     stand_ins |= {normalize_name(n.rsplit("/", 1)[1]) for n in model.stand_ins if "/" in n}
     text = HF_PREFIX.sub("", text)
@@ -162,5 +164,16 @@ def resolve_model(catalog: Catalog, text: str) -> str | None:
     match = SYNTHETIC_RE.match(text)
     if match and SYNTHETIC_MIN_B <= float(match.group(1)) <= SYNTHETIC_MAX_B:
         return f"synthetic-{float(match.group(1)):g}b"
-    return None
+    return _mirror_of(catalog, text)
+
+
+def _mirror_of(catalog: Catalog, text: str) -> str | None:
+    """The catalog model whose Hub repository ``text`` copies under another owner
+    (``NousResearch/Meta-Llama-3.1-8B``, ``unsloth/Qwen2.5-7B-Instruct``: the same
+    repository name, so the same architecture), or None. A pinned revision
+    (``org/name@main``) is left to the Hub, which sizes it from its own config."""
+    if text.count("/") != 1 or "@" in text or catalog.find_model(text):
+        return None
+    owner, repo = text.split("/")
+    return catalog.find_model(repo) if owner and repo else None
 
