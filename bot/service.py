@@ -26,16 +26,17 @@ backend and no metrics library.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.report import build_report
+from bot.ask import Ask, RequestBuilder
 from bot.channel_settings import ChannelSettings, is_settings_command, with_defaults
 from bot.price_words import price_command
 from bot.ratelimit import RateLimiter, limited_message
@@ -90,51 +91,12 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-RequestBuilder = Callable[[str, Request | None, Catalog], Request]
-"""Builds the request of a message instead of the query parser: ``(text, previous
-request or None, catalog)``; raises :class:`~adapters.parse.QueryError` (Discord's
-structured ``/ftcost`` options, :mod:`adapters.discord.options`)."""
-
 MAX_HUB_MODELS = 3
 """Hub models one answer may resolve (each is one more parse attempt)."""
 TRANSIENT_HUB_ERRORS = frozenset({HubErrorKind.TIMEOUT, HubErrorKind.UNAVAILABLE})
 """Hub failures that may be over in seconds: the error reply says ``retry``."""
 
 log = logging.getLogger("ftcost.bot")
-
-ManageCheck = Callable[[], Awaitable[bool | None]]
-"""Asks the platform whether the asker may manage the channel (Slack's ``users.info``):
-called only for ``subscribe`` / ``unsubscribe``; raises
-:class:`~bot.price_service.PermissionUnchecked` when the platform can't answer."""
-
-
-@dataclass(frozen=True, slots=True)
-class Ask:
-    """One message for the bot, once a front end has done its platform work (who, where,
-    which estimate it answers): everything :meth:`Service.respond` needs."""
-
-    text: str
-    platform: str
-    channel: str | None = None
-    """Whose settings and price announcements apply: a thread's parent channel."""
-    user: str | None = None
-    workspace: str | None = None
-    """``slack:<team id>`` / ``discord:<guild id>``: whose team price sheet applies."""
-    previous: Request | None = None
-    """The estimate a follow-up changes; None for a new question."""
-    context_lost: bool = False
-    """A follow-up whose estimate the store could not give (it is unreachable)."""
-    context_expired: bool = False
-    """A follow-up under one of the bot's own estimates whose stored request is gone
-    (older than the store keeps threads: ``store.thread_ttl_days``)."""
-    may_manage: bool | ManageCheck | None = None
-    """Whether the asker may change the channel's price announcements: a known answer,
-    a check to run only when it matters, or None (the platform can't tell: anyone may)."""
-    build: RequestBuilder | None = None
-    """Structured options instead of the parser (Discord): then the text is no command."""
-    command: str = "/ftcost"
-    """The slash command's name, for the examples replies give."""
-
 
 PRICES_TITLE = "GPU prices"
 """The title of a price command's replies, its own errors included: an error with a
@@ -212,6 +174,8 @@ class Service:
         """``set framework hf``: each channel's defaults for new questions."""
         self.hub_models: tuple[ModelSpec, ...] = ()
         """Hub models this service's catalogs hold too (set on views, :meth:`with_models`)."""
+        self._turns: dict[ThreadKey, tuple[asyncio.Lock, list[int]]] = {}
+        """Threads a reply is being answered in, with their waiters (:meth:`thread_turn`)."""
 
     @property
     def book(self) -> PriceBook:
@@ -479,6 +443,22 @@ class Service:
         except StoreUnavailable:
             count_unavailable("get_thread")
             raise
+
+    @contextlib.asynccontextmanager
+    async def thread_turn(self, key: ThreadKey) -> AsyncIterator[None]:
+        """Hold thread ``key`` while one reply in it is read, answered, posted and
+        remembered, so a second quick reply builds on the estimate the first posted
+        instead of on the same earlier one (in this process; replicas sharing a Redis
+        store can still interleave two replies that arrive within the same second)."""
+        entry = self._turns.setdefault(key, (asyncio.Lock(), [0]))
+        entry[1][0] += 1
+        try:
+            async with entry[0]:
+                yield
+        finally:
+            entry[1][0] -= 1
+            if not entry[1][0]:
+                self._turns.pop(key, None)
 
     async def first_seen(self, event_id: str, ttl_s: float) -> bool:
         """Retry de-duplication: False when ``event_id`` was already handled. Without a

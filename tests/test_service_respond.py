@@ -160,3 +160,22 @@ async def test_a_followup_whose_estimate_expired_says_it_is_no_longer_kept(
     assert partial.kind is ReplyKind.ERROR
     assert partial.text.startswith("This thread's estimate is no longer kept")
     assert whole.report is not None and whole.report.notes[0] == CONTEXT_EXPIRED_NOTE
+
+
+async def test_a_threads_turn_holds_the_next_reply_until_the_first_is_done() -> None:
+    import asyncio
+
+    from bot.store_types import ThreadKey
+
+    service, key, order = Service(), ThreadKey("slack", "C1", "1.0"), []
+
+    async def reply(name: str, hold: float) -> None:
+        async with service.thread_turn(key):
+            order.append(f"{name} in")
+            await asyncio.sleep(hold)
+            order.append(f"{name} out")
+
+    await asyncio.gather(reply("first", 0.05), reply("second", 0.0))
+
+    assert order == ["first in", "first out", "second in", "second out"]
+    assert service._turns == {}  # nothing kept once the thread is quiet

@@ -410,6 +410,21 @@ async def test_a_reply_under_a_recent_bot_message_without_an_estimate_is_ignored
     assert slack.calls_to("chat.postEphemeral") == []
 
 
+async def test_two_quick_replies_in_a_thread_each_build_on_the_last(bot, slack):
+    ts = await slash(bot, slack, "8b lora 10M tokens")
+    await asyncio.gather(
+        bot.post(event_body(message_event("seq 8k", ts="1700000100.000041", thread_ts=ts),
+                            event_id="EvQ1")),
+        bot.post(event_body(message_event("bs 4", ts="1700000100.000042", thread_ts=ts),
+                            event_id="EvQ2")),
+    )
+    await bot.settle()
+
+    context = await bot.store.get_thread(ThreadKey("slack", "C1", ts))
+    assert context is not None
+    assert (context.request.seq_len, context.request.micro_batch) == (8192, 4)
+
+
 async def test_top_level_channel_messages_are_ignored(bot, slack):
     await bot.post(event_body(message_event("70b qlora", ts="1700000100.000006"),
                               event_id="EvTop"))

@@ -79,6 +79,16 @@ class MessageHandlers(ClientCore):
         if not mentioned and not (self.settings.message_content and text):
             return
         where = Where(str(thread.parent_id), str(thread.id))
+        key = where.thread_key()
+        # One reply of a thread at a time: each builds on the estimate the last posted.
+        async with (self.service.thread_turn(key) if key else contextlib.nullcontext()):
+            await self._thread_reply(message, thread, where, text, mentioned, start)
+
+    async def _thread_reply(
+        self, message: discord.Message, thread: discord.Thread, where: Where, text: str,
+        mentioned: bool, start: float,
+    ) -> None:
+        """Answer one message in ``thread`` (its turn held: :meth:`_thread_message`)."""
         previous, unavailable = await self._lookup(where.thread_key())
         me = self.user  # type: ignore[attr-defined]
         own_thread = me is not None and thread.owner_id == me.id

@@ -415,6 +415,13 @@ class SlackBot:
         self, body: dict[str, Any], event: dict[str, Any], bot_user_id: str | None
     ) -> None:
         async def work() -> tuple[str, str] | None:
+            # One reply of a thread at a time: each builds on the estimate the last posted.
+            async with self.service.thread_turn(
+                ThreadKey(PLATFORM, event["channel"], event["thread_ts"])
+            ):
+                return await answer()
+
+        async def answer() -> tuple[str, str] | None:
             channel, thread_ts = event["channel"], event["thread_ts"]
             text = slack_to_plain(event.get("text") or "", self._bot_id(bot_user_id))
             workspace = _workspace(body.get("team_id"))
