@@ -33,7 +33,8 @@ from engine.fit import (
     hourly_price,
     make_option,
     not_recommended_reason,
-    stage_on,
+    replica_fits,
+    resolve_stage,
 )
 from engine.memory import Footprint, footprint
 from engine.request import Method, Request
@@ -142,10 +143,11 @@ def _card_options(
         return
     price = hourly_price(gpu, request.price_per_gpu_hour, request.spot)
     per_node = named_node_cards(request) or gpu.gpus_per_node
+    replicas = replica_fits(fp, gpu, request.offload)  # the card's, whatever the count
     for n in counts(found[0], min(_most_cards(request, per_node), card_limit(gpu)), per_node):
         if n % fp.card_step:
             continue  # not whole tensor-parallel groups and context-parallel rings
-        stage = stage_on(fp, request.sharding, gpu, n, request.offload)
+        stage = resolve_stage(request.sharding, n, fp.tensor_parallel, replicas)
         yield make_option(
             fp, gpu, n, stage, work, price, request.mode, request.offload, nodes=request.nodes,
         )

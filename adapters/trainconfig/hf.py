@@ -26,9 +26,7 @@ def training_arguments(r: Reader) -> None:
         m.switch(r, *found, "gradient checkpointing", "grad_checkpointing")
     if found := r.first("torch_compile"):
         m.switch(r, *found, "torch.compile", "compile")
-    if found := r.first("use_liger_kernel"):
-        on = r.flag(*found)
-        r.take(*found, "Liger fused cross-entropy" if on else "no Liger kernels", fused_ce=on)
+    sh.liger(r, "use_liger_kernel")
     if found := r.first("deepspeed"):
         m.deepspeed(r, *found)
     if found := r.first("fsdp"):
@@ -62,9 +60,7 @@ def read_trl(r: Reader) -> None:
         m.lora_targets(r, *found)
     sh.sequence(r, "max_length", "max_seq_length")
     sh.packing(r, "packing")
-    if found := r.first("use_liger"):
-        on = r.flag(*found)
-        r.take(*found, "Liger fused cross-entropy" if on else "no Liger kernels", fused_ce=on)
+    sh.liger(r, "use_liger")
     if found := r.first("attn_implementation"):
         m.attention(r, *found)
     if found := r.first("torch_dtype", "dtype"):
@@ -126,9 +122,7 @@ def read_llama_factory(r: Reader) -> None:
     sh.packing(r, "packing", "neat_packing")
     if found := r.first("flash_attn"):
         m.attention(r, *found)
-    if found := r.first("enable_liger_kernel"):
-        on = r.flag(*found)
-        r.take(*found, "Liger fused cross-entropy" if on else "no Liger kernels", fused_ce=on)
+    sh.liger(r, "enable_liger_kernel")
     if (found := r.first("use_unsloth")) and r.flag(*found):
         r.framework = Framework.UNSLOTH
         r.take(*found, "Unsloth's kernels and loss")

@@ -98,6 +98,14 @@ def run_length(r: Reader, epochs_path: str, steps_path: str) -> None:
         r.take(*found, epochs_meaning(epochs, r), epochs=epochs)
 
 
+def liger(r: Reader, *paths: str) -> None:
+    """Liger's kernels switch (``use_liger_kernel``, ``use_liger``, ``enable_liger_kernel``):
+    its fused cross-entropy keeps no logits."""
+    if found := r.first(*paths):
+        on = r.flag(*found)
+        r.take(*found, "Liger fused cross-entropy" if on else "no Liger kernels", fused_ce=on)
+
+
 def packing(r: Reader, *paths: str) -> None:
     if found := r.first(*paths):
         on = r.flag(*found)
