@@ -370,3 +370,11 @@ def test_a_pinned_revision_of_a_copy_is_left_to_the_hub() -> None:
     assert refused("NousResearch/Meta-Llama-3.1-8B@main lora").word == (
         "NousResearch/Meta-Llama-3.1-8B@main"
     )
+
+
+@pytest.mark.parametrize("text", ["h100 NousResearch/Meta-Llama-3.1-8B lora",
+                                  "h100 meta-llama/Llama-3.1-8B full"])
+def test_a_card_before_a_hub_id_stays_the_card(text: str) -> None:
+    request = parse_query(text, CAT)
+
+    assert request.gpu == "h100-sxm" and request.model == "llama-3.1-8b"

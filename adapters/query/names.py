@@ -167,13 +167,16 @@ def resolve_model(catalog: Catalog, text: str) -> str | None:
     return _mirror_of(catalog, text)
 
 
+_HUB_COPY: Final = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+"""One Hub repository id, ``org/name`` (no revision, no spaces)."""
+
+
 def _mirror_of(catalog: Catalog, text: str) -> str | None:
     """The catalog model whose Hub repository ``text`` copies under another owner
     (``NousResearch/Meta-Llama-3.1-8B``, ``unsloth/Qwen2.5-7B-Instruct``: the same
     repository name, so the same architecture), or None. A pinned revision
     (``org/name@main``) is left to the Hub, which sizes it from its own config."""
-    if text.count("/") != 1 or "@" in text or catalog.find_model(text):
-        return None
-    owner, repo = text.split("/")
-    return catalog.find_model(repo) if owner and repo else None
+    if not _HUB_COPY.match(text) or catalog.find_model(text):
+        return None  # one org/name word only: a span of words ("h100 org/name") is not one
+    return catalog.find_model(text.split("/")[1])
 
