@@ -30,7 +30,7 @@ import contextlib
 import copy
 import dataclasses
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -51,6 +51,7 @@ from bot.replies import (
 )
 from bot.scheduler import Clock, SystemClock
 from bot.store_types import StoreUnavailable, ThreadContext, ThreadKey, count_unavailable
+from bot.turns import ThreadTurns
 from bot.words import (
     CHART_NEEDS_QUERY,
     CHART_WORD,
@@ -174,8 +175,8 @@ class Service:
         """``set framework hf``: each channel's defaults for new questions."""
         self.hub_models: tuple[ModelSpec, ...] = ()
         """Hub models this service's catalogs hold too (set on views, :meth:`with_models`)."""
-        self._turns: dict[ThreadKey, tuple[asyncio.Lock, list[int]]] = {}
-        """Threads a reply is being answered in, with their waiters (:meth:`thread_turn`)."""
+        self.turns = ThreadTurns(store)
+        """One reply at a time in each thread (:meth:`thread_turn`)."""
 
     @property
     def book(self) -> PriceBook:
@@ -444,21 +445,12 @@ class Service:
             count_unavailable("get_thread")
             raise
 
-    @contextlib.asynccontextmanager
-    async def thread_turn(self, key: ThreadKey) -> AsyncIterator[None]:
+    def thread_turn(self, key: ThreadKey) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold thread ``key`` while one reply in it is read, answered, posted and
         remembered, so a second quick reply builds on the estimate the first posted
-        instead of on the same earlier one (in this process; replicas sharing a Redis
-        store can still interleave two replies that arrive within the same second)."""
-        entry = self._turns.setdefault(key, (asyncio.Lock(), [0]))
-        entry[1][0] += 1
-        try:
-            async with entry[0]:
-                yield
-        finally:
-            entry[1][0] -= 1
-            if not entry[1][0]:
-                self._turns.pop(key, None)
+        instead of on the same earlier one: in this process and, through the store's
+        lock, across replicas (:mod:`bot.turns`)."""
+        return self.turns.turn(key)
 
     async def first_seen(self, event_id: str, ttl_s: float) -> bool:
         """Retry de-duplication: False when ``event_id`` was already handled. Without a

@@ -178,4 +178,4 @@ async def test_a_threads_turn_holds_the_next_reply_until_the_first_is_done() -> 
     await asyncio.gather(reply("first", 0.05), reply("second", 0.0))
 
     assert order == ["first in", "first out", "second in", "second out"]
-    assert service._turns == {}  # nothing kept once the thread is quiet
+    assert len(service.turns) == 0  # nothing kept once the thread is quiet
