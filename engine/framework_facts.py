@@ -46,6 +46,17 @@ PROFILE_LOGITS_BYTES: Final = {
     "torchtitan": 10.0,  # [titan]
 }
 """Bytes per logit each framework's loss path holds at the loss."""
+# [tt-loss] torchtune/modules/loss: CEWithChunkedOutputLoss.compute_cross_entropy and
+#   LinearCrossEntropyLoss.compute_cross_entropy run F.cross_entropy(logits.float(), ...)
+#   per chunk, and autograd keeps each chunk's FP32 log-softmax for backward (4 B per
+#   logit); the recipes compile it (apply_compile_strategy) only under `compile: True`,
+#   the [tt-table] case, and torchtune's configs ship `compile: False`.
+PROFILE_EAGER_LOGITS_BYTES: Final = {
+    "torchtune": 4.0,  # [tt-loss]
+}
+"""Bytes per logit where a framework's loss path keeps more without ``torch.compile``
+than ``PROFILE_LOGITS_BYTES`` says (measured compiled); a framework not listed keeps the
+same either way."""
 PROFILE_PURE_BF16: Final = {
     "generic": False,
     "hf": False,  # [trl]

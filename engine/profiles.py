@@ -26,6 +26,7 @@ from engine.framework_facts import (
     PROFILE_CUDNN_ATTENTION_FROM,
     PROFILE_DEEPSPEED_ZERO,
     PROFILE_DEQUANT_BYTES,
+    PROFILE_EAGER_LOGITS_BYTES,
     PROFILE_EAGER_NF4,
     PROFILE_ELEMENTWISE_SCALE,
     PROFILE_FOREACH_ADAMW,
@@ -45,15 +46,15 @@ from engine.request import Framework, Method, Precision, Request, Sharding, Stat
 
 Scope = Literal[
     "any", "adapters", "fp32-adapters", "full", "zero", "full-outside-zero", "qlora-eager",
-    "qlora-fp32", "tied", "offload", "selective", "fsdp-accum",
+    "qlora-fp32", "tied", "offload", "selective", "fsdp-accum", "compiled",
 ]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, LoRA/QLoRA with adapters
 kept in FP32 (``fp32_adapters``, the profile's unless said), full fine-tunes, runs that
 may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several cards),
 full fine-tunes that do not, QLoRA without ``torch.compile``, QLoRA whose weights are
 not sharded, models with tied embeddings, offloaded runs, runs checkpointed
-selectively on a model the framework checkpoints selectively by default, or runs that
-accumulate micro-batches under FSDP."""
+selectively on a model the framework checkpoints selectively by default, runs that
+accumulate micro-batches under FSDP, or runs under ``torch.compile``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,8 @@ class Profile:
     """A menu-sized name (``HF / TRL / PEFT``)."""
     logits_bytes: float
     """Bytes per logit its loss path keeps for backward (0: fused, never materialized)."""
+    eager_logits_bytes: float
+    """The same without ``torch.compile`` (``PROFILE_EAGER_LOGITS_BYTES``)."""
     state_precision: StatePrecision
     """FP32 master weights and moments, or pure BF16."""
     lora_dropout: float
@@ -129,13 +132,20 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
     frozen = FSDP_FROZEN_GRADS[key]
     generic = Framework.GENERIC.value
     changes: list[tuple[str, Scope]] = []
-    if logits != PROFILE_LOGITS_BYTES[generic]:
+    eager_logits = PROFILE_EAGER_LOGITS_BYTES.get(key, logits)
+    spec_logits = PROFILE_LOGITS_BYTES[generic]
+    if logits != spec_logits:
         changes.append((
             "fused loss: no logits kept"
             if logits == 0
-            else f"loss keeps {logits:g} B per logit (spec: {PROFILE_LOGITS_BYTES[generic]:g})",
-            "any",
+            else f"loss keeps {logits:g} B per logit"
+            + (" under torch.compile" if eager_logits != logits else "")
+            + f" (spec: {spec_logits:g})",
+            "any" if eager_logits == logits else "compiled",
         ))
+    if eager_logits not in (logits, spec_logits):
+        changes.append((f"loss keeps {eager_logits:g} B per logit without torch.compile "
+                        f"(spec: {spec_logits:g})", "any"))
     if pure != PROFILE_PURE_BF16[generic]:
         changes.append(("pure BF16 weights and optimizer states", "any"))
     if dropout != PROFILE_LORA_DROPOUT[generic]:
@@ -188,6 +198,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         label=label,
         short=short,
         logits_bytes=logits,
+        eager_logits_bytes=eager_logits,
         state_precision=StatePrecision.PURE_BF16 if pure else StatePrecision.FP32,
         lora_dropout=dropout,
         fsdp_frozen_grads=frozen,
@@ -259,6 +270,7 @@ def changes_for(
         and selective_by_default(request.framework, arch),
         "fsdp-accum": request.grad_accum > 1
         and (stage.is_fsdp if stage is not None else request.sharding.is_fsdp),
+        "compiled": request.compile,
     }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
 
@@ -371,9 +383,10 @@ def cudnn_attention_from(request: Request) -> float | None:
 
 def logits_bytes(request: Request, hf_bytes: float) -> float:
     """Bytes per logit kept for the loss: 0 with ``fused_ce``, ``hf_bytes`` with
-    ``hf_loss``, else the framework's loss path."""
+    ``hf_loss``, else the framework's loss path (compiled or eager, as the request runs)."""
     if request.fused_ce:
         return 0.0
     if request.hf_loss:
         return hf_bytes
-    return PROFILES[request.framework].logits_bytes
+    p = PROFILES[request.framework]
+    return p.logits_bytes if request.compile else p.eager_logits_bytes

@@ -129,6 +129,19 @@ def test_a_fused_loss_the_user_names_wins_over_the_profile(catalog: Catalog) -> 
     assert logits_bytes_per_token(arch, resolve(fused)) == 0.0
 
 
+def test_torchtunes_chunked_loss_keeps_fp32_log_softmax_unless_compiled(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    eager = resolve(Request(model="llama-3.1-8b", method="lora", framework="torchtune"))
+    compiled = resolve(eager.model_copy(update={"compile": True}))
+
+    assert logits_bytes_per_token(arch, eager) == 4.0 * arch.vocab_size
+    assert logits_bytes_per_token(arch, compiled) == 2.0 * arch.vocab_size
+    assert any("2 B per logit under torch.compile" in c for c in changes_for(compiled))
+    assert not any("per logit" in c for c in changes_for(eager))
+
+
 def test_unsloth_keeps_no_logits_and_offloads_checkpointed_activations(catalog: Catalog) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
     unsloth = resolve(Request(model="llama-3.1-8b", method="qlora", framework="unsloth",

@@ -228,7 +228,16 @@ def test_torchtune_recipe_reads_the_builder_and_recipe_keys() -> None:
     assert (f["method"], f["lora_rank"], f["lora_targets"]) == (
         Method.QLORA, 8, LoraTargets.ALL_LINEAR)
     assert (f["seq_len"], f["micro_batch"], f["grad_accum"]) == (2048, 2, 8)
-    assert f["fused_ce"] is True and f["grad_checkpointing"] is True
+    assert f["grad_checkpointing"] is True
+
+
+def test_torchtunes_linear_cross_entropy_keeps_its_chunks_log_softmax() -> None:
+    # LinearCrossEntropyLoss runs F.cross_entropy(logits.float()) per chunk: its FP32
+    # log-softmax is kept unless compiled, so it is the profile's loss path, not fused.
+    config = fixture("torchtune_qlora.yaml")
+
+    assert "fused_ce" not in config.fields
+    assert any("chunked cross-entropy" in key.meaning for key in config.read)
 
 
 def test_torchtune_selective_op_checkpointing_is_read() -> None:

@@ -76,10 +76,9 @@ def read_torchtune(r: Reader) -> None:
         sh.dtype(r, *found)
     _memory(r)
     if found := r.first("loss._component_"):
-        if "linearcrossentropy" in str(found[1]).lower().replace("_", ""):
-            r.take(*found, "fused linear cross-entropy (no logits kept)", fused_ce=True)
-        else:
-            r.take(*found, "torchtune's chunked cross-entropy")
+        # Both chunked losses keep each chunk's FP32 log-softmax unless compiled: the
+        # torchtune profile's loss path (engine.framework_facts, [tt-loss]).
+        r.take(*found, "torchtune's chunked cross-entropy")
     if found := r.first("fsdp_cpu_offload"):
         on = r.flag(*found)
         r.take(*found, "FSDP2 with CPU offload" if on else "FSDP2", offload=on)
