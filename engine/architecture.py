@@ -435,6 +435,12 @@ class Architecture(BaseModel):
         head) is its own unit, so the larger of one decoder layer and the
         embedding matrix is what must be materialized in full on every GPU.
         """
+        return max(self.largest_decoder_layer_params, self.vocab_size * self.hidden_size)
+
+    @cached_property
+    def largest_decoder_layer_params(self) -> int:
+        """Parameters of the largest decoder layer: attention, norms, and its MLP or
+        experts (with the router)."""
         attn = sum(lin.params for lin in self._linears if lin.group == "attention")
         per_layer = (
             attn / self.num_layers + (self.norm_params + self.other_params) / self.num_layers
@@ -450,7 +456,7 @@ class Architecture(BaseModel):
             )
             moe_mlp += self.hidden_size * e.num_experts
             mlp = max(mlp if self.dense_layers else 0, moe_mlp)
-        return int(max(per_layer + mlp, self.vocab_size * self.hidden_size))
+        return int(per_layer + mlp)
 
     @cached_property
     def mlp_width_groups(self) -> tuple[tuple[int, int], ...]:

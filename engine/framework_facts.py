@@ -103,6 +103,25 @@ backward()`` every micro-batch, the optimizer step every ``gradient_accumulation
 and no ``set_requires_gradient_sync(False)`` (the LoRA recipe alike).
 [titan-accum] torchtitan train.py ``train_step``: ``forward_backward_step`` per micro-batch,
 ``loss.backward()`` with no gradient-sync switch."""
+FSDP_ROOT_UNIT_GATHERED: Final = {
+    "generic": False,  # the specification's gathered units: the largest, twice
+    "hf": True,  # [fsdp1-root]: Accelerate's FSDP (fsdp_version 1, its default)
+    "unsloth": True,  # trains on the HF Trainer (Accelerate)
+    "torchtune": False,  # FSDP2 (fully_shard)
+    "litgpt": False,  # [fsdp1-root-lg]
+    "torchtitan": False,  # FSDP2 (fully_shard)
+}
+"""Whether the framework's FSDP is FSDP1 with decoder layers wrapped as units, whose root
+unit (the embeddings, an untied LM head, the final norm) stays gathered from the forward
+to the end of the backward, with its whole gradient until that backward ends.
+[fsdp1-root] torch/distributed/fsdp/_runtime_utils.py ``_post_forward_reshard``:
+``free_unsharded_flat_param = not state._is_root and ...``: the root is not resharded
+after forward, and reduces its gradient in its post-backward hook, after the embedding's
+gradient, the backward's last.
+[fsdp1-root-lg] Lightning Fabric's FSDPStrategy is FSDP1 too, but this model already reads
+2-25% above LitGPT's own multi-GPU tables (resource-tables.md, 2023; lg-rt-21 to 31 in
+benchmarks/measurements.yaml) without the root unit; adding it moved nine of them further
+off and three closer, so it is left out until a LitGPT FSDP run is measured."""
 PROFILE_SPEC_ACTIVATIONS: Final = {
     "generic": True,  # [detailed]
     "hf": False,  # [autograd]

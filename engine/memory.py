@@ -172,6 +172,13 @@ class Footprint(Breakdown):
     frozen_grad_unit: float = 0.0
     """The largest unit's share of :attr:`frozen_grad`, held unsharded until it is
     reduce-scattered."""
+    root_unit: float = 0.0
+    """FSDP1's root unit (embeddings, LM head, final norm), gathered from the forward to
+    the end of the backward where the framework has it (``Profile.fsdp_root_unit``); its
+    gradient (:attr:`root_grad`) as long; the units around it are decoder layers
+    (:attr:`layer_unit`). 0 otherwise."""
+    root_grad: float = 0.0
+    layer_unit: float = 0.0
     accumulates: bool = False
     """Gradient accumulation is on: under ``fsdp`` the gradients stay unsharded."""
     zero_fp32_grads: float = 0.0
@@ -320,6 +327,9 @@ class Footprint(Breakdown):
             gathered = ZERO3_GATHERED_UNITS * self.gathered
             adapter = self.adapter / n
             unit_grad = self.gathered_grad
+            if stage.is_fsdp and self.root_unit:
+                gathered = self.root_unit + ZERO3_GATHERED_UNITS * self.layer_unit
+                unit_grad = self.root_grad + (self.layer_unit / self.gathered) * unit_grad
             frozen = 0.0
             if stage.is_fsdp:
                 unit_grad += self.frozen_grad_unit
@@ -431,6 +441,8 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
     opt_per_param = opt_table[request.optimizer.value]
     base = base_weight_bytes(arch, request)
     frozen_grads = method is Method.LORA and profile(request.framework).fsdp_frozen_grads
+    fsdp1_root = profile(request.framework).fsdp_root_unit  # Footprint.root_unit
+    root = arch.embedding_params + arch.hidden_size if fsdp1_root else 0
     if method is Method.FULL:
         precision = request.precision.value
         master = 0.0 if pure or precision == "fp32" else MASTER_WEIGHT_BYTES * params
@@ -469,6 +481,9 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         gathered=arch.largest_layer_params * gathered_bytes / GB,
         gathered_grad=arch.largest_layer_params * grad_bytes / GB if method is Method.FULL else 0.0,
         frozen_grad=base / GB if frozen_grads else 0.0,
+        root_unit=root * gathered_bytes / GB,
+        root_grad=root * grad_bytes / GB,  # full fine-tunes (grad_bytes is 0 otherwise)
+        layer_unit=arch.largest_decoder_layer_params * gathered_bytes / GB,
         frozen_grad_unit=arch.largest_layer_params * gathered_bytes / GB if frozen_grads else 0.0,
         accumulates=(
             request.grad_accum > 1 and profile(request.framework).fsdp_accumulates_unsharded

@@ -22,6 +22,7 @@ from engine.architecture import Architecture
 from engine.framework_facts import (
     FSDP_ACCUMULATES_UNSHARDED,
     FSDP_FROZEN_GRADS,
+    FSDP_ROOT_UNIT_GATHERED,
     PROFILE_ACTIVATION_OFFLOAD,
     PROFILE_CUDNN_ATTENTION_FROM,
     PROFILE_DEEPSPEED_ZERO,
@@ -46,7 +47,7 @@ from engine.request import Framework, Method, Precision, Request, Sharding, Stat
 
 Scope = Literal[
     "any", "adapters", "fp32-adapters", "full", "zero", "full-outside-zero", "qlora-eager",
-    "qlora-fp32", "tied", "offload", "selective", "fsdp-accum", "compiled",
+    "qlora-fp32", "tied", "offload", "selective", "fsdp-accum", "compiled", "fsdp",
 ]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, LoRA/QLoRA with adapters
 kept in FP32 (``fp32_adapters``, the profile's unless said), full fine-tunes, runs that
@@ -54,7 +55,7 @@ may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several
 full fine-tunes that do not, QLoRA without ``torch.compile``, QLoRA whose weights are
 not sharded, models with tied embeddings, offloaded runs, runs checkpointed
 selectively on a model the framework checkpoints selectively by default, runs that
-accumulate micro-batches under FSDP, or runs under ``torch.compile``."""
+accumulate micro-batches under FSDP, runs under ``torch.compile``, or runs sharded by FSDP."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,9 @@ class Profile:
     """Its FSDP accumulates micro-batches with gradient sync off (``no_sync()``): whole
     gradients until the window's last backward, reduced once a step
     (``FSDP_ACCUMULATES_UNSHARDED``); else reduce-scattered every micro-batch."""
+    fsdp_root_unit: bool
+    """Its FSDP1 keeps the root unit (embeddings, LM head) gathered through forward and
+    backward, with its whole gradient (``FSDP_ROOT_UNIT_GATHERED``)."""
     activation_offload: bool
     """Its usual setup keeps checkpointed activations in host memory."""
     selective_checkpointing_up_to: float
@@ -156,6 +160,9 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
     if not FSDP_ACCUMULATES_UNSHARDED[key]:
         changes.append(("FSDP reduce-scatters every micro-batch's gradients (no no_sync)",
                         "fsdp-accum"))
+    if FSDP_ROOT_UNIT_GATHERED[key]:
+        changes.append(("FSDP1: the root unit (embeddings, LM head) stays gathered "
+                        "through the step", "fsdp"))
     if PROFILE_ACTIVATION_OFFLOAD[key]:
         changes.append(("checkpointed activations offloaded to CPU", "any"))
     selective_up_to = PROFILE_SELECTIVE_CHECKPOINTING_UP_TO[key]
@@ -203,6 +210,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         lora_dropout=dropout,
         fsdp_frozen_grads=frozen,
         fsdp_accumulates_unsharded=FSDP_ACCUMULATES_UNSHARDED[key],
+        fsdp_root_unit=FSDP_ROOT_UNIT_GATHERED[key],
         activation_offload=PROFILE_ACTIVATION_OFFLOAD[key],
         selective_checkpointing_up_to=selective_up_to,
         elementwise_scale=PROFILE_ELEMENTWISE_SCALE[key],
@@ -271,6 +279,7 @@ def changes_for(
         "fsdp-accum": request.grad_accum > 1
         and (stage.is_fsdp if stage is not None else request.sharding.is_fsdp),
         "compiled": request.compile,
+        "fsdp": stage.is_fsdp if stage is not None else request.sharding.is_fsdp,
     }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
 

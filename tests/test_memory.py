@@ -330,6 +330,39 @@ def test_litgpt_fsdp_lora_on_two_gpus_saves_almost_nothing_over_one(catalog: Cat
     assert f.per_gpu(Sharding.ZERO3, 2).total < 0.7 * one
 
 
+def test_accelerates_fsdp1_keeps_its_root_unit_gathered_with_two_decoder_layers(
+    catalog: Catalog,
+) -> None:
+    arch = catalog.model("llama-3.1-8b").architecture
+    f = fp(catalog, model="llama-3.1-8b", method="lora", framework="hf")
+    on_gpu = f.per_gpu(Sharding.FSDP, 8)
+
+    root = (arch.embedding_params + arch.hidden_size) * 2 / 1e9  # BF16, GB
+    layer = arch.largest_decoder_layer_params * 2 / 1e9
+    assert f.root_unit == pytest.approx(root)
+    assert on_gpu.base_weights == pytest.approx(f.base_weights / 8 + root + 2 * layer)
+
+
+def test_a_full_fine_tune_under_fsdp1_holds_the_root_units_whole_gradient(
+    catalog: Catalog,
+) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full", framework="hf")
+    fsdp = f.per_gpu(Sharding.FSDP, 8)
+
+    layer_grad = f.gathered_grad * f.layer_unit / f.gathered  # one decoder layer's
+    assert f.root_grad > 0
+    assert fsdp.gradients == pytest.approx(f.gradients / 8 + f.root_grad + layer_grad)
+
+
+def test_fsdp2_frameworks_gather_no_root_unit(catalog: Catalog) -> None:
+    for framework in ("generic", "torchtune", "torchtitan"):
+        f = fp(catalog, model="llama-3.1-8b", method="full", framework=framework)
+        assert f.root_unit == 0.0
+        assert f.per_gpu(Sharding.FSDP, 8).base_weights == pytest.approx(
+            f.base_weights / 8 + 2 * f.gathered
+        )
+
+
 def test_frozen_weights_get_no_fsdp_gradients_outside_litgpt(catalog: Catalog) -> None:
     for framework in ("generic", "hf", "torchtune", "unsloth", "torchtitan"):
         f = fp(catalog, model="llama-3.1-8b", method="lora", framework=framework)
