@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from adapters.formats import METHOD_LABELS, fmt_gb, fmt_hours, fmt_money, fmt_params
 from engine import Estimate
-from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
+from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES, USABLE_FRACTION
 from engine.fit import Option
 from engine.request import Solve
 from engine.solve import Solution
@@ -35,7 +35,8 @@ def solve_headline(est: Estimate, sol: Solution) -> str:
     85% line, and the next step that does not fit."""
     t = sol.target
     card = f"{t.count}x {t.name}" if sol.goal is not Solve.GPU_COUNT else t.name
-    line = f"{fmt_gb(t.usable_gb, beside=sol.next_gb)} usable at 85% of {t.capacity_gb:.1f} GB"
+    line = (f"{fmt_gb(t.usable_gb, beside=sol.next_gb)} usable at {USABLE_FRACTION:.0%} of "
+            f"{t.capacity_gb:.1f} GB")
     method = METHOD_LABELS[est.request.effective_method]
     what = {
         Solve.SEQ_LEN: f"Longest sequence for {method} on {card}",

@@ -260,7 +260,8 @@ def report(result: dict[str, Any]) -> list[str]:
     runs: list[Run] = result["runs"]
     mem, t_in, t_loso = result["memory"], result["time_in"], result["time_loso"]
     lines = [
-        f"ftcost accuracy on {len(runs)} published runs ({date.today()}, "
+        f"ftcost accuracy on {len(runs)} measured runs, published and the project's own "
+        f"({date.today()}, "
         f"{platform.python_implementation()} {platform.python_version()})",
         "",
         f"{'run':<16} {'framework':<10} {'counter':<12} {'meas GB':>8} {'est GB':>8} "

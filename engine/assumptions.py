@@ -11,6 +11,9 @@ from engine.constants import (
     GEMM_EFFICIENCY,
     GPTQ_BITS,
     LOGITS_BYTES_HF,
+    NAPKIN_BYTES_PER_PARAM,
+    NF4_BITS,
+    NF4_BITS_DOUBLE_QUANT,
     OVERHEAD_GB,
     RUN_STARTUP_S,
     USABLE_FRACTION,
@@ -61,14 +64,16 @@ def _memory_line(ctx: Context) -> str:
     """The settings the memory figure was computed at, and which counter it is."""
     r = ctx.request
     if r.mode is Mode.NAPKIN:
-        return "Memory: napkin rule, 16 / 2.5 / 0.75 bytes per parameter (full/LoRA/QLoRA)."
+        per = " / ".join(f"{NAPKIN_BYTES_PER_PARAM[m]:g}" for m in ("full", "lora", "qlora"))
+        return f"Memory: napkin rule, {per} bytes per parameter (full/LoRA/QLoRA)."
     method = r.effective_method
     parts = [f"{method.value}", f"base {r.precision.value}"]
     if method is Method.QLORA:
         if r.gptq:
             parts[-1] = f"base GPTQ {GPTQ_BITS:.3g} bits"
         else:
-            bits = "4.127 bits (double quant)" if r.double_quant else "4.5 bits"
+            bits = (f"{NF4_BITS_DOUBLE_QUANT:g} bits (double quant)" if r.double_quant
+                    else f"{NF4_BITS:g} bits")
             parts[-1] = f"base NF4 {bits}"
     if method is not Method.FULL:
         lora = f"rank {r.lora_rank} on {r.lora_targets.value}"

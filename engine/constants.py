@@ -245,7 +245,7 @@ PLANNING_UNCERTAINTY: Final = 0.40
 detailed model states the band its cross-validation measures (``engine.accuracy.BANDS``)."""
 
 # --- fit bands (share of card memory in use) ----------------------------------
-BAND_TIGHT: Final = 0.85  # above this the card is not picked (the planning line)
+# The tight band starts at the planning line, USABLE_FRACTION (85%).
 BAND_FULL: Final = 1.0  # above this the run does not fit at all
 BAND_GOOD: Final = 0.60  # 60-85%: good use of the card
 BAND_LOOSE: Final = 0.30  # 30-60%: roomy; below 30%: oversized

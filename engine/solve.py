@@ -396,7 +396,8 @@ def _notes(goal: Solve, request: Request, target: Target, value: Value | None) -
     elif target.gpu is None:
         out.append(
             f"A {target.label_gb:g} GB card is read as its label in GiB, like the catalog's "
-            f"cards: {target.capacity_gb:.1f} GB, planned to {target.usable_gb:.1f} GB (85%)."
+            f"cards: {target.capacity_gb:.1f} GB, planned to {target.usable_gb:.1f} GB "
+            f"({USABLE_FRACTION:.0%})."
         )
     if request.mode is Mode.NAPKIN and goal in (Solve.SEQ_LEN, Solve.MICRO_BATCH):
         out.append("The napkin rule has no activations: sequence and batch do not change its "
