@@ -277,8 +277,12 @@ def _dropout_bytes_per_token(arch: Architecture, request: Request) -> float:
 
 def logits_bytes_per_token(arch: Architecture, request: Request) -> float:
     """Bytes of logits one token keeps for the loss: the framework's loss path
-    (``engine.profiles.logits_bytes``) times the vocabulary."""
-    return logits_bytes(request, LOGITS_BYTES_HF) * arch.vocab_size
+    (``engine.profiles.logits_bytes``), and its copy of a soft-capped model's tanh output
+    unless the loss is fused (``Profile.softcap_bytes``), times the vocabulary."""
+    per_logit = logits_bytes(request, LOGITS_BYTES_HF)
+    if arch.logit_softcap and per_logit:
+        per_logit += profile(request.framework).softcap_bytes
+    return per_logit * arch.vocab_size
 
 
 def activation_bytes(arch: Architecture, request: Request) -> float:

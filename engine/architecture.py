@@ -152,6 +152,9 @@ class Architecture(BaseModel):
     """Norms on queries and keys: per head (Qwen3, Gemma 3) or full width (OLMo 2)."""
     attention_sinks: bool = False
     """gpt-oss learns one sink logit per head per layer."""
+    logit_softcap: bool = False
+    """The logits pass through ``cap * tanh(logits / cap)`` before the loss (Gemma 2's
+    ``final_logit_softcapping``), whose output autograd keeps (``PROFILE_SOFTCAP_BYTES``)."""
     moe: MoE | None = None
     mla: MLA | None = None
 

@@ -57,6 +57,15 @@ PROFILE_EAGER_LOGITS_BYTES: Final = {
 """Bytes per logit where a framework's loss path keeps more without ``torch.compile``
 than ``PROFILE_LOGITS_BYTES`` says (measured compiled); a framework not listed keeps the
 same either way."""
+# [softcap] transformers models/gemma2/modeling_gemma2.py Gemma2ForCausalLM.forward:
+#   logits / cap, torch.tanh, * cap, then self.loss_function: tanh's backward reads its
+#   output, so the BF16 tanh output stays beside the loss path's own copies.
+PROFILE_SOFTCAP_BYTES: Final = {
+    "hf": 2.0,  # [softcap]
+}
+"""Bytes per logit a framework keeps for a model's logit soft-cap (``Architecture.
+logit_softcap``) beside its loss path; a framework not listed is counted without it (its
+soft-cap code was not read: unsloth's fused loss applies the cap inside its kernel)."""
 PROFILE_PURE_BF16: Final = {
     "generic": False,
     "hf": False,  # [trl]

@@ -40,6 +40,7 @@ from engine.framework_facts import (
     PROFILE_QUANTIZED_HEAD,
     PROFILE_QUANTIZED_SAVES_INPUTS,
     PROFILE_SELECTIVE_CHECKPOINTING_UP_TO,
+    PROFILE_SOFTCAP_BYTES,
     PROFILE_SPEC_ACTIVATIONS,
     PROFILE_UNTIED_HEAD,
 )
@@ -71,6 +72,8 @@ class Profile:
     """Bytes per logit its loss path keeps for backward (0: fused, never materialized)."""
     eager_logits_bytes: float
     """The same without ``torch.compile`` (``PROFILE_EAGER_LOGITS_BYTES``)."""
+    softcap_bytes: float
+    """Bytes per logit more on a model that soft-caps its logits (``PROFILE_SOFTCAP_BYTES``)."""
     state_precision: StatePrecision
     """FP32 master weights and moments, or pure BF16."""
     lora_dropout: float
@@ -206,6 +209,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         short=short,
         logits_bytes=logits,
         eager_logits_bytes=eager_logits,
+        softcap_bytes=PROFILE_SOFTCAP_BYTES.get(key, 0.0),
         state_precision=StatePrecision.PURE_BF16 if pure else StatePrecision.FP32,
         lora_dropout=dropout,
         fsdp_frozen_grads=frozen,

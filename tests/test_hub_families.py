@@ -187,6 +187,13 @@ def test_gemma2_without_tie_word_embeddings_is_tied_as_transformers_does():
     assert map_config(GEMMA_2_9B.config, REF).architecture.tie_embeddings
 
 
+def test_gemma2_soft_caps_its_logits_and_gemma3_does_not():
+    assert map_config(GEMMA_2_9B.config, REF).architecture.logit_softcap
+    assert not map_config(GEMMA_3_4B.config, REF).architecture.logit_softcap
+    uncapped = config_with(GEMMA_2_9B.config, final_logit_softcapping=None)
+    assert not map_config(uncapped, REF).architecture.logit_softcap
+
+
 def test_gemma3_text_config_gaps_take_transformers_defaults_and_say_so():
     mapped = map_config(GEMMA_3_4B.config, REF)
 

@@ -142,6 +142,20 @@ def test_torchtunes_chunked_loss_keeps_fp32_log_softmax_unless_compiled(
     assert not any("per logit" in c for c in changes_for(eager))
 
 
+def test_hf_keeps_a_soft_capped_models_tanh_output_beside_its_loss_path(
+    catalog: Catalog,
+) -> None:
+    gemma2 = catalog.model("gemma-2-9b").architecture
+    hf = resolve(Request(model="gemma-2-9b", method="lora", framework="hf"))
+    fused = resolve(hf.model_copy(update={"fused_ce": True}))
+    generic = resolve(Request(model="gemma-2-9b", method="lora"))
+
+    assert gemma2.logit_softcap
+    assert logits_bytes_per_token(gemma2, hf) == (LOGITS_BYTES_HF + 2.0) * gemma2.vocab_size
+    assert logits_bytes_per_token(gemma2, fused) == 0.0
+    assert logits_bytes_per_token(gemma2, generic) == LOGITS_BYTES * gemma2.vocab_size
+
+
 def test_unsloth_keeps_no_logits_and_offloads_checkpointed_activations(catalog: Catalog) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
     unsloth = resolve(Request(model="llama-3.1-8b", method="qlora", framework="unsloth",

@@ -25,7 +25,8 @@ qwen3          attention_bias, per-head q/k RMSNorm, head_dim (default 128)
 qwen3_moe      + num_experts, num_experts_per_tok, moe_intermediate_size,
                decoder_sparse_step, mlp_only_layers (no shared expert)
 gemma          Gemma 1: attention_bias, head_dim (default 256), tied by default
-gemma2         four RMSNorms per layer, head_dim (default 256), tied by default
+gemma2         four RMSNorms per layer, head_dim (default 256), tied by default,
+               final_logit_softcapping (whether set; Gemma 3 sets null)
 gemma3         text_config (multimodal checkpoints) or top level (gemma3_text):
                as gemma2 plus per-head q/k norm; missing text fields take
                transformers' Gemma3TextConfig defaults, as transformers does
@@ -246,13 +247,20 @@ def _gemma(f: Fields) -> Read:
 def _gemma2(f: Fields) -> Read:
     f.require("gemma2", *CORE_FIELDS)
     arch = decoder_fields(f, tie_default=True, head_dim_default=256)
-    return {**arch, **attention_bias(f), "norms_per_layer": 4}, ()
+    return {**arch, **attention_bias(f), "norms_per_layer": 4, **_softcap(f)}, ()
 
 
 def _gemma3_text(f: Fields) -> Read:
     f.require("gemma3", *CORE_FIELDS)
     arch = decoder_fields(f, tie_default=True, head_dim_default=256)
-    return {**arch, **attention_bias(f), "norms_per_layer": 4, "qk_norm": "head"}, ()
+    return {**arch, **attention_bias(f), "norms_per_layer": 4, "qk_norm": "head",
+            **_softcap(f)}, ()
+
+
+def _softcap(f: Fields) -> dict[str, bool]:
+    """``final_logit_softcapping`` set (Gemma 2: 30.0; Gemma 3: null): only whether the
+    logits are capped is read, never the cap itself."""
+    return {"logit_softcap": f.get("final_logit_softcapping") is not None}
 
 
 def _deepseek_v3(f: Fields) -> Read:
