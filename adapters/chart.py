@@ -41,6 +41,7 @@ from adapters.report import (
     fmt_money,
 )
 from engine import Request
+from engine.constants import USABLE_FRACTION
 from engine.memory import COMPONENTS
 from engine.specs import Catalog
 
@@ -299,7 +300,8 @@ def _picks_panel(fig: Figure, data: ChartData, layout: _Layout) -> None:
 
 def _footnote(data: ChartData, width_chars: int) -> list[str]:
     """The footnote's sentences, joined into lines of at most ``width_chars``."""
-    notes = ["Lines: the most one card holds for training (85% of its memory), GB."]
+    notes = ["Lines: the most one card holds for training "
+             f"({USABLE_FRACTION:.0%} of its memory), GB."]
     if data.crowded:
         notes.append("Next to a line drawn: " + ", ".join(
             f"{ln.label} {ln.limit_gb:.1f}" for ln in data.crowded) + ".")
@@ -394,11 +396,6 @@ def render_png(data: ChartData) -> bytes:
     return out.getvalue()
 
 
-def chart_png(request: Request, catalog: Catalog | None = None) -> bytes:
-    """Chart data and PNG for ``request`` in one call (synchronous: run it off the loop)."""
-    return render_png(chart_data(request, catalog))
-
-
 async def render_chart(request: Request, catalog: Catalog | None = None) -> ChartImage:
     """The chart for ``request``, computed and drawn on a worker thread so the event loop
     keeps serving while it renders."""
@@ -432,7 +429,6 @@ __all__ = [
     "card_limit_gb",
     "chart_data",
     "chart_image",
-    "chart_png",
     "chart_size",
     "one_card_memory",
     "render_chart",

@@ -144,12 +144,16 @@ class StoreSettings(_Section):
     start), ``sqlite:///path`` or ``:memory:`` (tests); or Redis, for several replicas:
     ``redis://[:password@]host:6379/0``, ``rediss://...`` (TLS), ``unix:///path?db=0``.
     Prefer ``STORE_URL`` for a URL with a password (keep it out of the YAML file)."""
-    seen_ttl_hours: float = Field(default=24.0, gt=0, le=24 * 30)
-    """How long an event id is remembered for retry de-duplication (Slack retries within
-    minutes; a day is ample)."""
-    thread_ttl_days: float = Field(default=90.0, gt=0, le=3650)
-    """Thread contexts untouched this long are purged."""
-    purge_interval_minutes: float = Field(default=60.0, gt=0, le=7 * 24 * 60)
+    seen_ttl_hours: float = Field(default=24.0, ge=10 / 60, le=24 * 30)
+    """How long an event id is remembered for retry de-duplication: 10 minutes (0.166667)
+    to 30 days (720). Slack retries an unanswered event up to three times, the last about
+    5 minutes after the first: a shorter memory would act on a retry twice. A day is ample."""
+    thread_ttl_days: float = Field(default=90.0, ge=1 / 24, le=3650)
+    """Thread contexts untouched this long are purged: 1 hour (0.0416667) to 10 years
+    (3650). Shorter would forget a thread while people are still replying in it."""
+    purge_interval_minutes: float = Field(default=60.0, ge=1, le=7 * 24 * 60)
+    """How often expired thread contexts and event ids are purged: 1 minute to a week
+    (10080). More often would keep the store busy purging (each purge scans it)."""
 
     @field_validator("path")
     @classmethod
@@ -273,10 +277,10 @@ class Config(_Section):
     store: StoreSettings = StoreSettings()
     log: LogSettings = LogSettings()
     prices: PricesConfig = PricesConfig()
+    """GPU price refresh and announcements (docs/prices.md)."""
     hub: HubSettings = HubSettings()
     """Hugging Face Hub models (``org/name``): ``timeout_s``, ``cache_ttl_days`` (7),
     ``negative_ttl_minutes`` (10), ``endpoint`` (else ``HF_ENDPOINT``)."""
-    """GPU price refresh and announcements (docs/prices.md)."""
     secrets: Secrets = Field(default_factory=Secrets, exclude=True)
     _set_by: dict[str, str] = PrivateAttr(default_factory=dict)
     """Setting (``store.path``) -> the environment variable that set it (``STORE_URL``)."""

@@ -5,8 +5,8 @@ file that cannot be read. Two kinds:
   host name, a team sheet without a valid ``workspace``, a cloud the price source cannot
   read, a schema version that is not ``v8``-shaped, a price refresh more often than once
   an hour. They read the raw settings (the YAML merged with the environment), so they
-  run whatever else is wrong and :func:`bot.config.load_config` reports every problem
-  in one message;
+  run whatever else is wrong and :func:`bot.config.load_config` reports every problem in
+  one message;
 - **warnings** (:func:`secret_warnings`): ``check-config`` prints them, ``run`` logs them
   at start-up; the bot still starts.
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import math
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -334,6 +335,73 @@ def _prices_problems(prices: Mapping[Any, Any]) -> Iterator[Problem]:
     yield from _team_sheet_problems(prices.get("team_sheets"))
 
 
+# -- how long, how often: bounds said with their unit -----------------------------------------
+_UNITS = (("_days", 86400.0, "days"), ("_hours", 3600.0, "hours"), ("_minutes", 60.0, "minutes"),
+          ("_s", 1.0, "s"))  # fmt: skip
+"""A setting's unit, from the end of its name: (suffix, seconds, word)."""
+_SPANS = ((86400.0, "day"), (3600.0, "hour"), (60.0, "minute"))
+def _number(value: Any) -> float | None:
+    """``value`` as a float when it is a number or a number written as text, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        return float(value)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _duration(seconds: float) -> str | None:
+    """``3600`` as ``1 hour``, ``600`` as ``10 minutes``: the largest of days, hours and
+    minutes that counts ``seconds`` whole; None when none does (``90`` seconds)."""
+    for size, name in _SPANS:
+        count = round(seconds / size, 9)
+        if count >= 1 and count == int(count):
+            return f"{int(count)} {name}{'s' if count != 1 else ''}"
+    return None
+
+
+def _written(amount: float, up: bool) -> str:
+    """``amount`` in six significant digits, rounded ``up`` (a minimum: the number shown is
+    allowed) or down (a maximum)."""
+    text = f"{amount:g}"
+    if amount == 0 or not math.isfinite(amount) or float(text) == amount:
+        return text
+    scale = 10.0 ** (5 - math.floor(math.log10(abs(amount))))
+    return f"{(math.ceil if up else math.floor)(amount * scale) / scale:g}"
+
+
+def _in_unit(key: str, text: str, exact: float | None = None) -> str:
+    """A number written as ``text`` with the unit ``key`` ends in (``thread_ttl_days``:
+    days), and, for an ``exact`` amount, the span it comes to where that says more:
+    ``0.0416667 days (1 hour)``. A number without a unit as it is."""
+    for suffix, size, word in _UNITS:
+        if key.endswith(suffix):
+            plain = f"{text} {word[:-1] if text == '1' and len(word) > 1 else word}"
+            span = _duration(exact * size) if exact is not None else None
+            return plain if span is None or span == plain else f"{plain} ({span})"
+    return text
+
+
+_BOUNDS = {
+    "ge": ("is below the minimum, {bound}: write at least {n}", True),
+    "gt": ("is too small: write more than {n}", True),
+    "le": ("is above the maximum, {bound}: write at most {n}", False),
+    "lt": ("is too large: write less than {n}", False),
+}
+
+
+def bound_words(key: str, value: float, kind: str, bound: float, default: Any = None) -> str:
+    """What is wrong with ``value``, a number past the bound of setting ``key``, and what
+    to write: ``kind`` is ``ge``/``gt`` (a minimum) or ``le``/``lt`` (a maximum). Says the
+    value, the bound and the default, in the key's unit (``thread_ttl_days``: days)."""
+    words, up = _BOUNDS[kind]
+    n = _written(bound, up)
+    text = f"{_in_unit(key, f'{value:g}')} " + words.format(bound=_in_unit(key, n, bound), n=n)
+    if isinstance(default, int | float) and not isinstance(default, bool):
+        text += f" (default {default:g})"
+    return text
+
+
 def value_problems(data: Mapping[str, Any]) -> list[Problem]:
     """The rules above, on the raw settings ``data`` (the YAML file merged with the
     environment). A value of the wrong type is left to pydantic, which names it."""
@@ -403,7 +471,9 @@ def error_words(err: Mapping[str, Any], loc: Loc, default: Any, keys: list[str])
     """What one pydantic error means, and how to write the value: ``err`` is one of
     ``ValidationError.errors()``, at the setting ``loc``, whose default is ``default``;
     ``keys`` are the keys its section allows (for an unknown one, the nearest). Never the
-    value itself: it could be anything typed (a secret pasted in the wrong place)."""
+    value itself, which could be anything typed (a secret pasted in the wrong place),
+    except a number past a bound (:func:`bound_words`): that is a number, and the bound
+    means little without it."""
     kind, message = err["type"], str(err["msg"])
     if kind == "extra_forbidden":
         key = str(loc[-1]) if loc else ""
@@ -428,13 +498,18 @@ def error_words(err: Mapping[str, Any], loc: Loc, default: Any, keys: list[str])
     message = re.sub(r"^(Input|Value|String|List|Tuple|Dictionary) should( be)?",
                      lambda m: "must be" if m[2] else "must", message)  # fmt: skip
     bound = kind.startswith(("greater_than", "less_than"))
+    value = _number(err.get("input"))
+    limit = next(((k, v) for k, v in (err.get("ctx") or {}).items() if k in _BOUNDS), None)
+    if bound and value is not None and limit is not None and loc:
+        return bound_words(str(loc[-1]), value, limit[0], float(limit[1]), default)
     if bound and isinstance(default, int | float) and not isinstance(default, bool):
         message += f" (default {default:g})"
     return message
 
 
 __all__ = [
-    "SHOWN_CHARS", "Loc", "Problem", "error_words", "host_problem", "location_problem",
+    "SHOWN_CHARS", "Loc", "Problem", "bound_words",
+    "error_words", "host_problem", "location_problem",
     "missing_file", "schedule_problem", "secret_warnings", "setting_loc", "unreadable_config",
     "value_problems", "where", "workspace_problem",
 ]  # fmt: skip

@@ -63,14 +63,17 @@ class PricesConfig(PriceSettings):
     """Cron expression, UTC (default daily at 06:00)."""
     refresh_on_start: bool = True
     """Refresh at start-up when a scheduled time passed since the last snapshot."""
-    lock_ttl_s: float = Field(default=900.0, gt=0, le=86_400)
-    """How long a replica's refresh lock lasts if it never releases it (a crash)."""
+    lock_ttl_s: float = Field(default=900.0, ge=60, le=86_400)
+    """How long a replica's refresh lock lasts if it never releases it (a crash): 60 s to
+    a day. Shorter would expire while a refresh still fetches (each source may take
+    ``timeout_s``, 60 s by default), letting a second replica refresh at once."""
     announce_interval_s: float = Field(default=1.0, ge=0, le=60)
     """Pause between two announcement posts (rate limits)."""
     announce_max_attempts: int = Field(default=3, ge=1, le=100)
     """Posts to a channel that failed (not "gone") are retried this often in all."""
-    reload_interval_s: float = Field(default=300.0, gt=0, le=86_400)
-    """How often a replica looks for a snapshot another replica stored."""
+    reload_interval_s: float = Field(default=300.0, ge=1, le=86_400)
+    """How often a replica looks for a snapshot another replica stored: 1 s to a day
+    (each look reads the store, so less would keep it busy)."""
 
     @field_validator("schedule")
     @classmethod

@@ -187,8 +187,7 @@ async def discord_fake() -> AsyncIterator[FakeDiscord]:
     """A started fake Discord gateway and REST API; discord.py's endpoints are restored
     after, and the fake must have seen no request it could not serve. (Imported here, not
     at the top: tests that check what the CLI imports must not find discord.py loaded.)"""
-    from adapters.discord.endpoints import restore_discord_endpoints
-    from tests.fakes.discord_server import FakeDiscord
+    from tests.fakes.discord_server import FakeDiscord, restore_discord_endpoints
 
     async with FakeDiscord() as server:
         try:

@@ -180,6 +180,13 @@ def test_card_lines_sit_at_85_percent_of_true_capacity(catalog):
     assert card_limit_gb(80) == pytest.approx(eighty)
 
 
+def test_the_footnote_states_the_share_of_memory_the_lines_are_drawn_at(catalog):
+    fig = build_figure(data_for("70b qlora 50M tokens h100", catalog))
+
+    share = f"({USABLE_FRACTION:.0%} of its memory)"
+    assert any(share in t.get_text() for t in fig.texts), [t.get_text() for t in fig.texts]
+
+
 def test_lines_far_above_the_bars_are_named_in_the_footnote_not_drawn(catalog):
     data = data_for(SMALL, catalog)
     fig = build_figure(data)

@@ -93,7 +93,8 @@ def test_an_emptied_section_says_so_and_how_to_fix_it(tmp_path):
     ("discord:\n  shard_count: many\n", "discord.shard_count: must be a whole number or 'auto'"),
     ("slack:\n  command: ftcost\n", "slack.command: must be a slash command: / then"),
     ("slack:\n  followup_errors: loud\n", "slack.followup_errors: must be 'ephemeral' or 'ignore'"),
-    ("store:\n  thread_ttl_days: 0\n", "thread_ttl_days: must be greater than 0 (default 90)"),
+    ("store:\n  thread_ttl_days: 0\n", "store.thread_ttl_days: 0 days is below the minimum, "
+     "0.0416667 days (1 hour): write at least 0.0416667 (default 90)"),
     ("prices:\n  schedule: '0 6 * *'\n", "expected 5 fields"),
     ("slack: [a, b]\n", "slack: must be a section"),
     ("prices:\n  clouds: aws\n", "prices.clouds: must be a list"),

@@ -17,7 +17,6 @@ from adapters.discord.embeds import (
     embeds_for,
     error_embed,
     estimate_embed,
-    message_size,
     notice_embed,
     text_embed,
 )
@@ -29,6 +28,14 @@ from engine.fit import FIT_OVERSIZED, FIT_ROOMY, FIT_SWEET, FIT_TIGHT, FIT_TOO_S
 from tests.fakes.discord_server import validate_message
 
 CATALOG = default_catalog()
+
+
+def message_size(embeds: list[discord.Embed]) -> int:
+    """Characters Discord counts toward a message's 6,000 across its embeds: title,
+    description, footer, author and fields' names and values, whitespace-trimmed."""
+    texts = [t for e in embeds for t in (e.title, e.description, e.footer.text, e.author.name,
+                                          *(p for f in e.fields for p in (f.name, f.value)))]
+    return sum(len((t or "").strip()) for t in texts)
 QUERIES = [
     "70b qlora 50M tokens h100",
     "8b",

@@ -15,14 +15,14 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from adapters.discord.endpoints import DEFAULT_API_BASE_URL, restore_discord_endpoints
+from adapters.discord.endpoints import DEFAULT_API_BASE_URL
 from adapters.discord.runner import settings_from_config
 from bot.__main__ import main
 from bot.config import ConfigError, load_config
 from bot.runtime import Runtime
 from bot.store import ThreadKey
 from tests.fakes import FakeSlack, request_headers, slash_command_body
-from tests.fakes.discord_server import FakeDiscord, validate_message
+from tests.fakes.discord_server import FakeDiscord, restore_discord_endpoints, validate_message
 
 SECRET = "test-signing-secret-0123456789"
 

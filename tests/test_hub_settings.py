@@ -1,6 +1,8 @@
 """The Hub settings read the environment the way the Hub's own tools do: ``HF_TOKEN``
 before the token file ``hf auth login`` writes, and ``HF_HUB_OFFLINE`` switching every
-request off with an error that names the variable (the cache still answers)."""
+request off with an error that names the variable (the cache still answers). The
+terminal's ``FTCOST_HUB_TIMEOUT`` is bounded as the bot's ``hub.timeout_s`` is, and each
+names itself as what raises the limit."""
 
 from __future__ import annotations
 
@@ -9,10 +11,17 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from catalog.hub import HubError, HubErrorKind
 from catalog.hub.resolver import HubResolver, MemoryCache
-from catalog.hub.settings import MAX_TOKEN_FILE_BYTES, HubSettings, token_path
+from catalog.hub.settings import (
+    MAX_TOKEN_FILE_BYTES,
+    TIMEOUT_ENV,
+    HubSettings,
+    HubSettingsError,
+    token_path,
+)
 from tests.fakes.hub_configs import LLAMA_3_1_8B, QWEN2_5_7B_INSTRUCT
 from tests.fakes.hub_server import TOKEN, FakeHub
 
@@ -174,3 +183,55 @@ async def test_offline_answer_is_not_remembered_once_the_hub_is_back(hub, monkey
     spec = await resolver_for(hub, cache).resolve(QWEN2_5_7B_INSTRUCT.repo)
 
     assert spec.hub is not None and spec.hub.model_type == "qwen2"
+
+
+# -- the request timeout ----------------------------------------------------------------------
+def test_the_terminal_reads_its_timeout_from_ftcost_hub_timeout():
+    settings = HubSettings.from_environment({TIMEOUT_ENV: " 30 "})
+
+    assert settings.timeout_s == 30
+    assert settings.timeout_setting == "FTCOST_HUB_TIMEOUT"
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_unset_or_blank_ftcost_hub_timeout_keeps_ten_seconds(value):
+    settings = HubSettings.from_environment({TIMEOUT_ENV: value} if value else {})
+
+    assert settings.timeout_s == 10 and settings.timeout_setting == "FTCOST_HUB_TIMEOUT"
+
+
+def test_the_bots_timeout_is_set_by_its_hub_timeout_s_setting():
+    assert HubSettings(timeout_s=30).timeout_setting == "the bot's hub.timeout_s setting"
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    ("1e-9", "FTCOST_HUB_TIMEOUT=1e-09 is below the minimum, 0.1 s"),
+    ("0", "FTCOST_HUB_TIMEOUT=0 is below the minimum, 0.1 s"),
+    ("-3", "FTCOST_HUB_TIMEOUT=-3 is below the minimum, 0.1 s"),
+    ("500", "FTCOST_HUB_TIMEOUT=500 is above the maximum, 120 s"),
+    ("inf", "FTCOST_HUB_TIMEOUT=inf is not a finite number"),
+    ("nan", "FTCOST_HUB_TIMEOUT=nan is not a finite number"),
+    ("10s", "FTCOST_HUB_TIMEOUT='10s' is not a number"),
+])  # fmt: skip
+def test_a_timeout_outside_a_tenth_of_a_second_to_two_minutes_is_refused_saying_how(
+    value, why
+):
+    with pytest.raises(HubSettingsError) as info:
+        HubSettings.from_environment({TIMEOUT_ENV: value})
+
+    assert str(info.value).startswith(why + ": ")
+    assert str(info.value).endswith("write seconds from 0.1 to 120, e.g. FTCOST_HUB_TIMEOUT=30 "
+                                    "(default 10)")  # fmt: skip
+
+
+def test_a_long_unreadable_timeout_is_shown_cut():
+    with pytest.raises(HubSettingsError) as info:
+        HubSettings.from_environment({TIMEOUT_ENV: "x" * 500})
+
+    assert len(str(info.value)) < 200
+
+
+@pytest.mark.parametrize("timeout_s", [1e-300, 0.09, 120.5])
+def test_hub_settings_refuse_a_timeout_outside_the_same_bounds(timeout_s):
+    with pytest.raises(ValidationError):
+        HubSettings(timeout_s=timeout_s)

@@ -199,19 +199,6 @@ def _fields_within(fields: list[_Field], budget: int) -> tuple[list[_Field], boo
     return [f for i, f in enumerate(fields) if i in keep], len(keep) < len(fields)
 
 
-def _embed_size(embed: discord.Embed) -> int:
-    """Characters Discord counts toward the 6,000 total (whitespace-trimmed)."""
-    total = len((embed.title or "").strip()) + len((embed.description or "").strip())
-    total += len((embed.footer.text or "").strip()) + len((embed.author.name or "").strip())
-    for f in embed.fields:
-        total += len((f.name or "").strip()) + len((f.value or "").strip())
-    return total
-
-
-def message_size(embeds: list[discord.Embed]) -> int:
-    return sum(_embed_size(e) for e in embeds)
-
-
 def _assemble(
     title: str,
     description: str,

@@ -20,7 +20,6 @@ from discord.gateway import DiscordWebSocket
 from discord.http import HTTPClient, Route
 
 DEFAULT_API_BASE_URL = "https://discord.com/api/v10"
-DEFAULT_GATEWAY_URL = "wss://gateway.discord.gg/"
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +51,6 @@ def point_discord_at(base_url: str | None, gateway_url: str | None = None) -> No
     Route.BASE = normalize_base_url(base_url)
     if gateway_url is not None:
         DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
-
-
-def restore_discord_endpoints() -> None:
-    """Back to discord.com and gateway.discord.gg."""
-    point_discord_at(DEFAULT_API_BASE_URL, DEFAULT_GATEWAY_URL)
 
 
 async def discover_gateway(http: HTTPClient, base_url: str | None) -> str | None:

@@ -15,7 +15,7 @@ not even keep the views it sent: they are fully dynamic). The callback hands the
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import discord
 
@@ -31,16 +31,21 @@ from adapters.report import Report
 from engine import Method
 
 
+@runtime_checkable
 class ActionHandler(Protocol):
+    """What a click is handed to: the bot's client (``FtcostClient.handle_action``)."""
+
     async def handle_action(
         self, interaction: discord.Interaction, action: ids.Action, values: list[str]
     ) -> None: ...
 
 
 async def _dispatch(interaction: discord.Interaction, custom_id: str, values: list[str]) -> None:
+    """Hand the click on ``custom_id`` to the client, when the id is one of ours and the
+    client takes actions (a bare ``discord.Client`` in a test does not)."""
     action = ids.parse_custom_id(custom_id)
-    handler: Any = interaction.client
-    if action is None or not hasattr(handler, "handle_action"):
+    handler = interaction.client
+    if action is None or not isinstance(handler, ActionHandler):
         return
     await handler.handle_action(interaction, action, values)
 

@@ -43,12 +43,16 @@ class HubClient:
     """Requests for one resolution; the caller owns ``session``."""
 
     def __init__(
-        self, session: aiohttp.ClientSession, endpoint: str, token: str | None, timeout_s: float
+        self, session: aiohttp.ClientSession, endpoint: str, token: str | None, timeout_s: float,
+        timeout_setting: str = "the bot's hub.timeout_s setting",
     ) -> None:
         self.session = session
         self.endpoint = endpoint.rstrip("/")
         self.token = token
         self.timeout_s = timeout_s
+        self.timeout_setting = timeout_setting
+        """What sets ``timeout_s``, named when a request times out
+        (``HubSettings.timeout_setting``)."""
         self.requests = 0
         """Requests made (for logs)."""
 
@@ -143,8 +147,8 @@ class HubClient:
             raise HubError(
                 HubErrorKind.TIMEOUT,
                 f"The Hugging Face Hub did not answer within {self.timeout_s:g} s for "
-                f"{ref.id}. Try again in a moment (the bot's hub.timeout_s setting raises "
-                "the limit).",
+                f"{ref.id}. Try again in a moment ({self.timeout_setting} raises the "
+                "limit).",
                 ref.id,
             ) from None
         except aiohttp.ClientError as exc:

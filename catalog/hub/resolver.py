@@ -162,7 +162,8 @@ class HubResolver:
         self.settings.require_online(ref.id)
         endpoint = self.endpoint
         async with aiohttp.ClientSession() as session:
-            client = HubClient(session, endpoint, self.token, self.settings.timeout_s)
+            client = HubClient(session, endpoint, self.token, self.settings.timeout_s,
+                               self.settings.timeout_setting)
             config, commit = await client.config(ref)
             mapped = _map(config, ref)
             origin = HubOrigin(
