@@ -51,7 +51,15 @@ Ambiguities and how they resolve:
   numbers outnumber the units, the leading size is the model.
 * A bare size maps through ``Catalog.model_for_size``; one with no canonical
   model (``20b``) becomes ``synthetic-20b`` (0.1b to 2000b).
-* ``mfu 40`` and ``dropout 5`` (no ``%``, above 1) are read as percentages.
+* ``mfu 40`` and ``dropout 5`` (no ``%``, above 1) are read as percentages, ``mfu 0.4``
+  (below 1) as a fraction; a bare ``1`` could be either and is refused (``mfu 1%`` or
+  ``mfu 100%``).
+* A number before a unit it does not fit, when the unit has a number after it, leaves
+  the unit to that number (``8k mfu 40%``: ``mfu 40%``, and ``8k`` needs its unit).
+* A card's memory before its name picks that variant as after it does (``40gb a100`` is
+  ``a100 40gb``).
+* A family and a version without a size (``qwen 3``, ``qwen3``) is refused with the
+  sizes of that generation in the catalog (:mod:`adapters.query.versions`).
 * A bare ``$500`` (no ``/hr``, no ``under`` / ``budget``) is refused with a question:
   a budget or a rate per GPU-hour? Either guess would price every card wrong.
 * Numbers for tokens round to a whole count; sequence length, batch, rank and

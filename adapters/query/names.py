@@ -115,7 +115,31 @@ def resolve_gpu(catalog: Catalog, text: str) -> str | None:
         found = resolve_gpu(catalog, rest)
         if found is not None and round(catalog.gpu(found).memory_gb) == int(size.group(1)):
             return found
+        if found is not None:
+            return _variant_of_memory(catalog, rest, int(size.group(1)))
     return None
+
+
+def _variant_of_memory(catalog: Catalog, name: str, memory_gb: int) -> str | None:
+    """The card ``name`` names in its variant of ``memory_gb`` (``a100`` and 40: the A100
+    40GB), read as the memory said right after the name reads it (``a100 40gb``,
+    ``a100 40gb pcie``), whichever side of the name it was said on (``40gb a100``,
+    ``40GB A100s``); None when the card has no variant of that memory."""
+    words = name.split()
+    for k in range(1, len(words) + 1):
+        for head in dict.fromkeys((words[k - 1], words[k - 1].removesuffix("s"))):
+            if not head:
+                continue
+            said = " ".join([*words[: k - 1], head, f"{memory_gb}gb", *words[k:]])
+            found = catalog.find_gpu(said) or _unique_prefix(catalog, said)
+            if found is not None and round(catalog.gpu(found).memory_gb) == memory_gb:
+                return found
+    return None
+
+
+def _unique_prefix(catalog: Catalog, text: str) -> str | None:
+    ids = catalog_index(catalog).gpu_prefixes.get(normalize_name(text), frozenset())
+    return next(iter(ids)) if len(ids) == 1 else None
 
 
 def size_model(catalog: Catalog, size: str, word: str) -> str:

@@ -9,8 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from adapters.query.errors import error, quoted
-from adapters.query.fields import FIELDS, out_of_range
+from adapters.query.errors import QueryError, error, quoted
+from adapters.query.fields import (
+    FIELDS,
+    check_field,
+    field_bounds,
+    out_of_range,
+    range_text,
+)
 from adapters.query.vocabulary import HOURLY
 
 _NUM_BODY: Final = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]+)?"
@@ -137,15 +143,35 @@ def _integer(field: str) -> Callable[[Num, str], int]:
     return convert
 
 
-def _fraction(field: str) -> Callable[[Num, str], float]:
-    """A share written as ``40%``, ``0.4`` or ``40`` (above 1: a percentage)."""
+def _fraction(field: str, unit: str, shown: tuple[str, str]) -> Callable[[Num, str], float]:
+    """A share written as ``40%``, ``0.4`` or ``40`` (below 1: a fraction; above 1: a
+    percentage). A bare ``1`` is both 1% and 100%, so it is refused: say which."""
 
     def convert(num: Num, word: str) -> float:
         _plain(num, word, field, percent_ok=True)
         value = finite(num.scaled(), word, field)
+        if value == 1 and not num.percent:
+            raise _one_or_all(field, unit, word, shown)
         return value / 100 if num.percent or value > 1 else value
 
     return convert
+
+
+def _one_or_all(field: str, unit: str, word: str, shown: tuple[str, str]) -> QueryError:
+    """``mfu 1``: 1% or 100%? A bare number below 1 is a fraction, above 1 a percentage,
+    so 1 itself could be either; the message names the readings the field allows.
+    ``shown``: a fraction and a percentage to show as examples (``0.4``, ``40``)."""
+    readings, bound = [f'"{unit} 1%"'], ""
+    if field_bounds(field).high >= 1:
+        readings.append(f'"{unit} 100%"')
+    else:  # "dropout 1": 100% is past its bound, so only 1% is left to say
+        bound = f", which must be {range_text(field)}"
+    return error(
+        f'"{quoted(word)}" could be 1% or 100% for the {FIELDS[field].label}{bound}: say '
+        f"{' or '.join(readings)} (a bare number below 1 is a fraction, e.g. {unit} "
+        f"{shown[0]}; above 1 a percentage, e.g. {unit} {shown[1]}).", word,
+        example=FIELDS[field].example,
+    )
 
 
 def to_price(num: Num, word: str) -> float:
@@ -218,8 +244,9 @@ UNITS: Final = (
         _integer("grad_accum"),
     ),
     Unit("lora_rank", ("r", "rank", "lora-r", "lora-rank"), _integer("lora_rank")),
-    Unit("lora_dropout", ("dropout", "lora-dropout", "lora_dropout"), _fraction("lora_dropout")),
-    Unit("mfu", ("mfu", "utilization"), _fraction("mfu")),
+    Unit("lora_dropout", ("dropout", "lora-dropout", "lora_dropout"),
+         _fraction("lora_dropout", "dropout", ("0.05", "5"))),
+    Unit("mfu", ("mfu", "utilization"), _fraction("mfu", "mfu", ("0.4", "40"))),
     Unit("max_len", ("max-len", "max-length", "maxlen", "pad-to", "truncate"),
          _integer_binary("max_len")),
     Unit("gpu_memory_gb", ("gb",), _memory, prefix=False),
@@ -238,3 +265,17 @@ POSTFIX_UNITS: Final = {w: u for u in UNITS if u.postfix for w in u.words}
 ALL_UNITS: Final = {**PREFIX_UNITS, **POSTFIX_UNITS}
 GLUE_PREFIXES: Final = sorted((w for w in PREFIX_UNITS if w != "$"), key=len, reverse=True)
 GLUE_SUFFIXES: Final = sorted((w for w in POSTFIX_UNITS if len(w) > 1), key=len, reverse=True)
+
+
+def fits(unit: Unit, word: str) -> bool:
+    """Whether the number ``word`` reads as a value of ``unit`` in its field's range (``8k``
+    is no MFU): a unit between two numbers takes the one after it when the one before
+    does not fit (``8k mfu 40%``: ``mfu 40%``, and ``8k`` is left to say its unit)."""
+    num = read_number(word.lower())
+    if num is None:
+        return False
+    try:
+        check_field(unit.field, unit.convert(num, word), word, word)
+    except QueryError:
+        return False
+    return True

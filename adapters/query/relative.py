@@ -271,7 +271,7 @@ def check_them(s: State, fields: Mapping[str, object], previous: Request | None)
     )
 
 
-_CONTEXT_K: Final = re.compile(r"^(1|2|4|8|16|32|64|128|256|512|1024)k$")
+CONTEXT_K: Final = re.compile(r"^(1|2|4|8|16|32|64|128|256|512|1024)k$")
 """A power-of-two ``k`` (``8k``, ``128k``): what a context length is said as."""
 
 
@@ -283,7 +283,7 @@ def bare_context(text: str, catalog: Catalog) -> str | None:
         words = [w for w in tokenize(text, catalog) if w.low not in FILLER]
     except QueryError:
         return None
-    if len(words) != 1 or not _CONTEXT_K.match(words[0].low):
+    if len(words) != 1 or not CONTEXT_K.match(words[0].low):
         return None
     return f"seq {words[0].raw}"
 

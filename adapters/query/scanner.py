@@ -6,8 +6,17 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from adapters.query import families, launchers, parallel, phrases, recipes, relative, steps
-from adapters.query.errors import QueryError, error, quoted
+from adapters.query import (
+    families,
+    launchers,
+    parallel,
+    phrases,
+    recipes,
+    relative,
+    steps,
+    versions,
+)
+from adapters.query.errors import EXAMPLE, QueryError, error, quoted
 from adapters.query.fields import FIELDS
 from adapters.query.names import (
     names_another_checkpoint,
@@ -23,6 +32,7 @@ from adapters.query.numbers import (
     PREFIX_UNITS,
     SIZE_RE,
     X_COUNT_RE,
+    fits,
     read_number,
     to_price,
     whole,
@@ -148,6 +158,8 @@ def _number_then_unit(s: State, i: int) -> int:
         return 0
     if s.raw(i + 1).startswith("-"):
         return 0  # "4090 --nnodes 2": an option's value follows it, never comes before
+    if unit.field == "gpu_memory_gb" and (_match_span(s, i, resolve_gpu) or ("", 0))[1] > 2:
+        return 0  # "40gb a100": the card's memory said first, read with its name (_named)
     named = "model" in s.fields  # "8b lora 1B tokens": the model is said, so 1B is data
     if SIZE_RE.match(s.low(i)) and not named and (
         _token_count(s, i + 2) or _alternating_run(s, i) % 2 == 1
@@ -157,7 +169,20 @@ def _number_then_unit(s: State, i: int) -> int:
         return 0  # "8b tp": a model size, not 8 billion of anything else
     if unit.prefix and read_number(s.low(i + 2)) and resolve_gpu(s.catalog, s.low(i)):
         return 0  # "4090 bs 4": the card, then its batch (not a batch of 4,090)
+    if _takes_the_next(s, i, unit.prefix):
+        return 0  # "8k mfu 40%": the mfu's number is after it; "8k" is left to say its unit
     return s.set_number(unit, i, i)
+
+
+def _takes_the_next(s: State, i: int, prefix: bool) -> bool:
+    """Whether the unit at ``i + 1``, between two numbers, takes the one after it: the
+    one before does not fit it (``8k mfu 40%``: 8k is no MFU) and nothing else claims
+    the one after (``5000 epochs 50M tokens`` stays 5,000 epochs, out of range)."""
+    if not prefix or read_number(s.low(i + 2)) is None:
+        return False
+    if s.low(i + 3) in POSTFIX_UNITS or _counts_cards(s, i + 2):
+        return False
+    return not fits(POSTFIX_UNITS[s.low(i + 1)], s.low(i))
 
 
 def _unit_then_number(s: State, i: int) -> int:
@@ -353,10 +378,12 @@ def _dangling(s: State, i: int) -> int:
     if card is not None:
         raise card
     if read_number(low) or COUNT_X_RE.match(low) or low in ("x", "*"):
+        context = relative.CONTEXT_K.match(low)  # "8k": most likely a sequence length
         raise error(
             f'"{quoted(word)}" needs a unit: say what it counts '
-            "(tokens, epochs, seq, bs, accum, r, dropout, mfu, or a GPU after a count).",
-            word,
+            "(tokens, epochs, seq, bs, accum, r, dropout, mfu, or a GPU after a count)"
+            + (f', e.g. "seq {quoted(word)}" for the sequence length.' if context else "."),
+            word, example=f"8b lora seq {quoted(word)} 50M tokens" if context else EXAMPLE,
         )
     return 0
 
@@ -398,6 +425,7 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     _unit_then_number,
     _family_size,
     _named,
+    versions.family_version,
     _count_then_card,
     _family,
     _bare_size,
