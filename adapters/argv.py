@@ -9,13 +9,15 @@ from __future__ import annotations
 
 
 class MissingValue(ValueError):
-    """The option was given without a value (last word, or followed by another option)."""
+    """The option was given without a value (last word, followed by another option, or
+    blank: ``--name=``, ``--name ""``)."""
 
 
 def take_option(args: list[str], name: str) -> tuple[list[str], list[str]]:
     """``args`` without every ``name VALUE`` and ``name=VALUE``, and the values in order.
 
-    Raises :class:`MissingValue` for ``name`` at the end or followed by ``--...``."""
+    Raises :class:`MissingValue` for ``name`` at the end, followed by ``--...``, or with
+    a blank value (``name=`` and ``name ""`` say no more than ``name`` alone)."""
     rest: list[str] = []
     values: list[str] = []
     i = 0
@@ -26,10 +28,12 @@ def take_option(args: list[str], name: str) -> tuple[list[str], list[str]]:
                 raise MissingValue(name)
             values.append(args[i + 1])
             i += 2
-            continue
-        if arg.startswith(name + "="):
+        elif arg.startswith(name + "="):
             values.append(arg.split("=", 1)[1])
+            i += 1
         else:
             rest.append(arg)
-        i += 1
+            i += 1
+        if values and not values[-1].strip():
+            raise MissingValue(name)
     return rest, values

@@ -10,7 +10,9 @@ chat`` a Hub model, once read, stays in the session's memory, so follow-ups make
 request.
 
 Exit status: 0 on success, 2 on a bad query or usage (the message goes to stderr, never
-a traceback), 1 when the Hub could not answer now (timeout, unreachable: try again).
+a traceback), 1 when the Hub could not answer now (timeout, unreachable: try again) or
+the output could not be written (a full disk, a closed stdout), 130 on Ctrl-C or a
+broken pipe.
 This module imports neither Slack nor Discord code, so the command starts fast; the
 HTTP client is imported only when a query names a Hub model. docs/cli.md has the rest.
 """
@@ -22,6 +24,7 @@ import contextlib
 import difflib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -33,18 +36,20 @@ from adapters.help import EXAMPLES
 from adapters.report import hub_warnings
 from adapters.terminal import (
     ChartPathError,
+    OutputError,
     check_chart_path,
     printable_stream,
     render_text,
     save_chart,
     split_chart_option,
+    stream_failed,
     terminal_width,
 )
 from bot.channel_settings import SETTINGS, defaults_from, read_value
 from bot.replies import Reply, ReplyKind
 from bot.service import Service
 from bot.words import CHART_WORD, HELP_WORDS, normalized
-from catalog.hub.settings import HubSettings
+from catalog.hub.settings import HubSettings, HubSettingsError
 from catalog.loader import CatalogError
 from engine import Request
 
@@ -79,7 +84,6 @@ CHART_IN_CHAT: Final = (
     'The chart is a PNG file here: say "chart memory.png" (after an estimate, or with a '
     "query: 70b qlora 50M tokens chart memory.png)."
 )
-HUB_TIMEOUT_ENV: Final = "FTCOST_HUB_TIMEOUT"
 FRAMEWORK_ENV: Final = "FTCOST_FRAMEWORK"
 FRAMEWORK_OPTION: Final = "--framework"
 QUIT_WORDS: Final = frozenset({"quit", "exit", ":q"})
@@ -89,13 +93,9 @@ PROMPT: Final = "ftcost> "
 
 def terminal_service() -> Service:
     """The shared :class:`Service` as the terminal uses it: no store, no rate limit, the
-    Hub timeout from ``FTCOST_HUB_TIMEOUT`` (a bad value keeps the default)."""
-    settings = HubSettings()
-    timeout = os.environ.get(HUB_TIMEOUT_ENV, "").strip()
-    if timeout:
-        with contextlib.suppress(ValueError):
-            settings = HubSettings(timeout_s=float(timeout))
-    return Service(hub=settings)
+    Hub timeout from ``FTCOST_HUB_TIMEOUT`` (``HubSettings.from_environment``: a value
+    that is not 0.1-120 seconds raises ``HubSettingsError`` naming the variable)."""
+    return Service(hub=HubSettings.from_environment())
 
 
 class FrameworkError(ValueError):
@@ -277,13 +277,23 @@ class Chat:
             print(f"ftcost: {exc}", file=self.err)
 
 
+_FILE_NAME: Final = re.compile(r"[^\s]*[^\W\d_][^\s]*\.[A-Za-z]{2,5}")
+"""A word shaped like a file name: a name with letters, a dot and a short all-letter
+extension (``memory.jpg``, ``out/x.txt``); no query word is (``1.5b``, ``llama-3.1``)."""
+
+
 def chat_chart_file(text: str) -> tuple[str, Path | None]:
-    """``text`` without the ``.png`` file that follows the word ``chart``, and that file
-    (checked: :func:`adapters.terminal.check_chart_path`); None when there is none."""
+    """``text`` without the file that follows the word ``chart``, and that file (checked:
+    :func:`adapters.terminal.check_chart_path`; a file name not ending in ``.png`` is
+    refused as ``--chart`` refuses it); None when there is none."""
     words = text.split()
     for i, word in enumerate(words[:-1]):
-        if word.lower() == CHART_WORD and words[i + 1].lower().endswith(".png"):
-            return " ".join(words[: i + 1] + words[i + 2 :]), check_chart_path(words[i + 1])
+        after = words[i + 1]
+        if word.lower() == CHART_WORD and (
+            after.lower().endswith(".png") or _FILE_NAME.fullmatch(after)
+        ):
+            path = check_chart_path(after, asked_by=CHART_WORD)
+            return " ".join(words[: i + 1] + words[i + 2 :]), path
     return text, None
 
 
@@ -343,9 +353,45 @@ def _names_a_recipe_config(value: str) -> bool:
 def main(
     argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
+    """``ftcost ...``: the exit status. Output that can't be written (a full disk, a
+    closed stdout) is one ``ftcost:`` line on stderr and status 1; when stderr can't be
+    written either, the status alone."""
     args = list(sys.argv[1:] if argv is None else argv)
-    out = printable_stream(out or sys.stdout)  # errors and listings repeat outside text too
-    err = printable_stream(err or sys.stderr)
+    raw_out = sys.stdout if out is None else out  # None: started with stdout closed
+    raw_err = sys.stderr if err is None else err
+    # errors and listings repeat outside text too: both go through printable()
+    out, err = printable_stream(raw_out), printable_stream(raw_err, quiet=True)
+    try:
+        status = _main(args, out, err)
+        out.flush()  # a full disk shows on the last, buffered write
+    except OutputError as exc:
+        _discard(raw_out)
+        print(f"ftcost: {exc}", file=err)
+        status = 1
+    except (KeyboardInterrupt, BrokenPipeError):
+        _discard(raw_out)
+        status = 130
+    err.flush()
+    if stream_failed(err):
+        _discard(raw_err)
+    return status
+
+
+def _discard(stream: TextIO | None) -> None:
+    """Point the process's own stdout or stderr at the null device, so the interpreter's
+    last flush of what is left in its buffer fails neither loudly nor with status 120."""
+    if stream is None or all(stream is not own for own in (sys.__stdout__, sys.__stderr__)):
+        return  # a caller's own stream (tests): left as it is
+    with contextlib.suppress(OSError, ValueError):
+        fd = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, fd)
+        finally:
+            os.close(null)
+
+
+def _main(args: list[str], out: TextIO, err: TextIO) -> int:
     try:
         if not args or normalized(" ".join(args)) in HELP_WORDS:
             reply = terminal_service().answer("help")
@@ -381,11 +427,12 @@ def main(
             print(f"ftcost: unknown option {typo}\n{USAGE}", file=err)
             return 2
         return run_query(args, as_json, out, err, chart, config=config, defaults=defaults)
+    except HubSettingsError as exc:  # FTCOST_HUB_TIMEOUT
+        print(f"ftcost: {exc}", file=err)
+        return 2
     except CatalogError as exc:
         print(f"ftcost: the catalog is broken: {exc}", file=err)
         return 2
-    except (KeyboardInterrupt, BrokenPipeError):
-        return 130
 
 
 OWN_OPTIONS: Final = ("--json", "--chart", "--config", "--framework")
@@ -393,15 +440,21 @@ OWN_OPTIONS: Final = ("--json", "--chart", "--config", "--framework")
 flags such as ``--per_device_train_batch_size 4`` or ``--tensor-parallel-size 8``)."""
 
 
+_TYPED_DASHES: Final = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+"""Dashes other than ``-`` that an editor's autocorrect makes of ``--`` (``—json``)."""
+
+
 def _own_option_typo(args: list[str]) -> str | None:
-    """The first ``--word`` that looks like a misspelt option of ftcost's own (``--jsn``:
-    "unknown option --jsn (did you mean --json?)"), or None."""
+    """The first ``--word`` that looks like a misspelt option of ftcost's own (``--jsn``,
+    ``--JSON``, ``—json`` with autocorrect's dash: "unknown option --jsn (did you mean
+    --json?)"), or None."""
     for arg in args:
-        if not arg.startswith("--"):
+        if not arg.startswith(("--", *_TYPED_DASHES)):
             continue
         name = arg.split("=", 1)[0]
         if name in OWN_OPTIONS:
             continue  # left for the query on purpose (a torchtune line's --config NAME)
+        name = "--" + name.lstrip("-" + _TYPED_DASHES).lower()
         if name.startswith(tuple(f"{o}{sep}" for o in OWN_OPTIONS for sep in "_-")):
             continue  # a longer word of a script's own (accelerate's --config_file)
         close = difflib.get_close_matches(name, OWN_OPTIONS, n=1, cutoff=0.7)

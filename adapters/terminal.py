@@ -53,12 +53,20 @@ def terminal_width(stream: object = None) -> int | None:
     whole, so ``grep`` finds them."""
     columns = os.environ.get("COLUMNS", "").strip()
     if not columns.isdigit():
-        isatty = getattr(stream, "isatty", None)
-        if not (callable(isatty) and isatty()):
+        if not _is_terminal(stream):
             return None
         columns = str(shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
     width = int(columns) if int(columns) > 0 else DEFAULT_WIDTH
     return max(MIN_WIDTH, min(MAX_WIDTH, width))
+
+
+def _is_terminal(stream: object) -> bool:
+    """Whether ``stream`` is a terminal; False for a closed one (its ``isatty`` raises)."""
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return callable(isatty) and bool(isatty())
+    except (OSError, ValueError):
+        return False
 
 
 _NUMBER_AND_UNIT: Final = re.compile(r"(?<=\d) (?=[^\s\d=x·(])")
@@ -88,25 +96,73 @@ def printable(text: str) -> str:
     return "".join(_printable_char(c) for c in text)
 
 
+class OutputError(Exception):
+    """The output could not be written (a full disk, a closed stdout); the message says
+    why and what to do."""
+
+
+def _why(exc: BaseException | None) -> str:
+    """The reason a write failed, as the message gives it."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror  # "No space left on device"
+    return "the stream is closed"
+
+
 class _PrintableStream:
     """A text stream that writes everything through :func:`printable`; every other
-    attribute (``isatty``, ``fileno``, ``flush``) is the stream's own."""
+    attribute (``isatty``, ``fileno``) is the stream's own. A write or flush that fails
+    (a full disk, a closed stream: ``None`` is one) raises :class:`OutputError`, a broken
+    pipe its own error; a ``quiet`` stream (stderr: nowhere is left to say so) drops the
+    text instead and remembers it in :attr:`failed`."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO | None, quiet: bool = False) -> None:
         self._stream = stream
+        self._quiet = quiet
+        self.failed = False
 
     def write(self, text: str) -> int:
-        return self._stream.write(printable(text))
+        text = printable(text)
+        if self._stream is None:
+            return self._failed(None)
+        try:
+            return self._stream.write(text)
+        except (OSError, ValueError) as exc:  # ValueError: "I/O operation on closed file"
+            return self._failed(exc)
+
+    def flush(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except (OSError, ValueError) as exc:
+            self._failed(exc)
+
+    def _failed(self, exc: BaseException | None) -> int:
+        if self._quiet:
+            self.failed = True
+            return 0
+        if isinstance(exc, BrokenPipeError):
+            raise exc  # the reader went away: not an error to report
+        raise OutputError(
+            f"can't write the output: {_why(exc)}. Send it to a terminal, a file or a "
+            "pipe that can take it, and run the command again."
+        ) from exc
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 
-def printable_stream(stream: TextIO) -> TextIO:
+def printable_stream(stream: TextIO | None, quiet: bool = False) -> TextIO:
     """``stream`` with every write made :func:`printable`: the command line's output
-    boundary, for errors and listings that repeat outside text as much as reports."""
+    boundary, for errors and listings that repeat outside text as much as reports. A
+    write that fails raises :class:`OutputError` (``quiet``: is dropped; for stderr)."""
     return stream if isinstance(stream, _PrintableStream) else cast(
-        TextIO, _PrintableStream(stream))
+        TextIO, _PrintableStream(stream, quiet))
+
+
+def stream_failed(stream: TextIO) -> bool:
+    """Whether a ``quiet`` :func:`printable_stream` dropped a write it could not make."""
+    return isinstance(stream, _PrintableStream) and stream.failed
 
 
 def wrap(text: str, width: int, first: str = "", rest: str | None = None) -> list[str]:
@@ -182,15 +238,16 @@ def split_chart_option(args: list[str]) -> tuple[list[str], Path | None]:
     return rest, check_chart_path(found[0]) if found else None
 
 
-def check_chart_path(text: str) -> Path:
+def check_chart_path(text: str, asked_by: str = CHART_OPTION) -> Path:
     """The chart's file, if it can be written: a ``.png`` name in an existing, writable
-    folder, not a folder itself. Raises :class:`ChartPathError` saying what is wrong."""
+    folder, not a folder itself. Raises :class:`ChartPathError` saying what is wrong;
+    ``asked_by``: how the user names the file (``--chart``; ``chart`` in a chat)."""
     if not text.strip():
         raise ChartPathError(f"{CHART_OPTION} needs a file name, e.g. {CHART_EXAMPLE}")
     path = Path(text).expanduser()
     if path.suffix.lower() != ".png":
         raise ChartPathError(
-            f'The chart is a PNG: "{text}" should end in .png (e.g. {CHART_OPTION} memory.png).'
+            f'The chart is a PNG: "{text}" should end in .png (e.g. {asked_by} memory.png).'
         )
     if path.is_dir():
         raise ChartPathError(f'"{text}" is a folder; give a file name such as {path / "m.png"}.')

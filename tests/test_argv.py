@@ -20,3 +20,9 @@ def test_an_option_without_a_value_is_refused() -> None:
 
 def test_a_similar_longer_option_is_left_alone() -> None:
     assert take_option(["--xy", "1"], "--x") == (["--xy", "1"], [])
+
+
+def test_a_blank_value_is_refused_as_a_missing_one() -> None:
+    for args in (["8b", "--x="], ["--x", ""], ["--x", "  ", "8b"]):
+        with pytest.raises(MissingValue):
+            take_option(args, "--x")

@@ -63,6 +63,26 @@ def test_a_misspelt_option_of_ftcost_names_the_one_meant() -> None:
     assert "unknown option --jsn (did you mean --json?)" in err
 
 
+def test_an_option_in_capitals_names_the_one_meant() -> None:
+    code, out, err = run("--JSON", "8b", "lora")
+    assert code == 2 and out == ""
+    assert "unknown option --JSON (did you mean --json?)" in err
+
+
+def test_an_option_whose_dashes_autocorrect_joined_names_the_one_meant() -> None:
+    for dash in ("\u2014", "\u2013"):  # em dash, en dash
+        code, out, err = run(f"{dash}json", "8b", "lora")
+        assert code == 2 and out == ""
+        assert f"unknown option {dash}json (did you mean --json?)" in err
+
+
+def test_framework_with_an_empty_value_is_refused_as_without_one() -> None:
+    for framework in (["--framework="], ["--framework", ""], ["--framework"]):
+        code, out, err = run("8b", "lora", *framework)
+        assert code == 2 and out == ""
+        assert err == "ftcost: --framework needs a name, e.g. --framework hf\n"
+
+
 def test_accelerates_config_file_flag_is_the_querys_not_a_misspelt_config() -> None:
     code, out, err = run("accelerate", "launch", "--config_file", "fsdp2.yaml", "train.py",
                          "8b", "full", "8x", "h100")
@@ -88,6 +108,14 @@ def test_chat_reports_a_bad_followup_and_keeps_going() -> None:
     chat(["8b lora", "on h1000", "with full"], out, err)
     assert '"h1000"' in err.getvalue()
     assert "Full" in out.getvalue().split("Llama 3.1 8B")[-1]
+
+
+def test_chat_chart_to_a_file_not_ending_in_png_says_it_should_end_in_png() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    chat(["8b lora", "chart x.txt"], out, err)
+    assert err.getvalue() == (
+        'ftcost: The chart is a PNG: "x.txt" should end in .png (e.g. chart memory.png).\n'
+    )
 
 
 def test_console_script_runs_without_a_traceback_on_garbage() -> None:

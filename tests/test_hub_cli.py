@@ -106,6 +106,19 @@ def test_a_slow_hub_exits_1_saying_to_try_again(hub):
 
     assert code == 1
     assert "ftcost: The Hugging Face Hub did not answer within 0.3 s for acme/slow" in err
+    assert "(FTCOST_HUB_TIMEOUT raises the limit)" in err
+
+
+@pytest.mark.parametrize("value", ["1e-9", "abc", "500"])
+def test_a_hub_timeout_the_terminal_cannot_use_exits_2_naming_the_variable(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FTCOST_HUB_TIMEOUT", value)
+
+    code, out, err = run("8b", "lora")
+
+    assert (code, out) == (2, "")
+    assert err.startswith("ftcost: FTCOST_HUB_TIMEOUT=") and "0.1 to 120" in err
 
 
 def test_chat_followups_on_a_hub_model_make_no_new_request(hub):

@@ -20,7 +20,9 @@ from adapters.query.names import resolve_model
 from adapters.trainconfig.build import apply_config, config_beneath, config_query, model_used
 from adapters.trainconfig.load import ConfigError
 from adapters.trainconfig.reader import ConfigRead
+from catalog.hub.ref import looks_like_hub_id
 from engine import Request
+from engine.request import field_meta
 from engine.specs import Catalog
 
 CONFIG_EXAMPLE = "ftcost --config qlora.yml 20M tokens h100"
@@ -31,6 +33,24 @@ def _names_model(words: str, catalog: Catalog) -> bool:
         return "model" in parse_fields(words, catalog)
     except QueryError:
         return False  # the whole query's parse reports the word (or reads it from the Hub)
+
+
+def _model_problem(ref: str, catalog: Catalog) -> str | None:
+    """Why the config's model reference ``ref`` names no model, read as a query word
+    (``h100``: "which names the GPU, not a model"); None when it names one, or may be a
+    Hugging Face Hub id (the Hub says whether it exists)."""
+    if looks_like_hub_id(ref):
+        return None
+    try:
+        fields = parse_fields(ref, catalog)
+    except QueryError:
+        return "which is no model ftcost knows (`models` lists them)"
+    if "model" in fields:
+        return None
+    if not fields:
+        return "which is no model ftcost knows (`models` lists them)"
+    said = " and ".join(f"the {field_meta(name).noun}" for name in fields)
+    return f"which names {said}, not a model"
 
 
 def builder(
@@ -49,6 +69,7 @@ def builder(
                 words,
                 names_model=lambda text: _names_model(text, catalog),
                 resolves=lambda ref: resolve_model(catalog, ref) is not None,
+                model_problem=lambda ref: _model_problem(ref, catalog),
             )
         except ConfigError as exc:  # no model: show how this front end names one
             raise error(str(exc), None, example=example) from exc
@@ -90,8 +111,6 @@ def split_config_option(args: list[str]) -> tuple[list[str], str | None]:
         raise ConfigError(f"{CONFIG_OPTION} needs a file, e.g. {CONFIG_EXAMPLE}") from None
     if len(found) > 1:
         raise ConfigError(f"{CONFIG_OPTION} is given {len(found)} times; give one config.")
-    if found and not found[0]:
-        raise ConfigError(f"{CONFIG_OPTION} needs a file, e.g. {CONFIG_EXAMPLE}")
     return rest, (found[0] if found else None)
 
 

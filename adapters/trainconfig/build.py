@@ -29,7 +29,8 @@ from adapters.trainconfig.reader import (
     range_error,
     shown,
 )
-from adapters.trainconfig.shared import DATASET_NOTE
+from adapters.trainconfig.shared import DATASET_NOTE, MODEL_EXAMPLE
+from adapters.trainconfig.torchtune import BUILDER_EXAMPLE
 from engine.request import Request, field_meta
 
 MAX_LISTED_KEYS = 24
@@ -41,13 +42,17 @@ def config_query(
     words: str,
     names_model: Callable[[str], bool],
     resolves: Callable[[str], bool],
+    model_problem: Callable[[str], str | None] | None = None,
 ) -> str:
     """The query text for ``config`` plus the user's ``words``.
 
     ``names_model(words)`` says whether the words name a model themselves (then they
     win); ``resolves(ref)`` whether the catalog knows a model reference (the first of the
-    config's references it knows is used, else the first, which may be a Hub id).
-    Raises :class:`ConfigError` when neither the config nor the words name a model.
+    config's references it knows is used, else the first, which may be a Hub id);
+    ``model_problem(ref)`` why a reference the catalog does not know names no model
+    (``which is no model ftcost knows``), None when it may (a Hub id).
+    Raises :class:`ConfigError` when neither the config nor the words name a model, and
+    when the config's model is no model: the message names the key that set it.
     """
     words = words.strip()
     if words and names_model(words):
@@ -71,7 +76,34 @@ def config_query(
             f"(it has a space): set {_model_keys(config)} to one such as "
             "meta-llama/Llama-3.1-8B, or name one after the config (e.g. `llama-3.1-8b`)."
         )
+    if model_problem is not None and not resolves(model):
+        problem = model_problem(model)
+        if problem is not None:
+            raise _not_a_model(config, model, problem)
     return f"{model} {words}".strip()
+
+
+def _not_a_model(config: ConfigRead, model: str, problem: str) -> ConfigError:
+    """The error for a config whose model is no model (``base_model: h100``), naming the
+    key that set it (a torchtune builder's name, its ``checkpoint_dir``'s folder...)."""
+    key, written = _model_source(config, model)
+    names = "" if written == shown(model) else f", whose model is {shown(model)}"
+    expected = BUILDER_EXAMPLE if key == "model._component_" else MODEL_EXAMPLE
+    return ConfigError(
+        f"{config.format.label} config: {key} is '{written}'{names}, {problem}. Set {key} "
+        f"to {expected}, or name the model after the config (e.g. `llama-3.1-8b`)."
+    )
+
+
+def _model_source(config: ConfigRead, model: str) -> tuple[str, str]:
+    """The key that named the config's model, and its value as written."""
+    named = [k for k in config.read if k.meaning == "model"]  # base_model, ...
+    named += [k for k in config.read if k.key == "model._component_"]  # torchtune's builder
+    if named:
+        return named[0].key, named[0].value
+    key = "checkpointer.checkpoint_dir" if config.format.value == "torchtune" else (
+        _model_keys(config))
+    return key, shown(model)
 
 
 _BENEATH_FIELDS = ("micro_batch", "grad_accum", "tensor_parallel", "context_parallel")

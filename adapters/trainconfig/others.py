@@ -1,12 +1,14 @@
 """Files shared as training configs that are none of the four formats, but that say
-something the words can: a DeepSpeed config (``ds_config_zero3.json``) or an accelerate
-config (``accelerate config``'s ``default_config.yaml``). Each is refused with what it is
-and the words that say what it sets. (A TOML file, torchtitan's format, is refused while
-loading: :func:`adapters.trainconfig.load.not_toml`.)
+something the words can: a DeepSpeed config (``ds_config_zero3.json``), an accelerate
+config (``accelerate config``'s ``default_config.yaml``) or a model's own ``config.json``
+(the Hugging Face one: ``architectures``, ``hidden_size``, ``num_hidden_layers``...). Each
+is refused with what it is and the words that say what it sets. (A TOML file,
+torchtitan's format, is refused while loading: :func:`adapters.trainconfig.load.not_toml`.)
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 from adapters.trainconfig.load import FORMATS, ConfigError
@@ -16,6 +18,14 @@ _DEEPSPEED_KEYS: Final = frozenset(
     {"zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size"}
 )
 _ACCELERATE_KEYS: Final = frozenset({"compute_environment", "distributed_type"})
+_MODEL_CONFIG_KEYS: Final = frozenset(
+    {"architectures", "model_type", "hidden_size", "num_hidden_layers",
+     "num_attention_heads", "intermediate_size", "vocab_size", "max_position_embeddings",
+     "transformers_version", "torch_dtype", "text_config"}
+)
+"""Keys of a Hugging Face model's ``config.json``; two of them make a file one."""
+_HUB_ID: Final = re.compile(r"[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}")
+_HUB_EXAMPLE: Final = "meta-llama/Llama-3.1-8B"
 
 
 def sentence_start(name: str) -> str:
@@ -25,7 +35,8 @@ def sentence_start(name: str) -> str:
 
 
 def refuse_other_file(doc: dict[str, Any], name: str) -> None:
-    """Refuse a DeepSpeed or accelerate config shared on its own, saying what to type."""
+    """Refuse a DeepSpeed, accelerate or model config shared on its own, saying what to
+    type."""
     keys = set(doc)
     if keys & _MODEL_KEYS:
         return
@@ -46,6 +57,17 @@ def refuse_other_file(doc: dict[str, Any], name: str) -> None:
             f"not a training config ({FORMATS}). Say what it sets in the words instead "
             f"({words}, naming your card), beside the training config: `ftcost --config "
             f"train.yml {words}`."
+        )
+    if len(keys & _MODEL_CONFIG_KEYS) >= 2:
+        hub_id = doc.get("_name_or_path")
+        if not (isinstance(hub_id, str) and _HUB_ID.fullmatch(hub_id)):
+            hub_id = _HUB_EXAMPLE
+        raise ConfigError(
+            f"{sentence_start(name)} is a model's config (its architecture: layers, sizes), "
+            f"not a training config ({FORMATS}). Name the model in the query instead, by "
+            f"its Hugging Face Hub id (org/name, e.g. `ftcost {hub_id} lora`) or a catalog "
+            "name (`ftcost llama-3.1-8b lora`; `ftcost models` lists them); a training "
+            "config names it under base_model or model_name_or_path."
         )
 
 

@@ -14,7 +14,7 @@ from adapters.trainconfig.reader import Reader
 from engine.request import Method, Optimizer
 
 _TUNE_NAME = re.compile(r"^(?:q?lora_)?(?P<name>[a-z0-9_]+)$")
-_BUILDER_EXAMPLE: Final = "a model builder such as torchtune.models.llama3_1.lora_llama3_1_8b"
+BUILDER_EXAMPLE: Final = "a model builder such as torchtune.models.llama3_1.lora_llama3_1_8b"
 _LORA_KEYS: Final = ("lora_rank", "lora_alpha", "lora_dropout", "lora_attn_modules",
                      "apply_lora_to_mlp", "apply_lora_to_output", "quantize_base", "use_dora")
 """Arguments of torchtune's ``lora_``/``qlora_`` builders that a full builder lacks."""
@@ -94,8 +94,8 @@ def _builder(r: Reader, component: object) -> None:
     if component is None:
         return
     if not isinstance(component, str):
-        raise r.bad("model._component_", component, _BUILDER_EXAMPLE)
-    sh.refuse_control(r, "model._component_", component, _BUILDER_EXAMPLE)
+        raise r.bad("model._component_", component, BUILDER_EXAMPLE)
+    sh.refuse_control(r, "model._component_", component, BUILDER_EXAMPLE)
     parsed = tune_model_name(component)
     if parsed is None:
         return
