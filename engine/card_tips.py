@@ -66,7 +66,7 @@ def _context_parallel_tip(ctx: Context, o: Option) -> list[str]:
 
 def _bf16_adapters_tip(ctx: Context, o: Option) -> list[str]:
     """PEFT's FP32 adapters slowing a LoRA run: what keeping them in BF16 would save."""
-    r, work = ctx.request, ctx.compute.work
+    r, work = ctx.request, ctx.compute.workload
     if work is None or o.timing.tokens_per_second is None or not work.adapter_casts[0]:
         return []
     if fp32_residual_stream(r, o.stage):
@@ -119,7 +119,7 @@ def _pure_bf16_tip(ctx: Context, o: Option) -> list[str]:
 
 def _native_attention_tip(ctx: Context, o: Option) -> list[str]:
     """FlashAttention-2 holding a Hopper or Blackwell card back: what ``fa3`` would save."""
-    r, work = ctx.request, ctx.compute.work
+    r, work = ctx.request, ctx.compute.workload
     fa2 = o.gpu.flash_attention_tflops
     if (
         work is None
@@ -149,7 +149,7 @@ def _native_attention_tip(ctx: Context, o: Option) -> list[str]:
 
 def _zero3_hooks_warning(ctx: Context, o: Option) -> list[str]:
     """DeepSpeed ZeRO-3's hooks setting the pace: small models, short micro-batches."""
-    work = ctx.compute.work
+    work = ctx.compute.workload
     if work is None or o.stage is not Sharding.ZERO3:
         return []
     r = ctx.request
@@ -185,8 +185,8 @@ def _whole_layer_checkpointing_tip(ctx: Context, o: Option) -> list[str]:
         f"{o.gpu.id}; whole-layer checkpointing (`ckpt`, torchtitan's `mode = \"full\"`) "
         f"keeps {gb:.1f} GB ({gb / o.capacity_gb:.0%} of the card)"
     )
-    if ctx.compute.work is not None:  # timed: what the recompute costs
-        now = step_time(ctx.compute.work, o.gpu, o.count, o.stage, r.offload, r.nodes)
+    if ctx.compute.workload is not None:  # timed: what the recompute costs
+        now = step_time(ctx.compute.workload, o.gpu, o.count, o.stage, r.offload, r.nodes)
         slower = step_time(workload(arch, full), o.gpu, o.count, o.stage, r.offload, r.nodes)
         line += f", about {now.tokens_per_second / slower.tokens_per_second - 1:.0%} slower"
     return [line + "."]

@@ -44,7 +44,7 @@ class Compute:
     mfu_effective: float
     """The flat rule's MFU (a fraction, 0-1): napkin's 35% or the one stated; it times
     only napkin and stated-MFU requests (:func:`uses_flat_rule`)."""
-    work: Workload | None = None
+    workload: Workload | None = None
     """The physical model's micro-batch (None: the flat rule applies)."""
     rates: dict[tuple[str, int, Sharding, bool, int | None], tuple[float, float]] = field(
         default_factory=dict, compare=False, repr=False
@@ -118,8 +118,8 @@ def tokens_per_second(
     nodes: int | None = None,
 ) -> tuple[float, float]:
     """Tokens/s per GPU and the share of time lost to communication, by the rule
-    that applies (the physical model when ``work.work`` is set)."""
-    if work.work is None:
+    that applies (the physical model when ``work.workload`` is set)."""
+    if work.workload is None:
         rate = gpu.train_tflops * 1e12 * work.mfu_effective / FLOPS_PER_PARAM_TOKEN
         # 6·P per token: recover P from FLOPs/tokens when both are known.
         per_token = (
@@ -131,7 +131,7 @@ def tokens_per_second(
     key = (gpu.id, count, stage, offload, nodes)
     hit = work.rates.get(key)
     if hit is None:
-        step = step_time(work.work, gpu, count, stage, offload, nodes)
+        step = step_time(work.workload, gpu, count, stage, offload, nodes)
         # Waiting is what the step spends beyond its own work: the GPU's kernels or, where
         # the host cannot launch them fast enough, the launch floor (not the link's doing).
         busy = max(step.compute_s, step.launch_floor_s)
@@ -158,12 +158,12 @@ def timing(
     """
     if work.flops is None or work.trained_tokens is None:
         # No dataset, so no hours; the share of a step spent waiting still holds.
-        if work.work is None:
+        if work.workload is None:
             return Timing(None, None, None, 0.0)
         _, share = tokens_per_second(work, gpu, count, stage, offload, nodes)
         return Timing(None, None, None, share)
     napkin = napkin_gpu_hours(work.flops, gpu)
-    if work.work is None:
+    if work.workload is None:
         overhead = 0.0  # a stated MFU has the waiting in it; napkin leaves it out
         hours = gpu_hours(work, gpu, count, mode)
         rate, _ = tokens_per_second(work, gpu, count)

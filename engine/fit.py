@@ -45,7 +45,9 @@ from engine.specs import GpuSpec, label_capacity_gb
 NO_TIMING = Timing(None, None, None, 0.0)
 
 MAX_CARDS = 4096
-"""Beyond this many cards we say the run does not fit (a cluster, not a rental)."""
+"""The most cards a search for a count tries (fewest cards, limit questions): past it the
+run "does not fit" (a cluster, not a rental). A count the user names is sized as asked up
+to ``MAX_GPU_COUNT`` (engine.constants), the bound on what a query may say."""
 
 FIT_SWEET = "sweet spot"
 FIT_ROOMY = "roomy"
@@ -138,7 +140,8 @@ def fit_band(utilization: float) -> str:
 
 
 def card_capacity(gpu: GpuSpec, napkin: bool) -> float:
-    """GB a card offers: its true capacity, or its label under the napkin rules."""
+    """GB (10^9 bytes) a card offers: its true capacity (``GpuSpec.capacity_gb``, the
+    label read as GiB), or its label under the napkin rules (``label_capacity_gb``)."""
     return label_capacity_gb(gpu.memory_gb, napkin)
 
 
@@ -392,7 +395,7 @@ def run_seconds(
     """GPU-seconds of the whole run on ``count`` cards (inf without FLOPs)."""
     if work.flops is None or work.trained_tokens is None:
         return math.inf
-    if work.work is None:
+    if work.workload is None:
         return flat_gpu_seconds(work, gpu, count, mode)
     rate, _ = tokens_per_second(work, gpu, count, stage, offload, nodes)
     return work.trained_tokens / rate + count * RUN_STARTUP_S

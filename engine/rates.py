@@ -13,7 +13,10 @@ from engine.specs import GpuSpec
 
 
 def matmul_rate(gpu: GpuSpec) -> float:
-    """Achievable dense 16-bit matmul FLOP/s of ``gpu``."""
+    """Achievable dense 16-bit matmul FLOP/s of ``gpu``: the catalog's ``matmul_tflops``
+    (the best large-GEMM rate published matmul benchmarks measured on that card, each
+    sourced in catalog/gpus.yaml ``matmul_source``), else ``MATMUL_FALLBACK_FRACTION`` of
+    its rated dense BF16 figure."""
     if gpu.matmul_tflops is not None:
         return gpu.matmul_tflops * 1e12
     return gpu.train_tflops * 1e12 * MATMUL_FALLBACK_FRACTION
