@@ -81,6 +81,7 @@ from engine.constants import (
     FA_BACKWARD_FLOPS,
     FOREACH_ADAMW_STEP_BYTES,
     FORWARD_SHARE,
+    GB,
     GEMM_EFFICIENCY,
     GRADIENT_READ_BYTES,
     HBM_FALLBACK_GBPS,
@@ -435,13 +436,47 @@ def step_time(
     """Seconds of one optimizer step (``grad_accum`` micro-batches) on each GPU.
 
     ``count`` is every card of the run; data-parallel traffic runs over ``count /
-    tensor_parallel`` ranks, the tensor-parallel collectives inside each group."""
+    tensor_parallel`` ranks, the tensor-parallel collectives inside each group. A
+    micro-batch lasts as long as its kernels or their launches (:func:`_kernel_seconds`),
+    plus the tensor- and context-parallel waits (:func:`_model_parallel_seconds`), and
+    never less than its data-parallel traffic; the step adds the last reduction's exposed
+    part, the optimizer and the offload traffic (:func:`_optimizer_seconds`)."""
     tp = work.tensor_parallel
-    n = count // tp if tp > 1 else count  # data-parallel ranks
-    if n < 1:
-        n = 1
-    hbm = (gpu.hbm_gbps or HBM_FALLBACK_GBPS) * 1e9
-    per_node = gpu.gpus_per_node
+    dp_ranks = max(1, count // tp if tp > 1 else count)
+    hbm = (gpu.hbm_gbps or HBM_FALLBACK_GBPS) * GB
+    gpu_s, attention_s, launch = _kernel_seconds(work, gpu, stage, tuning, hbm)
+    micro = max(gpu_s, launch) + _model_parallel_seconds(work, gpu, attention_s)
+    dp = data_parallel_seconds(
+        gpu, count, stage, tp=tp, weight_bytes=work.stored_weight_bytes,
+        grad_bytes=work.grad_bytes,
+        accumulates=work.grad_accum > 1 and (work.fsdp_no_sync or not stage.is_fsdp),
+        nodes=nodes,
+    )
+    micro = max(micro, dp.per_micro_s)
+    optimizer_s, offload_s = _optimizer_seconds(work, gpu, stage, offload, dp_ranks, dp.shards,
+                                                hbm)
+    accum = work.grad_accum
+    # DDP reduces during the last micro-batch's backward (about 2/3 of its time), which
+    # lasts as long as the micro-batch's kernels or, host-bound, their launches.
+    exposed = max(0.0, dp.per_step_s - max(gpu_s, launch) * 2 / 3)
+    return StepTime(
+        compute_s=accum * gpu_s,
+        launch_floor_s=accum * launch,
+        comm_s=accum * dp.per_micro_s + dp.per_step_s,
+        optimizer_s=optimizer_s,
+        offload_s=offload_s,
+        step_s=accum * micro + exposed + optimizer_s + offload_s,
+        tokens_per_step=accum * work.tokens / (tp * work.context_parallel),
+    )
+
+
+def _kernel_seconds(
+    work: Workload, gpu: GpuSpec, stage: Sharding, tuning: Tuning, hbm: float
+) -> tuple[float, float, float]:
+    """``(gpu_s, attention_s, launch_s)`` of one micro-batch: its kernels' time on the GPU
+    (matmuls at the achievable rate or their weight reads, attention, memory-bound work at
+    HBM bandwidth ``hbm`` bytes/s), attention's share of it, and the host's time to
+    launch them (``launch_s_per_kernel`` each, DeepSpeed ZeRO-3's hooks included)."""
     achievable = matmul_rate(gpu)
     rate = achievable * tuning.gemm_efficiency
     flops_s = work.matmul_flops / rate
@@ -464,58 +499,50 @@ def step_time(
     attention_s = work.attention_flops / (
         attention_rate(gpu, work.flash_attention, native, achievable) * tuning.gemm_efficiency
     )
-    gpu_s = gemm + attention_s + memory_bound
     host_ops = work.kernels + (work.zero3_host_ops if stage is Sharding.ZERO3 else 0.0)
-    launch = host_ops * tuning.launch_s_per_kernel
-    micro = max(gpu_s, launch)
+    return gemm + attention_s + memory_bound, attention_s, host_ops * tuning.launch_s_per_kernel
+
+
+def _model_parallel_seconds(work: Workload, gpu: GpuSpec, attention_s: float) -> float:
+    """What one micro-batch waits on its tensor-parallel collectives and, beyond
+    attention's own ``attention_s`` (which the ring's passes overlap), its
+    context-parallel ring; 0 without either."""
+    tp, per_node = work.tensor_parallel, gpu.gpus_per_node
+    waited = 0.0
     if tp > 1:
         group_nodes = nodes_for(tp, per_node=per_node)  # past one node's cards only
-        micro += work.tp_comm_bytes / link_bytes_per_s(gpu, tp, group_nodes)
-    ring = tp * work.context_parallel
+        waited += work.tp_comm_bytes / link_bytes_per_s(gpu, tp, group_nodes)
     if work.cp_comm_bytes:
-        # The ring passes keys and values while the attention blocks run: only the excess
-        # over attention's own time waits.
+        ring = tp * work.context_parallel
         ring_link = link_bytes_per_s(gpu, ring, nodes_for(ring, None, per_node))
-        ring_s = work.cp_comm_bytes / ring_link
-        micro += max(0.0, ring_s - attention_s)
+        waited += max(0.0, work.cp_comm_bytes / ring_link - attention_s)
+    return waited
 
-    dp = data_parallel_seconds(
-        gpu, count, stage, tp=tp, weight_bytes=work.stored_weight_bytes,
-        grad_bytes=work.grad_bytes,
-        accumulates=work.grad_accum > 1 and (work.fsdp_no_sync or not stage.is_fsdp),
-        nodes=nodes,
-    )
-    comm_micro, comm_step, shards = dp.per_micro_s, dp.per_step_s, dp.shards
-    micro = max(micro, comm_micro)
+
+def _optimizer_seconds(
+    work: Workload, gpu: GpuSpec, stage: Sharding, offload: bool, dp_ranks: int,
+    shards: int, hbm: float,
+) -> tuple[float, float]:
+    """``(optimizer_s, offload_s)`` of one step: the optimizer's pass over its state at HBM
+    bandwidth ``hbm`` (its shard of it under ZeRO/FSDP over ``shards`` ranks), or under
+    ``offload`` the host link's traffic (gradients down, weights up, and per micro-batch
+    the weight shards where they live on the host) and the node's CPUs stepping every
+    local shard."""
     sharded = stage is not Sharding.NONE and shards > 1
-    # DeepSpeed steps its partition with FusedAdam whatever the framework's own optimizer.
-    step_bytes = work.fused_optimizer_bytes if stage.is_zero else work.optimizer_bytes
-    optimizer_s = step_bytes / (shards if sharded else 1) / hbm
-    offload_s = 0.0
-    if offload:
-        shard = work.trainable_params / (shards if sharded else 1)
-        host = HOST_LINK_GBPS * 1e9
-        # Gradients down and weights up (2 + 2 B); the node's CPUs step every local shard.
-        per_param = work.fused_optimizer_bytes / max(work.trainable_params, 1.0)
-        cpu_bytes = per_param * shard * min(n, per_node)
-        offload_s = 4.0 * shard / host + cpu_bytes / (HOST_MEMORY_GBPS * 1e9)
-        optimizer_s = 0.0
-        if stage.shards_weights and work.offload_weights:
-            offload_s += work.grad_accum * 2 * work.stored_weight_bytes / shards / host
-    accum = work.grad_accum
-    # DDP reduces during the last micro-batch's backward (about 2/3 of its time), which
-    # lasts as long as the micro-batch's kernels or, host-bound, their launches.
-    exposed = max(0.0, comm_step - max(gpu_s, launch) * 2 / 3)
-    step = accum * micro + exposed + optimizer_s + offload_s
-    return StepTime(
-        compute_s=accum * gpu_s,
-        launch_floor_s=accum * launch,
-        comm_s=accum * comm_micro + comm_step,
-        optimizer_s=optimizer_s,
-        offload_s=offload_s,
-        step_s=step,
-        tokens_per_step=accum * work.tokens / ring,
-    )
+    share = shards if sharded else 1
+    if not offload:
+        # DeepSpeed steps its partition with FusedAdam whatever the framework's own optimizer.
+        step_bytes = work.fused_optimizer_bytes if stage.is_zero else work.optimizer_bytes
+        return step_bytes / share / hbm, 0.0
+    shard = work.trainable_params / share
+    host = HOST_LINK_GBPS * GB
+    # Gradients down and weights up (2 + 2 B); the node's CPUs step every local shard.
+    per_param = work.fused_optimizer_bytes / max(work.trainable_params, 1.0)
+    cpu_bytes = per_param * shard * min(dp_ranks, gpu.gpus_per_node)
+    offload_s = 4.0 * shard / host + cpu_bytes / (HOST_MEMORY_GBPS * GB)
+    if stage.shards_weights and work.offload_weights:
+        offload_s += work.grad_accum * 2 * work.stored_weight_bytes / shards / host
+    return 0.0, offload_s
 
 
 def zero3_hook_share(
