@@ -145,6 +145,11 @@ as the napkin rules do.
 
 USABLE_FRACTION: Final = 0.85
 """A run fits a card when it needs at most 85% of the card's memory ([napkin])."""
+FIT_SLACK: Final = 1e-9
+"""Float slack in a fit test (GB, or a share of a card): a run whose memory lands on a
+line within rounding (``0.85 * cap`` computed two ways) is on it, not past it."""
+CEIL_SLACK: Final = 1e-12
+"""Float slack before a ceiling: a count that divides exactly stays that count."""
 
 # --- activations ([Korthikanti]) ----------------------------------------------
 ACTIVATION_BYTES: Final = 2.0

@@ -24,7 +24,12 @@ from typing import Any
 
 from engine.collectives import named_node_cards
 from engine.compute import Compute, compute
-from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES, NODE_STEP_PAST_CLUSTER
+from engine.constants import (
+    FIT_SLACK,
+    GPUS_PER_NODE,
+    MAX_CLUSTER_NODES,
+    NODE_STEP_PAST_CLUSTER,
+)
 from engine.fit import (
     MAX_CARDS,
     Option,
@@ -40,8 +45,6 @@ from engine.memory import Footprint, footprint
 from engine.request import Method, Request
 from engine.specs import Catalog, GpuSpec, ModelSpec
 
-TOLERANCE = 1e-9
-"""Relative slack when comparing a cost or a time with its limit (float rounding)."""
 DIMINISHING_RETURNS = 1.10
 """Under a budget alone, a card's option is its smallest count within 10% of the fastest
 wall-clock the budget buys on it: past that, more cards buy little time."""
@@ -105,9 +108,9 @@ def meets(option: Option, budget: float | None, deadline: float | None) -> bool:
     t = option.timing
     if not option.fits or t.wall_hours is None:
         return False
-    if budget is not None and (t.cost_usd is None or t.cost_usd > budget * (1 + TOLERANCE)):
+    if budget is not None and (t.cost_usd is None or t.cost_usd > budget * (1 + FIT_SLACK)):
         return False
-    return deadline is None or t.wall_hours <= deadline * (1 + TOLERANCE)
+    return deadline is None or t.wall_hours <= deadline * (1 + FIT_SLACK)
 
 
 def counts(fewest: int, most: int, per_node: int = GPUS_PER_NODE) -> list[int]:

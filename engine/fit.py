@@ -34,6 +34,8 @@ from engine.constants import (
     BAND_FULL,
     BAND_GOOD,
     BAND_LOOSE,
+    CEIL_SLACK,
+    FIT_SLACK,
     MAX_CLUSTER_NODES,
     RUN_STARTUP_S,
     USABLE_FRACTION,
@@ -90,12 +92,12 @@ class Option:
     @property
     def fits(self) -> bool:
         """Within the 85% planning line."""
-        return self.utilization <= USABLE_FRACTION + 1e-9
+        return self.utilization <= USABLE_FRACTION + FIT_SLACK
 
     @property
     def runs(self) -> bool:
         """Within the card's memory (``tight`` included): it starts, with little headroom."""
-        return self.utilization <= BAND_FULL + 1e-9
+        return self.utilization <= BAND_FULL + FIT_SLACK
 
     @property
     def band(self) -> str:
@@ -128,9 +130,9 @@ def not_recommended_reason(gpu: GpuSpec) -> str | None:
 
 def fit_band(utilization: float) -> str:
     """Name the band a memory share falls in (see the module docstring)."""
-    if utilization > BAND_FULL + 1e-9:
+    if utilization > BAND_FULL + FIT_SLACK:
         return FIT_TOO_SMALL
-    if utilization > USABLE_FRACTION + 1e-9:
+    if utilization > USABLE_FRACTION + FIT_SLACK:
         return FIT_TIGHT
     if utilization >= BAND_GOOD:
         return FIT_SWEET
@@ -167,7 +169,7 @@ def replica_fits(fp: Footprint, gpu: GpuSpec, offload: bool) -> bool:
     if fp.napkin:
         return False
     one = fp.on_card(gpu.gpus_per_node).per_gpu(Sharding.NONE, fp.tensor_parallel, offload)
-    return one.total <= USABLE_FRACTION * card_capacity(gpu, False) + 1e-9
+    return one.total <= USABLE_FRACTION * card_capacity(gpu, False) + FIT_SLACK
 
 
 def stage_on(
@@ -269,10 +271,10 @@ class Sizer:
             return None  # not whole tensor-parallel groups and context-parallel rings
         if count == self.tp and self.cp == 1:
             return (count, self.one_stage, self.one) if self.one <= cap else None
-        if self.auto and self.cp == 1 and self.one <= (planning or cap) + 1e-9:
+        if self.auto and self.cp == 1 and self.one <= (planning or cap) + FIT_SLACK:
             return count, Sharding.NONE, self.one  # replicas: `auto` runs DDP (resolve_stage)
         per = self._per_gpu(count // self.tp, node)
-        return (count, self.multi, per) if per <= cap + 1e-9 else None
+        return (count, self.multi, per) if per <= cap + FIT_SLACK else None
 
     def fewest_for(
         self, cap: float, most_cards: int = MAX_CARDS, node_cards: int | None = None
@@ -285,7 +287,7 @@ class Sizer:
         node = node_cards or self.node_cards
         replicas = self.nodes if self.hsdp and self.nodes else 1  # one group per named node
         if self.napkin_total is not None:
-            group = max(1, math.ceil(self.napkin_total / cap - 1e-12))
+            group = max(1, math.ceil(self.napkin_total / cap - CEIL_SLACK))
             n = group * replicas
             if n > most_cards or (self.hsdp and hsdp_group(n, node, self.nodes) < group):
                 return None
@@ -301,7 +303,7 @@ class Sizer:
                 if fixed + sharded / n > cap:
                     return None  # no count brings this phase under the line
                 continue
-            n = max(n, math.ceil(sharded / (cap - fixed) - 1e-12))
+            n = max(n, math.ceil(sharded / (cap - fixed) - CEIL_SLACK))
         most = most_cards // self.tp
         n = -(-n // self.cp) * self.cp  # whole rings
         step = self.cp
@@ -517,6 +519,6 @@ def make_option(
     memory = fp.on_card(gpu.gpus_per_node).per_gpu(stage, count, offload)
     capacity = card_capacity(gpu, fp.napkin)
     limit = (BAND_FULL * (1.0 + margin) if named else USABLE_FRACTION) * capacity
-    timed = memory.total <= limit + 1e-9
+    timed = memory.total <= limit + FIT_SLACK
     cost = timing(work, gpu, count, price, mode, stage, offload, nodes) if timed else NO_TIMING
     return Option(gpu, count, stage, memory, price, cost, capacity, named, needed)

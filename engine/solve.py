@@ -26,6 +26,7 @@ from typing import Any
 
 from engine.constants import (
     BIGGER_CARD_FACTOR,
+    FIT_SLACK,
     MAX_MICRO_BATCH,
     MAX_SEQ_LEN,
     SOLVE_REFERENCE_GPU,
@@ -77,7 +78,7 @@ class Target:
 
     def holds(self, per_gpu_gb: float) -> bool:
         """Within the planning line, with the same tolerance as ``Option.fits``."""
-        return per_gpu_gb / self.capacity_gb <= USABLE_FRACTION + 1e-9
+        return per_gpu_gb / self.capacity_gb <= USABLE_FRACTION + FIT_SLACK
 
 
 @dataclass(frozen=True, slots=True)
