@@ -445,7 +445,9 @@ def step_time(
     dp_ranks = max(1, count // tp if tp > 1 else count)
     hbm = (gpu.hbm_gbps or HBM_FALLBACK_GBPS) * GB
     gpu_s, attention_s, launch = _kernel_seconds(work, gpu, stage, tuning, hbm)
-    micro = max(gpu_s, launch) + _model_parallel_seconds(work, gpu, attention_s)
+    micro = max(gpu_s, launch)
+    if tp > 1 or work.cp_comm_bytes:
+        micro += _model_parallel_seconds(work, gpu, attention_s)
     dp = data_parallel_seconds(
         gpu, count, stage, tp=tp, weight_bytes=work.stored_weight_bytes,
         grad_bytes=work.grad_bytes,
