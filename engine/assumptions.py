@@ -5,6 +5,7 @@ check every number against what they meant to ask.
 
 from __future__ import annotations
 
+from engine.activations import logits_bytes_per_token
 from engine.compute import uses_flat_rule
 from engine.constants import (
     CUDA_CONTEXT_GB,
@@ -19,7 +20,6 @@ from engine.constants import (
     USABLE_FRACTION,
 )
 from engine.profiles import (
-    changes_for,
     cudnn_attention_from,
     logits_bytes,
     profile,
@@ -54,8 +54,7 @@ def _framework_line(ctx: Context) -> str:
             "Framework: generic (the specification's assumptions). Say `hf`, `unsloth`, "
             "`torchtune`, `litgpt` or `torchtitan` for that stack's loss, precision and defaults."
         )
-    lead = ctx.lead
-    facts = changes_for(r, lead.stage if lead is not None else None, ctx.model.architecture)
+    facts = ctx.framework_changes
     changed = "; ".join(facts) or "nothing beyond the specification's assumptions"
     return f"Framework: {profile(r.framework).label}: {changed}."
 
@@ -88,11 +87,14 @@ def _memory_line(ctx: Context) -> str:
     if r.grad_accum > 1:
         batch += f" x {r.grad_accum} accumulation steps"
     parts.append(batch)
-    per_logit = logits_bytes(r, LOGITS_BYTES_HF)
+    arch = ctx.model.architecture
+    per_logit = logits_bytes_per_token(arch, r) / arch.vocab_size
+    capped = " (the soft-cap's tanh output included)" if per_logit > logits_bytes(
+        r, LOGITS_BYTES_HF) else ""
     savers = [
         _checkpointing(r),
         "FlashAttention" if r.flash_attention else "eager attention",
-        "fused CE" if per_logit == 0 else f"loss keeps {per_logit:g} B per logit",
+        "fused CE" if per_logit == 0 else f"loss keeps {per_logit:g} B per logit{capped}",
     ]
     if r.activation_offload and r.grad_checkpointing:
         savers.append("checkpointed activations on CPU")

@@ -32,7 +32,7 @@ from engine.fit import (
     stage_on,
 )
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
-from engine.profiles import changes_for, resolve
+from engine.profiles import resolve
 from engine.request import Method, Mode, Request, StatePrecision
 from engine.solve import Solution, solve
 from engine.specs import Catalog, GpuSpec, ModelSpec, UnknownId
@@ -89,6 +89,9 @@ class Estimate:
     at the answer's setting."""
     constraints: Constrained | None = None
     """A budget or deadline (``engine.constraints``): the options are those meeting it."""
+    framework_changes: list[str] = field(default_factory=list)
+    """The framework profile's facts that touch this run on the card choice shown
+    (``Context.framework_changes``)."""
 
     @property
     def effective(self) -> Request:
@@ -143,11 +146,7 @@ class Estimate:
             },
             "framework": {
                 "name": self.request.framework.value,
-                "changes": changes_for(
-                    self.effective,
-                    self.options[0].stage if self.options else None,
-                    self.model.architecture,
-                ),
+                "changes": self.framework_changes,
                 "state_precision": self.effective.state_precision.value,
                 "lora_dropout": None if self.effective.effective_method is Method.FULL
                 else self.effective.lora_dropout,  # no adapters, no dropout
@@ -520,6 +519,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         uncertainty=uncertainty(request),
         solution=solution,
         constraints=limits,
+        framework_changes=context.framework_changes,
     )
 
 

@@ -108,6 +108,7 @@ from engine.constants import (
     PRECISION_BYTES,
     ZERO3_GATHERED_UNITS,
 )
+from engine.fsdp_units import fsdp1_units
 from engine.profiles import fp32_residual_stream, profile, trained_architecture
 from engine.request import Method, Mode, Optimizer, Request, Sharding, StatePrecision
 
@@ -327,7 +328,7 @@ class Footprint(Breakdown):
             gathered = ZERO3_GATHERED_UNITS * self.gathered
             adapter = self.adapter / n
             unit_grad = self.gathered_grad
-            if stage.is_fsdp and self.root_unit:
+            if stage.is_fsdp and self.root_unit and n > 1:  # one rank: NO_SHARD
                 gathered = self.root_unit + ZERO3_GATHERED_UNITS * self.layer_unit
                 unit_grad = self.root_grad + (self.layer_unit / self.gathered) * unit_grad
             frozen = 0.0
@@ -441,8 +442,6 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
     opt_per_param = opt_table[request.optimizer.value]
     base = base_weight_bytes(arch, request)
     frozen_grads = method is Method.LORA and profile(request.framework).fsdp_frozen_grads
-    fsdp1_root = profile(request.framework).fsdp_root_unit  # Footprint.root_unit
-    root = arch.embedding_params + arch.hidden_size if fsdp1_root else 0
     if method is Method.FULL:
         precision = request.precision.value
         master = 0.0 if pure or precision == "fp32" else MASTER_WEIGHT_BYTES * params
@@ -469,6 +468,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         optimizer = opt_per_param * lora
         adapter = adapter_bytes * lora
         gathered_bytes = base / params
+    root_unit, layer_unit = fsdp1_units(arch, request, base, gathered_bytes)
     whole = Footprint(
         base_weights=base / GB,
         master_weights=master / GB,
@@ -481,9 +481,9 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         gathered=arch.largest_layer_params * gathered_bytes / GB,
         gathered_grad=arch.largest_layer_params * grad_bytes / GB if method is Method.FULL else 0.0,
         frozen_grad=base / GB if frozen_grads else 0.0,
-        root_unit=root * gathered_bytes / GB,
-        root_grad=root * grad_bytes / GB,  # full fine-tunes (grad_bytes is 0 otherwise)
-        layer_unit=arch.largest_decoder_layer_params * gathered_bytes / GB,
+        root_unit=root_unit / GB,
+        root_grad=root_unit / gathered_bytes * grad_bytes / GB,  # 0 unless full
+        layer_unit=layer_unit / GB,
         frozen_grad_unit=arch.largest_layer_params * gathered_bytes / GB if frozen_grads else 0.0,
         accumulates=(
             request.grad_accum > 1 and profile(request.framework).fsdp_accumulates_unsharded

@@ -49,6 +49,7 @@ from engine.request import Framework, Method, Precision, Request, Sharding, Stat
 Scope = Literal[
     "any", "adapters", "fp32-adapters", "full", "zero", "full-outside-zero", "qlora-eager",
     "qlora-fp32", "tied", "offload", "selective", "fsdp-accum", "compiled", "fsdp",
+    "fsdp-full",
 ]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, LoRA/QLoRA with adapters
 kept in FP32 (``fp32_adapters``, the profile's unless said), full fine-tunes, runs that
@@ -56,7 +57,8 @@ may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several
 full fine-tunes that do not, QLoRA without ``torch.compile``, QLoRA whose weights are
 not sharded, models with tied embeddings, offloaded runs, runs checkpointed
 selectively on a model the framework checkpoints selectively by default, runs that
-accumulate micro-batches under FSDP, runs under ``torch.compile``, or runs sharded by FSDP."""
+accumulate micro-batches under FSDP, runs under ``torch.compile``, or runs FSDP1 shards
+(full fine-tunes among them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +166,10 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         changes.append(("FSDP reduce-scatters every micro-batch's gradients (no no_sync)",
                         "fsdp-accum"))
     if FSDP_ROOT_UNIT_GATHERED[key]:
-        changes.append(("FSDP1: the root unit (embeddings, LM head) stays gathered "
-                        "through the step", "fsdp"))
+        changes.append(("FSDP1: the root unit (embeddings, LM head) stays gathered from the "
+                        "forward to the end of the backward", "fsdp"))
+        changes.append(("FSDP1 holds the root unit's whole gradient until the backward ends",
+                        "fsdp-full"))
     if PROFILE_ACTIVATION_OFFLOAD[key]:
         changes.append(("checkpointed activations offloaded to CPU", "any"))
     selective_up_to = PROFILE_SELECTIVE_CHECKPOINTING_UP_TO[key]
@@ -254,13 +258,16 @@ def profile(framework: Framework) -> Profile:
 
 
 def changes_for(
-    request: Request, stage: Sharding | None = None, arch: Architecture | None = None
+    request: Request, stage: Sharding | None = None, arch: Architecture | None = None,
+    shard_ranks: int | None = None,
 ) -> list[str]:
     """The profile's facts that touch ``request``: LoRA dropout only for adapters, the
     optimizer's step only for full fine-tunes, DeepSpeed's only where ZeRO runs: on
     ``stage``, the sharding of the card choice shown, when there is one; else wherever
     the request's sharding may be ZeRO (a ``zero*`` stage, or ``auto``). Facts about
-    tied embeddings only when ``arch`` is given and ties them."""
+    tied embeddings only when ``arch`` is given and ties them; FSDP1's root unit only
+    where FSDP gathers anything: over ``shard_ranks`` > 1 (the card choice's, when there
+    is one; else the cards the request names), without tensor or context parallelism."""
     full = request.effective_method is Method.FULL
     if stage is not None:
         zero = stage.is_zero
@@ -283,9 +290,25 @@ def changes_for(
         "fsdp-accum": request.grad_accum > 1
         and (stage.is_fsdp if stage is not None else request.sharding.is_fsdp),
         "compiled": request.compile,
-        "fsdp": stage.is_fsdp if stage is not None else request.sharding.is_fsdp,
+        "fsdp": fsdp1_gathers(request, stage, shard_ranks),
+        "fsdp-full": full and fsdp1_gathers(request, stage, shard_ranks),
     }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
+
+
+def fsdp1_gathers(
+    request: Request, stage: Sharding | None = None, shard_ranks: int | None = None
+) -> bool:
+    """Whether ``request`` runs FSDP1 that gathers units: ``fsdp``/``hsdp`` over more
+    than one shard rank (one rank is ``NO_SHARD``), without tensor or context parallelism,
+    which Accelerate runs on FSDP2 (``Footprint.root_unit``)."""
+    sharded = stage.is_fsdp if stage is not None else request.sharding.is_fsdp
+    if shard_ranks is None:
+        shard_ranks = request.gpu_count or 1
+    return (
+        sharded and shard_ranks > 1
+        and request.tensor_parallel == 1 and request.context_parallel == 1
+    )
 
 
 def eager_nf4_dequant(request: Request) -> bool:

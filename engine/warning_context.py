@@ -10,6 +10,7 @@ from engine.collectives import hsdp_group
 from engine.compute import Compute
 from engine.fit import Option
 from engine.memory import Footprint
+from engine.profiles import changes_for
 from engine.request import Request
 from engine.specs import ModelSpec
 
@@ -30,6 +31,17 @@ class Context:
     def lead(self) -> Option | None:
         """The reply's own option (the headline's card choice), None when nothing fits."""
         return self.options[0] if self.options else None
+
+    @property
+    def framework_changes(self) -> list[str]:
+        """The framework profile's facts that touch this run, on the card choice shown
+        (:func:`engine.profiles.changes_for`, with that choice's shard ranks)."""
+        lead = self.lead
+        if lead is None:
+            return changes_for(self.request, None, self.model.architecture)
+        fp = self.footprint.on_card(lead.gpu.gpus_per_node)
+        return changes_for(self.request, lead.stage, self.model.architecture,
+                           fp.shard_ranks(lead.stage, lead.count))
 
     @property
     def hsdp_group_cards(self) -> int:

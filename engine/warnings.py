@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine.accuracy import uncertainty
+from engine.activations import logits_bytes_per_token
 from engine.card_tips import card_tips
 from engine.collectives import link_bytes_per_s, named_node_cards, nodes_for
 from engine.compute import uses_flat_rule
@@ -29,7 +30,6 @@ from engine.constants import (
 )
 from engine.fit import Option, not_recommended_reason
 from engine.profiles import (
-    logits_bytes,
     profile,
 )
 from engine.request import (
@@ -308,7 +308,7 @@ def _logits_warning(ctx: Context) -> list[str]:
     one_copy = LOGITS_BYTES * logits / GB
     if one_copy < LARGE_LOGITS_GB:
         return []
-    kept = logits_bytes(r, LOGITS_BYTES_HF) * logits / GB
+    kept = logits_bytes_per_token(ctx.model.architecture, r) / vocab * logits / GB
     if r.framework is Framework.GENERIC and not r.hf_loss:
         extra = (LOGITS_BYTES_HF - LOGITS_BYTES) * logits / GB
         return [

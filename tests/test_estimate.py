@@ -443,7 +443,7 @@ def _named(count: int, seq: int) -> Any:
 
 
 def test_a_named_count_over_the_card_by_less_than_the_memory_band_is_timed() -> None:
-    est, named = _named(2, 1024)  # about 107% of a 3090: QLoRA's band is 18%
+    est, named = _named(3, 2048)  # about 105% of a 3090: QLoRA's band is 18%
     assert not named.runs and named.timing.tokens_per_second is not None
     assert any("may still start" in w for w in est.warnings)
 

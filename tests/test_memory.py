@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from engine import Request, estimate
@@ -352,6 +354,33 @@ def test_a_full_fine_tune_under_fsdp1_holds_the_root_units_whole_gradient(
     layer_grad = f.gathered_grad * f.layer_unit / f.gathered  # one decoder layer's
     assert f.root_grad > 0
     assert fsdp.gradients == pytest.approx(f.gradients / 8 + f.root_grad + layer_grad)
+
+
+def test_qloras_fsdp1_root_unit_is_its_16_bit_embeddings_and_head(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-70b").architecture
+    f = fp(catalog, model="llama-3.1-70b", method="qlora", framework="hf")
+
+    assert f.root_unit == pytest.approx((arch.embedding_params + arch.hidden_size) * 2 / 1e9)
+    assert f.layer_unit < arch.largest_decoder_layer_params * 1 / 1e9  # 4-bit layers
+
+
+def test_fsdp_on_one_card_gathers_no_root_unit_even_with_offload(catalog: Catalog) -> None:
+    # One rank is FSDP's NO_SHARD: the root is freed after forward like any unit.
+    hf = fp(catalog, model="llama-3.1-8b", method="full", framework="hf")
+    rootless = dataclasses.replace(hf, root_unit=0.0, root_grad=0.0, layer_unit=0.0)
+
+    assert hf.root_unit > 0
+    assert hf.per_gpu(Sharding.FSDP, 1, offload=True) == rootless.per_gpu(
+        Sharding.FSDP, 1, offload=True
+    )
+    assert hf.per_gpu(Sharding.FSDP, 2, offload=True).total > rootless.per_gpu(
+        Sharding.FSDP, 2, offload=True
+    ).total
+
+
+def test_tensor_parallel_fsdp_runs_on_fsdp2_with_no_root_unit(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="full", framework="hf", tensor_parallel=2)
+    assert f.root_unit == 0.0
 
 
 def test_fsdp2_frameworks_gather_no_root_unit(catalog: Catalog) -> None:

@@ -156,6 +156,25 @@ def test_hf_keeps_a_soft_capped_models_tanh_output_beside_its_loss_path(
     assert logits_bytes_per_token(gemma2, generic) == LOGITS_BYTES * gemma2.vocab_size
 
 
+def test_the_root_unit_fact_is_said_only_where_fsdp1_gathers(catalog: Catalog) -> None:
+    def facts(query: dict[str, object]) -> list[str]:
+        request = Request(model="llama-3.1-8b", framework="hf", sharding="fsdp", gpu="h100-sxm",
+                          **query)
+        return estimate(request, catalog).framework_changes
+
+    assert any("root unit" in f for f in facts({"method": "lora", "gpu_count": 4}))
+    assert not any("root unit" in f for f in facts({"method": "lora", "gpu_count": 1}))
+    assert not any("gradient" in f for f in facts({"method": "lora", "gpu_count": 4}))
+    assert any("whole gradient" in f for f in facts({"method": "full", "gpu_count": 4}))
+
+
+def test_a_soft_capped_models_memory_line_counts_its_tanh_output(catalog: Catalog) -> None:
+    est = estimate(Request(model="gemma-2-9b", method="lora", framework="hf", seq_len=8192,
+                           gpu="h100-sxm"), catalog)
+
+    assert any("loss keeps 14 B per logit (the soft-cap" in a for a in est.assumptions)
+
+
 def test_unsloth_keeps_no_logits_and_offloads_checkpointed_activations(catalog: Catalog) -> None:
     arch = catalog.model("llama-3.1-8b").architecture
     unsloth = resolve(Request(model="llama-3.1-8b", method="qlora", framework="unsloth",
