@@ -36,7 +36,7 @@ from engine.profiles import resolve
 from engine.request import Method, Mode, Request, StatePrecision
 from engine.solve import Solution, solve
 from engine.specs import Catalog, GpuSpec, ModelSpec, UnknownId
-from engine.warning_context import Context
+from engine.warning_context import Context, changes_on_lead
 
 
 @dataclass(frozen=True, slots=True)
@@ -502,6 +502,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         compute=work,
         mfu_effective=request.mfu,
         fits_anywhere=fits_anywhere,
+        framework_changes=changes_on_lead(request, model, fp, shown[0] if shown else None),
     )
     return Estimate(
         request=asked,
@@ -519,7 +520,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         uncertainty=uncertainty(request),
         solution=solution,
         constraints=limits,
-        framework_changes=context.framework_changes,
+        framework_changes=list(context.framework_changes),
     )
 
 

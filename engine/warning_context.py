@@ -26,22 +26,14 @@ class Context:
     compute: Compute
     mfu_effective: float
     fits_anywhere: bool
+    framework_changes: tuple[str, ...] = ()
+    """The profile's facts that touch this run on the card choice shown
+    (:func:`changes_on_lead`)."""
 
     @property
     def lead(self) -> Option | None:
         """The reply's own option (the headline's card choice), None when nothing fits."""
         return self.options[0] if self.options else None
-
-    @property
-    def framework_changes(self) -> list[str]:
-        """The framework profile's facts that touch this run, on the card choice shown
-        (:func:`engine.profiles.changes_for`, with that choice's shard ranks)."""
-        lead = self.lead
-        if lead is None:
-            return changes_for(self.request, None, self.model.architecture)
-        fp = self.footprint.on_card(lead.gpu.gpus_per_node)
-        return changes_for(self.request, lead.stage, self.model.architecture,
-                           fp.shard_ranks(lead.stage, lead.count))
 
     @property
     def hsdp_group_cards(self) -> int:
@@ -52,3 +44,15 @@ class Context:
             return self.footprint.node_cards
         fp = self.footprint.on_card(lead.gpu.gpus_per_node)
         return hsdp_group(lead.count, fp.node_cards, fp.nodes)
+
+
+def changes_on_lead(
+    request: Request, model: ModelSpec, footprint: Footprint, lead: Option | None
+) -> tuple[str, ...]:
+    """The framework profile's facts that touch ``request`` on the card choice ``lead``
+    (:func:`engine.profiles.changes_for`, with that choice's shard ranks)."""
+    if lead is None:
+        return tuple(changes_for(request, None, model.architecture))
+    fp = footprint.on_card(lead.gpu.gpus_per_node)
+    return tuple(changes_for(request, lead.stage, model.architecture,
+                             fp.shard_ranks(lead.stage, lead.count)))
