@@ -15,13 +15,14 @@ from engine.constants import (
     OPTIMIZER_BYTES,
     OPTIMIZER_BYTES_PURE_BF16,
     PURE_BF16_TIP_SHARE,
+    SINGLE_DEVICE_RECIPE_TIP_SHARE,
     ZERO3_HOOKS_WARNING_SHARE,
 )
 from engine.fit import Option
 from engine.memory import footprint
 from engine.profiles import fp32_residual_stream
 from engine.rates import framework_picks_native_attention
-from engine.request import Framework, Method, Mode, Sharding
+from engine.request import Framework, Method, Mode, Optimizer, Sharding
 from engine.throughput import Workload, step_time, workload, zero3_hook_share
 from engine.warning_context import Context
 
@@ -33,6 +34,7 @@ def card_tips(ctx: Context, o: Option) -> list[str]:
         *_native_attention_tip(ctx, o),
         *_bf16_adapters_tip(ctx, o),
         *_pure_bf16_tip(ctx, o),
+        *_single_device_recipe_tip(ctx, o),
         *_context_parallel_tip(ctx, o),
         *_whole_layer_checkpointing_tip(ctx, o),
     ]
@@ -114,6 +116,38 @@ def _pure_bf16_tip(ctx: Context, o: Option) -> list[str]:
         + (" and the optimizer then keeps BF16 states" if states else "")
         + f", about {saving:,.0f} GB less on each of {o.count}x {o.gpu.id}: say `pure bf16` "
         "if that is your run."
+    ]
+
+
+def _single_device_recipe_tip(ctx: Context, o: Option) -> list[str]:
+    """A torchtune full fine-tune on one card, counted with the AdamW the user did not
+    name: torchtune's single-device full recipes ship ``bitsandbytes.optim.PagedAdamW8bit``
+    with ``optimizer_in_bwd: True`` (recipes/configs/llama3_1/8B_full_single_device.yaml,
+    llama3_2/3B_full_single_device.yaml), so their runs hold 8-bit moments and about one
+    layer's gradients: what saying so would take off the card. Only without accumulation,
+    which the optimizer step in backward does not allow."""
+    r = ctx.request
+    said = r.model_fields_set
+    if (
+        r.framework is not Framework.TORCHTUNE
+        or r.effective_method is not Method.FULL
+        or o.count != 1
+        or r.grad_accum > 1
+        or r.optimizer is not Optimizer.ADAMW
+        or {"optimizer", "optimizer_in_backward"} & said
+    ):
+        return []
+    recipe = r.model_copy(update={"optimizer": Optimizer.ADAMW_8BIT,
+                                  "optimizer_in_backward": True})
+    fp = footprint(ctx.model.architecture, recipe)
+    saving = o.per_gpu_gb - fp.per_gpu(o.stage, o.count, r.offload).total
+    if saving < SINGLE_DEVICE_RECIPE_TIP_SHARE * o.per_gpu_gb:
+        return []
+    return [
+        "Counted with AdamW: torchtune's single-device full recipes ship bitsandbytes' "
+        f"PagedAdamW8bit stepped in backward (`optimizer_in_bwd: True`), about {saving:,.0f} "
+        f"GB less on 1x {o.gpu.id}: say `adamw-8bit optimizer-in-backward` if that is your "
+        "run."
     ]
 
 

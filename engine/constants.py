@@ -266,6 +266,10 @@ PURE_BF16_TIP_SHARE: Final = 0.15
 """An ``hf`` full fine-tune counted with FP32 master weights and moments is told what
 pure BF16 (transformers 5's loading) would hold instead when that saves at least this
 share of each card's memory."""
+SINGLE_DEVICE_RECIPE_TIP_SHARE: Final = 0.15
+"""A torchtune full fine-tune on one card counted with plain AdamW is told what its
+single-device recipes' 8-bit paged AdamW stepped in backward would hold instead when that
+saves at least this share of the card's memory."""
 BF16_ADAPTERS_TIP_SHARE: Final = 0.10
 """Suggest ``bf16 adapters`` when PEFT's FP32 adapter casts take this share of the time or
 more (long micro-batches on fast cards, where the casts' memory traffic rivals the
