@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.loader import default_catalog
@@ -83,3 +84,47 @@ def refused(text: str) -> QueryError:
 def refusal(text: str) -> str:
     """The message of the QueryError ``text`` is refused with (fails if it parses)."""
     return refused(text).message
+
+
+def followup(previous: str, text: str) -> Request:
+    """``text`` as a reply in the thread of the question ``previous``."""
+    from adapters.parse import apply_followup
+
+    return apply_followup(parsed(previous), text, default_catalog())
+
+
+def refused_followup(previous: str, text: str) -> QueryError:
+    """The QueryError the reply ``text`` under ``previous`` is refused with."""
+    import pytest
+
+    from adapters.parse import QueryError
+
+    with pytest.raises(QueryError) as caught:
+        followup(previous, text)
+    return caught.value
+
+
+def example(err: QueryError) -> str:
+    """The example query a refusal ends with."""
+    return err.message.split("Example: ", 1)[1]
+
+
+# --- the bot's configuration file ----------------------------------------------------------
+
+
+def write_config(tmp_path: Path, text: str) -> Path:
+    """``text`` as the bot's YAML configuration file in ``tmp_path``."""
+    path = tmp_path / "bot.yml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def config_refused(tmp_path: Path, text: str, env: dict[str, str]) -> str:
+    """The ConfigError message the configuration ``text`` with ``env`` is refused with."""
+    import pytest
+
+    from bot.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError) as err:
+        load_config(write_config(tmp_path, text), env)
+    return str(err.value)

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import main
-from bot.config import ConfigError, load_config
+from bot.config import load_config
+from tests.helpers import config_refused, write_config
 
 ENV = {"DISCORD_TOKEN": "x"}
 
@@ -41,16 +42,8 @@ ALL_NEAR_ZERO = (
 )
 
 
-def write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "bot.yml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def refused(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> str:
-    with pytest.raises(ConfigError) as err:
-        load_config(write(tmp_path, text), env if env is not None else ENV)
-    return str(err.value)
+    return config_refused(tmp_path, text, env if env is not None else ENV)
 
 
 @pytest.mark.parametrize(("section", "key", "least", "said"), MINIMUMS,
@@ -67,7 +60,7 @@ def test_a_near_zero_interval_or_ttl_is_refused_naming_key_minimum_and_value(
 @pytest.mark.parametrize(("section", "key", "least", "said"), MINIMUMS,
                          ids=[f"{s}.{k}" for s, k, _, _ in MINIMUMS])  # fmt: skip
 def test_the_minimum_as_the_message_writes_it_is_accepted(tmp_path, section, key, least, said):
-    config = load_config(write(tmp_path, f"{section}:\n  {key}: {least}\n"), ENV)
+    config = load_config(write_config(tmp_path, f"{section}:\n  {key}: {least}\n"), ENV)
 
     assert getattr(getattr(config, section), key) == pytest.approx(float(least))
 
@@ -94,7 +87,7 @@ def test_check_config_refuses_near_zero_intervals_instead_of_saying_ok(
     monkeypatch.setenv("DISCORD_TOKEN", "a.b.c")
     out = io.StringIO()
 
-    status = main(["--config", str(write(tmp_path, ALL_NEAR_ZERO)), "check-config"], out=out)
+    status = main(["--config", str(write_config(tmp_path, ALL_NEAR_ZERO)), "check-config"], out=out)
 
     assert status == 2
     assert "configuration OK" not in out.getvalue()

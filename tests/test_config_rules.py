@@ -14,22 +14,15 @@ from bot.config import Config, ConfigError, load_config
 from bot.config_checks import host_problem, schedule_problem, workspace_problem
 from catalog.price_sources import DEFAULT_CLOUDS, KNOWN_CLOUDS, MARKETPLACE_CLOUDS
 from catalog.skypilot import ACCELERATOR_MAP
+from tests.helpers import config_refused, write_config
 
 ROOT = Path(__file__).resolve().parent.parent
 LEAKS = ("Value error", "Input should", "String should", "<unicode string>", "dictionary or "
          "instance", "Traceback")  # fmt: skip
 
 
-def write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "bot.yml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def refused(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> str:
-    with pytest.raises(ConfigError) as err:
-        load_config(write(tmp_path, text), env or {})
-    message = str(err.value)
+    message = config_refused(tmp_path, text, env or {})
     assert not any(leak in message for leak in LEAKS), message
     return message
 
@@ -204,7 +197,7 @@ def test_two_sheets_for_one_workspace_are_refused(tmp_path):
 
 
 def test_an_explicit_every_workspace_sheet_loads(tmp_path):
-    config = load_config(write(tmp_path, sheets("{workspace: '*', location: /a.yaml}",
+    config = load_config(write_config(tmp_path, sheets("{workspace: '*', location: /a.yaml}",
                                                 "{workspace: 'discord:42', location: x.json}")),
                          {})  # fmt: skip
 
@@ -251,7 +244,8 @@ def test_a_cloud_url_for_a_cloud_not_listed_is_refused_not_ignored(tmp_path):
 
 
 def test_a_cloud_url_for_a_default_cloud_needs_no_clouds_key(tmp_path):
-    config = load_config(write(tmp_path, "prices:\n  cloud_urls: {aws: /data/aws.csv}\n"), {})
+    text = "prices:\n  cloud_urls: {aws: /data/aws.csv}\n"
+    config = load_config(write_config(tmp_path, text), {})
 
     assert config.prices.cloud_urls == {"aws": "/data/aws.csv"}
 
@@ -263,14 +257,14 @@ def test_a_cloud_url_that_is_not_a_location_is_refused(tmp_path):
 
 
 def test_a_cloud_of_ones_own_is_accepted_with_its_file(tmp_path):
-    config = load_config(write(tmp_path, "prices:\n  clouds: [mycloud]\n"
+    config = load_config(write_config(tmp_path, "prices:\n  clouds: [mycloud]\n"
                                          "  cloud_urls: {mycloud: /data/vms.csv}\n"), {})
 
     assert config.prices.clouds == ("mycloud",)
 
 
 def test_no_public_cloud_at_all_is_valid(tmp_path):
-    assert load_config(write(tmp_path, "prices:\n  clouds: []\n"), {}).prices.clouds == ()
+    assert load_config(write_config(tmp_path, "prices:\n  clouds: []\n"), {}).prices.clouds == ()
 
 
 @pytest.mark.parametrize("version", ["../../etc", "8", "v8/../x", "V8", "latest", ""])
@@ -317,7 +311,7 @@ def test_the_deploy_guides_every_key_block_passes_every_check(tmp_path):
     guide = (ROOT / "docs" / "deploy.md").read_text("utf-8")
     block = guide.split("# bot.yml: every key, with its default\n", 1)[1].split("```", 1)[0]
 
-    config = load_config(write(tmp_path, block), {})
+    config = load_config(write_config(tmp_path, block), {})
     assert config.model_dump() == Config().model_dump()
     assert config.source == str(tmp_path / "bot.yml")
 
@@ -326,5 +320,5 @@ def test_the_prices_guides_team_sheet_example_loads(tmp_path):
     guide = (ROOT / "docs" / "prices.md").read_text("utf-8")
     block = guide.split("```yaml\nprices:\n  team_sheets:\n", 1)[1].split("```", 1)[0]
 
-    config = load_config(write(tmp_path, "prices:\n  team_sheets:\n" + block), {})
+    config = load_config(write_config(tmp_path, "prices:\n  team_sheets:\n" + block), {})
     assert [s.workspace for s in config.prices.team_sheets] == ["slack:T0123ABCD", "*"]

@@ -9,26 +9,14 @@ from typing import Any
 
 import pytest
 
-from adapters.parse import QueryError, apply_followup, parse_fields, parse_query
+from adapters.parse import parse_fields, parse_query
 from catalog.loader import default_catalog
-from engine.request import Method, Mode, ModelPick, Precision, Request
-from tests.helpers import fields, refused
+from engine.request import Method, Mode, ModelPick, Precision
+from tests.helpers import example, fields, followup, refused, refused_followup
 
 CAT = default_catalog()
 
 
-def followup(previous: str, text: str) -> Request:
-    return apply_followup(parse_query(previous, CAT), text, CAT)
-
-
-def refused_followup(previous: str, text: str) -> QueryError:
-    with pytest.raises(QueryError) as caught:
-        followup(previous, text)
-    return caught.value
-
-
-def example(err: QueryError) -> str:
-    return err.message.split("Example: ", 1)[1]
 
 
 # --- 1. a bare dollar amount is asked about, never read as a rate --------------------

@@ -6,27 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.parse import QueryError, apply_followup, parse_query
+from adapters.parse import QueryError, parse_query
 from catalog.loader import default_catalog
-from engine.request import Request
 from engine.specs import Catalog
-from tests.helpers import fields, parsed, refused
+from tests.helpers import example, fields, followup, parsed, refused, refused_followup
 
 CAT = default_catalog()
 
 
-def followup(previous: str, text: str) -> Request:
-    return apply_followup(parse_query(previous, CAT), text, CAT)
-
-
-def refused_followup(previous: str, text: str) -> QueryError:
-    with pytest.raises(QueryError) as caught:
-        followup(previous, text)
-    return caught.value
-
-
-def example(err: QueryError) -> str:
-    return err.message.split("Example: ", 1)[1]
 
 
 def quoted_example(err: QueryError) -> str:
