@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from engine.architecture import Architecture
 from engine.constants import ACTIVATION_BYTES
-from engine.profiles import profile
+from engine.profiles import keeps_fsdp1_root
 from engine.request import Method, Request
 
 
@@ -26,8 +26,7 @@ def fsdp1_units(
     ``base`` is the whole base's bytes and ``unit_bytes`` a gathered parameter's (the
     weights' precision; LoRA's base average). Under QLoRA the root's embeddings and head
     stay 16-bit while the layers are 4-bit, so each is sized at its own bytes."""
-    parallel = request.tensor_parallel * request.context_parallel > 1
-    if not profile(request.framework).fsdp_root_unit or parallel:
+    if not keeps_fsdp1_root(request):
         return 0.0, 0.0
     root = arch.embedding_params + arch.hidden_size
     layer = arch.largest_decoder_layer_params

@@ -300,13 +300,20 @@ def fsdp1_gathers(
     request: Request, stage: Sharding | None = None, shard_ranks: int | None = None
 ) -> bool:
     """Whether ``request`` runs FSDP1 that gathers units: ``fsdp``/``hsdp`` over more
-    than one shard rank (one rank is ``NO_SHARD``), without tensor or context parallelism,
-    which Accelerate runs on FSDP2 (``Footprint.root_unit``)."""
+    than one shard rank (one rank is ``NO_SHARD``) on a framework that keeps FSDP1's root
+    unit (:func:`keeps_fsdp1_root`)."""
     sharded = stage.is_fsdp if stage is not None else request.sharding.is_fsdp
     if shard_ranks is None:
         shard_ranks = request.gpu_count or 1
+    return sharded and shard_ranks > 1 and keeps_fsdp1_root(request)
+
+
+def keeps_fsdp1_root(request: Request) -> bool:
+    """Whether ``request``'s framework keeps FSDP1's root unit gathered
+    (``Profile.fsdp_root_unit``): not under tensor or context parallelism, which
+    Accelerate runs on FSDP2 (``engine.fsdp_units``)."""
     return (
-        sharded and shard_ranks > 1
+        PROFILES[request.framework].fsdp_root_unit
         and request.tensor_parallel == 1 and request.context_parallel == 1
     )
 
