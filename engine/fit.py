@@ -43,6 +43,7 @@ from engine.constants import (
 from engine.memory import Breakdown, Footprint
 from engine.request import Mode, Sharding
 from engine.specs import GpuSpec, label_capacity_gb
+from engine.throughput import seconds_per_token_floor
 
 NO_TIMING = Timing(None, None, None, 0.0)
 
@@ -403,6 +404,20 @@ def run_seconds(
     return work.trained_tokens / rate + count * RUN_STARTUP_S
 
 
+def run_seconds_floor(
+    work: Compute, gpu: GpuSpec, count: int, stage: Sharding, mode: Mode
+) -> float:
+    """A lower bound of :func:`run_seconds` (GPU-seconds) that skips the step-time model:
+    the trained tokens at :func:`seconds_per_token_floor`, plus the start-up (the flat
+    rule, which has no model, exactly)."""
+    if work.flops is None or work.trained_tokens is None:
+        return 0.0  # untimed: run_seconds is inf
+    if work.workload is None:
+        return flat_gpu_seconds(work, gpu, count, mode)
+    floor = work.trained_tokens * seconds_per_token_floor(work.workload, gpu, stage)
+    return floor * (1.0 - FIT_SLACK) + count * RUN_STARTUP_S
+
+
 def rank_cards(
     sizer: Sizer,
     table: list[Card],
@@ -429,10 +444,13 @@ def rank_cards(
     timed = work.flops is not None
     per_card_nodes = sizer.hsdp and not sizer.nodes  # hsdp's groups: each card's node
     ranked: list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]] = []
+    # With a dataset, each card that holds the run waits with a floor of its cost; cards
+    # are timed cheapest floor first, until the next floor is above the ``keep``-th best.
+    waiting: list[tuple[tuple[bool, bool, float], int, Card, int, Sharding]] = []
     # Flagged cards sort after every other card, so they are sized and timed only when
     # fewer than ``keep`` of the others hold the run.
     for flagged in (False, True):
-        if flagged and len(ranked) >= keep:
+        if flagged and len(ranked) + len(waiting) >= keep:
             break
         for index, card in enumerate(table):
             if card.flagged is not flagged or (count is not None and count > card.most_cards):
@@ -449,18 +467,52 @@ def rank_cards(
             n, stage, per_gpu = found
             price = hourly_price(card.gpu, price_override, spot)
             if timed:
-                seconds = run_seconds(work, card.gpu, n, stage, mode, offload, nodes)
-                cost = math.inf if price is None else seconds / 3600 * price
-                key = (card.order[0], card.order[1], cost, seconds / n, float(n))
+                floor = run_seconds_floor(work, card.gpu, n, stage, mode)
+                cost = math.inf if price is None else floor / 3600 * price
+                waiting.append(((card.order[0], card.order[1], cost), index, card, n, stage))
             else:
                 closeness = round(abs(USABLE_FRACTION - per_gpu / capacity) / 0.05)
                 hourly = math.inf if price is None else price * n
                 key = (card.order[0], card.order[1], float(closeness), float(n), hourly)
-            ranked.append((key, index, card, n, stage))
+                ranked.append((key, index, card, n, stage))
+    if waiting:
+        ranked = _timed_best(waiting, work, keep, price_override, mode, offload, nodes, spot)
     if keep == 1:
         return [min(ranked)[2:]] if ranked else []
     ranked.sort()
     return [item[2:] for item in ranked[:keep]]
+
+
+def _timed_best(
+    waiting: list[tuple[tuple[bool, bool, float], int, Card, int, Sharding]],
+    work: Compute,
+    keep: int,
+    price_override: float | None,
+    mode: Mode,
+    offload: bool,
+    nodes: int | None,
+    spot: bool,
+) -> list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]]:
+    """The ranking entries of the cards ``waiting`` to be timed, each ``(floor key, index,
+    card, count, sharding)``: timed in order of their cost floors, stopping where the next
+    floor is above the ``keep``-th best timed key, so a card left untimed cannot be among
+    the best ``keep`` (a floor never exceeds the cost, :func:`run_seconds_floor`)."""
+    waiting.sort()  # by floor, then catalog order (indices are unique: no card compared)
+    ranked: list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]] = []
+    best: list[tuple[bool, bool, float, float, float]] = []  # the best keys, at most ``keep``
+    for floor, index, card, n, stage in waiting:
+        if len(best) == keep and floor > best[-1][:3]:
+            break
+        seconds = run_seconds(work, card.gpu, n, stage, mode, offload, nodes)
+        price = hourly_price(card.gpu, price_override, spot)
+        cost = math.inf if price is None else seconds / 3600 * price
+        key = (card.order[0], card.order[1], cost, seconds / n, float(n))
+        ranked.append((key, index, card, n, stage))
+        if len(best) < keep or key < best[-1]:
+            best.append(key)
+            best.sort()
+            del best[keep:]
+    return ranked
 
 
 def fewest_cards(

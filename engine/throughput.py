@@ -480,12 +480,8 @@ def _kernel_seconds(
     HBM bandwidth ``hbm`` bytes/s), attention's share of it, and the host's time to
     launch them (``launch_s_per_kernel`` each, DeepSpeed ZeRO-3's hooks included)."""
     achievable = matmul_rate(gpu)
-    rate = achievable * tuning.gemm_efficiency
-    flops_s = work.matmul_flops / rate
-    if work.float8_flops:
-        fp8 = work.float8_flops
-        flops_s += fp8 / (rate * float8_speedup(gpu)) - fp8 / rate
-    gemm = max(flops_s, work.weight_bytes / hbm)
+    gemm = max(_matmul_seconds(work, gpu, achievable * tuning.gemm_efficiency),
+               work.weight_bytes / hbm)
     elementwise = work.elementwise_bytes
     if stage.shards_weights and work.sharded_elementwise_bytes is not None:
         elementwise = work.sharded_elementwise_bytes
@@ -501,8 +497,36 @@ def _kernel_seconds(
     attention_s = work.attention_flops / (
         attention_rate(gpu, work.flash_attention, native, achievable) * tuning.gemm_efficiency
     )
+    return gemm + attention_s + memory_bound, attention_s, _launch_seconds(work, stage, tuning)
+
+
+def _matmul_seconds(work: Workload, gpu: GpuSpec, rate: float) -> float:
+    """Seconds of one micro-batch's linear-layer matmuls at ``rate`` FLOP/s, the FP8
+    share at that rate times the card's FP8 speed-up."""
+    seconds = work.matmul_flops / rate
+    if work.float8_flops:
+        fp8 = work.float8_flops
+        seconds += fp8 / (rate * float8_speedup(gpu)) - fp8 / rate
+    return seconds
+
+
+def _launch_seconds(work: Workload, stage: Sharding, tuning: Tuning) -> float:
+    """The host's seconds to launch one micro-batch's kernels (``launch_s_per_kernel``
+    each, DeepSpeed ZeRO-3's hooks included)."""
     host_ops = work.kernels + (work.zero3_host_ops if stage is Sharding.ZERO3 else 0.0)
-    return gemm + attention_s + memory_bound, attention_s, host_ops * tuning.launch_s_per_kernel
+    return host_ops * tuning.launch_s_per_kernel
+
+
+def seconds_per_token_floor(work: Workload, gpu: GpuSpec, stage: Sharding) -> float:
+    """A lower bound of ``1 / step_time(work, gpu, ...).tokens_per_second`` (seconds per
+    token per GPU, default tuning) that costs two divisions: every micro-batch lasts at
+    least its matmuls at the achievable rate, and at least its kernels' launches
+    (:func:`step_time`'s ``max(gpu_s, launch)``; communication, attention, memory-bound
+    work and the optimizer only add). Ranking uses it to skip timing a card that cannot
+    be among the best."""
+    rate = matmul_rate(gpu) * DEFAULT_TUNING.gemm_efficiency
+    micro = max(_matmul_seconds(work, gpu, rate), _launch_seconds(work, stage, DEFAULT_TUNING))
+    return micro * work.tensor_parallel * work.context_parallel / work.tokens
 
 
 def _model_parallel_seconds(work: Workload, gpu: GpuSpec, attention_s: float) -> float:

@@ -8,7 +8,18 @@ import pytest
 
 from adapters.parse import parse_query
 from engine import Request, estimate
-from engine.fit import fit_band, resolve_stage
+from engine.compute import compute
+from engine.fit import (
+    Sizer,
+    cards,
+    fit_band,
+    hourly_price,
+    rank_cards,
+    resolve_stage,
+    run_seconds,
+    run_seconds_floor,
+)
+from engine.memory import footprint
 from engine.request import Sharding
 from tests.helpers import catalog_with, gpu
 
@@ -210,3 +221,58 @@ def test_auto_shards_a_named_count_when_one_card_does_not_hold_the_run() -> None
     lead = estimate(parse_query("8b full 50M tokens 8x h100")).options[0]
 
     assert lead.count == 8 and lead.stage is Sharding.ZERO3
+
+
+_FLOOR_REQUESTS = [
+    Request(model="llama-3.1-8b", dataset_tokens=10_000_000),
+    Request(model="llama-3.1-70b", method="full", dataset_tokens=10**9, sharding="zero3"),
+    Request(model="llama-3.1-8b", method="full", micro_batch=1, seq_len=256,
+            dataset_tokens=10**7, framework="hf"),
+    Request(model="llama-3.1-70b", method="qlora", dataset_tokens=10**8, offload=True),
+    Request(model="llama-3.1-70b", method="lora", tensor_parallel=2, dataset_tokens=10**8),
+    Request(model="llama-3.1-8b", method="lora", dataset_tokens=10**7, mfu=0.4),
+]
+
+
+@pytest.mark.parametrize("request_", _FLOOR_REQUESTS)
+def test_the_cost_floor_is_never_above_a_cards_timed_run(request_, catalog) -> None:
+    model = catalog.model(request_.model)
+    fp = footprint(model.architecture, request_)
+    work = compute(model.active_params, request_, model.architecture)
+    sizer = Sizer(fp, request_.sharding, request_.offload)
+    checked = 0
+    for card in cards(list(catalog.gpus.values())):
+        found = sizer.fewest(card.gpu)
+        if found is None:
+            continue
+        n, stage, _ = found
+        floor = run_seconds_floor(work, card.gpu, n, stage, request_.mode)
+        assert 0 < floor <= run_seconds(work, card.gpu, n, stage, request_.mode,
+                                         request_.offload)
+        checked += 1
+    assert checked >= 5
+
+
+@pytest.mark.parametrize("request_", _FLOOR_REQUESTS)
+def test_ranking_that_skips_cards_by_their_floor_picks_what_timing_every_card_picks(
+    request_, catalog
+) -> None:
+    model = catalog.model(request_.model)
+    fp = footprint(model.architecture, request_)
+    work = compute(model.active_params, request_, model.architecture)
+    sizer = Sizer(fp, request_.sharding, request_.offload)
+    table = cards(list(catalog.gpus.values()))
+    every = []
+    for index, card in enumerate(table):
+        found = sizer.fewest(card.gpu)
+        if found is None:
+            continue
+        n, stage, _ = found
+        seconds = run_seconds(work, card.gpu, n, stage, request_.mode, request_.offload)
+        price = hourly_price(card.gpu, None, False)
+        cost = math.inf if price is None else seconds / 3600 * price
+        every.append(((*card.order, cost, seconds / n, float(n)), index, card.gpu.id, n))
+    every.sort()
+    for keep in (1, 3, 6):
+        picked = rank_cards(sizer, table, work, None, request_.mode, keep, request_.offload)
+        assert [(c.gpu.id, n) for c, n, _ in picked] == [(g, n) for *_, g, n in every[:keep]]
