@@ -116,9 +116,9 @@ FSDP_ROOT_UNIT_GATHERED: Final = {
     "generic": False,  # the specification's gathered units: the largest, twice
     "hf": True,  # [fsdp1-root]: Accelerate's FSDP (fsdp_version 1, its default)
     "unsloth": True,  # trains on the HF Trainer (Accelerate)
-    "torchtune": False,  # FSDP2 (fully_shard)
+    "torchtune": False,  # [fsdp2-root-tt]
     "litgpt": False,  # [fsdp1-root-lg]
-    "torchtitan": False,  # FSDP2 (fully_shard)
+    "torchtitan": False,  # [fsdp2-root-titan]
 }
 """Whether the framework's FSDP is FSDP1 with decoder layers wrapped as units, whose root
 unit (the embeddings, an untied LM head, the final norm) stays gathered from the forward
@@ -130,7 +130,15 @@ gradient, the backward's last.
 [fsdp1-root-lg] Lightning Fabric's FSDPStrategy is FSDP1 too, but this model already reads
 2-25% above LitGPT's own multi-GPU tables (resource-tables.md, 2023; lg-rt-21 to 31 in
 benchmarks/measurements.yaml) without the root unit; adding it moved nine of them further
-off and three closer, so it is left out until a LitGPT FSDP run is measured."""
+off and three closer, so it is left out until a LitGPT FSDP run is measured.
+FSDP2 keeps its root group gathered after the forward as well (torch/distributed/fsdp/
+_fully_shard/_fsdp_state.py ``_lazy_init``: "For the root, do not reshard after forward"),
+but: [fsdp2-root-titan] torchtitan's ``apply_fsdp`` shards ``tok_embeddings`` and
+``[norm, output]`` as units of their own, so its root group holds no parameters;
+[fsdp2-root-tt] torchtune's root holds the embeddings and head unless a config names them
+in ``custom_sharded_layers``, and its 70B distributed rows (tt-l31-06/07) read within 9%
+without them, where the root would add 4-8 GB per GPU: not counted until a torchtune
+FSDP run says otherwise."""
 PROFILE_SPEC_ACTIVATIONS: Final = {
     "generic": True,  # [detailed]
     "hf": False,  # [autograd]

@@ -21,7 +21,8 @@ def fsdp1_units(
 ) -> tuple[float, float]:
     """Bytes of FSDP1's root unit and of the largest decoder layer gathered beside it,
     where the framework keeps the root gathered; ``(0, 0)`` elsewhere, and under tensor
-    or context parallelism, which Accelerate runs on FSDP2.
+    or context parallelism (Accelerate's FSDP2 with a tensor-parallel plan that splits the
+    embeddings and head: not modelled).
 
     ``base`` is the whole base's bytes and ``unit_bytes`` a gathered parameter's (the
     weights' precision; LoRA's base average). Under QLoRA the root's embeddings and head

@@ -310,8 +310,9 @@ def fsdp1_gathers(
 
 def keeps_fsdp1_root(request: Request) -> bool:
     """Whether ``request``'s framework keeps FSDP1's root unit gathered
-    (``Profile.fsdp_root_unit``): not under tensor or context parallelism, which
-    Accelerate runs on FSDP2 (``engine.fsdp_units``)."""
+    (``Profile.fsdp_root_unit``): not under tensor or context parallelism, where
+    Accelerate runs FSDP2 beside a plan that splits the embeddings and head, not modelled
+    (``engine.fsdp_units``)."""
     return (
         PROFILES[request.framework].fsdp_root_unit
         and request.tensor_parallel == 1 and request.context_parallel == 1
