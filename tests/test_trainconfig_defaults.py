@@ -13,6 +13,7 @@ import pytest
 from adapters.cli import main
 from adapters.trainconfig import ConfigRead, config_notes, read_config
 from adapters.trainconfig.ask import builder
+from adapters.trainconfig.load import ConfigError
 from engine.request import Method, Precision, Sharding
 from engine.specs import Catalog
 
@@ -228,3 +229,37 @@ def test_json_config_model_is_the_reading_the_estimate_used(tmp_path: Path) -> N
     doc = json.loads(out.getvalue())
     assert doc["config"]["model"] == "qwen3-0.6b-instruct"
     assert doc["model"]["id"] == "qwen3-0.6b"
+
+
+# --- axolotl's batch_size ------------------------------------------------------------------
+
+
+def test_axolotl_batch_size_sets_the_accumulation_over_the_micro_batch() -> None:
+    config = read(AXOLOTL + "adapter: lora\nmicro_batch_size: 4\nbatch_size: 16\n")
+    assert (config.fields["micro_batch"], config.fields["grad_accum"]) == (4, 4)
+    assert lines(config)["batch_size"] == ("16", "accumulation 4 of micro-batch 4")
+
+
+def test_axolotl_batch_size_divides_axolotls_default_micro_batch() -> None:
+    config = read(AXOLOTL + "adapter: lora\nbatch_size: 8\n")
+    assert (config.fields["micro_batch"], config.fields["grad_accum"]) == (1, 8)
+
+
+def test_axolotl_batch_size_rounds_down_as_axolotl_does_and_says_so() -> None:
+    config = read(AXOLOTL + "adapter: lora\nmicro_batch_size: 4\nbatch_size: 10\n")
+    assert config.fields["grad_accum"] == 2
+    assert "2 left over" in lines(config)["batch_size"][1]
+
+
+def test_axolotl_batch_size_beside_gradient_accumulation_steps_is_refused_naming_both() -> None:
+    with pytest.raises(ConfigError) as err:
+        read(AXOLOTL + "adapter: lora\nbatch_size: 16\ngradient_accumulation_steps: 2\n")
+    assert "gradient_accumulation_steps = 2 and batch_size = 16" in str(err.value)
+    assert "Keep one" in str(err.value)
+
+
+@pytest.mark.parametrize("value", ["2", "-3", "99999999999"])
+def test_axolotl_batch_size_below_the_micro_batch_or_past_the_bound_is_refused(value) -> None:
+    with pytest.raises(ConfigError) as err:
+        read(AXOLOTL + f"adapter: lora\nmicro_batch_size: 4\nbatch_size: {value}\n")
+    assert "between 4 and 16,384" in str(err.value)

@@ -10,7 +10,8 @@ from adapters.trainconfig import mappings as m
 from adapters.trainconfig import shared as sh
 from adapters.trainconfig.checks import conflict
 from adapters.trainconfig.hf import activation_offloading
-from adapters.trainconfig.reader import UNSET, Reader
+from adapters.trainconfig.reader import UNSET, Reader, number_range, range_error
+from engine.constants import MAX_GRAD_ACCUM
 from engine.request import Method
 
 _KERNELS = ("flash_attention", "sdp_attention", "xformers_attention", "flex_attention")
@@ -38,6 +39,7 @@ def read_axolotl(r: Reader) -> None:
     if found := r.first("gradient_checkpointing"):
         _checkpointing(r, *found)
     defaults.axolotl(r)  # before activation_offloading, which reads the checkpointing
+    _batch_size(r)  # after the defaults: it divides by the micro-batch
     if found := r.first("activation_offloading"):
         activation_offloading(r, *found)
     if found := r.first("torch_compile"):
@@ -140,6 +142,31 @@ def _gptq(r: Reader) -> None:
                        "adapters, and without an adapter the whole model is fine-tuned",
                        "Set adapter: lora (LoRA over the GPTQ base), or remove gptq")
     r.take(*gptq, "QLoRA on a GPTQ 4-bit base", method=Method.QLORA, gptq=True)
+
+
+def _batch_size(r: Reader) -> None:
+    """axolotl's ``batch_size``: one GPU's micro-batch x accumulation. Without
+    ``gradient_accumulation_steps`` the accumulation is ``batch_size // micro_batch_size``
+    (``normalize_config`` in axolotl's utils/config); both set is refused, as axolotl's
+    ``check_gas_bsz`` refuses it ("please set only one of gradient_accumulation_steps or
+    batch_size"), and so is a batch smaller than the micro-batch (no whole step)."""
+    found = r.first("batch_size")
+    if found is None or found[1] is None:
+        return
+    total = r.whole(*found)
+    if (accum := r.first("gradient_accumulation_steps")) and accum[1]:
+        raise conflict(r, accum, found, "axolotl takes one of them (it refuses both: "
+                       "\"please set only one of gradient_accumulation_steps or "
+                       "batch_size\")", f"Keep one: remove {found[0]}, or "
+                       f"{accum[0]}")
+    micro = r.fields.get("micro_batch", 1)
+    if not micro <= total <= micro * MAX_GRAD_ACCUM:  # whole steps, within accumulation's bound
+        raise range_error(r.format.label, found[0], r.text(*found),
+                          f"batch (micro-batch {micro:,} x accumulation)",
+                          number_range(micro, micro * MAX_GRAD_ACCUM, True))
+    steps = total // micro
+    kept = f" ({total - steps * micro} left over, as axolotl rounds down)" if total % micro else ""
+    r.take(*found, f"accumulation {steps:,} of micro-batch {micro:,}{kept}", grad_accum=steps)
 
 
 def _checkpointing(r: Reader, path: str, value: object) -> None:
