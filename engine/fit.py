@@ -25,6 +25,7 @@ cost last.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 
@@ -438,8 +439,10 @@ def rank_cards(
     the run at that count and are rented that many (:func:`card_limit`: 16 GeForce cards
     are two machines no cloud networks together). This
     loop runs for every card on every estimate and what-if, so it is plain arithmetic
-    plus one step-time evaluation per card.
+    plus at most one step-time evaluation per card (:func:`_timed_best`).
     """
+    if keep < 1:
+        return []
     napkin = sizer.napkin_total is not None
     timed = work.flops is not None
     per_card_nodes = sizer.hsdp and not sizer.nodes  # hsdp's groups: each card's node
@@ -450,7 +453,7 @@ def rank_cards(
     # Flagged cards sort after every other card, so they are sized and timed only when
     # fewer than ``keep`` of the others hold the run.
     for flagged in (False, True):
-        if flagged and len(ranked) + len(waiting) >= keep:
+        if flagged and len(waiting if timed else ranked) >= keep:
             break
         for index, card in enumerate(table):
             if card.flagged is not flagged or (count is not None and count > card.most_cards):
@@ -493,10 +496,11 @@ def _timed_best(
     nodes: int | None,
     spot: bool,
 ) -> list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]]:
-    """The ranking entries of the cards ``waiting`` to be timed, each ``(floor key, index,
-    card, count, sharding)``: timed in order of their cost floors, stopping where the next
-    floor is above the ``keep``-th best timed key, so a card left untimed cannot be among
-    the best ``keep`` (a floor never exceeds the cost, :func:`run_seconds_floor`)."""
+    """Ranking entries ``(key, index, card, count, sharding)`` for the cards ``waiting``
+    to be timed, given as ``(floor key, index, card, count, sharding)``: timed in order of
+    their cost floors, stopping where the next floor is above the ``keep``-th best timed
+    key, so a card left untimed cannot be among the best ``keep`` (a floor never exceeds
+    the cost, :func:`run_seconds_floor`)."""
     waiting.sort()  # by floor, then catalog order (indices are unique: no card compared)
     ranked: list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]] = []
     best: list[tuple[bool, bool, float, float, float]] = []  # the best keys, at most ``keep``
@@ -509,8 +513,7 @@ def _timed_best(
         key = (card.order[0], card.order[1], cost, seconds / n, float(n))
         ranked.append((key, index, card, n, stage))
         if len(best) < keep or key < best[-1]:
-            best.append(key)
-            best.sort()
+            bisect.insort(best, key)
             del best[keep:]
     return ranked
 

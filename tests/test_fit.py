@@ -276,3 +276,13 @@ def test_ranking_that_skips_cards_by_their_floor_picks_what_timing_every_card_pi
     for keep in (1, 3, 6):
         picked = rank_cards(sizer, table, work, None, request_.mode, keep, request_.offload)
         assert [(c.gpu.id, n) for c, n, _ in picked] == [(g, n) for *_, g, n in every[:keep]]
+
+
+def test_ranking_for_no_cards_returns_none(catalog) -> None:
+    request_ = _FLOOR_REQUESTS[0]
+    model = catalog.model(request_.model)
+    fp = footprint(model.architecture, request_)
+    work = compute(model.active_params, request_, model.architecture)
+    sizer = Sizer(fp, request_.sharding, request_.offload)
+    assert rank_cards(sizer, cards(list(catalog.gpus.values())), work, None,
+                      request_.mode, 0) == []
