@@ -351,6 +351,9 @@ class Service:
                     "again with the whole query, e.g. `70b qlora 50M tokens seq 8k`."
                 ),
                 word=reply.word,  # lets run_resolved find an org/name Hub word
+                # Titled: the thread, not the query language, is the problem, so the
+                # platforms show this title rather than "Can't read that query".
+                title="Estimate no longer kept" if expired else "Context unavailable",
             )
         return reply
 

@@ -159,6 +159,7 @@ async def test_a_followup_whose_estimate_expired_says_it_is_no_longer_kept(
 
     assert partial.kind is ReplyKind.ERROR
     assert partial.text.startswith("This thread's estimate is no longer kept")
+    assert partial.title == "Estimate no longer kept"
     assert whole.report is not None and whole.report.notes[0] == CONTEXT_EXPIRED_NOTE
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from adapters.discord.embeds import error_embed
+from adapters.slack.blocks import error_message
 from bot.metrics import sample
 from bot.service import CONTEXT_UNAVAILABLE_NOTE, Context, ReplyKind, Service
 from bot.store import StoreUnavailable, ThreadKey
@@ -95,6 +97,20 @@ async def test_partial_followup_while_down_says_what_is_missing(service, store):
     assert reply.text.startswith("Context unavailable")
     assert "what if 8k seq?" in reply.text
     assert "whole query" in reply.text
+
+
+async def test_partial_followup_while_down_is_titled_by_the_store_not_the_query(
+    service, store
+):
+    await posted_estimate(service)
+    store.down = True
+    reply = await service.handle("what if 8k seq?", FOLLOWUP)
+    assert reply is not None and reply.title == "Context unavailable"
+    embed = error_embed(reply, "what if 8k seq?")
+    assert embed.title == "Context unavailable"
+    assert embed.footer.text is None  # no pointer to the query language
+    slack = error_message(reply, "what if 8k seq?")
+    assert "shows the query language" not in str(slack["blocks"])
 
 
 async def test_followup_finds_its_context_again_when_the_store_returns(service, store):
