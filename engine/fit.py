@@ -405,6 +405,12 @@ def run_seconds(
     return work.trained_tokens / rate + count * RUN_STARTUP_S
 
 
+_Ranked = tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]
+"""A card in the ranking: ``(sort key, catalog index, card, count, sharding)``."""
+_Waiting = tuple[tuple[bool, bool, float], int, Card, int, Sharding]
+"""A card waiting to be timed, by the floor of its key: ``(order, order, cost floor)``."""
+
+
 def run_seconds_floor(
     work: Compute, gpu: GpuSpec, count: int, stage: Sharding, mode: Mode
 ) -> float:
@@ -446,10 +452,10 @@ def rank_cards(
     napkin = sizer.napkin_total is not None
     timed = work.flops is not None
     per_card_nodes = sizer.hsdp and not sizer.nodes  # hsdp's groups: each card's node
-    ranked: list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]] = []
+    ranked: list[_Ranked] = []
     # With a dataset, each card that holds the run waits with a floor of its cost; cards
     # are timed cheapest floor first, until the next floor is above the ``keep``-th best.
-    waiting: list[tuple[tuple[bool, bool, float], int, Card, int, Sharding]] = []
+    waiting: list[_Waiting] = []
     # Flagged cards sort after every other card, so they are sized and timed only when
     # fewer than ``keep`` of the others hold the run.
     for flagged in (False, True):
@@ -487,7 +493,7 @@ def rank_cards(
 
 
 def _timed_best(
-    waiting: list[tuple[tuple[bool, bool, float], int, Card, int, Sharding]],
+    waiting: list[_Waiting],
     work: Compute,
     keep: int,
     price_override: float | None,
@@ -495,14 +501,14 @@ def _timed_best(
     offload: bool,
     nodes: int | None,
     spot: bool,
-) -> list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]]:
+) -> list[_Ranked]:
     """Ranking entries ``(key, index, card, count, sharding)`` for the cards ``waiting``
     to be timed, given as ``(floor key, index, card, count, sharding)``: timed in order of
     their cost floors, stopping where the next floor is above the ``keep``-th best timed
     key, so a card left untimed cannot be among the best ``keep`` (a floor never exceeds
     the cost, :func:`run_seconds_floor`)."""
     waiting.sort()  # by floor, then catalog order (indices are unique: no card compared)
-    ranked: list[tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]] = []
+    ranked: list[_Ranked] = []
     best: list[tuple[bool, bool, float, float, float]] = []  # the best keys, at most ``keep``
     for floor, index, card, n, stage in waiting:
         if len(best) == keep and floor > best[-1][:3]:
