@@ -606,3 +606,11 @@ def test_the_reply_says_when_an_offloaded_optimizer_keeps_the_gradients() -> Non
                            framework="torchtune", gpu="a100-80gb-sxm"))
     assert "an offloaded optimizer leaves the gradients on the GPU" in est.to_json()[
         "framework"]["changes"]
+
+
+@pytest.mark.parametrize("framework", ["torchtitan", "torchtune"])
+def test_fsdp2_recipes_count_no_root_unit(catalog: Catalog, framework: str) -> None:
+    # torchtitan shards the embeddings and [norm, output] as units of their own; torchtune's
+    # 70B rows show none (engine.framework_facts [fsdp2-root-titan], [fsdp2-root-tt]).
+    f = fp(catalog, model="llama-3.1-8b", method="full", framework=framework)
+    assert (f.root_unit, f.root_grad) == (0.0, 0.0)
