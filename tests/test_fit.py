@@ -8,7 +8,7 @@ import pytest
 
 from adapters.parse import parse_query
 from engine import Request, estimate
-from engine.compute import compute
+from engine.compute import Compute, compute
 from engine.fit import (
     Sizer,
     cards,
@@ -234,12 +234,17 @@ _FLOOR_REQUESTS = [
 ]
 
 
-@pytest.mark.parametrize("request_", _FLOOR_REQUESTS)
-def test_the_cost_floor_is_never_above_a_cards_timed_run(request_, catalog) -> None:
+def _sized(request_: Request, catalog) -> tuple[Sizer, Compute]:
+    """The sizer and the work that ranking reads for ``request_``."""
     model = catalog.model(request_.model)
     fp = footprint(model.architecture, request_)
-    work = compute(model.active_params, request_, model.architecture)
-    sizer = Sizer(fp, request_.sharding, request_.offload)
+    return (Sizer(fp, request_.sharding, request_.offload),
+            compute(model.active_params, request_, model.architecture))
+
+
+@pytest.mark.parametrize("request_", _FLOOR_REQUESTS)
+def test_the_cost_floor_is_never_above_a_cards_timed_run(request_, catalog) -> None:
+    sizer, work = _sized(request_, catalog)
     checked = 0
     for card in cards(list(catalog.gpus.values())):
         found = sizer.fewest(card.gpu)
@@ -257,10 +262,7 @@ def test_the_cost_floor_is_never_above_a_cards_timed_run(request_, catalog) -> N
 def test_ranking_that_skips_cards_by_their_floor_picks_what_timing_every_card_picks(
     request_, catalog
 ) -> None:
-    model = catalog.model(request_.model)
-    fp = footprint(model.architecture, request_)
-    work = compute(model.active_params, request_, model.architecture)
-    sizer = Sizer(fp, request_.sharding, request_.offload)
+    sizer, work = _sized(request_, catalog)
     table = cards(list(catalog.gpus.values()))
     every = []
     for index, card in enumerate(table):
@@ -280,9 +282,6 @@ def test_ranking_that_skips_cards_by_their_floor_picks_what_timing_every_card_pi
 
 def test_ranking_for_no_cards_returns_none(catalog) -> None:
     request_ = _FLOOR_REQUESTS[0]
-    model = catalog.model(request_.model)
-    fp = footprint(model.architecture, request_)
-    work = compute(model.active_params, request_, model.architecture)
-    sizer = Sizer(fp, request_.sharding, request_.offload)
+    sizer, work = _sized(request_, catalog)
     assert rank_cards(sizer, cards(list(catalog.gpus.values())), work, None,
                       request_.mode, 0) == []
