@@ -22,7 +22,6 @@ bytes, seconds; bandwidths in the catalog are GB/s (10^9 bytes/s).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from engine.architecture import Architecture
 from engine.constants import (
@@ -35,6 +34,7 @@ from engine.constants import (
     RAIL_FABRICS,
     TP_COLLECTIVES_PER_LAYER,
 )
+from engine.records import record
 from engine.request import Request, Sharding
 from engine.specs import GpuSpec
 
@@ -111,7 +111,7 @@ def hsdp_group(count: int, node_cards: int, nodes: int | None = None) -> int:
     return max(1, count // max(1, math.ceil(count / max(1, node_cards))))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DataParallelTime:
     """Data-parallel collectives of one step on one GPU, before any overlap."""
 

@@ -20,7 +20,7 @@ are carried beside the detailed ones so replies can show both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from engine.architecture import Architecture
 from engine.constants import (
@@ -28,12 +28,13 @@ from engine.constants import (
     FLOPS_PER_PARAM_TOKEN,
     RUN_STARTUP_S,
 )
+from engine.records import record
 from engine.request import Mode, Request, Sharding
 from engine.specs import GpuSpec
 from engine.throughput import Workload, step_time, workload
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Compute:
     """The compute side of an estimate (independent of the card)."""
 
@@ -53,7 +54,7 @@ class Compute:
     offload, nodes): ranking and the options shown ask for the same ones."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Timing:
     """Time and money for one card choice (None without a dataset size)."""
 

@@ -33,13 +33,14 @@ from engine.fit import (
 )
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
 from engine.profiles import resolve
+from engine.records import record
 from engine.request import Method, Mode, Request, StatePrecision
 from engine.solve import Solution, solve
 from engine.specs import Catalog, GpuSpec, ModelSpec, UnknownId
 from engine.warning_context import Context, changes_on_lead
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class WhatIf:
     """One alternative setting and its best card."""
 

@@ -42,6 +42,7 @@ from engine.constants import (
     USABLE_FRACTION,
 )
 from engine.memory import Breakdown, Footprint
+from engine.records import record
 from engine.request import Mode, Sharding
 from engine.specs import GpuSpec, label_capacity_gb
 from engine.throughput import seconds_per_token_floor
@@ -60,7 +61,7 @@ FIT_TIGHT = "tight"
 FIT_TOO_SMALL = "does not fit"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Option:
     """One card choice: how many, how full, how long and how much."""
 

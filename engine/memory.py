@@ -81,7 +81,7 @@ steps with its fused Adam, and an offloaded optimizer steps on the host.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 
 from engine.activations import (
     activation_bytes,
@@ -110,6 +110,7 @@ from engine.constants import (
 )
 from engine.fsdp_units import fsdp1_units
 from engine.profiles import fp32_residual_stream, profile, trained_architecture
+from engine.records import record
 from engine.request import Method, Mode, Optimizer, Request, Sharding, StatePrecision
 
 COMPONENTS: tuple[str, ...] = (
@@ -124,7 +125,7 @@ COMPONENTS: tuple[str, ...] = (
 """The seven components, in display order."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Breakdown:
     """Memory on one GPU, by component, in GB."""
 
@@ -154,7 +155,7 @@ class Breakdown:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Footprint(Breakdown):
     """Whole-run memory before it is spread over GPUs, in GB.
 

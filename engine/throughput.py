@@ -111,6 +111,7 @@ from engine.profiles import (
     trained_architecture,
 )
 from engine.rates import attention_rate, framework_picks_native_attention, matmul_rate
+from engine.records import record
 from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
 from engine.specs import GpuSpec
 from engine.variant_work import dora_work, float8_speedup, float8_work, fp32_adapter_work
@@ -128,7 +129,7 @@ class Tuning:
 DEFAULT_TUNING = Tuning()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Workload:
     """The card-independent work of one micro-batch on one GPU, and of one step."""
 
@@ -402,7 +403,7 @@ def workload(arch: Architecture, request: Request) -> Workload:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StepTime:
     """Seconds of one optimizer step on one GPU, by part, and the rate it gives."""
 
