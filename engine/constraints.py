@@ -238,7 +238,7 @@ def constrain(
     for method in (Method.QLORA, Method.LORA, Method.FULL):
         if method is request.effective_method:
             continue
-        variant = request.model_copy(update={"method": method})
+        variant = request.with_method(method)
         vfp = footprint(model.architecture, variant)
         vwork = compute(model.active_params, variant, model.architecture)
         found, _ = _best_per_card(vfp, vwork, variant, gpus, True)

@@ -349,15 +349,14 @@ def _what_if_variants(request: Request) -> list[tuple[str, Request]]:
     # its row reuses the estimate's footprint and workload.
     own = request.effective_method
     variants: list[tuple[str, Request]] = [
-        (label, request if m is own else request.model_copy(update={"method": m}))
+        (label, request if m is own else request.with_method(m))
         for m, label in labels.items()
     ]
     if request.mode is Mode.NAPKIN:
         return variants  # the napkin rule sees only the method: other rows would repeat it
     if request.tensor_parallel > 1:
         # Tensor parallelism does not split a 4-bit base: QLoRA is compared without it.
-        qlora = request.model_copy(update={"method": Method.QLORA, "tensor_parallel": 1})
-        variants[2] = ("QLoRA, no tp", qlora)
+        variants[2] = ("QLoRA, no tp", variants[2][1])
     full = request.model_copy(update={"method": Method.FULL})
     if full.state_precision is StatePrecision.FP32 and full.precision.value != "fp32":
         pure = full.model_copy(update={"state_precision": StatePrecision.PURE_BF16})
@@ -394,6 +393,7 @@ def _what_ifs(
         current = (
             variant.effective_method is base_method
             and variant.seq_len == request.seq_len
+            and variant.tensor_parallel == request.tensor_parallel
             and variant.state_precision is request.state_precision
             and variant.offload is request.offload
         )

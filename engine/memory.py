@@ -327,7 +327,10 @@ class Footprint(Breakdown):
             # The unit being computed and the prefetched next one are gathered in full;
             # a full fine-tune also holds one unit's unsharded gradient before reduce-scatter.
             gathered = ZERO3_GATHERED_UNITS * self.gathered
-            adapter = self.adapter / n
+            on_host = offload and self.offload_weights
+            # FSDP's CPU offload moves the adapters' shards to the host too (DeepSpeed
+            # keeps small parameters on the GPU: its persistence threshold).
+            adapter = 0.0 if on_host and stage.is_fsdp else self.adapter / n
             unit_grad = self.gathered_grad
             if stage.is_fsdp and self.root_unit and n > 1:  # one rank: NO_SHARD
                 gathered = self.root_unit + ZERO3_GATHERED_UNITS * self.layer_unit
@@ -336,7 +339,6 @@ class Footprint(Breakdown):
             if stage.is_fsdp:
                 unit_grad += self.frozen_grad_unit
                 frozen = self.frozen_grad / n
-            on_host = offload and self.offload_weights
             weights = gathered if on_host else self.base_weights / n + gathered
             if stage.is_fsdp and self.accumulates:
                 # no_sync(): every unit's whole gradient stays on the GPU until the sync
@@ -383,7 +385,7 @@ class Footprint(Breakdown):
         if stage.shards_weights:
             host += self.gradients + (self.base_weights if self.offload_weights else 0.0)
         if stage.is_fsdp:
-            host += self.frozen_grad
+            host += self.frozen_grad + (self.adapter if self.offload_weights else 0.0)
         return host
 
 

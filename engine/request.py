@@ -15,7 +15,7 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engine.constants import (
     DEFAULT_EPOCHS,
@@ -202,6 +202,13 @@ class Mode(StrEnum):
 
     DETAILED = "detailed"
     NAPKIN = "napkin"
+
+
+QLORA_TP_REFUSAL: Final = (
+    "tensor parallelism over a 4-bit base is not modeled: bitsandbytes NF4 layers are not "
+    "split by TP; use lora or full, or drop tp."
+)
+"""Why a request for QLoRA with ``tensor_parallel`` above 1 is refused (engine and query)."""
 
 
 class Request(BaseModel):
@@ -488,10 +495,27 @@ class Request(BaseModel):
     )] = None
     """How the query named the model (:class:`ModelPick`), for the reply's note."""
 
+    @model_validator(mode="after")
+    def _no_tensor_parallel_qlora(self) -> Request:
+        """QLoRA with tensor parallelism is refused: a 4-bit base is not split (the query
+        refuses ``qlora tp`` in the same words; ``with_method`` drops the degree)."""
+        if self.method is Method.QLORA and self.tensor_parallel > 1:
+            raise ValueError(QLORA_TP_REFUSAL)
+        return self
+
     @property
     def effective_method(self) -> Method:
         """The method the headline uses: the one asked for, else LoRA."""
         return self.method or Method.LORA
+
+    def with_method(self, method: Method) -> Request:
+        """This request with ``method``: as QLoRA without tensor parallelism, which a 4-bit
+        base does not have (bitsandbytes' NF4 layers are not split by PyTorch's tensor
+        parallelism), so every comparison of methods prices QLoRA as it can run."""
+        update: dict[str, object] = {"method": method}
+        if method is Method.QLORA and self.tensor_parallel > 1:
+            update["tensor_parallel"] = 1
+        return self.model_copy(update=update)
 
     @property
     def sample_limit(self) -> int:

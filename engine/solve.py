@@ -342,7 +342,11 @@ def _setting_raises(request: Request) -> list[tuple[str, dict[str, Any]]]:
     if method is Method.FULL:
         out.append(("LoRA", {"method": Method.LORA}))
     if method is not Method.QLORA:
-        out.append(("QLoRA", {"method": Method.QLORA}))
+        # A 4-bit base is not split by tensor parallelism (Request.with_method).
+        if request.tensor_parallel > 1:
+            out.append(("QLoRA, no tp", {"method": Method.QLORA, "tensor_parallel": 1}))
+        else:
+            out.append(("QLoRA", {"method": Method.QLORA}))
     if not request.grad_checkpointing:
         out.append(("gradient checkpointing", {"grad_checkpointing": True}))
     elif request.selective_checkpointing:

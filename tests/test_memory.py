@@ -401,11 +401,25 @@ def test_frozen_weights_get_no_fsdp_gradients_outside_litgpt(catalog: Catalog) -
         assert f.frozen_grad == 0.0, framework
 
 
-def test_fsdp_offload_counts_the_frozen_gradients_in_host_memory(catalog: Catalog) -> None:
+def test_fsdp_offload_counts_the_frozen_gradients_and_adapters_in_host_memory(
+    catalog: Catalog,
+) -> None:
     f = fp(catalog, model="llama-3.1-8b", method="lora")
     assert f.offloaded_gb(Sharding.FSDP) - f.offloaded_gb(Sharding.ZERO3) == pytest.approx(
-        f.frozen_grad
+        f.frozen_grad + f.adapter
     )
+
+
+def test_fsdp_offload_moves_the_adapters_off_the_gpu(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="lora")
+    assert f.adapter > 0
+    assert f.per_gpu(Sharding.FSDP, 4, offload=True).adapter == 0.0
+    assert f.per_gpu(Sharding.FSDP, 4).adapter == pytest.approx(f.adapter / 4)
+
+
+def test_fsdp_offload_of_the_optimizer_alone_keeps_the_adapter_shards(catalog: Catalog) -> None:
+    f = fp(catalog, model="llama-3.1-8b", method="lora", offload_weights=False)
+    assert f.per_gpu(Sharding.FSDP, 4, offload=True).adapter == pytest.approx(f.adapter / 4)
 
 
 # -- the loss path --------------------------------------------------------------------------

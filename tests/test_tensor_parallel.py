@@ -15,7 +15,7 @@ from engine.constants import TP_COLLECTIVES_PER_LAYER
 from engine.fit import Sizer, resolve_stage
 from engine.memory import COMPONENTS, tensor_parallel_share
 from engine.profiles import resolve
-from engine.request import Method, Sharding
+from engine.request import Method, Sharding, Solve
 from engine.specs import Catalog
 from engine.throughput import step_time, workload
 from tests.helpers import H100_LIKE, catalog_with, resolved_footprint
@@ -164,6 +164,25 @@ def test_the_what_if_compares_qlora_without_tensor_parallel() -> None:
                    catalog_with(CARD))
     row = next(w for w in est.what_if if w.label.startswith("QLoRA"))
     assert row.label == "QLoRA, no tp" and row.request.tensor_parallel == 1
+
+
+def test_a_request_for_qlora_with_tensor_parallel_is_refused() -> None:
+    with pytest.raises(ValueError, match="tensor parallelism over a 4-bit base"):
+        Request(model="llama-3.1-8b", method="qlora", tensor_parallel=2)
+
+
+def test_qlora_compared_with_a_tensor_parallel_run_drops_the_degree() -> None:
+    base = Request(**FULL_70B, tensor_parallel=8)
+    assert base.with_method(Method.QLORA).tensor_parallel == 1
+    assert base.with_method(Method.LORA).tensor_parallel == 8
+
+
+def test_a_limit_question_offers_qlora_without_tensor_parallel(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-70b", method="lora", tensor_parallel=2,
+                           gpu="h100-sxm", gpu_count=2, solve=Solve.SEQ_LEN), catalog)
+    assert est.solution is not None
+    qlora = [r for r in est.solution.raises if r.update.get("method") is Method.QLORA]
+    assert [(r.change, r.update["tensor_parallel"]) for r in qlora] == [("QLoRA, no tp", 1)]
 
 
 def test_the_band_says_no_published_run_used_tensor_parallel() -> None:

@@ -20,7 +20,7 @@ from adapters.query.fields import FIELDS
 from adapters.query.numbers import TP_WORDS, read_number, whole
 from adapters.query.state import State
 from engine.constants import MAX_NODES
-from engine.request import Method, Sharding
+from engine.request import QLORA_TP_REFUSAL, Method, Sharding
 
 TP_EXAMPLE: Final = FIELDS["tensor_parallel"].example
 
@@ -205,8 +205,7 @@ def tensor_parallel_problem(fields: Mapping[str, object]) -> str | None:
     if not isinstance(tp, int) or tp <= 1:
         return None
     if fields.get("method") is Method.QLORA:
-        return ("tensor parallelism over a 4-bit base is not modeled: bitsandbytes NF4 "
-                "layers are not split by TP; use lora or full, or drop tp.")
+        return QLORA_TP_REFUSAL
     count = fields.get("gpu_count")
     if not isinstance(count, int):
         return None

@@ -107,7 +107,8 @@ def build(fields: dict[str, object]) -> Request:
         field = str(loc[0]) if loc else ""
         if field in FIELDS:
             raise out_of_range(field, str(fields.get(field))) from exc
-        raise error(f"That request is not valid ({exc.errors()[0]['msg']}).") from exc
+        why = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise error(f"That request is not valid: {why}") from exc
 
 
 def which_model(catalog: Catalog) -> QueryError:

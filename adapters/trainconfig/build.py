@@ -171,27 +171,32 @@ def apply_config(config: ConfigRead, request: Request) -> Request:
         _check_step_tokens(config, merged)
     # Steps count the config's batch, accumulation and sequence too.
     count_steps(merged)
+    # The degrees are checked before the request is built, which refuses QLoRA with tp
+    # in the engine's own words and without saying where the degree came from.
+    if (problem := tensor_parallel_problem(merged)) is not None:
+        from_config = "tensor_parallel" in config.sources and "tensor_parallel" not in said
+        lead = (f"{config.format.label} config, {config.sources['tensor_parallel']} "
+                if from_config else "tp ")
+        raise ConfigError(f"{lead}{merged['tensor_parallel']}: {problem}")
+    if (problem := context_parallel_problem(merged)) is not None:
+        from_config = "context_parallel" in config.sources and "context_parallel" not in said
+        lead = (f"{config.format.label} config, {config.sources['context_parallel']} "
+                if from_config else "cp ")
+        raise ConfigError(f"{lead}{merged['context_parallel']}: {problem}")
     try:
         request = Request.model_validate(merged)
     except ValidationError as exc:
         # Every number was bounded above; what is left is a value of the wrong kind.
         err = exc.errors()[0]
-        name = str(err["loc"][0]) if err["loc"] else ""
+        if not err["loc"]:  # a rule across fields (Request's validators)
+            why = str(err["msg"]).removeprefix("Value error, ")
+            raise ConfigError(f"{config.format.label} config: {why}") from exc
+        name = str(err["loc"][0])
         key = config.sources.get(name, name)
         raise ConfigError(
             f"{config.format.label} config: {key} = {_written(config, name, merged.get(name))}"
             f" is not accepted for the {field_meta(name).noun}; fix or remove {key}."
         ) from exc
-    if (problem := tensor_parallel_problem(merged)) is not None:
-        from_config = "tensor_parallel" in config.sources and "tensor_parallel" not in said
-        lead = (f"{config.format.label} config, {config.sources['tensor_parallel']} "
-                if from_config else "tp ")
-        raise ConfigError(f"{lead}{request.tensor_parallel}: {problem}")
-    if (problem := context_parallel_problem(merged)) is not None:
-        from_config = "context_parallel" in config.sources and "context_parallel" not in said
-        lead = (f"{config.format.label} config, {config.sources['context_parallel']} "
-                if from_config else "cp ")
-        raise ConfigError(f"{lead}{request.context_parallel}: {problem}")
     return request
 
 
