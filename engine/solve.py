@@ -194,7 +194,9 @@ def target_for(request: Request, catalog: Catalog) -> Target:
 def _candidates(request: Request, model: ModelSpec, catalog: Catalog) -> list[ModelSpec]:
     """Catalog models a ``largest model`` question chooses from, smallest first: the named
     model's family when the question named one, else every catalog model."""
-    family = request.model_pick in (ModelPick.FAMILY, ModelPick.FAMILY_SIZE, ModelPick.EXACT)
+    family = request.model_pick in (
+        ModelPick.FAMILY, ModelPick.FAMILY_SIZE, ModelPick.EXACT, ModelPick.STAND_IN
+    )
     pool = [m for m in catalog.models.values() if not m.synthetic]
     if family:
         pool = [m for m in pool if m.family == model.family] or [model]

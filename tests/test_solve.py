@@ -386,3 +386,27 @@ def test_the_json_says_only_what_the_question_gave(catalog: Catalog) -> None:
 
     doc = estimate(parse_query("8b lora max seq", catalog), catalog).to_json()
     assert doc["request"]["said"] == ["method", "model", "solve"]
+
+
+@pytest.mark.parametrize(("query", "stated"), [
+    ("max seq 70b qlora seq 4k h100", "seq 4k"),
+    ("max batch 8b lora bs 4 h100", "bs 4"),
+    ("fewest cards 70b qlora 4x h100", "4x h100"),
+    ("70b largest model qlora h100", "70b"),
+])
+def test_a_limit_question_that_also_states_its_value_is_refused(
+    catalog: Catalog, query: str, stated: str
+) -> None:
+    from adapters.query.errors import QueryError
+    from adapters.query.parser import parse_query
+
+    with pytest.raises(QueryError, match=f'"{stated}" conflicts with .*itself. Drop one'):
+        parse_query(query, catalog)
+
+
+def test_a_largest_model_question_naming_a_model_searches_its_family(catalog: Catalog) -> None:
+    from adapters.query.parser import parse_query
+
+    asked = parse_query("largest model llama-3.1-8b qlora h100", catalog)
+    answer = estimate(asked, catalog).request.model
+    assert catalog.model(answer).family == catalog.model("llama-3.1-8b").family

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from pydantic import ValidationError
 
@@ -121,6 +122,41 @@ def which_model(catalog: Catalog) -> QueryError:
     )
 
 
+_SOLVED: Final = {
+    Solve.SEQ_LEN: ("sequence length", "max seq 8b qlora rtx-4090"),
+    Solve.MICRO_BATCH: ("micro-batch", "max batch 8b lora seq 4096 h100"),
+    Solve.MODEL: ("model", "largest model llama qlora on a 4090"),
+    Solve.GPU_COUNT: ("card count", "fewest cards 70b qlora h100"),
+}
+"""What each limit question finds, and a question that asks it."""
+_SEARCHES_FAMILY: Final = (ModelPick.EXACT, ModelPick.STAND_IN, ModelPick.FAMILY,
+                           ModelPick.FAMILY_SIZE)
+"""How a ``largest model`` question may name a model: to search its family."""
+
+
+def check_solved_value(
+    fields: Mapping[str, object], sources: Mapping[str, str], pick: ModelPick | None
+) -> None:
+    """A limit question finds its value itself, so the same words also stating it (``max
+    seq ... seq 4k``, ``fewest cards ... 4x h100``) are refused rather than one silently
+    dropped. ``largest model`` may name a model or family, whose family it searches
+    (``engine.solve``); a bare size (``70b``) names none."""
+    goal = fields.get("solve")
+    if not isinstance(goal, Solve) or goal.value not in sources:
+        return
+    if goal is Solve.MODEL and pick in _SEARCHES_FAMILY:
+        return
+    noun, example = _SOLVED[goal]
+    stated, asked = sources[goal.value], sources.get("solve", goal.value)
+    raise error(
+        f'"{quoted(stated)}" conflicts with "{quoted(asked)}": the question finds the '
+        f"{noun} itself. Drop one: \"{quoted(asked)}\" for the limit, \"{quoted(stated)}\" "
+        "for an estimate at it.",
+        stated,
+        example=example,
+    )
+
+
 def seed_largest_model(fields: dict[str, object], catalog: Catalog) -> None:
     """A ``largest model`` question that names no model searches every catalog model:
     ``fields`` get a seed model that only anchors the request (``ModelPick.NONE``)."""
@@ -146,6 +182,7 @@ def parse_query(
     refuse_relative(state)
     refuse_asks(state, "8b lora 50M tokens under $500")
     pick, sources = state.model_pick, state.sources
+    check_solved_value(fields, sources, pick)
     merge_said(fields, said, sources)
     check_them(state, fields, None)
     if "model" in said.fields:
