@@ -348,6 +348,13 @@ BAD: list[tuple[str, str, str]] = [
     ("8b tp", "tp", "needs a number"),
     ("8b epochs", "epochs", "needs a number"),
     ("8b 500m", "500m", "needs a unit"),
+    ("8b lora 50M tokns", "tokns", 'did you mean "50M tokens"'),
+    ("8b lora 3 eopchs", "eopchs", 'did you mean "3 epochs"'),
+    # a decimal comma is refused with the dotted form, not read as two numbers
+    ("8b lora 0,5 epochs", "0,5", 'write a decimal with a dot, "0.5"'),
+    ("8b lora 1,5B tokens", "1,5", '"1.5"'),
+    ("8b lora dropout 0,05", "0,05", '"0.05"'),
+    ("8b lora lora_dropout=0,05", "0,05", '"0.05"'),
     ("8b $", "$", "needs a number"),
     ("8b 2x", "2x", "needs a card"),
     ("8b no", "no", "switch"),

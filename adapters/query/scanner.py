@@ -378,6 +378,13 @@ def _dangling(s: State, i: int) -> int:
     if card is not None:
         raise card
     if read_number(low) or COUNT_X_RE.match(low) or low in ("x", "*"):
+        # "50M tokns": a unit's word misspelt right after the number
+        unit_typo = [w for w in suggest(s.low(i + 1), s.catalog) if w in ALL_UNITS][:1]
+        if unit_typo and s.low(i + 1) not in ALL_UNITS:
+            meant = f"{quoted(word)} {unit_typo[0]}"
+            raise error(f'"{quoted(s.raw(i + 1))}" after "{quoted(word)}": did you mean '
+                        f'"{meant}"?',
+                        s.raw(i + 1), example=f"8b lora {meant}")
         context = relative.CONTEXT_K.match(low)  # "8k": most likely a sequence length
         raise error(
             f'"{quoted(word)}" needs a unit: say what it counts '

@@ -48,6 +48,9 @@ class Word:
 
 _SEPARATORS: Final = re.compile(r"[\s,;?!()\[\]{}\"`=“”‘’]+")
 _THOUSANDS: Final = re.compile(r"(?<=[0-9]),(?=[0-9]{3}(?![0-9]))")
+_DECIMAL_COMMA: Final = re.compile(r"([0-9]+),([0-9]{1,2})([kmbt]?)", re.IGNORECASE)
+"""``0,5``, ``1,5b``: a number with a decimal comma (one or two digits after it, so never
+a thousands separator), as one whitespace-separated word."""
 
 
 def _clean(text: object) -> str:
@@ -116,8 +119,28 @@ def _split(text: str) -> list[tuple[str, str]]:
     return words + _split_words(text[start:])
 
 
+def _refuse_decimal_comma(text: str) -> None:
+    """Raise a QueryError for a decimal comma (``0,5 epochs``, ``1,5B tokens``, ``dropout
+    0,05``), which the language does not read, with the dotted form, rather than split it
+    into two numbers. It counts as one when a scale letter is glued to it or a unit's
+    word is beside it; card ids (``--gpu_ids 0,1``, ``localhost:0,1``) have neither."""
+    words = re.split(r"[\s=]+", text)
+    for k, word in enumerate(words):
+        found = _DECIMAL_COMMA.fullmatch(word)
+        if found is None:
+            continue
+        beside = (words[k - 1] if k else "", words[k + 1] if k + 1 < len(words) else "")
+        unit = any(w.lower().replace("_", "-").strip(",-") in ALL_UNITS for w in beside)
+        if found.group(3) or unit:
+            written = f"{found.group(1)},{found.group(2)}"
+            raise error(f'"{written}": write a decimal with a dot, "{found.group(1)}.'
+                        f'{found.group(2)}" (a comma separates thousands, as in 50,000,000).',
+                        written)
+
+
 def _split_words(text: str) -> list[tuple[str, str]]:
     """(raw, low) words of text holding no card-id list."""
+    _refuse_decimal_comma(text)
     words = []
     for piece in _SEPARATORS.split(_THOUSANDS.sub("", text)):
         raw = piece.strip("'").rstrip(".:").strip("'").lstrip("~≈")  # ~800: about 800
