@@ -349,6 +349,7 @@ BAD: list[tuple[str, str, str]] = [
     ("8b epochs", "epochs", "needs a number"),
     ("8b 500m", "500m", "needs a unit"),
     ("8b lora 50M tokns", "tokns", 'did you mean "50M tokens"'),
+    ("8b lora 50G tokens", "tokens", 'for 50 billion tokens say "50B tokens"'),
     ("8b lora 3 eopchs", "eopchs", 'did you mean "3 epochs"'),
     # a decimal comma is refused with the dotted form, not read as two numbers
     ("8b lora 0,5 epochs", "0,5", 'write a decimal with a dot, "0.5"'),

@@ -371,6 +371,12 @@ def _dangling(s: State, i: int) -> int:
     low, word = s.low(i), s.raw(i)
     unit = ALL_UNITS.get(low)
     if unit is not None:
+        gigs = s.low(i - 2) if i > 1 and s.low(i - 1) == "gb" else ""
+        if unit.field == "dataset_tokens" and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", gigs):
+            # "50G tokens": the G is read as a card's GB
+            raise error(f'"{quoted(word)}" needs a number: "{quoted(s.raw(i - 1))}" reads as a '
+                        f'card\'s memory; for {gigs} billion tokens say "{gigs}B tokens".',
+                        word, example=f"70b qlora {gigs}B tokens h100")
         raise error(f'"{quoted(word)}" needs a number.', word,
                      example=FIELDS[unit.field].example)
     # "4080", "2 4080s": a card the catalog lacks (or a count of one), not a count
