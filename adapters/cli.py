@@ -11,8 +11,8 @@ request.
 
 Exit status: 0 on success, 2 on a bad query or usage (the message goes to stderr, never
 a traceback), 1 when the Hub could not answer now (timeout, unreachable: try again) or
-the output could not be written (a full disk, a closed stdout), 130 on Ctrl-C or a
-broken pipe.
+the output could not be written (a full disk, a closed stdout, an encoding without the
+answer's characters), 130 on Ctrl-C or a broken pipe.
 This module imports neither Slack nor Discord code, so the command starts fast; the
 HTTP client is imported only when a query names a Hub model. docs/cli.md has the rest.
 """
@@ -48,7 +48,7 @@ from adapters.terminal import (
 from bot.channel_settings import SETTINGS, defaults_from, read_value
 from bot.replies import Reply, ReplyKind
 from bot.service import Service
-from bot.words import CHART_WORD, HELP_WORDS, normalized
+from bot.words import CHART_WORD, HELP_WORDS, is_command_word, normalized
 from catalog.hub.settings import HubSettings, HubSettingsError
 from catalog.loader import CatalogError
 from engine import Request
@@ -99,7 +99,16 @@ def terminal_service() -> Service:
 
 
 class FrameworkError(ValueError):
-    """``--framework`` or ``FTCOST_FRAMEWORK`` names no framework."""
+    """``--framework`` or ``FTCOST_FRAMEWORK`` names no framework: ``shown`` is the value
+    (cut short), ``names`` the frameworks to say instead, ``names_aside`` the other names
+    read as one of them."""
+
+    def __init__(self, message: str, shown: str = "", names: str = "", aside: str = "") -> None:
+        super().__init__(message)
+        self.shown, self.names, self.names_aside = shown, names, aside
+
+
+FRAMEWORK_ALIASES: Final = "trl, peft, axolotl, llama-factory, transformers, accelerate for hf"
 
 
 def framework_defaults(value: str | None) -> dict[str, object]:
@@ -111,9 +120,10 @@ def framework_defaults(value: str | None) -> dict[str, object]:
     name = read_value(setting, value)
     if name is None:
         shown = value if len(value) <= 40 else value[:39] + "…"
+        names = ", ".join(setting.values)
         raise FrameworkError(
-            f'"{shown}" is not a framework: say one of {", ".join(setting.values)} '
-            "(or trl, peft, axolotl, llama-factory, transformers, accelerate for hf)"
+            f'"{shown}" is not a framework: say one of {names} (or {FRAMEWORK_ALIASES})',
+            shown, names, FRAMEWORK_ALIASES,
         )
     return defaults_from({"framework": name})
 
@@ -343,11 +353,19 @@ def _read_config_option(args: list[str]) -> tuple[list[str], ConfigRead | None]:
 
 
 def _names_a_recipe_config(value: str) -> bool:
-    """``--config llama3_1/8B_lora`` in a pasted ``tune run`` line: no such file and no
-    file extension, so a torchtune config's name (the query language reads it), not a
-    file to open. A missing ``my.yaml`` is still a file that could not be read."""
-    path = Path(value)
-    return not path.suffix and not path.exists()
+    """``--config llama3_1/8B_lora`` in a pasted ``tune run`` line: no file extension,
+    shaped as a torchtune config's name (as the query reads one) and no such file, so a
+    name the query language reads, not a file to open. A missing ``my.yaml`` or
+    ``/tmp/run`` is still a file that could not be read."""
+    from adapters.query.recipes import TUNE_CONFIG  # the query's own reading of the name
+
+    if os.path.splitext(value)[1] or not TUNE_CONFIG.match(value.lower().replace("_", "-")):
+        return False
+    try:
+        os.stat(value)
+    except OSError:
+        return True  # no such file (or none the file system can name)
+    return False
 
 
 def main(
@@ -393,17 +411,13 @@ def _discard(stream: TextIO | None) -> None:
 
 def _main(args: list[str], out: TextIO, err: TextIO) -> int:
     try:
-        if not args or normalized(" ".join(args)) in HELP_WORDS:
+        blank = not " ".join(args).strip()  # `ftcost`, `ftcost ''`: no query at all
+        if blank or normalized(" ".join(args)) in HELP_WORDS:
             reply = terminal_service().answer("help")
             print(USAGE + "\n" + reply.text, file=out)
-            return 0 if args else 2
+            return 2 if blank else 0
         if args == ["chat"]:
             return _interactive_chat(out, err)
-        as_json = "--json" in args
-        args = [a for a in args if a != "--json"]
-        if not args:  # `ftcost --json` alone: as bare `ftcost`, a usage error
-            print(USAGE + "\n" + terminal_service().answer("help").text, file=out)
-            return 2
         try:
             args, chart = split_chart_option(args)
         except ChartPathError as exc:
@@ -414,13 +428,22 @@ def _main(args: list[str], out: TextIO, err: TextIO) -> int:
         except ValueError as exc:  # adapters.trainconfig.ConfigError
             print(f"ftcost: {exc}", file=err)
             return 2
+        given_json = next((a for a in args if a.startswith("--json=")), None)
+        if given_json is not None:
+            print(f'ftcost: --json takes no value ("{given_json[:40]}"): write --json alone, '
+                  "e.g. ftcost --json 70b qlora 50M tokens h100", file=err)
+            return 2
         try:
-            args, framework = split_framework_option(args)
-            defaults = framework_defaults(
-                framework if framework is not None else os.environ.get(FRAMEWORK_ENV)
-            )
+            args, framework = split_framework_option(args)  # before --json: its value
+            as_json = "--json" in args
+            args = [a for a in args if a != "--json"]
+            defaults = _framework_defaults(framework, args)
         except FrameworkError as exc:
             print(f"ftcost: {exc}", file=err)
+            return 2
+        if not " ".join(args).strip() and config is None:
+            # `ftcost --json` alone (or only options): as bare `ftcost`, a usage error
+            print(USAGE + "\n" + terminal_service().answer("help").text, file=out)
             return 2
         typo = _own_option_typo(args)
         if typo:
@@ -433,6 +456,24 @@ def _main(args: list[str], out: TextIO, err: TextIO) -> int:
     except CatalogError as exc:
         print(f"ftcost: the catalog is broken: {exc}", file=err)
         return 2
+
+
+def _framework_defaults(option: str | None, words: list[str]) -> dict[str, object]:
+    """The defaults of ``--framework NAME``, else of ``FTCOST_FRAMEWORK`` (not read for a
+    listing, ``models`` or ``gpus``, which has no framework); a bad value of the variable
+    is refused naming it."""
+    if option is not None:
+        return framework_defaults(option)
+    value = os.environ.get(FRAMEWORK_ENV)
+    if value is None or is_command_word(" ".join(words)):
+        return {}
+    try:
+        return framework_defaults(value)
+    except FrameworkError as exc:
+        raise FrameworkError(
+            f"{FRAMEWORK_ENV}={exc.shown} is not a framework: set it to one of "
+            f"{exc.names} (or {exc.names_aside}), or unset it."
+        ) from None
 
 
 OWN_OPTIONS: Final = ("--json", "--chart", "--config", "--framework")

@@ -14,6 +14,7 @@ recolour, retitle or rewrite the terminal.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -24,6 +25,7 @@ from typing import Any, Final, TextIO, cast
 
 from adapters.argv import MissingValue, take_option
 from adapters.report import Report
+from catalog.echo import shown
 from engine import Request
 from engine.specs import Catalog
 
@@ -102,10 +104,19 @@ class OutputError(Exception):
 
 
 def _why(exc: BaseException | None) -> str:
-    """The reason a write failed, as the message gives it."""
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror  # "No space left on device"
-    return "the stream is closed"
+    """Why a write failed and what to do, as the message gives it."""
+    if isinstance(exc, UnicodeEncodeError):  # PYTHONIOENCODING=ascii, LANG=C on old systems
+        char = exc.object[exc.start:exc.end][:1]
+        return (
+            f"the output's encoding, {exc.encoding}, has no character U+{ord(char):04X} "
+            "that the answer uses. Use a UTF-8 terminal, or set PYTHONIOENCODING=utf-8 "
+            "(or LANG=C.UTF-8), and run the command again."
+        )
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "the stream is closed"
+    return (
+        f"{reason}. Send it to a terminal, a file or a pipe that can take it, and run the "
+        "command again."
+    )
 
 
 class _PrintableStream:
@@ -143,10 +154,7 @@ class _PrintableStream:
             return 0
         if isinstance(exc, BrokenPipeError):
             raise exc  # the reader went away: not an error to report
-        raise OutputError(
-            f"can't write the output: {_why(exc)}. Send it to a terminal, a file or a "
-            "pipe that can take it, and run the command again."
-        ) from exc
+        raise OutputError(f"can't write the output: {_why(exc)}") from exc
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -244,26 +252,70 @@ def check_chart_path(text: str, asked_by: str = CHART_OPTION) -> Path:
     ``asked_by``: how the user names the file (``--chart``; ``chart`` in a chat)."""
     if not text.strip():
         raise ChartPathError(f"{CHART_OPTION} needs a file name, e.g. {CHART_EXAMPLE}")
-    path = Path(text).expanduser()
+    if "\0" in text:  # a chat line can hold one; no file name can
+        raise ChartPathError(
+            f'Can\'t write the chart to "{shown(printable(text))}": a file name can\'t hold '
+            f"a NUL character; give a plain name (e.g. {asked_by} memory.png)."
+        )
+    path = _expanded(text, asked_by)
     if path.suffix.lower() != ".png":
         raise ChartPathError(
-            f'The chart is a PNG: "{text}" should end in .png (e.g. {asked_by} memory.png).'
+            f'The chart is a PNG: "{shown(text)}" should end in .png (e.g. {asked_by} '
+            "memory.png)."
         )
+    try:
+        _check_writable(path, text)
+    except OSError as exc:  # a name too long for the file system, a folder not searchable
+        raise ChartPathError(
+            f'Can\'t write the chart to "{shown(text)}": {path_problem(exc)} (e.g. '
+            f"{asked_by} memory.png)."
+        ) from None
+    return path
+
+
+def path_problem(exc: OSError) -> str:
+    """Why the file system refused a path, and what to give instead."""
+    if exc.errno == errno.ENAMETOOLONG:
+        return (
+            "the file name is too long (a name can have at most 255 bytes, a whole path "
+            "4,096); give a shorter name"
+        )
+    return f"{exc.strerror or type(exc).__name__}; give another file name"
+
+
+def _expanded(text: str, asked_by: str) -> Path:
+    """``text`` with a leading ``~`` or ``~user`` made that home folder. Raises
+    :class:`ChartPathError` when there is no such user (or no home folder is known)."""
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:  # "Could not determine home directory."
+        user = text[1:].split("/", 1)[0]
+        whose = f"there is no user {shown(user)}" if user else "your home folder is unknown"
+        raise ChartPathError(
+            f'Can\'t write the chart to "{shown(text)}": {whose} (a name after ~ is a '
+            f"user's home folder). Give a full path, e.g. {asked_by} /tmp/memory.png."
+        ) from None
+
+
+def _check_writable(path: Path, text: str) -> None:
+    """Raise :class:`ChartPathError` when ``path`` is a folder or its folder is missing,
+    a file or not writable; :class:`OSError` when the file system refuses to look."""
     if path.is_dir():
-        raise ChartPathError(f'"{text}" is a folder; give a file name such as {path / "m.png"}.')
+        raise ChartPathError(
+            f'"{shown(text)}" is a folder; give a file name such as {path / "m.png"}.'
+        )
     folder = path.parent if str(path.parent) else Path(".")
     if folder.exists() and not folder.is_dir():
-        raise ChartPathError(f'Can\'t write the chart to "{text}": "{folder}" is a file.')
+        raise ChartPathError(f'Can\'t write the chart to "{shown(text)}": "{folder}" is a file.')
     if not folder.is_dir():
         raise ChartPathError(
-            f'Can\'t write the chart to "{text}": the folder "{folder}" does not exist.'
+            f'Can\'t write the chart to "{shown(text)}": the folder "{folder}" does not exist.'
         )
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise ChartPathError(
-            f'Can\'t write the chart to "{text}": permission denied. Pick a folder you can '
-            "write to."
+            f'Can\'t write the chart to "{shown(text)}": permission denied. Pick a folder '
+            "you can write to."
         )
-    return path
 
 
 def save_chart(request: Request, catalog: Catalog | None, path: Path) -> str:
@@ -276,8 +328,8 @@ def save_chart(request: Request, catalog: Catalog | None, path: Path) -> str:
     png = render_png(data)
     try:
         path.write_bytes(png)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ChartPathError(f'Can\'t write the chart to "{path}": {reason}.') from exc
     width, height = chart_size(data)
     return f"chart: {path}, {width} x {height} px, {len(png) / 1024:.0f} KB"

@@ -215,7 +215,7 @@ def _not_in_catalog(said: str, name: str, size: str, example: str) -> QueryError
 
 # --- torchtune's configs -------------------------------------------------------------------------
 
-_TUNE_CONFIG: Final = re.compile(
+TUNE_CONFIG: Final = re.compile(
     r"^(?:.*/)?(?P<family>[a-z][a-z0-9-]*)/(?P<size>[0-9]+(?:\.[0-9]+)?b|mini|medium|small)"
     r"-(?P<rest>[a-z0-9-]+?)(?:\.ya?ml)?$"
 )
@@ -232,7 +232,7 @@ _CONFIG_REFUSED: Final = {"dpo": _DPO, "ppo": _RL, "grpo": _RL, "kd": _KD, "qat"
 def _tune_config(s: State, i: int) -> bool:
     """``llama3_1/8B_lora``: torchtune, the model, the method (and DoRA), and one card for
     a ``_single_device`` config. False when the word is not a config's name."""
-    match = _TUNE_CONFIG.match(s.low(i))
+    match = TUNE_CONFIG.match(s.low(i))
     if match is None or resolve_model(s.catalog, s.low(i)):
         return False
     parts = match["rest"].split("-")
@@ -291,7 +291,7 @@ def _config_key(s: State, i: int) -> int:
     if s.low(i) not in _CONFIG_KEYS:
         return 0
     nxt = s.low(i + 1)
-    if not (FILE_NAME.search(nxt) or _TUNE_CONFIG.match(nxt)):
+    if not (FILE_NAME.search(nxt) or TUNE_CONFIG.match(nxt)):
         return 0
     if s.low(i).startswith("deepspeed"):
         s.deepspeed = s.raw(i)

@@ -8,8 +8,7 @@ for its model id, the same channel defaults, the same report.
 
 from __future__ import annotations
 
-import os
-import stat
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,11 +27,28 @@ from engine.specs import Catalog
 CONFIG_EXAMPLE = "ftcost --config qlora.yml 20M tokens h100"
 
 
+MAX_WORDS_SET_ASIDE = 16
+"""Words in error :func:`_names_model` sets aside before it lets the words speak alone."""
+
+
 def _names_model(words: str, catalog: Catalog) -> bool:
-    try:
-        return "model" in parse_fields(words, catalog)
-    except QueryError:
-        return False  # the whole query's parse reports the word (or reads it from the Hub)
+    """Whether the user's ``words`` name a model themselves (then the config's is not put
+    in front of them). Words in error (a typo, two GPUs) are set aside to see what the
+    rest names: the parse then reports that error itself, never as a conflict with the
+    config's model. A word in error that may be a Hugging Face Hub id names a model (the
+    parse reads it from the Hub)."""
+    for _ in range(MAX_WORDS_SET_ASIDE):
+        try:
+            return "model" in parse_fields(words, catalog)
+        except QueryError as exc:
+            word = exc.word
+            if word is not None and looks_like_hub_id(word):
+                return True
+            rest = re.sub(rf"(?<!\S){re.escape(word or '')}(?!\S)", " ", words, count=1)
+            if not word or rest == words:
+                return True  # the words alone report their own error
+            words = rest
+    return True
 
 
 def _model_problem(ref: str, catalog: Catalog) -> str | None:
@@ -117,19 +133,10 @@ def split_config_option(args: list[str]) -> tuple[list[str], str | None]:
 def read_config_file(path: str) -> ConfigRead:
     """Read the config file at ``path``: at most ``MAX_CONFIG_BYTES`` are read, so a huge
     or endless file (``/dev/zero``, a pipe) is refused without loading it; the message
-    gives a regular file's size, or says "larger than 64 KB" where none is known."""
+    gives a regular file's size, or says "larger than 64 KB" where none is known. A name
+    the file system refuses, a folder, a named pipe no one writes to, a terminal and
+    ``-`` are refused too (:func:`adapters.trainconfig.files.config_bytes`)."""
     from adapters.trainconfig import read_config
-    from adapters.trainconfig.load import MAX_CONFIG_BYTES, too_large
+    from adapters.trainconfig.files import config_bytes
 
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-            if len(data) > MAX_CONFIG_BYTES:
-                size = os.fstat(handle.fileno())
-                regular = stat.S_ISREG(size.st_mode)
-                raise too_large(path, size.st_size if regular else None)
-    except IsADirectoryError as exc:
-        raise ConfigError(f"{path} is a folder; give the config file.") from exc
-    except OSError as exc:
-        raise ConfigError(f"can't read {path}: {exc.strerror or exc}.") from exc
-    return read_config(data, path)
+    return read_config(config_bytes(path), path)

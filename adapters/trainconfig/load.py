@@ -22,6 +22,7 @@ from typing import Any, Final
 
 import yaml
 
+from catalog import echo
 from catalog.safe_yaml import Refusal, YamlRefused, check_events
 
 MAX_CONFIG_BYTES: Final = 64 * 1024
@@ -89,7 +90,7 @@ def load(data: str | bytes, name: str = "the config") -> Document:
         check_events(text, max_depth=MAX_DEPTH, max_values=MAX_VALUES)
         # The events were checked (no aliases, bounded depth), so building the nodes
         # (recursive in PyYAML) stays shallow; RecursionError is caught all the same.
-        loader = yaml.SafeLoader(text)
+        loader = _Loader(text)
         try:
             node = loader.get_single_node()
             doc = loader.construct_document(node) if node is not None else None
@@ -97,6 +98,8 @@ def load(data: str | bytes, name: str = "the config") -> Document:
             loader.dispose()
     except YamlRefused as exc:
         raise _refusal(exc, name) from None
+    except _DuplicateKey as exc:
+        raise ConfigError(exc.message(name)) from None
     except yaml.YAMLError as exc:
         if _looks_like_toml(text):
             raise not_toml(name) from exc
@@ -122,6 +125,45 @@ def load(data: str | bytes, name: str = "the config") -> Document:
             f"{name} is not a mapping of settings (key: value); ftcost reads {FORMATS}."
         )
     return Document({_key(k): v for k, v in doc.items()}, _written(node, text))
+
+
+class _DuplicateKey(Exception):
+    """A mapping that names a key twice: each time as written, and its line (from 1)."""
+
+    def __init__(self, keys: tuple[str, str], lines: tuple[int, int]) -> None:
+        super().__init__(keys[1])
+        self.keys, self.lines = keys, lines
+
+    def message(self, name: str) -> str:
+        (first, second), (line, again) = self.keys, self.lines
+        said = (f"sets {second} twice (lines {line} and {again})" if first == second else
+                f"sets {first} (line {line}) and {second} (line {again}), one key as YAML "
+                "reads them")
+        return (f"{name} {said}, so one of them would be ignored: keep the one you mean "
+                "and delete the other.")
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that names a key twice (YAML's rule, which
+    PyYAML does not keep: the last value would silently win). JSON is read as YAML, so a
+    JSON object's repeated key is refused too."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
+                key_node, yaml.ScalarNode
+            ):
+                continue  # a merge key's values may be overridden; a complex key is refused
+            key = self.construct_object(key_node)  # a scalar: hashable
+            if key in seen:
+                first = seen[key]
+                raise _DuplicateKey(
+                    (echo.shown(first.value), echo.shown(key_node.value)),
+                    (first.start_mark.line + 1, key_node.start_mark.line + 1),
+                )
+            seen[key] = key_node
+        return super().construct_mapping(node, deep)
 
 
 _TOML_TABLE = re.compile(r"^\s*\[\[?[A-Za-z0-9_.\"' -]+\]\]?\s*(#.*)?$", re.MULTILINE)

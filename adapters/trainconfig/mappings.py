@@ -203,12 +203,33 @@ def attention(r: Reader, path: str, value: object) -> None:
                "FlashAttention assumed.")
 
 
+class _RepeatedKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's members, refusing a key given twice (JSON would keep the last)."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _RepeatedKey(key)
+        seen.add(key)
+    return dict(pairs)
+
+
 def deepspeed(r: Reader, path: str, value: object) -> None:
     """A DeepSpeed config: inline (a mapping, or JSON text) or a file path (not opened)."""
     expected = "a DeepSpeed JSON object or a file path"
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
-            value = json.loads(value)
+            value = json.loads(value, object_pairs_hook=_unique_keys)
+        except _RepeatedKey as exc:
+            raise ConfigError(
+                f"{r.format.label} config: {path} sets {shown(exc.key)} twice in its JSON, so "
+                "one of them would be ignored: keep the one you mean and delete the other."
+            ) from None
         except (ValueError, RecursionError) as exc:
             raise r.bad(path, value, expected) from exc
     if isinstance(value, dict):

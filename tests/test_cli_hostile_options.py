@@ -1,0 +1,113 @@
+"""ftcost's own options and its environment given wrongly: ``FTCOST_FRAMEWORK`` set to no
+framework, ``--framework`` followed by another option, ``--json=1``, a blank query. The
+message says what was wrong (naming the variable or the option) and how to say it right;
+exit 2."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from adapters.cli import main
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+# --- FTCOST_FRAMEWORK -----------------------------------------------------------------
+
+
+def test_a_bad_ftcost_framework_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FTCOST_FRAMEWORK", "xyz")
+
+    code, out, err = run("70b", "qlora", "50M", "tokens", "h100")
+
+    assert code == 2 and out == ""
+    assert err.startswith("ftcost: FTCOST_FRAMEWORK=xyz is not a framework: set it to one of ")
+    assert "hf" in err and "or unset it." in err
+
+
+@pytest.mark.parametrize("listing", ["models", "gpus", "cards"])
+def test_listings_do_not_read_ftcost_framework(
+    monkeypatch: pytest.MonkeyPatch, listing: str
+) -> None:
+    monkeypatch.setenv("FTCOST_FRAMEWORK", "xyz")
+
+    code, out, err = run(listing)
+
+    assert code == 0 and err == "" and out
+
+
+def test_a_json_listing_does_not_read_ftcost_framework(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FTCOST_FRAMEWORK", "xyz")
+
+    code, out, err = run("--json", "gpus")
+
+    assert code == 0 and err == "" and out.startswith("[")
+
+
+def test_the_framework_option_wins_over_a_bad_ftcost_framework(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FTCOST_FRAMEWORK", "xyz")
+
+    code, _, err = run("--framework", "hf", "8b", "lora")
+
+    assert code == 0, err
+
+
+def test_a_bad_framework_option_is_still_worded_as_the_option() -> None:
+    code, _, err = run("--framework", "xyz", "8b", "lora")
+
+    assert code == 2
+    assert err.startswith('ftcost: "xyz" is not a framework: say one of ')
+
+
+# --- options without the value they need, or with one they take none of -------------------
+
+
+def test_framework_followed_by_json_says_framework_needs_a_name() -> None:
+    code, _, err = run("--framework", "--json", "70b", "qlora", "h100")
+
+    assert code == 2
+    assert err == "ftcost: --framework needs a name, e.g. --framework hf\n"
+
+
+def test_chart_followed_by_json_says_chart_needs_a_file() -> None:
+    code, _, err = run("--chart", "--json", "70b", "qlora", "h100")
+
+    assert code == 2 and err.startswith("ftcost: --chart needs a file name")
+
+
+def test_json_with_a_value_says_json_takes_none() -> None:
+    code, _, err = run("--json=1", "70b", "qlora", "h100")
+
+    assert code == 2
+    assert err.startswith('ftcost: --json takes no value ("--json=1"): write --json alone')
+    assert "I don't know" not in err
+
+
+# --- a blank query is no query ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t"])
+def test_a_blank_query_is_a_usage_error_as_no_arguments_are(blank: str) -> None:
+    code, out, _ = run(blank)
+
+    assert code == 2 == run()[0]
+    assert out.startswith("usage: ftcost")
+
+
+def test_help_still_exits_0() -> None:
+    assert run("--help")[0] == 0
+    assert run("help")[0] == 0
+
+
+def test_json_alone_is_still_a_usage_error() -> None:
+    assert run("--json")[0] == 2
