@@ -35,6 +35,7 @@ from adapters.argv import MissingValue, take_option
 from adapters.help import EXAMPLES
 from adapters.report import hub_warnings
 from adapters.terminal import (
+    CHART_OPTION,
     ChartPathError,
     OutputError,
     check_chart_path,
@@ -49,6 +50,7 @@ from bot.channel_settings import SETTINGS, defaults_from, read_value
 from bot.replies import Reply, ReplyKind
 from bot.service import Service
 from bot.words import CHART_WORD, HELP_WORDS, is_command_word, normalized
+from catalog.echo import shown
 from catalog.hub.settings import HubSettings, HubSettingsError
 from catalog.loader import CatalogError
 from engine import Request
@@ -135,6 +137,9 @@ def split_framework_option(args: list[str]) -> tuple[list[str], str | None]:
         rest, values = take_option(args, FRAMEWORK_OPTION)
     except MissingValue:
         raise FrameworkError("--framework needs a name, e.g. --framework hf") from None
+    if len(set(values)) > 1:
+        named = ", ".join(f'"{shown(v, 40)}"' for v in values)
+        raise FrameworkError(f"--framework was given {len(values)} times ({named}); give it once.")
     return rest, values[-1] if values else None
 
 
@@ -209,6 +214,11 @@ def run_query(
         print(f"ftcost: {reply.text}", file=err)
         return error_status(reply)
     if reply.kind is not ReplyKind.ESTIMATE or reply.request is None:
+        if chart is not None:  # `models --chart m.png`: nothing to draw
+            print(f"ftcost: {CHART_OPTION} draws an estimate's memory; a listing has none. "
+                  f"Ask a question with it: ftcost 70b qlora h100 {CHART_OPTION} memory.png",
+                  file=err)
+            return 2
         listing = catalog_json(service, reply.kind) if as_json else None
         print(reply.text if listing is None else listing, file=out)  # models, gpus
         return 0
@@ -441,6 +451,9 @@ def _main(args: list[str], out: TextIO, err: TextIO) -> int:
         except FrameworkError as exc:
             print(f"ftcost: {exc}", file=err)
             return 2
+        if problem := _misplaced_words(args):
+            print(f"ftcost: {problem}", file=err)
+            return 2
         if not " ".join(args).strip() and config is None:
             # `ftcost --json` alone (or only options): as bare `ftcost`, a usage error
             print(USAGE + "\n" + terminal_service().answer("help").text, file=out)
@@ -456,6 +469,22 @@ def _main(args: list[str], out: TextIO, err: TextIO) -> int:
     except CatalogError as exc:
         print(f"ftcost: the catalog is broken: {exc}", file=err)
         return 2
+
+
+def _misplaced_words(args: list[str]) -> str | None:
+    """What is wrong with words that belong elsewhere, or None: ``chat`` left alone once
+    options were taken out (the chat takes none), and the chat's ``chart FILE.png`` in a
+    one-shot command (where the chart is the ``--chart`` option)."""
+    if args == ["chat"]:
+        return ("the chat takes no options: run ftcost chat alone, or ask one question "
+                "with them (ftcost --json 70b qlora 50M tokens h100).")
+    for k, word in enumerate(args[:-1]):
+        if word.lower() == CHART_WORD and args[k + 1].lower().endswith(".png"):
+            rest = " ".join(args[:k] + args[k + 2:])
+            return (f'"chart {shown(args[k + 1], 60)}" is how the chat asks for a chart; in '
+                    f"a one-shot command it is an option: ftcost {shown(rest, 300)} "
+                    f"{CHART_OPTION} {shown(args[k + 1], 300)}")
+    return None
 
 
 def _framework_defaults(option: str | None, words: list[str]) -> dict[str, object]:

@@ -6,6 +6,7 @@ exit 2."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +112,45 @@ def test_help_still_exits_0() -> None:
 
 def test_json_alone_is_still_a_usage_error() -> None:
     assert run("--json")[0] == 2
+
+
+# --- words and options in the wrong place -------------------------------------------------
+
+
+def test_a_framework_given_twice_differently_is_refused() -> None:
+    code, out, err = run("--framework", "xyz", "--framework", "hf", "8b", "lora")
+
+    assert code == 2 and out == ""
+    assert err == 'ftcost: --framework was given 2 times ("xyz", "hf"); give it once.\n'
+
+
+def test_the_same_framework_given_twice_is_read_once() -> None:
+    code, _, err = run("--framework", "hf", "--framework", "hf", "8b", "lora")
+
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("argv", [("--json", "chat"), ("chat", "--framework", "hf")])
+def test_the_chat_with_options_says_it_takes_none(argv: tuple[str, ...]) -> None:
+    code, out, err = run(*argv)
+
+    assert code == 2 and out == ""
+    assert err.startswith("ftcost: the chat takes no options: run ftcost chat alone")
+
+
+def test_a_chart_for_a_listing_says_a_listing_has_none(tmp_path: Path) -> None:
+    code, out, err = run("models", "--chart", str(tmp_path / "m.png"))
+
+    assert code == 2 and out == ""
+    assert "a listing has none" in err
+    assert not (tmp_path / "m.png").exists()
+
+
+def test_the_chats_chart_words_in_a_one_shot_command_point_to_the_option(
+    tmp_path: Path,
+) -> None:
+    png = str(tmp_path / "k.png")
+    code, out, err = run("70b", "qlora", "chart", png)
+
+    assert code == 2 and out == ""
+    assert f"it is an option: ftcost 70b qlora --chart {png}" in err
