@@ -131,6 +131,22 @@ def test_zero3_on_a_slow_link_is_bound_by_communication(catalog: Catalog) -> Non
     assert rate(catalog, method="full", card=slow, count=4, stage=Sharding.ZERO3) < 0.5 * fast
 
 
+def test_checkpointing_never_shortens_a_communication_bound_accumulating_step(
+    catalog: Catalog,
+) -> None:
+    """The step's last reduction overlaps only the link's idle time in the backward: more
+    compute under a busy link (FSDP's gathers) must not hide more of it."""
+    hours = []
+    for ckpt in (False, True):
+        request = Request(model="llama-3.2-1b", method="full", seq_len=256, grad_accum=8,
+                          sharding="fsdp", gpu="l4", gpu_count=4, dataset_tokens=1_000_000,
+                          grad_checkpointing=ckpt)
+        timed = estimate(request, catalog).options[0].timing
+        assert timed.gpu_hours is not None
+        hours.append(timed.gpu_hours)
+    assert hours[1] >= hours[0]
+
+
 def test_cpu_offload_adds_host_time_per_step(catalog: Catalog) -> None:
     on = rate(catalog, method="full", offload=True, count=2, stage=Sharding.ZERO3, micro_batch=4)
     off = rate(catalog, method="full", count=2, stage=Sharding.ZERO3, micro_batch=4)
