@@ -82,31 +82,18 @@ def test_a_typo_beside_a_model_is_reported_as_the_typo(qlora_yml: Path) -> None:
     assert FALSE_CONFLICT not in err
 
 
-def test_two_gpus_beside_a_model_are_reported_as_their_own_conflict(qlora_yml: Path) -> None:
-    code, err = with_config(qlora_yml, "70b h100 a100")
-
-    assert code == 2
-    assert '"a100" conflicts with "h100": both set the GPU' in err
-    assert FALSE_CONFLICT not in err
-
-
-def test_two_frameworks_beside_a_model_are_reported_as_their_own_conflict(
-    qlora_yml: Path,
+@pytest.mark.parametrize(("words", "conflict"), [
+    ("70b h100 a100", '"a100" conflicts with "h100": both set the GPU'),
+    ("70b hf unsloth", '"unsloth" conflicts with "hf": both set the framework'),
+    ("70b seq 4k seq 8k", '"seq 8k" conflicts with "seq 4k": both set the sequence length'),
+], ids=["two gpus", "two frameworks", "two sequence lengths"])
+def test_two_values_beside_a_model_are_reported_as_their_own_conflict(
+    qlora_yml: Path, words: str, conflict: str
 ) -> None:
-    code, err = with_config(qlora_yml, "70b hf unsloth")
+    code, err = with_config(qlora_yml, words)
 
     assert code == 2
-    assert '"unsloth" conflicts with "hf": both set the framework' in err
-    assert FALSE_CONFLICT not in err
-
-
-def test_two_sequence_lengths_beside_a_model_are_reported_as_their_own_conflict(
-    qlora_yml: Path,
-) -> None:
-    code, err = with_config(qlora_yml, "70b seq 4k seq 8k")
-
-    assert code == 2
-    assert '"seq 8k" conflicts with "seq 4k": both set the sequence length' in err
+    assert conflict in err
     assert FALSE_CONFLICT not in err
 
 
