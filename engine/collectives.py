@@ -121,6 +121,11 @@ class DataParallelTime:
     """Seconds once per optimizer step (reductions deferred to the window's end)."""
     shards: int
     """Ranks the sharded state spreads over (one shard group's under ``hsdp``)."""
+    link_busy_s: float = 0.0
+    """Seconds of each micro-batch that the link carrying :attr:`per_step_s` already
+    spends on :attr:`per_micro_s` (FSDP's gathers before its deferred reduce-scatter);
+    0 where the per-step traffic has a link of its own (``hsdp``'s replicas across
+    nodes) or there is none per micro-batch (DDP)."""
 
 
 def data_parallel_seconds(
@@ -159,7 +164,9 @@ def data_parallel_seconds(
             # One rank of each group per ring: a card per node, on its own NIC.
             across = link_bytes_per_s(gpu, replicas, nodes_for(count, nodes, per_node))
             step += 2 * grad_bytes / shards * (replicas - 1) / replicas / across
-        return DataParallelTime(micro, step, shards)
+        # The replicas' all-reduce crosses nodes on the NICs, which the group's gathers
+        # within its node do not use.
+        return DataParallelTime(micro, step, shards, 0.0 if replicas > 1 else micro)
     share = (ranks - 1) / ranks
     link = link_bytes_per_s(gpu, ranks, nodes_for(count, nodes, per_node))
     if stage.shards_weights:
@@ -169,11 +176,12 @@ def data_parallel_seconds(
         reduce = grad_bytes * share / link
         micro = 2 * weight_bytes * share / link
         if stage.is_fsdp and accumulates:
-            return DataParallelTime(micro, reduce, ranks)
+            return DataParallelTime(micro, reduce, ranks, micro)
         return DataParallelTime(micro + reduce, 0.0, ranks)
     if stage is Sharding.ZERO2 and accumulates:
         # ZeRO-2 partitions the gradients, so it reduces them every micro-batch during
         # backward ([zero2-reduce]); the updated weights are gathered once per step.
-        return DataParallelTime(grad_bytes * share / link, grad_bytes * share / link, ranks)
+        reduce = grad_bytes * share / link
+        return DataParallelTime(reduce, reduce, ranks, reduce)
     # DDP all-reduce, or ZeRO-1/2 reduce-scatter + all-gather: 2x the gradients.
     return DataParallelTime(0.0, 2 * grad_bytes * share / link, ranks)

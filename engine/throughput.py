@@ -462,7 +462,7 @@ def step_time(
     # DDP reduces during the last micro-batch's backward (about 2/3 of its time), which
     # lasts as long as the micro-batch's kernels or, host-bound, their launches, less the
     # time the link already spends on that micro-batch's own traffic (FSDP's gathers).
-    idle_link = max(0.0, max(gpu_s, launch) - dp.per_micro_s)
+    idle_link = max(0.0, max(gpu_s, launch) - dp.link_busy_s)
     exposed = max(0.0, dp.per_step_s - idle_link * 2 / 3)
     return StepTime(
         compute_s=accum * gpu_s,
