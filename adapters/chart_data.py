@@ -158,6 +158,8 @@ def _plan(est: Estimate) -> tuple[str, ...]:
 
 def _bar_label(method: Method, request: Request) -> str:
     label = METHOD_LABELS[method]
+    if request.with_method(method).tensor_parallel != request.tensor_parallel:
+        label += ", no tp"  # as the what-if panel says it
     if method is request.effective_method:
         label += " (asked)" if request.method is not None else " (default)"
     return label
@@ -247,7 +249,8 @@ def chart_data(
         at_answer["gpu_count"] = None  # each method on its own fewest cards
     bars = []
     for method in Method:
-        variant = request.model_copy(update={"method": method, **at_answer})
+        # with_method: QLoRA runs without tensor parallelism (a 4-bit base is not split)
+        variant = request.with_method(method).model_copy(update=at_answer)
         est_m = est if method is request.effective_method else estimate(variant, catalog)
         memory = one_card_memory(variant, model).as_dict()
         bars.append(

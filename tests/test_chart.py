@@ -96,6 +96,18 @@ def test_a_limit_question_is_drawn_at_its_answer(catalog):
     assert f"{qlora.total:.1f}" in qlora.plan[-1]  # its label is its own bar's plan
 
 
+def test_a_tensor_parallel_chart_draws_qlora_without_tensor_parallelism(catalog):
+    request = parse_query("70b lora tp 2 8x h100 50M tokens", catalog)
+    est = estimate(request, catalog)
+
+    data = chart_data(request, catalog)
+
+    qlora = next(b for b in data.bars if b.method is Method.QLORA)
+    row = next(w for w in est.what_if if w.label == "QLoRA, no tp")
+    assert qlora.label == "QLoRA, no tp"
+    assert qlora.total == pytest.approx(row.per_gpu_gb)
+
+
 def test_a_fewest_cards_chart_gives_each_method_its_own_count(catalog):
     request = parse_query("70b full fewest cards on h100 50M tokens", catalog)
 
