@@ -86,6 +86,8 @@ CHART_IN_CHAT: Final = (
     'The chart is a PNG file here: say "chart memory.png" (after an estimate, or with a '
     "query: 70b qlora 50M tokens chart memory.png)."
 )
+CONFIG_EXTENSIONS: Final = (".yaml", ".yml", ".json", ".toml")
+"""A training config file's extensions: ``--config`` with one names a file to read."""
 FRAMEWORK_ENV: Final = "FTCOST_FRAMEWORK"
 FRAMEWORK_OPTION: Final = "--framework"
 QUIT_WORDS: Final = frozenset({"quit", "exit", ":q"})
@@ -369,7 +371,10 @@ def _names_a_recipe_config(value: str) -> bool:
     ``/tmp/run`` is still a file that could not be read."""
     from adapters.query.recipes import TUNE_CONFIG  # the query's own reading of the name
 
-    if os.path.splitext(value)[1] or not TUNE_CONFIG.match(value.lower().replace("_", "-")):
+    # The shape first: a size such as 1.5B (qwen2_5/1.5B_lora) is no file extension.
+    if not TUNE_CONFIG.match(value.lower().replace("_", "-")):
+        return False
+    if os.path.splitext(value)[1].lower() in CONFIG_EXTENSIONS:
         return False
     try:
         os.stat(value)

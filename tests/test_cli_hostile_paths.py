@@ -173,7 +173,7 @@ def test_a_pipe_that_stays_silent_is_given_up_on_after_the_wait_not_waited_on_fo
             silent.stdout.close()
 
     assert proc.returncode == 2
-    assert f"nothing more came through /dev/stdin in {PIPE_WAIT_S:.0f} s" in one_error_line(
+    assert f"nothing came through /dev/stdin in {PIPE_WAIT_S:.0f} s" in one_error_line(
         proc.stderr)
 
 
@@ -208,6 +208,13 @@ def test_a_torchtune_config_name_after_config_is_still_read_by_the_query() -> No
 
     assert code == 0, err
     assert "Llama 3.1 8B · LoRA" in out
+
+
+def test_a_torchtune_config_name_with_a_decimal_size_is_read_by_the_query() -> None:
+    code, out, err = run("--config", "qwen2_5/1.5B_lora_single_device", "h100")
+
+    assert code == 0, err
+    assert "Qwen2.5 1.5B · LoRA" in out
 
 
 def test_a_dash_for_standard_input_is_refused_saying_how_to_pipe_a_config() -> None:

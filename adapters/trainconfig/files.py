@@ -94,9 +94,12 @@ def _read(fd: int, name: str, regular: bool) -> bytes:
         except BlockingIOError:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
+                came = (f"{size:,} bytes came through {name}, then nothing more"
+                        if size else f"nothing came through {name}")
                 raise ConfigError(
-                    f"nothing more came through {name} in {PIPE_WAIT_S:.0f} s: give the "
-                    f"config file itself, or pipe it in as it is read ({PIPE_EXAMPLE})."
+                    f"{came} in {PIPE_WAIT_S:.0f} s, and it was never closed (a config is "
+                    "read once its writer ends): give the config file itself, or pipe it "
+                    f"in as it is read ({PIPE_EXAMPLE})."
                 ) from None
             continue
         except OSError as exc:
