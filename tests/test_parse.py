@@ -353,7 +353,8 @@ BAD: list[tuple[str, str, str]] = [
     ("8b lora 3 eopchs", "eopchs", 'did you mean "3 epochs"'),
     # a decimal comma is refused with the dotted form, not read as two numbers
     ("8b lora 0,5 epochs", "0,5", 'write a decimal with a dot, "0.5"'),
-    ("8b lora 1,5B tokens", "1,5", '"1.5"'),
+    ("8b lora 1,5B tokens", "1,5B", '"1.5B"'),
+    ("8b lora bs 4,8", "4,8", 'give one value at a time, e.g. "4"'),
     ("8b lora dropout 0,05", "0,05", '"0.05"'),
     ("8b lora lora_dropout=0,05", "0,05", '"0.05"'),
     ("8b $", "$", "needs a number"),

@@ -385,8 +385,10 @@ def _dangling(s: State, i: int) -> int:
         raise card
     if read_number(low) or COUNT_X_RE.match(low) or low in ("x", "*"):
         # "50M tokns": a unit's word misspelt right after the number
-        unit_typo = [w for w in suggest(s.low(i + 1), s.catalog) if w in ALL_UNITS][:1]
-        if unit_typo and s.low(i + 1) not in ALL_UNITS:
+        nxt = s.low(i + 1)  # not a plural's other form: "4 ranks" is no typo of "rank"
+        unit_typo = [w for w in suggest(nxt, s.catalog)
+                     if w in ALL_UNITS and nxt not in (w + "s", w[:-1])][:1]
+        if unit_typo and nxt not in ALL_UNITS:
             meant = f"{quoted(word)} {unit_typo[0]}"
             raise error(f'"{quoted(s.raw(i + 1))}" after "{quoted(word)}": did you mean '
                         f'"{meant}"?',

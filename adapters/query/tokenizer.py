@@ -33,6 +33,7 @@ from adapters.query.vocabulary import (
     SPELLED_SCALE,
     VARIANT_SUFFIXES,
 )
+from engine.request import Request
 from engine.specs import Catalog
 
 
@@ -120,22 +121,28 @@ def _split(text: str) -> list[tuple[str, str]]:
 
 
 def _refuse_decimal_comma(text: str) -> None:
-    """Raise a QueryError for a decimal comma (``0,5 epochs``, ``1,5B tokens``, ``dropout
-    0,05``), which the language does not read, with the dotted form, rather than split it
-    into two numbers. It counts as one when a scale letter is glued to it or a unit's
-    word is beside it; card ids (``--gpu_ids 0,1``, ``localhost:0,1``) have neither."""
+    """Raise a QueryError for a number with a comma that is no thousands separator beside
+    a unit (``0,5 epochs``, ``1,5B tokens``, ``dropout 0,05``, ``bs 4,8``), rather than
+    split it into two numbers: a decimal comma gets the dotted form, a list for a whole
+    number (``bs 4,8``) one value at a time. Card ids (``--gpu_ids 0,1``,
+    ``localhost:0,1``) have no unit beside them and pass."""
     words = re.split(r"[\s=]+", text)
     for k, word in enumerate(words):
         found = _DECIMAL_COMMA.fullmatch(word)
         if found is None:
             continue
         beside = (words[k - 1] if k else "", words[k + 1] if k + 1 < len(words) else "")
-        unit = any(w.lower().replace("_", "-").strip(",-") in ALL_UNITS for w in beside)
-        if found.group(3) or unit:
-            written = f"{found.group(1)},{found.group(2)}"
-            raise error(f'"{written}": write a decimal with a dot, "{found.group(1)}.'
-                        f'{found.group(2)}" (a comma separates thousands, as in 50,000,000).',
-                        written)
+        units = [ALL_UNITS[w] for w in (b.lower().replace("_", "-").strip(",-") for b in beside)
+                 if w in ALL_UNITS]
+        if not found.group(3) and not units:
+            continue
+        whole, part, scale = found.groups()
+        written = f"{whole},{part}{scale}"
+        if not scale and Request.model_fields[units[0].field].annotation is int:
+            raise error(f'"{written}": give one value at a time, e.g. "{whole}" (a comma '
+                        "separates thousands, as in 50,000,000).", written)
+        raise error(f'"{written}": write a decimal with a dot, "{whole}.{part}{scale}" (a '
+                    "comma separates thousands, as in 50,000,000).", written)
 
 
 def _split_words(text: str) -> list[tuple[str, str]]:
