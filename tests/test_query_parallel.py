@@ -467,3 +467,11 @@ def test_epochs_in_a_followup_on_a_moe_thread_are_epochs() -> None:
 def test_a_replicate_degree_with_a_count_names_the_replicas_as_nodes() -> None:
     # The shard group is count / degree on any card, a GH200 rented one to a machine too.
     assert fields("8b lora 16x gh200 dp-replicate 2")["nodes"] == 2
+
+
+def test_a_qlora_option_beside_tensor_parallel_words_is_refused_with_the_reason() -> None:
+    from adapters.query.parser import Said, parse_query
+
+    said = Said({"method": Method.QLORA}, {"method": "method"}, {"method": "method: qlora"})
+    with pytest.raises(QueryError, match='"tp 2": tensor parallelism over a 4-bit base'):
+        parse_query("70b tp 2 8x h100", None, said)

@@ -410,3 +410,21 @@ def test_a_largest_model_question_naming_a_model_searches_its_family(catalog: Ca
     asked = parse_query("largest model llama-3.1-8b qlora h100", catalog)
     answer = estimate(asked, catalog).request.model
     assert catalog.model(answer).family == catalog.model("llama-3.1-8b").family
+
+
+def test_a_limit_question_with_an_option_stating_its_value_is_refused(catalog: Catalog) -> None:
+    from adapters.query.errors import QueryError
+    from adapters.query.parser import Said, parse_query
+
+    said = Said({"seq_len": 4096}, {"seq_len": "seq"}, {"seq_len": "seq: 4096"})
+    with pytest.raises(QueryError, match='"seq: 4096" conflicts with "max seq"'):
+        parse_query("max seq 8b qlora rtx-4090", catalog, said)
+
+
+def test_a_followup_asking_a_limit_and_stating_its_value_is_refused(catalog: Catalog) -> None:
+    from adapters.query.errors import QueryError
+    from adapters.query.parser import apply_followup, parse_query
+
+    asked = parse_query("max seq 8b qlora rtx-4090", catalog)
+    with pytest.raises(QueryError, match='"seq 8k" conflicts with "max seq"'):
+        apply_followup(asked, "max seq seq 8k", catalog)

@@ -182,8 +182,11 @@ def parse_query(
     refuse_relative(state)
     refuse_asks(state, "8b lora 50M tokens under $500")
     pick, sources = state.model_pick, state.sources
-    check_solved_value(fields, sources, pick)
     merge_said(fields, said, sources)
+    check_solved_value(fields, sources, ModelPick.EXACT if "model" in said.fields else pick)
+    if said.fields:  # the options beside the words (Discord's), checked as the words are
+        check_tensor_parallel(fields, sources.get("tensor_parallel"))
+        check_context_parallel(fields, sources.get("context_parallel"))
     check_them(state, fields, None)
     if "model" in said.fields:
         pick = None  # the option named it
@@ -257,6 +260,8 @@ def apply_followup(
     check_them(state, changes, previous)
     if "model" in said.fields:
         pick = None
+    # "max seq seq 8k" in one follow-up (an option names its model exactly)
+    check_solved_value(changes, sources, ModelPick.EXACT if "model" in said.fields else pick)
     dora_is_lora(changes, sources, previous)
     if not changes and (free := says_only_what_costs_nothing(state)) is not None:
         raise error(
