@@ -130,7 +130,7 @@ def test_a_yaml_key_given_twice_is_refused_naming_the_key_and_both_lines(tmp_pat
     code, err = with_config(config, "h100")
 
     assert code == 2
-    assert f"sets adapter twice (lines {first} and {again})" in err
+    assert f"sets adapter twice (line {first} and line {again}) to different values" in err
     assert "keep the one you mean and delete the other" in err
 
 
@@ -153,7 +153,28 @@ def test_a_json_key_given_twice_is_refused(tmp_path: Path) -> None:
     code, err = with_config(config, "h100")
 
     assert code == 2
-    assert "sets per_device_train_batch_size twice (lines 2 and 3)" in err
+    assert "sets per_device_train_batch_size twice (line 2 and line 3)" in err
+
+
+def test_a_key_given_twice_on_one_json_line_is_placed_by_its_columns(tmp_path: Path) -> None:
+    config = tmp_path / "args.json"
+    config.write_text('{"model_name_or_path": "meta-llama/Llama-3.1-8B", '
+                      '"per_device_train_batch_size": 1, "per_device_train_batch_size": 4}\n')
+
+    code, err = with_config(config, "h100")
+
+    assert code == 2
+    assert "(line 1, column 51 and line 1, column 85)" in err
+
+
+def test_a_key_given_twice_with_the_same_value_is_read(tmp_path: Path) -> None:
+    config = tmp_path / "same.yml"
+    config.write_text(AXOLOTL_QLORA + "adapter: qlora\n")
+
+    code, out, err = run("--config", str(config), "h100")
+
+    assert code == 0, err
+    assert "QLoRA" in out
 
 
 def test_an_inline_deepspeed_json_key_given_twice_is_refused(tmp_path: Path) -> None:
@@ -175,6 +196,7 @@ def test_keys_yaml_reads_as_one_are_refused_naming_both_spellings(tmp_path: Path
     code, err = with_config(config, "h100")
 
     assert code == 2 and "sets 1 (line" in err and "and true (line" in err
+    assert "which are read as one key" in err
 
 
 def test_aliases_are_still_refused_before_duplicates_are_looked_for(tmp_path: Path) -> None:

@@ -130,17 +130,16 @@ def load(data: str | bytes, name: str = "the config") -> Document:
 class _DuplicateKey(Exception):
     """A mapping that names a key twice: each time as written, and its line (from 1)."""
 
-    def __init__(self, keys: tuple[str, str], lines: tuple[int, int]) -> None:
+    def __init__(self, keys: tuple[str, str], lines: tuple[str, str]) -> None:
         super().__init__(keys[1])
         self.keys, self.lines = keys, lines
 
     def message(self, name: str) -> str:
         (first, second), (line, again) = self.keys, self.lines
-        said = (f"sets {second} twice (lines {line} and {again})" if first == second else
-                f"sets {first} (line {line}) and {second} (line {again}), one key as YAML "
-                "reads them")
-        return (f"{name} {said}, so one of them would be ignored: keep the one you mean "
-                "and delete the other.")
+        said = (f"sets {second} twice ({line} and {again})" if first == second else
+                f"sets {first} ({line}) and {second} ({again}), which are read as one key")
+        return (f"{name} {said} to different values, so one of them would be ignored: keep "
+                "the one you mean and delete the other.")
 
 
 class _Loader(yaml.SafeLoader):
@@ -149,21 +148,35 @@ class _Loader(yaml.SafeLoader):
     JSON object's repeated key is refused too."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, yaml.Node] = {}
-        for key_node, _ in node.value:
+        seen: dict[Any, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
                 key_node, yaml.ScalarNode
             ):
                 continue  # a merge key's values may be overridden; a complex key is refused
             key = self.construct_object(key_node)  # a scalar: hashable
             if key in seen:
-                first = seen[key]
+                first, first_value = seen[key]
+                if self.construct_object(first_value, deep=True) == self.construct_object(
+                    value_node, deep=True
+                ):
+                    continue  # the same value twice (pasted configs repeat keys): harmless
                 raise _DuplicateKey(
                     (echo.shown(first.value), echo.shown(key_node.value)),
-                    (first.start_mark.line + 1, key_node.start_mark.line + 1),
+                    _where(first, key_node),
                 )
-            seen[key] = key_node
+            seen[key] = (key_node, value_node)
         return super().construct_mapping(node, deep)
+
+
+def _where(first: yaml.Node, again: yaml.Node) -> tuple[str, str]:
+    """Where two keys stand: ``line 3`` and ``line 9``, or with their columns where one
+    line holds both (a one-line JSON document)."""
+    one, two = first.start_mark, again.start_mark
+    if one.line == two.line:
+        return (f"line {one.line + 1}, column {one.column + 1}",
+                f"line {two.line + 1}, column {two.column + 1}")
+    return f"line {one.line + 1}", f"line {two.line + 1}"
 
 
 _TOML_TABLE = re.compile(r"^\s*\[\[?[A-Za-z0-9_.\"' -]+\]\]?\s*(#.*)?$", re.MULTILINE)

@@ -210,13 +210,14 @@ class _RepeatedKey(ValueError):
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object's members, refusing a key given twice (JSON would keep the last)."""
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
+    """A JSON object's members, refusing a key given twice with different values (JSON
+    would keep the last; the same value twice is harmless)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen and seen[key] != value:
             raise _RepeatedKey(key)
-        seen.add(key)
-    return dict(pairs)
+        seen[key] = value
+    return seen
 
 
 def deepspeed(r: Reader, path: str, value: object) -> None:
@@ -227,7 +228,8 @@ def deepspeed(r: Reader, path: str, value: object) -> None:
             value = json.loads(value, object_pairs_hook=_unique_keys)
         except _RepeatedKey as exc:
             raise ConfigError(
-                f"{r.format.label} config: {path} sets {shown(exc.key)} twice in its JSON, so "
+                f"{r.format.label} config: {path} sets {shown(exc.key)} twice in its JSON to "
+                "different values, so "
                 "one of them would be ignored: keep the one you mean and delete the other."
             ) from None
         except (ValueError, RecursionError) as exc:
