@@ -9,9 +9,11 @@ estimate (``benchmarks/engine.py``).
 
 :func:`record` therefore makes a plain slots dataclass at run time and tells the type
 checker it is frozen (PEP 681's ``dataclass_transform`` with ``frozen_default``). An
-assignment to a field anywhere in the project fails ``mypy``, which CI runs; a changed
-copy is made with ``dataclasses.replace``, as for a frozen dataclass. Records are not
-hashable (no frozen dataclass here is hashed).
+assignment to a field (``+=`` and nested ones included) fails ``mypy`` in the code it
+checks, which CI runs on ``engine/``, ``adapters/``, ``catalog/`` and ``bot/``; tests and
+benchmarks are not type-checked, and ``del`` of a field is not caught. A changed copy is
+made with ``dataclasses.replace``, as for a frozen dataclass. Records are not hashable
+(no record was hashed when they were frozen).
 """
 
 from __future__ import annotations
