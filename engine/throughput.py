@@ -83,6 +83,7 @@ from engine.constants import (
     FORWARD_SHARE,
     GB,
     GEMM_EFFICIENCY,
+    GPUS_PER_NODE,
     GRADIENT_READ_BYTES,
     HBM_FALLBACK_GBPS,
     HOST_LINK_GBPS,
@@ -565,9 +566,10 @@ def _optimizer_seconds(
         return step_bytes / share / hbm, 0.0
     shard = work.trainable_params / share
     host = HOST_LINK_GBPS * GB
-    # Gradients down and weights up (2 + 2 B); the node's CPUs step every local shard.
+    # Gradients down and weights up (2 + 2 B); the node's CPUs step every local shard, a
+    # host's at most GPUS_PER_NODE cards' (an NVL72 "node" of 72 has 36 Grace CPUs).
     per_param = work.fused_optimizer_bytes / max(work.trainable_params, 1.0)
-    cpu_bytes = per_param * shard * min(dp_ranks, gpu.gpus_per_node)
+    cpu_bytes = per_param * shard * min(dp_ranks, gpu.gpus_per_node, GPUS_PER_NODE)
     offload_s = 4.0 * shard / host + cpu_bytes / (HOST_MEMORY_GBPS * GB)
     if stage.shards_weights and work.offload_weights:
         offload_s += work.grad_accum * 2 * work.stored_weight_bytes / shards / host

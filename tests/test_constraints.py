@@ -77,7 +77,7 @@ def test_more_cards_are_used_to_meet_a_tight_deadline(catalog: Catalog) -> None:
 
 def test_nodes_cap_the_cards_tried(catalog: Catalog) -> None:
     est = ask(catalog, **EIGHT_B_FULL, budget_usd=50, nodes=1)
-    assert all(o.count <= GPUS_PER_NODE for o in est.options)
+    assert all(o.count <= o.gpu.gpus_per_node for o in est.options)
 
 
 def test_a_named_card_keeps_the_options_on_that_card(catalog: Catalog) -> None:

@@ -430,3 +430,19 @@ def test_a_faster_card_is_not_slower_when_the_host_bounds_the_micro_batch() -> N
         return estimate(parse_query(query)).options[0].timing.tokens_per_second or 0.0
 
     assert rate("b200") >= rate("h100-sxm")
+
+
+def test_gb200s_within_one_nvl72_rack_stay_on_nvlink(catalog: Catalog) -> None:
+    gb200 = catalog.gpus["gb200"]
+    assert gb200.gpus_per_node == 72
+    assert link_bytes_per_s(gb200, 16, nodes_for(16, None, gb200.gpus_per_node)) == (
+        gb200.link_gbps * 1e9
+    )
+    walls = []
+    for count in (8, 16):
+        request = Request(model="qwen3-30b-a3b", method="full", sharding="zero3", seq_len=512,
+                          dataset_tokens=10**9, gpu="gb200", gpu_count=count)
+        wall = estimate(request, catalog).options[0].timing.wall_hours
+        assert wall is not None
+        walls.append(wall)
+    assert walls[1] < 0.6 * walls[0]
