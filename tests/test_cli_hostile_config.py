@@ -144,27 +144,24 @@ def test_a_nested_key_given_twice_is_refused(tmp_path: Path) -> None:
     assert code == 2 and "sets stage twice" in err
 
 
-def test_a_json_key_given_twice_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("text", "where"), [
+    ('{"model_name_or_path": "meta-llama/Llama-3.1-8B",\n'
+     ' "per_device_train_batch_size": 1,\n'
+     ' "per_device_train_batch_size": 4}\n', "(line 2 and line 3)"),
+    ('{"model_name_or_path": "meta-llama/Llama-3.1-8B", '
+     '"per_device_train_batch_size": 1, "per_device_train_batch_size": 4}\n',
+     "(line 1, column 51 and line 1, column 85)"),
+], ids=["on two lines", "on one line, by its columns"])
+def test_a_json_key_given_twice_is_refused_saying_where(
+    tmp_path: Path, text: str, where: str
+) -> None:
     config = tmp_path / "args.json"
-    config.write_text('{"model_name_or_path": "meta-llama/Llama-3.1-8B",\n'
-                      ' "per_device_train_batch_size": 1,\n'
-                      ' "per_device_train_batch_size": 4}\n')
+    config.write_text(text)
 
     code, err = with_config(config, "h100")
 
     assert code == 2
-    assert "sets per_device_train_batch_size twice (line 2 and line 3)" in err
-
-
-def test_a_key_given_twice_on_one_json_line_is_placed_by_its_columns(tmp_path: Path) -> None:
-    config = tmp_path / "args.json"
-    config.write_text('{"model_name_or_path": "meta-llama/Llama-3.1-8B", '
-                      '"per_device_train_batch_size": 1, "per_device_train_batch_size": 4}\n')
-
-    code, err = with_config(config, "h100")
-
-    assert code == 2
-    assert "(line 1, column 51 and line 1, column 85)" in err
+    assert f"sets per_device_train_batch_size twice {where}" in err
 
 
 def test_a_key_given_twice_with_the_same_value_is_read(tmp_path: Path) -> None:
