@@ -19,7 +19,6 @@ HTTP client is imported only when a query names a Hub model. docs/cli.md has the
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import difflib
 import json
@@ -51,6 +50,7 @@ from bot.replies import Reply, ReplyKind
 from bot.service import Service
 from bot.words import CHART_WORD, HELP_WORDS, is_command_word, normalized
 from catalog.echo import shown
+from catalog.hub import needs_hub
 from catalog.hub.settings import HubSettings, HubSettingsError
 from catalog.loader import CatalogError
 from engine import Request
@@ -152,14 +152,24 @@ def ask(
     defaults: dict[str, object] | None = None,
 ) -> Reply:
     """The service's answer to ``text`` (a follow-up of ``previous`` when given), with
-    any Hub model resolved first; ``defaults`` fill fields the words leave unsaid."""
+    any Hub model resolved first; ``defaults`` fill fields the words leave unsaid. Without
+    a Hub model it is answered in this thread (:meth:`Service.answer_offline`): asyncio,
+    imported only for the Hub, is a sixth of the command's start-up."""
+    reply = service.answer_offline(text, previous, defaults)
+    if reply is not None:
+        return reply
+    import asyncio
+
     return asyncio.run(service.answer_async(text, previous, defaults=defaults))
 
 
 def draw_chart(service: Service, request: Request, path: Path) -> str:
     """Write the memory chart of ``request`` to ``path``; the line saying where."""
-    catalog = asyncio.run(service.catalog_with(request))
-    return save_chart(request, catalog, path)
+    if needs_hub(request.model, service.catalog) is None:
+        return save_chart(request, service.catalog_for(), path)
+    import asyncio  # a Hub model's chart: its architecture from the Hub (usually cached)
+
+    return save_chart(request, asyncio.run(service.catalog_with(request)), path)
 
 
 def estimate_json(reply: Reply) -> str:
@@ -204,6 +214,8 @@ def run_query(
     ``--framework``) fill what the words leave unsaid."""
     service = service or terminal_service()
     if config is not None:
+        import asyncio  # a config may name a Hub model
+
         from bot.config_questions import answer_config  # only --config reads configs
 
         reply = asyncio.run(answer_config(service, config, " ".join(words)))

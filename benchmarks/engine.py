@@ -7,7 +7,8 @@ Prints:
   estimate (cProfile), which the machine's load does not move;
 * whole-process time of `ftcost --json 70b qlora 50M tokens h100` as a ratio to
   `python -c "import pydantic, yaml"` measured in the same run (target: <= 3);
-* whether the CLI imported any Slack or Discord module, or aiohttp, redis or matplotlib
+* whether the CLI imported any Slack or Discord module, or aiohttp, redis, matplotlib or
+  asyncio
   (it must not: the terminal goes through the shared Service, which loads them lazily).
 
 Run: python benchmarks/engine.py [--seconds N]
@@ -109,7 +110,7 @@ def cli_imports_platforms() -> list[str]:
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    main(['--json', '70b', 'qlora', '50M', 'tokens', 'h100'])\n"
         "print(','.join(m for m in sys.modules if m.split('.')[0] in "
-        "('slack_bolt', 'slack_sdk', 'discord', 'aiohttp', 'redis', 'matplotlib')"
+        "('slack_bolt', 'slack_sdk', 'discord', 'aiohttp', 'redis', 'matplotlib', 'asyncio')"
         " or m.startswith(('adapters.slack', 'adapters.discord'))))\n"
     )
     out = subprocess.run(

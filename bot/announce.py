@@ -32,6 +32,7 @@ from typing import Protocol
 
 from adapters.formats import METHOD_LABELS, fmt_money, fmt_tokens
 from adapters.parse import parse_query
+from bot.clock import Clock
 from bot.price_store import (
     FINAL_STATES,
     PRICE_ANNOUNCE_LOCK,
@@ -40,7 +41,6 @@ from bot.price_store import (
     PriceStore,
     Subscription,
 )
-from bot.scheduler import Clock
 from catalog.price_snapshot import PriceChoice, PriceSnapshot
 from catalog.prices import effective_prices, price_changes, priced_catalog
 from engine import Request, estimate

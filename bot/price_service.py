@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from bot.clock import Clock
 from bot.price_commands import (
     CommandError,
     PricesView,
@@ -19,7 +20,6 @@ from bot.price_commands import (
 from bot.price_store import PriceStore, Subscription, UnreadableRecord, warn_unreadable
 from bot.price_words import price_command
 from bot.prices import PriceBook
-from bot.scheduler import Clock
 from catalog.echo import shown
 from engine.specs import Catalog
 

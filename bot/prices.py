@@ -39,10 +39,10 @@ from datetime import UTC, datetime
 from pydantic import Field, ValidationError, field_validator
 
 from bot.announce import Fanout, FanoutResult, Poster, Target, plan_announcement
+from bot.clock import Clock
 from bot.cron import DEFAULT_SCHEDULE, CronSchedule
 from bot.metrics import record_announcement, record_refresh_run, record_refresh_source
 from bot.price_store import PRICE_REFRESH_LOCK, PriceStore, StoredSnapshot
-from bot.scheduler import Clock
 from catalog.price_snapshot import PriceSnapshot
 from catalog.price_sources import PriceSettings, refresh_prices
 from catalog.prices import priced_catalog

@@ -34,6 +34,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.announce import Poster
+from bot.clock import Clock, SystemClock
 from bot.config import Config
 from bot.cron import CronSchedule
 from bot.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -42,7 +43,7 @@ from bot.platform_api import PlatformRunner, PlatformStartError
 from bot.price_store import PRICE_ANNOUNCE_LOCK, PRICE_REFRESH_LOCK
 from bot.prices import Fetch, PriceBook, PriceJob
 from bot.ratelimit import RateLimiter
-from bot.scheduler import Clock, Scheduler, SystemClock
+from bot.scheduler import Scheduler
 from bot.service import Service
 from bot.store import Store
 from bot.store_factory import open_store_from

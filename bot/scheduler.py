@@ -15,47 +15,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
-from typing import Protocol
+from datetime import datetime
 
+from bot.clock import Clock
 from bot.cron import CronSchedule
 
 log = logging.getLogger("ftcost.scheduler")
 
-MAX_SLEEP_S = 300.0
-"""The system clock re-reads the time at least this often while waiting (the wall clock
-may jump: suspend, NTP)."""
-
-
-class Clock(Protocol):
-    """Where time comes from. All times are aware UTC datetimes."""
-
-    def now(self) -> datetime: ...
-
-    def time(self) -> float:
-        """Epoch seconds (for stores that stamp records)."""
-        ...
-
-    async def sleep_until(self, when: datetime) -> None: ...
-
-    async def sleep(self, seconds: float) -> None: ...
-
-
-class SystemClock:
-    """The real clock."""
-
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-    def time(self) -> float:
-        return self.now().timestamp()
-
-    async def sleep_until(self, when: datetime) -> None:
-        while (left := (when - self.now()).total_seconds()) > 0:
-            await asyncio.sleep(min(left, MAX_SLEEP_S))
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(max(0.0, seconds))
 
 
 Job = Callable[[datetime], Awaitable[object]]

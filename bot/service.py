@@ -25,7 +25,6 @@ backend and no metrics library.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import dataclasses
@@ -38,6 +37,7 @@ from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.report import build_report
 from bot.ask import Ask, RequestBuilder
 from bot.channel_settings import ChannelSettings, is_settings_command, with_defaults
+from bot.clock import Clock, SystemClock
 from bot.price_words import price_command
 from bot.ratelimit import RateLimiter, limited_message
 from bot.replies import (
@@ -49,7 +49,6 @@ from bot.replies import (
     request_from_json,
     request_to_compact_json,
 )
-from bot.scheduler import Clock, SystemClock
 from bot.store_types import StoreUnavailable, ThreadContext, ThreadKey, count_unavailable
 from bot.turns import ThreadTurns
 from bot.words import (
@@ -214,6 +213,8 @@ class Service:
         worker threads."""
         if self._executor is None:
             return fn(*args)
+        import asyncio  # here, not at the top: the terminal answers without an event loop
+
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
     def close(self) -> None:
@@ -395,6 +396,23 @@ class Service:
         if ref is None:
             return self.catalog_for(workspace)
         return self.with_models([await self.hub.resolve(ref)]).catalog_for(workspace)
+
+    def answer_offline(
+        self, text: str, previous: Request | None = None,
+        defaults: Mapping[str, object] | None = None,
+    ) -> Reply | None:
+        """:meth:`answer_async`'s reply where it needs no Hub model (none in ``previous``,
+        no ``org/name`` word the catalog lacks), computed without an event loop; None
+        where the Hub must be asked first (then call :meth:`answer_async`). The terminal
+        answers most questions this way and never imports asyncio for them."""
+        if previous is not None and needs_hub(previous.model, self.catalog) is not None:
+            return None
+        reply = self.answer(text, previous, None, defaults)
+        if reply.kind is ReplyKind.ERROR and hub_ref_for_word(
+            reply.word, self.catalog_for()
+        ) is not None:
+            return None
+        return reply
 
     async def answer_async(
         self, text: str, previous: Request | None = None, workspace: str | None = None,

@@ -15,7 +15,6 @@ the thread stays held past ``TURN_WAIT_S`` (a replica that died mid-turn holds i
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import uuid
@@ -25,6 +24,8 @@ from typing import TYPE_CHECKING
 from bot.store_types import StoreUnavailable, ThreadKey, count_unavailable
 
 if TYPE_CHECKING:
+    import asyncio
+
     from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -46,11 +47,14 @@ class ThreadTurns:
         self,
         store: Store | None,
         *,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
         wait_s: float = TURN_WAIT_S,
     ) -> None:
         self.store = store
         self._sleep = sleep
+        """How a held thread is waited on: ``asyncio.sleep`` when None. asyncio is imported
+        only inside the turns, which run in an event loop: the Service that holds this is
+        also the terminal's, which answers without one (``bot.clock``)."""
         self._wait_s = wait_s
         self._local: dict[ThreadKey, tuple[asyncio.Lock, list[int]]] = {}
         """Threads a reply is being answered in here, with their waiters."""
@@ -62,6 +66,8 @@ class ThreadTurns:
     @contextlib.asynccontextmanager
     async def turn(self, key: ThreadKey) -> AsyncIterator[None]:
         """Hold thread ``key`` while one reply in it is answered (module docstring)."""
+        import asyncio
+
         entry = self._local.setdefault(key, (asyncio.Lock(), [0]))
         entry[1][0] += 1
         try:
@@ -103,6 +109,11 @@ class ThreadTurns:
             if waited >= self._wait_s:
                 log.warning("thread %s still held after %.0f s: answering anyway", name, waited)
                 return False
-            await self._sleep(pause)
+            if self._sleep is None:
+                import asyncio
+
+                await asyncio.sleep(pause)
+            else:
+                await self._sleep(pause)
             waited += pause
             pause = min(pause * 2, TURN_POLL_S[1])

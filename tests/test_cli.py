@@ -193,3 +193,12 @@ def test_a_terminal_query_loads_no_store_and_no_metrics_library() -> None:
                                     "bot.metrics", "prometheus_client"))
 
     assert loaded == []
+
+
+def test_a_terminal_query_on_a_catalog_model_runs_without_an_event_loop() -> None:
+    """asyncio (with ssl and the socket layer) is a sixth of the command's start-up: only a
+    Hub model's query imports it (``Service.answer_offline``)."""
+    query = ("import io; from adapters.cli import main; "
+             "main(['70b', 'qlora', '50M', 'tokens', 'h100'], io.StringIO(), io.StringIO())")
+
+    assert modules_loaded(query, ("asyncio",)) == []
