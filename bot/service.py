@@ -326,7 +326,10 @@ class Service:
             else:
                 apply_followup(previous, words, catalog)
         except QueryError as err:
-            return hub_ref_for_word(err.word, catalog) is not None
+            try:
+                return hub_ref_for_word(err.word, catalog) is not None
+            except HubError:  # org/name@ with a malformed revision: answered with why
+                return True
         return True
 
     def answer_without_context(
@@ -408,11 +411,13 @@ class Service:
         if previous is not None and needs_hub(previous.model, self.catalog) is not None:
             return None
         reply = self.answer(text, previous, None, defaults)
-        if reply.kind is ReplyKind.ERROR and hub_ref_for_word(
-            reply.word, self.catalog_for()
-        ) is not None:
+        if reply.kind is not ReplyKind.ERROR:
+            return reply
+        try:
+            hub_word = hub_ref_for_word(reply.word, self.catalog_for()) is not None
+        except HubError:  # a malformed org/name@rev: answer_async words the refusal
             return None
-        return reply
+        return None if hub_word else reply
 
     async def answer_async(
         self, text: str, previous: Request | None = None, workspace: str | None = None,

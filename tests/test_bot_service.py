@@ -236,6 +236,12 @@ def test_a_thread_message_for_the_bot_reads_as_a_question(service, text):
     assert service.reads_as_question(text, parse_query("8b lora 20M tokens"))
 
 
+@pytest.mark.parametrize("text", ["o/n@", "what if org/x@v..1"])
+def test_a_malformed_hub_revision_in_a_thread_reads_as_a_question(service, text):
+    """It is answered with what is malformed, rather than raising out of the handler."""
+    assert service.reads_as_question(text, parse_query("8b lora 20M tokens"))
+
+
 @pytest.mark.parametrize("text", ["nice", "thanks!", "ok cool, looks good"])
 def test_thread_chatter_does_not_read_as_a_question(service, text):
     assert not service.reads_as_question(text, parse_query("8b lora 20M tokens"))

@@ -148,3 +148,17 @@ def test_a_catalog_query_does_not_import_aiohttp():
              "main(['8b', 'lora'], io.StringIO(), io.StringIO())")
 
     assert modules_loaded(query, ("aiohttp",)) == []
+
+
+@pytest.mark.parametrize(("word", "said"), [
+    ("o/n@", "nothing follows it"),
+    ("org/name@v..1", '"v..1" is not one'),
+])
+def test_a_malformed_hub_revision_exits_2_with_the_message_and_no_traceback(
+    word: str, said: str
+) -> None:
+    code, out, err = run(word, "lora", "h100")
+
+    assert code == 2 and out == ""
+    assert err.startswith(f'ftcost: "{word}": after "@" comes a branch, tag or commit')
+    assert said in err and "Traceback" not in err

@@ -72,7 +72,7 @@ class HubRef:
                 HubErrorKind.BAD_REF,
                 f'"{_show(raw)}": after "@" comes a branch, tag or commit of {repo} '
                 f"(e.g. {repo}@main or {repo}@<40-hex commit>); "
-                f'"{_show(revision) or "nothing"}" is not one.',
+                + (f'"{_show(revision)}" is not one.' if revision else "nothing follows it."),
                 raw,
             )
         return cls(repo, revision, explicit_revision=True)
