@@ -402,6 +402,20 @@ def test_error_quotes_the_word_as_typed() -> None:
     assert '"H1000"' in str(caught.value)
 
 
+@pytest.mark.parametrize("text", ["8b lora ½M tokens", "8b lora ⅓ epochs", "8b lora ①x h100"])
+def test_a_fraction_or_circled_digit_is_refused_asking_for_the_number_written_out(
+    text: str,
+) -> None:
+    with pytest.raises(QueryError, match="is not a digit I read: write the number out"):
+        parse_query(text, CAT)
+
+
+def test_a_byte_that_is_not_utf8_is_named_as_such() -> None:
+    undecoded = b"8b lora \xff".decode("utf-8", "surrogateescape")  # as argv passes it on
+    with pytest.raises(QueryError, match=r"a byte that is not UTF-8 text \(0xFF\)"):
+        parse_query(undecoded, CAT)
+
+
 def test_query_error_is_a_value_error() -> None:
     assert issubclass(QueryError, ValueError)
 

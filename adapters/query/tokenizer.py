@@ -65,12 +65,17 @@ def _clean(text: object) -> str:
         )
     for char in text:
         category = unicodedata.category(char)
+        if 0xDC80 <= ord(char) <= 0xDCFF:  # a byte a terminal passed on undecoded
+            byte = ord(char) - 0xDC00
+            raise error(f"That query holds a byte that is not UTF-8 text (0x{byte:02X}): type "
+                        "it again as plain text.")
         if category in ("Cc", "Cs") and char not in "\t\n\r":
             raise error(f"That query contains a control character (U+{ord(char):04X}).")
-        if category == "No" and unicodedata.normalize("NFKC", char).isdigit():
-            # NFKC would make "10²" read 102 and "½" read 1/2: a digit that is not one
+        if category == "No" and unicodedata.numeric(char, None) is not None:
+            # NFKC would make "10²" read 102 and "½" read 1⁄2: a digit that is not one
             raise error(f'"{char}" is not a digit I read: write the number out (`10² tokens` '
-                        "as `100 tokens`, `1e2 tokens`).", example="8b lora 100M tokens")
+                        "as `100 tokens`, `½M tokens` as `0.5M tokens`).",
+                        example="8b lora 100M tokens")
     text = "".join(c for c in text if unicodedata.category(c) != "Cf")
     return unicodedata.normalize("NFKC", text).replace("×", "x")
 
