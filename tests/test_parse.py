@@ -7,6 +7,7 @@ not depend on how far the shipped YAML files have been filled; a few run against
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -414,6 +415,12 @@ def test_a_byte_that_is_not_utf8_is_named_as_such() -> None:
     undecoded = b"8b lora \xff".decode("utf-8", "surrogateescape")  # as argv passes it on
     with pytest.raises(QueryError, match=r"a byte that is not UTF-8 text \(0xFF\)"):
         parse_query(undecoded, CAT)
+
+
+def test_too_many_samples_name_the_samples_and_length_said_not_a_product() -> None:
+    said = "1,000,000,000,000 samples of 4,000,000 tokens is 4e+18 tokens: the token count"
+    with pytest.raises(QueryError, match=re.escape(said)):
+        parse_query("8b lora 1e12 samples of 4m tokens", CAT)
 
 
 def test_query_error_is_a_value_error() -> None:

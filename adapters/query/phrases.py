@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from adapters.query.errors import error, quoted
-from adapters.query.fields import FIELDS
+from adapters.query.fields import FIELDS, range_text
 from adapters.query.numbers import (
     ALL_UNITS,
     COUNT_RE,
@@ -24,7 +24,7 @@ from adapters.query.numbers import (
 )
 from adapters.query.state import State
 from adapters.query.vocabulary import FOUR_BIT_WORDS
-from engine.constants import GPUS_PER_NODE
+from engine.constants import GPUS_PER_NODE, MAX_DATASET_TOKENS
 from engine.request import Framework, Method, Precision, Sharding, Solve
 from engine.specs import Catalog
 
@@ -361,6 +361,10 @@ def check_samples(fields: dict[str, object], strict: bool) -> None:
         if "dataset_tokens" in fields and fields["dataset_tokens"] != count * length:
             raise error("Give the dataset either as tokens or as samples of a length, not "
                         "both.", None, example=FIELDS["samples"].example)
+        if count * length > MAX_DATASET_TOKENS:  # named as said, not as a product never typed
+            raise error(f"{count:,} samples of {length:,} tokens is {count * length:.3g} "
+                        f"tokens: the token count must be {range_text('dataset_tokens')}.",
+                        None, example=FIELDS["samples"].example)
         fields["dataset_tokens"] = count * length
     elif strict and count is not None:
         raise error(
