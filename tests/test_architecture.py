@@ -22,7 +22,7 @@ PACKAGES = ("engine", "catalog", "adapters", "bot")
 PLATFORMS = {
     "slack": ("adapters.slack",),
     "discord": ("adapters.discord",),
-    "terminal": ("adapters.cli", "adapters.terminal"),
+    "terminal": ("adapters.cli", "adapters.terminal", "adapters.launch"),
 }
 """Each front end's modules (a prefix covers a package)."""
 ROOT_MODULES = ("bot.runtime", "bot.__main__")

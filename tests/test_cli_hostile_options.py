@@ -6,6 +6,8 @@ exit 2."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,22 @@ def test_the_chats_chart_words_in_a_one_shot_command_point_to_the_option(
 
     assert code == 2 and out == ""
     assert f"it is an option: ftcost 70b qlora --chart {png}" in err
+
+
+def test_ctrl_c_while_the_command_is_still_loading_exits_130_without_a_traceback() -> None:
+    """A KeyboardInterrupt raised inside the import of the terminal front end (as Ctrl-C
+    in its first few hundred milliseconds raises one) goes through the real entry point."""
+    interrupt_the_import = (
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'adapters.cli':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "from adapters.launch import main\n"
+        "sys.exit(main())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", interrupt_the_import], capture_output=True,
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "")
