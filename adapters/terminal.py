@@ -332,4 +332,6 @@ def save_chart(request: Request, catalog: Catalog | None, path: Path) -> str:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ChartPathError(f'Can\'t write the chart to "{path}": {reason}.') from exc
     width, height = chart_size(data)
-    return f"chart: {path}, {width} x {height} px, {len(png) / 1024:.0f} KB"
+    # A name holding bytes that are not UTF-8 is shown escaped (\xff), as it is on disk.
+    shown_path = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return f"chart: {shown_path}, {width} x {height} px, {len(png) / 1024:.0f} KB"

@@ -34,6 +34,16 @@ def test_chart_option_writes_a_png_and_says_where(tmp_path: Path):
     assert f"chart: {target}, 1600 x 900 px" in out
 
 
+def test_a_chart_name_with_a_byte_that_is_not_utf8_is_said_escaped(tmp_path: Path):
+    name = b"\xff.png".decode("utf-8", "surrogateescape")  # as argv passes the byte on
+
+    code, out, err = run("8b", "lora", "--chart", str(tmp_path / name))
+
+    assert code == 0, err
+    assert (tmp_path / name).exists()
+    assert f"chart: {tmp_path}/\\xff.png, " in out
+
+
 def test_chart_option_with_equals_sign_and_json_keeps_stdout_pure_json(tmp_path: Path):
     target = tmp_path / "m.png"
 
