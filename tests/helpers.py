@@ -16,6 +16,47 @@ if TYPE_CHECKING:
     from adapters.parse import QueryError
 
 
+AXOLOTL_QLORA = """\
+# axolotl examples/llama-3/qlora.yml
+base_model: meta-llama/Meta-Llama-3.1-8B
+model_type: AutoModelForCausalLM
+tokenizer_type: AutoTokenizer
+
+load_in_8bit: false
+load_in_4bit: true
+
+datasets:
+  - path: tatsu-lab/alpaca
+    type: alpaca
+val_set_size: 0.05
+output_dir: ./outputs/qlora-out
+
+adapter: qlora
+sequence_len: 4096
+sample_packing: true
+pad_to_sequence_len: true
+
+lora_r: 32
+lora_alpha: 16
+lora_dropout: 0.05
+lora_target_linear: true
+
+gradient_accumulation_steps: 4
+micro_batch_size: 2
+num_epochs: 4
+optimizer: paged_adamw_32bit
+lr_scheduler: cosine
+learning_rate: 0.0002
+
+bf16: auto
+tf32: false
+gradient_checkpointing: true
+flash_attention: true
+"""
+"""An axolotl QLoRA config as its examples write one (Llama 3.1 8B, 4,096 tokens)."""
+
+
+
 def gpu(gpu_id: str, memory_gb: float, **fields: Any) -> GpuSpec:
     base: dict[str, Any] = {
         "id": gpu_id,

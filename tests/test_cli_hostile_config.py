@@ -11,44 +11,8 @@ from pathlib import Path
 import pytest
 
 from adapters.cli import main
+from tests.helpers import AXOLOTL_QLORA
 
-AXOLOTL_QLORA = """\
-# axolotl examples/llama-3/qlora.yml
-base_model: meta-llama/Meta-Llama-3.1-8B
-model_type: AutoModelForCausalLM
-tokenizer_type: AutoTokenizer
-
-load_in_8bit: false
-load_in_4bit: true
-
-datasets:
-  - path: tatsu-lab/alpaca
-    type: alpaca
-val_set_size: 0.05
-output_dir: ./outputs/qlora-out
-
-adapter: qlora
-sequence_len: 4096
-sample_packing: true
-pad_to_sequence_len: true
-
-lora_r: 32
-lora_alpha: 16
-lora_dropout: 0.05
-lora_target_linear: true
-
-gradient_accumulation_steps: 4
-micro_batch_size: 2
-num_epochs: 4
-optimizer: paged_adamw_32bit
-lr_scheduler: cosine
-learning_rate: 0.0002
-
-bf16: auto
-tf32: false
-gradient_checkpointing: true
-flash_attention: true
-"""
 FALSE_CONFLICT = 'conflicts with "meta-llama/Meta-Llama-3.1-8B"'
 
 

@@ -16,28 +16,10 @@ import pytest
 
 from adapters.cli import chat, main
 from adapters.trainconfig.files import PIPE_WAIT_S
+from tests.helpers import AXOLOTL_QLORA
 
 LONG_NAME = "a" * 300
 """A file name over the 255 bytes a Linux file system allows (ENAMETOOLONG)."""
-
-AXOLOTL_QLORA = """\
-base_model: meta-llama/Meta-Llama-3.1-8B
-model_type: AutoModelForCausalLM
-load_in_4bit: true
-adapter: qlora
-sequence_len: 4096
-lora_r: 32
-lora_alpha: 16
-lora_target_linear: true
-micro_batch_size: 2
-gradient_accumulation_steps: 4
-num_epochs: 4
-optimizer: paged_adamw_32bit
-bf16: auto
-gradient_checkpointing: true
-flash_attention: true
-"""
-
 
 def run(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
