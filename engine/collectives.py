@@ -78,6 +78,16 @@ def nodes_for(count: int, nodes: int | None = None, per_node: int = GPUS_PER_NOD
     return least
 
 
+def group_nodes(size: int, count: int, per_node: int) -> int:
+    """Nodes the worst of the ``count / size`` groups of ``size`` consecutive cards (a
+    tensor-parallel group, a context-parallel ring) spans on nodes of ``per_node``: one
+    where groups tile the nodes, two where one straddles a boundary (72-card GB200 racks
+    with groups of 16), more for a group past one node."""
+    if size >= per_node:
+        return nodes_for(size, None, per_node)
+    return 2 if count > per_node and per_node % size else 1
+
+
 def link_bytes_per_s(gpu: GpuSpec, count: int, nodes: int) -> float:
     """Per-GPU bandwidth of a ring collective among ``count`` ranks spread evenly over
     ``nodes`` nodes, bytes/s: the card's own link inside a node (halved without

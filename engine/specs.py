@@ -207,6 +207,13 @@ class GpuSpec(BaseModel):
         return label_capacity_gb(self.memory_gb)
 
     @property
+    def host_cards(self) -> int:
+        """Cards one host's CPUs and memory serve (an offloaded optimizer's, the host RAM
+        it needs): the node's, at most ``GPUS_PER_NODE`` (an NVL72 "node" of 72 GB200s is
+        18 trays with 36 Grace CPUs)."""
+        return min(self.gpus_per_node, GPUS_PER_NODE)
+
+    @property
     def train_tflops(self) -> float:
         """Dense BF16 TFLOPs, or dense FP16 on cards without BF16."""
         return self.bf16_tflops if self.bf16 and self.bf16_tflops else self.fp16_tflops

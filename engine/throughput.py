@@ -67,8 +67,8 @@ from engine.architecture import Architecture
 from engine.collectives import (
     cp_comm_bytes,
     data_parallel_seconds,
+    group_nodes,
     link_bytes_per_s,
-    nodes_for,
     tp_comm_bytes,
 )
 from engine.constants import (
@@ -83,7 +83,6 @@ from engine.constants import (
     FORWARD_SHARE,
     GB,
     GEMM_EFFICIENCY,
-    GPUS_PER_NODE,
     GRADIENT_READ_BYTES,
     HBM_FALLBACK_GBPS,
     HOST_LINK_GBPS,
@@ -449,7 +448,7 @@ def step_time(
     gpu_s, attention_s, launch = _kernel_seconds(work, gpu, stage, tuning, hbm)
     micro = max(gpu_s, launch)
     if tp > 1 or work.cp_comm_bytes:
-        micro += _model_parallel_seconds(work, gpu, attention_s)
+        micro += _model_parallel_seconds(work, gpu, attention_s, count)
     dp = data_parallel_seconds(
         gpu, count, stage, tp=tp, weight_bytes=work.stored_weight_bytes,
         grad_bytes=work.grad_bytes,
@@ -533,18 +532,21 @@ def seconds_per_token_floor(work: Workload, gpu: GpuSpec, stage: Sharding) -> fl
     return micro * work.tensor_parallel * work.context_parallel / work.tokens
 
 
-def _model_parallel_seconds(work: Workload, gpu: GpuSpec, attention_s: float) -> float:
+def _model_parallel_seconds(
+    work: Workload, gpu: GpuSpec, attention_s: float, count: int
+) -> float:
     """What one micro-batch waits on its tensor-parallel collectives and, beyond
     attention's own ``attention_s`` (which the ring's passes overlap), its
-    context-parallel ring; 0 without either."""
+    context-parallel ring; 0 without either. Every group waits for the slowest: one that
+    crosses a node boundary of the ``count`` cards (:func:`group_nodes`) sets the pace."""
     tp, per_node = work.tensor_parallel, gpu.gpus_per_node
     waited = 0.0
     if tp > 1:
-        group_nodes = nodes_for(tp, per_node=per_node)  # past one node's cards only
-        waited += work.tp_comm_bytes / link_bytes_per_s(gpu, tp, group_nodes)
+        spans = group_nodes(tp, count, per_node)
+        waited += work.tp_comm_bytes / link_bytes_per_s(gpu, tp, spans)
     if work.cp_comm_bytes:
         ring = tp * work.context_parallel
-        ring_link = link_bytes_per_s(gpu, ring, nodes_for(ring, None, per_node))
+        ring_link = link_bytes_per_s(gpu, ring, group_nodes(ring, count, per_node))
         waited += max(0.0, work.cp_comm_bytes / ring_link - attention_s)
     return waited
 
@@ -566,10 +568,9 @@ def _optimizer_seconds(
         return step_bytes / share / hbm, 0.0
     shard = work.trainable_params / share
     host = HOST_LINK_GBPS * GB
-    # Gradients down and weights up (2 + 2 B); the node's CPUs step every local shard, a
-    # host's at most GPUS_PER_NODE cards' (an NVL72 "node" of 72 has 36 Grace CPUs).
+    # Gradients down and weights up (2 + 2 B); a host's CPUs step its cards' shards.
     per_param = work.fused_optimizer_bytes / max(work.trainable_params, 1.0)
-    cpu_bytes = per_param * shard * min(dp_ranks, gpu.gpus_per_node, GPUS_PER_NODE)
+    cpu_bytes = per_param * shard * min(dp_ranks, gpu.host_cards)
     offload_s = 4.0 * shard / host + cpu_bytes / (HOST_MEMORY_GBPS * GB)
     if stage.shards_weights and work.offload_weights:
         offload_s += work.grad_accum * 2 * work.stored_weight_bytes / shards / host

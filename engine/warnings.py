@@ -13,7 +13,7 @@ from collections.abc import Callable
 from engine.accuracy import uncertainty
 from engine.activations import logits_bytes_per_token
 from engine.card_tips import card_tips
-from engine.collectives import link_bytes_per_s, named_node_cards, nodes_for
+from engine.collectives import group_nodes, link_bytes_per_s, named_node_cards, nodes_for
 from engine.compute import uses_flat_rule
 from engine.constants import (
     COMM_WARNING_SHARE,
@@ -180,11 +180,11 @@ def _host_memory(ctx: Context) -> str | None:
     stage = Sharding.ZERO3 if r.sharding is Sharding.AUTO else r.sharding
     host = ctx.footprint.offloaded_gb(stage)
     count = lead.count if lead is not None else 1
-    nodes = nodes_for(count, r.nodes, lead.gpu.gpus_per_node if lead else GPUS_PER_NODE)
+    hosts = nodes_for(count, r.nodes, lead.gpu.host_cards if lead else GPUS_PER_NODE)
     return (
         f"CPU offload{'' if r.offload_weights else ' of the optimizer'} needs about "
-        f"{_gb(host)} GB of host memory in total: {_gb(host / nodes)} GB of RAM on each "
-        f"of {nodes} node(s), plus pinned buffers; each step moves gradients and weights "
+        f"{_gb(host)} GB of host memory in total: {_gb(host / hosts)} GB of RAM on each "
+        f"of {hosts} host(s), plus pinned buffers; each step moves gradients and weights "
         "over PCIe."
     )
 
@@ -348,11 +348,18 @@ def _tensor_parallel_warnings(ctx: Context) -> list[str]:
     per_node = named_node_cards(r) or (
         lead.gpu.gpus_per_node if lead is not None else GPUS_PER_NODE
     )
+    count = lead.count if lead is not None else degree
     if degree > per_node:
         out.append(
             f"Tensor parallel {degree} spans nodes ({per_node} card{'s' if per_node > 1 else ''}"
             " each): every layer's "
             "collectives cross the network. Keep it within one node and shard data over nodes."
+        )
+    elif group_nodes(degree, count, per_node) > 1:
+        out.append(
+            f"Tensor parallel {degree} does not divide a node's {per_node} cards: some groups "
+            "straddle two nodes, and their collectives cross the network (counted), setting "
+            "every group's pace. Pick a degree that divides the node."
         )
     return out
 

@@ -149,3 +149,11 @@ def test_thousands_of_nodes_named_do_not_widen_the_search_past_the_sizer() -> No
 
 def test_cards_rented_one_to_a_machine_count_in_nodes_of_one() -> None:
     assert counts(3, 12, per_node=1) == list(range(3, 13))
+
+
+def test_nodes_of_a_named_card_are_its_machines(catalog: Catalog) -> None:
+    from adapters.parse import parse_query
+
+    assert parse_query("70b full gb200 2 nodes", catalog).gpu_count == 144  # NVL72 racks
+    assert parse_query("70b full gh200 2 nodes", catalog).gpu_count == 2  # one per machine
+    assert parse_query("70b full h100 2 nodes", catalog).gpu_count == 16

@@ -87,3 +87,17 @@ def test_a_deepspeed_config_with_offload_param_moves_the_weights() -> None:
         '"offload_param": {"device": "cpu"}}}\n'
     )
     assert config.fields["offload"] is True and config.fields["offload_weights"] is True
+
+
+def test_the_host_memory_of_an_offloaded_rack_is_spread_over_its_hosts(
+    catalog: Catalog,
+) -> None:
+    """An NVL72 "node" of 72 GB200s is many hosts: the RAM asked for is per host of at most
+    eight cards, as the offloaded step is timed (``GpuSpec.host_cards``)."""
+    from engine import estimate
+
+    est = estimate(Request(model="llama-3.1-70b", method="full", sharding="zero3", offload=True,
+                           dataset_tokens=10**9, gpu="gb200", gpu_count=64), catalog)
+    line = next(w for w in est.warnings if w.startswith("CPU offload"))
+    assert "on each of 8 host(s)" in line
+    assert catalog.gpus["gb200"].host_cards == 8

@@ -418,7 +418,7 @@ def test_a_byte_that_is_not_utf8_is_named_as_such() -> None:
 
 
 def test_too_many_samples_name_the_samples_and_length_said_not_a_product() -> None:
-    said = "1,000,000,000,000 samples of 4,000,000 tokens is 4e+18 tokens: the token count"
+    said = "1,000,000,000,000 samples of 4,000,000 tokens is 4e+06T tokens: the token count"
     with pytest.raises(QueryError, match=re.escape(said)):
         parse_query("8b lora 1e12 samples of 4m tokens", CAT)
 

@@ -446,3 +446,22 @@ def test_gb200s_within_one_nvl72_rack_stay_on_nvlink(catalog: Catalog) -> None:
         assert wall is not None
         walls.append(wall)
     assert walls[1] < 0.6 * walls[0]
+
+
+def test_a_tensor_parallel_group_straddling_two_racks_is_timed_across_them(
+    catalog: Catalog,
+) -> None:
+    """72-card GB200 racks hold 4.5 groups of 16: one group crosses the network, and every
+    group waits for it; groups of 8 tile the racks and stay on NVLink."""
+    def hours(tp: int) -> float:
+        request = Request(model="llama-3.1-70b", method="full", tensor_parallel=tp,
+                          dataset_tokens=10**9, gpu="gb200", gpu_count=144)
+        timed = estimate(request, catalog).options[0].timing.gpu_hours
+        assert timed is not None
+        return timed
+
+    from engine.collectives import group_nodes
+
+    assert (group_nodes(16, 144, 72), group_nodes(8, 144, 72), group_nodes(16, 64, 72)) == (
+        2, 1, 1)
+    assert hours(16) > hours(8)

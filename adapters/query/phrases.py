@@ -304,8 +304,10 @@ def check_nodes(s: State) -> None:
             s.set("gpu_count", count * node_count, s.sources.pop("gpu_count"))
             count = s.fields["gpu_count"]
     if isinstance(node_count, int) and count is None:
-        # "2 nodes" alone: whole nodes of GPUS_PER_NODE cards, as clusters are rented.
-        count = node_count * GPUS_PER_NODE
+        # "2 nodes" alone: whole nodes, as clusters are rented, of the named card's size
+        # (8 cards; an NVL72 rack of GB200s, 72; GH200, 1), else of GPUS_PER_NODE.
+        card = s.catalog.gpus.get(str(s.fields.get("gpu")))
+        count = node_count * (card.gpus_per_node if card is not None else GPUS_PER_NODE)
         s.set("gpu_count", count, s.sources["nodes"])
     if isinstance(count, int) and isinstance(node_count, int) and count % node_count:
         raise error(
@@ -362,8 +364,9 @@ def check_samples(fields: dict[str, object], strict: bool) -> None:
             raise error("Give the dataset either as tokens or as samples of a length, not "
                         "both.", None, example=FIELDS["samples"].example)
         if count * length > MAX_DATASET_TOKENS:  # named as said, not as a product never typed
-            raise error(f"{count:,} samples of {length:,} tokens is {count * length:.3g} "
-                        f"tokens: the token count must be {range_text('dataset_tokens')}.",
+            total = FIELDS["dataset_tokens"].show(count * length)
+            raise error(f"{count:,} samples of {length:,} tokens is {total} tokens: the token "
+                        f"count must be {range_text('dataset_tokens')}.",
                         None, example=FIELDS["samples"].example)
         fields["dataset_tokens"] = count * length
     elif strict and count is not None:
