@@ -260,17 +260,23 @@ def check_chart_path(text: str, asked_by: str = CHART_OPTION) -> Path:
     path = _expanded(text, asked_by)
     if path.suffix.lower() != ".png":
         raise ChartPathError(
-            f'The chart is a PNG: "{shown(text)}" should end in .png (e.g. {asked_by} '
+            f'The chart is a PNG: "{shown(as_typed(text))}" should end in .png (e.g. {asked_by} '
             "memory.png)."
         )
     try:
         _check_writable(path, text)
     except OSError as exc:  # a name too long for the file system, a folder not searchable
         raise ChartPathError(
-            f'Can\'t write the chart to "{shown(text)}": {path_problem(exc)} (e.g. '
+            f'Can\'t write the chart to "{shown(as_typed(text))}": {path_problem(exc)} (e.g. '
             f"{asked_by} memory.png)."
         ) from None
     return path
+
+
+def as_typed(path: str | Path) -> str:
+    """A file name as a message says it: a byte that is not UTF-8 (passed on undecoded by
+    the terminal) escaped as ``\\xff``, as the name is on disk, rather than dropped."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def path_problem(exc: OSError) -> str:
@@ -292,7 +298,7 @@ def _expanded(text: str, asked_by: str) -> Path:
         user = text[1:].split("/", 1)[0]
         whose = f"there is no user {shown(user)}" if user else "your home folder is unknown"
         raise ChartPathError(
-            f'Can\'t write the chart to "{shown(text)}": {whose} (a name after ~ is a '
+            f'Can\'t write the chart to "{shown(as_typed(text))}": {whose} (a name after ~ is a '
             f"user's home folder). Give a full path, e.g. {asked_by} /tmp/memory.png."
         ) from None
 
@@ -300,21 +306,21 @@ def _expanded(text: str, asked_by: str) -> Path:
 def _check_writable(path: Path, text: str) -> None:
     """Raise :class:`ChartPathError` when ``path`` is a folder or its folder is missing,
     a file or not writable; :class:`OSError` when the file system refuses to look."""
+    said = shown(as_typed(text))
     if path.is_dir():
-        raise ChartPathError(
-            f'"{shown(text)}" is a folder; give a file name such as {path / "m.png"}.'
-        )
+        raise ChartPathError(f'"{said}" is a folder; give a file name such as {path / "m.png"}.')
     folder = path.parent if str(path.parent) else Path(".")
+    where = as_typed(folder)
     if folder.exists() and not folder.is_dir():
-        raise ChartPathError(f'Can\'t write the chart to "{shown(text)}": "{folder}" is a file.')
+        raise ChartPathError(f'Can\'t write the chart to "{said}": "{where}" is a file.')
     if not folder.is_dir():
         raise ChartPathError(
-            f'Can\'t write the chart to "{shown(text)}": the folder "{folder}" does not exist.'
+            f'Can\'t write the chart to "{said}": the folder "{where}" does not exist.'
         )
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise ChartPathError(
-            f'Can\'t write the chart to "{shown(text)}": permission denied. Pick a folder '
-            "you can write to."
+            f'Can\'t write the chart to "{said}": permission denied. Pick a folder you can '
+            "write to."
         )
 
 
@@ -332,6 +338,4 @@ def save_chart(request: Request, catalog: Catalog | None, path: Path) -> str:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ChartPathError(f'Can\'t write the chart to "{path}": {reason}.') from exc
     width, height = chart_size(data)
-    # A name holding bytes that are not UTF-8 is shown escaped (\xff), as it is on disk.
-    shown_path = os.fsencode(path).decode("utf-8", "backslashreplace")
-    return f"chart: {shown_path}, {width} x {height} px, {len(png) / 1024:.0f} KB"
+    return f"chart: {as_typed(path)}, {width} x {height} px, {len(png) / 1024:.0f} KB"

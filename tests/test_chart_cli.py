@@ -44,6 +44,15 @@ def test_a_chart_name_with_a_byte_that_is_not_utf8_is_said_escaped(tmp_path: Pat
     assert f"chart: {tmp_path}/\\xff.png, " in out
 
 
+def test_a_refused_chart_name_with_a_byte_that_is_not_utf8_is_said_escaped(tmp_path: Path):
+    name = b"\xffa.txt".decode("utf-8", "surrogateescape")
+
+    code, _, err = run("8b", "lora", "--chart", str(tmp_path / name))
+
+    assert code == 2
+    assert f'"{tmp_path}/\\xffa.txt" should end in .png' in err
+
+
 def test_chart_option_with_equals_sign_and_json_keeps_stdout_pure_json(tmp_path: Path):
     target = tmp_path / "m.png"
 
