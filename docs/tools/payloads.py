@@ -51,7 +51,7 @@ Platform = Literal["slack", "discord"]
 
 
 class FixedClock:
-    """A :class:`bot.scheduler.Clock` that always says :data:`NOW`."""
+    """A :class:`bot.clock.Clock` that always says :data:`NOW`."""
 
     def now(self) -> datetime:
         return NOW
