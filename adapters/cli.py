@@ -191,16 +191,17 @@ def error_status(reply: Reply) -> int:
     return 1 if reply.retry else 2
 
 
-def catalog_json(service: Service, kind: ReplyKind) -> str | None:
+def catalog_json(service: Service, reply: Reply) -> str:
     """``--json models`` / ``--json gpus``: the catalog entries as JSON (the cards with the
-    prices the listing shows); None for other replies (help)."""
-    if kind is ReplyKind.MODELS:
+    prices the listing shows); any other reply without an estimate (``help``) as
+    ``{"kind": ..., "text": ...}``, so stdout stays one JSON document."""
+    if reply.kind is ReplyKind.MODELS:
         entries = [m.model_dump(mode="json") for m in service.catalog.models.values()]
-    elif kind is ReplyKind.GPUS:
+    elif reply.kind is ReplyKind.GPUS:
         priced = service.catalog_for(None)
         entries = [g.model_dump(mode="json") for g in priced.gpus.values()]
     else:
-        return None
+        return json.dumps({"kind": reply.kind.value, "text": reply.text}, indent=2)
     return json.dumps(entries, indent=2)
 
 
@@ -233,8 +234,7 @@ def run_query(
                   f"Ask a question with it: ftcost 70b qlora h100 {CHART_OPTION} memory.png",
                   file=err)
             return 2
-        listing = catalog_json(service, reply.kind) if as_json else None
-        print(reply.text if listing is None else listing, file=out)  # models, gpus
+        print(catalog_json(service, reply) if as_json else reply.text, file=out)
         return 0
     text = estimate_json(reply) if as_json else report_text(reply, out)
     if as_json and config is not None:

@@ -6,6 +6,7 @@ exit 2."""
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -175,3 +176,11 @@ def test_ctrl_c_while_the_command_is_still_loading_exits_130_without_a_traceback
                           text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
 
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "")
+
+
+def test_help_with_json_is_one_json_document() -> None:
+    code, out, err = run("--json", "help")
+
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["kind"] == "help" and "70b qlora 50M tokens h100" in doc["text"]
