@@ -36,6 +36,11 @@ class Verdict:
     retry_after_s: float
     """Seconds until the window resets (0 when allowed)."""
 
+    def first_refused(self, per_minute: int) -> bool:
+        """Whether this is the first command refused in its window: the one whose asker
+        is told, so a flood of messages is not answered by a flood of notices."""
+        return not self.allowed and self.count <= per_minute + 1
+
 
 class RateLimiter:
     """``await limiter.check("slack", "U123")`` -> :class:`Verdict`.

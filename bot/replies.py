@@ -114,6 +114,10 @@ class Reply:
     """For ``estimate`` replies: what the engine computed (``report`` is its wording)."""
     retry: bool = False
     """For ``error`` replies: the cause is temporary (the Hub timed out or is down)."""
+    quiet: bool = False
+    """For ``limited`` replies: the asker was already told in this window. A front end
+    answering a message (mention, thread reply) posts nothing; a slash command or a
+    button, which the asker is waiting on, still answers privately."""
 
     @property
     def is_public(self) -> bool:

@@ -447,7 +447,8 @@ class Service:
     # -- with the store ---------------------------------------------------------------------
     async def admit(self, platform: str, user: str | None) -> Reply | None:
         """None when ``user`` may run a command now; otherwise the polite refusal (a
-        :attr:`ReplyKind.LIMITED` reply, for the asker only)."""
+        :attr:`ReplyKind.LIMITED` reply, for the asker only), :attr:`Reply.quiet` after
+        the first one of the window."""
         if self.limiter is None:
             return None
         verdict = await self.limiter.check(platform, user)
@@ -457,6 +458,7 @@ class Service:
             ReplyKind.LIMITED,
             text=limited_message(verdict, self.limiter.per_minute),
             title="One moment",
+            quiet=not verdict.first_refused(self.limiter.per_minute),
         )
 
     async def thread(self, key: ThreadKey | None) -> ThreadContext | None:

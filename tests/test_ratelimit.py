@@ -117,6 +117,27 @@ async def test_service_answers_a_limited_user_privately(store):
     assert "limit" in second.text
 
 
+async def test_only_the_first_refusal_of_a_window_is_told(store):
+    limiter = RateLimiter(store, per_minute=1, clock=Clock())
+    service = Service(store, limiter=limiter)
+    ctx = Context("slack", channel="C1", user="U1")
+    replies = [await service.handle("help", ctx) for _ in range(4)]
+    refused = [r for r in replies if r is not None and r.kind is ReplyKind.LIMITED]
+    assert [r.quiet for r in refused] == [False, True, True]
+
+
+async def test_a_new_window_tells_its_first_refusal_again(store, clock):
+    limiter = RateLimiter(store, per_minute=1, clock=clock)
+    service = Service(store, limiter=limiter)
+    ctx = Context("slack", channel="C1", user="U1")
+    for _ in range(3):
+        await service.handle("help", ctx)
+    clock.now += 60
+    await service.handle("help", ctx)
+    again = await service.handle("help", ctx)
+    assert again is not None and again.kind is ReplyKind.LIMITED and not again.quiet
+
+
 async def test_service_without_a_limiter_never_refuses(store):
     service = Service(store)
     ctx = Context("slack", channel="C1", user="U1")
