@@ -202,7 +202,12 @@ def test_escape_handles_the_three_control_characters():
         ("<@UBOT> 8b lora", "8b lora"),
         ("<@UBOT|ftcost> 8b   lora", "8b lora"),
         ("70b <!channel> h100", "70b @channel h100"),
-        ("70b <!subteam^S1|@team>", "70b @@team"),
+        ("70b <!subteam^S1|@team>", "70b @team"),
+        ("cc <!here> 8b", "cc @here 8b"),
+        ("cc <!everyone|everyone>", "cc @everyone"),
+        ("by <!date^1392734382^{date}|Feb 18> 8b", "by Feb 18 8b"),
+        ("by <!date^1392734382^{date_short}^https://example.com|Feb 18>", "by Feb 18"),
+        ("cc <@U2|@bob>", "cc @bob"),
         ("on <#C1|general>", "on #general"),
         ("see <https://example.com|docs>", "see docs"),
         ("seq &lt;8k&gt; &amp; more", "seq <8k> & more"),
@@ -217,6 +222,25 @@ def test_mention_detection():
     assert mentions_bot("<@UBOT> hi", "UBOT") and not mentions_bot("<@U2> hi", "UBOT")
     assert mentions_other_user("<@U2> hi", "UBOT") and not mentions_other_user("<@UBOT>", "UBOT")
     assert not mentions_bot("hi", None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["<!subteam^S1|@gpu-team> 8b", "<!subteam^S1> 8b", "<!channel> 8b", "<!here> 8b",
+     "<!here|here> 8b", "<!everyone> 8b", "8b <!channel|@channel>"],
+)
+def test_a_group_or_broadcast_mention_mentions_someone_else(text):
+    assert mentions_other_user(text, "UBOT")
+    assert mentions_other_user(text, None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["<!date^1392734382^{date}|Feb 18> 8b", "<#C1|general> 8b", "<https://x.com|docs> 8b",
+     "<@UBOT> 8b", "channel here everyone 8b", "&lt;!here&gt; 8b"],
+)
+def test_dates_channels_links_and_plain_words_mention_no_one_else(text):
+    assert not mentions_other_user(text, "UBOT")
 
 
 def test_a_long_pasted_question_is_quoted_back_cut_before_it_is_escaped(service):

@@ -27,6 +27,16 @@ is acted on once, through the store's atomic :meth:`~bot.store.Store.first_seen`
 (rather than dropping every retry: a retry of an event whose first delivery never
 arrived must still be answered).
 
+Replies in one thread take turns (:meth:`~bot.service.Service.thread_turn`): a typed
+reply, and a click that changes an estimate (its answer becomes the thread's context), are
+each read, answered, posted and remembered in their turn, so a reply typed while a click
+is answered builds on the click's estimate, and no change is lost from the context. (A
+click changes the estimate it was on; **Show chart** posts no estimate and takes no turn.)
+
+A person over the rate limit (:meth:`~bot.service.Service.admit`) is told privately once
+a window; later refused mentions and thread replies get nothing (:data:`QUIET`), while a
+slash command or a click, which the asker waits on, is always answered.
+
 Where a reply goes and how (channel, thread, asker only, ``response_url``, the chart
 upload) is :mod:`adapters.slack.delivery`.
 """
@@ -84,6 +94,11 @@ with files (a config); every other subtype (edits, deletions, joins, bot message
 is ignored."""
 
 SORRY = "Sorry, something went wrong while answering that. Please try again."
+QUIET = "ignored"
+"""The log line's outcome for a message refused by the rate limit after its window's first
+refusal (:attr:`~bot.replies.Reply.quiet`): nothing is posted, so a flood of mentions or
+thread replies is not answered by a flood of notices. A slash command or a click, which
+the asker waits on, is answered privately every time."""
 log = logging.getLogger("ftcost.slack")
 _RECEIVED: ContextVar[float] = ContextVar("ftcost_slack_received")
 
@@ -376,6 +391,8 @@ class SlackBot:
             text = slack_to_plain(event.get("text") or "", self._bot_id(bot_user_id))
             workspace = _workspace(body.get("team_id"))
             reply = await self.service.admit(PLATFORM, event.get("user"))
+            if reply is not None and reply.quiet:
+                return reply.kind.value, QUIET  # told once this window already
             asked = None if reply else await self._config(
                 event.get("text") or "", event.get("files"), event.get("channel"), workspace,
                 bot_user_id)
@@ -447,6 +464,8 @@ class SlackBot:
                     and not self.service.reads_as_question(text, base, workspace)):
                 return "error", "ignored"  # chatter: not counted against the rate limit
             reply = await self.service.admit(PLATFORM, event.get("user"))
+            if reply is not None and reply.quiet:
+                return reply.kind.value, QUIET  # told once this window already
             asked = None if reply else await self._config(
                 event.get("text") or "", event.get("files"), channel, workspace, bot_user_id,
                 explicit=False)
@@ -515,21 +534,35 @@ class SlackBot:
             )
             if not channel or not thread_ts:
                 return None
+            # Limited or not, a click is answered (privately): the asker waits on it.
             limited = await self.service.admit(PLATFORM, user)
             if limited is not None:
                 return limited.kind.value, await self.out.ephemeral(
                     message_for(limited, command=self.command), channel, user, None, respond
                 )
-            base = await self._base_request(body, action, channel, thread_ts)
-            if base is None:
-                return "error", await self.out.expired(channel, user, respond)
             team = (body.get("team") or {}).get("id") or body.get("team_id")
-            action_id = action.get("action_id", "")
-            if action_id == ACTION_CHART:
+            if action.get("action_id") == ACTION_CHART:  # no estimate: the context stays
+                base = await self._base_request(body, action, channel, thread_ts)
+                if base is None:
+                    return "error", await self.out.expired(channel, user, respond)
                 return "chart", await self.out.upload_chart(
                     base, channel=channel, thread_ts=thread_ts, user=user, respond=respond,
                     workspace=_workspace(team),
                 )
+            # The changed estimate becomes the thread's context: its base is read, and it is
+            # answered, posted and remembered, in the thread's turn, as a typed reply is; a
+            # reply typed meanwhile waits and builds on it, not on the estimate before it.
+            async with self.service.thread_turn(ThreadKey(PLATFORM, channel, thread_ts)):
+                return await change(channel, user, thread_ts, _workspace(team))
+
+        async def change(
+            channel: str, user: str | None, thread_ts: str, workspace: str | None
+        ) -> tuple[str, str] | None:
+            """The clicked control's change of the clicked estimate (its turn held)."""
+            base = await self._base_request(body, action, channel, thread_ts)
+            if base is None:
+                return "error", await self.out.expired(channel, user, respond)
+            action_id = action.get("action_id", "")
             if (method := method_from_action(action_id)) is not None:
                 text = control_words("method", base, method.value)
             elif action_id == ACTION_SEQ:
@@ -546,7 +579,7 @@ class SlackBot:
             if text is None:
                 return "error", await self.out.expired(channel, user, respond)
             # As if typed in the thread: the same parser and checks as the words.
-            reply = await self.service.answer_async(text, base, _workspace(team))
+            reply = await self.service.answer_async(text, base, workspace)
             outcome = await self.out.deliver(
                 reply,
                 channel=channel,

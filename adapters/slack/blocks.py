@@ -113,19 +113,39 @@ def reply_mrkdwn(text: str) -> str:
 _LINK_RE = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")
 
 
+BROADCASTS = frozenset({"channel", "here", "everyone"})
+"""Slack's broadcast mentions (``<!channel>``, ``<!here>``, ``<!everyone>``)."""
+
+
+def _special_plain(command: str, label: str | None) -> str:
+    """A ``<!...>`` token as it reads: a date (``<!date^1392734382^{date}|Feb 18>``) its
+    fallback text, a user group (``<!subteam^S1|@gpu-team>``) or a broadcast (``<!here>``)
+    its ``@name``, without a second ``@``."""
+    name, _, rest = command.partition("^")
+    if name == "date":
+        return label or ""
+    if not label:
+        label = rest.split("^")[0] if name == "subteam" and rest else name
+    return label if label.startswith("@") else "@" + label
+
+
 def slack_to_plain(text: str, bot_user_id: str | None = None) -> str:
     """What a person typed, from Slack's encoded message text: the bot's own mention
-    removed, ``<@U1>`` -> ``@U1``, ``<!channel>`` -> ``@channel``, ``<#C1|general>`` ->
-    ``#general``, ``<https://x|label>`` -> ``label``, entities decoded."""
+    removed, ``<@U1>`` -> ``@U1``, ``<!channel>`` -> ``@channel``,
+    ``<!subteam^S1|@team>`` -> ``@team``, ``<!date^...|Feb 18>`` -> ``Feb 18``,
+    ``<#C1|general>`` -> ``#general``, ``<https://x|label>`` -> ``label``, entities
+    decoded."""
 
     def plain(match: re.Match[str]) -> str:
         target, label = match.group(1), match.group(2)
         if bot_user_id and target == f"@{bot_user_id}":
             return " "
         if target.startswith("!"):
-            return "@" + (label or target[1:].split("^")[0])
+            return _special_plain(target[1:], label)
         if target.startswith(("@", "#")):
-            return (target[0] + label) if label else target
+            if not label:
+                return target
+            return label if label.startswith(target[0]) else target[0] + label
         return label or target
 
     out = _LINK_RE.sub(plain, text)
@@ -133,12 +153,21 @@ def slack_to_plain(text: str, bot_user_id: str | None = None) -> str:
     return " ".join(out.split())
 
 
+_GROUP_MENTION_RE = re.compile(
+    r"<!(?:subteam\^[^|>]+|(?:" + "|".join(sorted(BROADCASTS)) + r")(?:\^[^|>]*)?)(?:\|[^>]*)?>"
+)
+"""A user-group mention (``<!subteam^S1|@gpu-team>``) or a broadcast (``<!channel>``,
+``<!here>``, ``<!everyone>``, with or without a label)."""
+
+
 def mentions_other_user(text: str, bot_user_id: str | None) -> bool:
-    """True when Slack-encoded ``text`` mentions a user other than the bot."""
+    """True when Slack-encoded ``text`` mentions someone other than the bot: another user
+    (``<@U2>``), a user group (``<!subteam^S1|@gpu-team>``) or everyone in the channel
+    (``<!channel>``, ``<!here>``, ``<!everyone>``)."""
     for match in re.finditer(r"<@([A-Z0-9]+)(?:\|[^>]*)?>", text):
         if match.group(1) != bot_user_id:
             return True
-    return False
+    return _GROUP_MENTION_RE.search(text) is not None
 
 
 def mentions_bot(text: str, bot_user_id: str | None) -> bool:
