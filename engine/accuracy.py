@@ -68,16 +68,16 @@ class Uncertainty:
         )
 
 
-def uncertainty(request: Request) -> Uncertainty:
-    """The band for ``request``: the napkin rules' ±40%, or the cross-validated band
-    of its method."""
+def uncertainty(request: Request, moe: bool = False) -> Uncertainty:
+    """The band for ``request`` (on a mixture-of-experts model when ``moe``): the napkin
+    rules' ±40%, or the cross-validated band of its method."""
     if request.mode is Mode.NAPKIN:
         return Uncertainty(PLANNING_UNCERTAINTY, PLANNING_UNCERTAINTY, 0, "napkin rules")
     method = request.effective_method
     band = BANDS[method.value]
     time = band.time if band.time is not None else PLANNING_UNCERTAINTY
     label = method.label
-    untried = unmeasured(request)
+    untried = unmeasured(request) + (["a mixture-of-experts model"] if moe else [])
     caveat = f"; none of them used {' or '.join(untried)}" if untried else ""
     if request.gpu is not None and request.gpu not in TIMED_CARDS:
         caveat += f"; timed on {', '.join(sorted(TIMED_CARDS))} only"

@@ -106,13 +106,21 @@ def _memory_line(ctx: Context) -> str:
     )
 
 
+def _auto_several(r: Request) -> str:
+    """What ``auto`` runs on several cards for ``r`` (``engine.fit.resolve_stage``)."""
+    if profile(r.framework).always_shards:
+        return "FSDP, as its multi-card recipes do"
+    if r.offload:
+        return "ZeRO-3, which offloads each card's shard (DDP offloads nothing)"
+    return "DDP replicas where one card holds the run, else ZeRO-3"
+
+
 def _fit_line(ctx: Context) -> str:
     """The planning line and how the state is spread: sharding, tensor and context
     parallelism."""
     r = ctx.request
     if r.sharding is Sharding.AUTO:
-        sharding = ("sharding auto (none on one card; across several, DDP replicas where one "
-                    "card holds the run, else ZeRO-3).")
+        sharding = f"sharding auto (none on one card; across several, {_auto_several(r)})."
     elif r.sharding is Sharding.HSDP:
         sharding = (f"sharding hsdp (sharded within each node of {ctx.hsdp_group_cards}, "
                     "replicated across nodes).")

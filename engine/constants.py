@@ -458,6 +458,20 @@ and k (multiply by cos, rotate-half's negate and concatenate, multiply by sin, a
 2 x 5 = 10; two layout copies around attention and attention itself, 3; the gate,
 up and down projections, the activation and its product, 5; two residual adds; four
 dtype casts."""
+DENSE_MLP_KERNELS: Final = 5
+"""The MLP's share of ``KERNELS_PER_LAYER``: gate, up and down projections, the activation
+and its product."""
+MOE_ROUTER_KERNELS: Final = 10
+"""Kernels a mixture-of-experts block launches per forward before its experts, counted on
+transformers' ``Qwen3MoeSparseMoeBlock``: the router's linear, the FP32 softmax (cast and
+softmax), ``topk``, the renormalization (sum, divide), the cast back, and the
+``one_hot``/``permute``/``sum``/``nonzero`` that find the experts hit."""
+KERNELS_PER_EXPERT: Final = 10
+"""Kernels each expert that receives a token launches per forward where the experts run
+one after another (``PROFILE_EXPERT_LOOP``), counted on transformers'
+``Qwen3MoeSparseMoeBlock`` loop body: ``torch.where`` on its mask (a ``nonzero``), the
+gather of its tokens, the gate, up and down projections, the activation and its
+product, the gather and multiply by the routing weights, and ``index_add_``."""
 KERNELS_PER_ADAPTER: Final = 5
 """Kernels a PEFT LoRA adapter adds to its linear per forward: dropout (or identity),
 the A and B matmuls, the scaling multiply and the add."""

@@ -34,6 +34,7 @@ from engine.fit import (
     MAX_CARDS,
     Option,
     Sizer,
+    auto_sharded,
     card_limit,
     hourly_price,
     make_option,
@@ -147,10 +148,15 @@ def _card_options(
     price = hourly_price(gpu, request.price_per_gpu_hour, request.spot)
     per_node = named_node_cards(request) or gpu.gpus_per_node
     replicas = replica_fits(fp, gpu, request.offload)  # the card's, whatever the count
-    for n in counts(found[0], min(_most_cards(request, per_node), card_limit(gpu)), per_node):
+    most = min(_most_cards(request, per_node), card_limit(gpu))
+    tried = counts(found[0], most, per_node)
+    if request.gpu_count is not None:  # a named count is the only one, where it holds the run
+        tried = [request.gpu_count] if found[0] <= request.gpu_count <= most else []
+    for n in tried:
         if n % fp.card_step:
             continue  # not whole tensor-parallel groups and context-parallel rings
-        stage = resolve_stage(request.sharding, n, fp.tensor_parallel, replicas)
+        stage = resolve_stage(request.sharding, n, fp.tensor_parallel, replicas,
+                              auto_sharded(fp))
         yield make_option(
             fp, gpu, n, stage, work, price, request.mode, request.offload, nodes=request.nodes,
         )
@@ -213,9 +219,15 @@ def _closest(tried: list[Option], request: Request, keep: int) -> list[Option]:
 
 
 def _gpus(request: Request, catalog: Catalog) -> list[GpuSpec]:
+    """The cards the limits choose among: the one named, or those of the memory named
+    (``24gb``: :func:`engine.fit.cards_of_memory`'s rule), or every card."""
     if request.gpu is not None:
         return [catalog.gpu(request.gpu)]
-    return list(catalog.gpus.values())
+    gpus = list(catalog.gpus.values())
+    if request.gpu_memory_gb is None:
+        return gpus
+    same = [g for g in gpus if round(g.memory_gb) == round(request.gpu_memory_gb)]
+    return same or [g for g in gpus if g.memory_gb < request.gpu_memory_gb] or gpus
 
 
 def constrain(

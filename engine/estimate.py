@@ -283,7 +283,7 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
     if request.gpu_count is not None:
         count = request.gpu_count
         stage = stage_on(fp, request.sharding, gpu, count, request.offload)
-        margin = uncertainty(request).memory
+        margin = uncertainty(request).memory  # the band; a MoE model changes its wording only
     elif found is not None:
         count, stage = found
     else:
@@ -518,7 +518,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         fits_anywhere=fits_anywhere,
         notes=[*caveats.notes(context, catalog), *(solution.notes if solution else ())],
         resolved=request if request is not asked else None,
-        uncertainty=uncertainty(request),
+        uncertainty=uncertainty(request, model.architecture.moe is not None),
         solution=solution,
         constraints=limits,
         framework_changes=list(context.framework_changes),

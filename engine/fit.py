@@ -151,25 +151,35 @@ def card_capacity(gpu: GpuSpec, napkin: bool) -> float:
 
 
 def resolve_stage(
-    requested: Sharding, count: int, tensor_parallel: int = 1, replica_fits: bool = False
+    requested: Sharding, count: int, tensor_parallel: int = 1, replica_fits: bool = False,
+    sharded: Sharding = Sharding.ZERO3,
 ) -> Sharding:
     """``auto`` is no sharding on one data-parallel rank (one card, or one
     tensor-parallel group); on several, plain data parallelism (DDP replicas, as
     ``torchrun``/``accelerate launch`` run a script by default) where one rank holds the
     whole run within the planning line (``replica_fits``: :func:`replica_fits`), and
-    ZeRO-3 where it needs the state spread over the ranks."""
+    ``sharded`` where it needs the state spread over the ranks: ZeRO-3, or FSDP on a
+    framework that always shards (:func:`auto_sharded`)."""
     if requested is Sharding.AUTO:
         if count <= tensor_parallel or replica_fits:
             return Sharding.NONE
-        return Sharding.ZERO3
+        return sharded
     return requested
+
+
+def auto_sharded(fp: Footprint) -> Sharding:
+    """What ``auto`` shards with on several data-parallel ranks: ``fsdp`` where the
+    framework's multi-card recipes always do (``Footprint.always_shards``), else ZeRO-3."""
+    return Sharding.FSDP if fp.always_shards else Sharding.ZERO3
 
 
 def replica_fits(fp: Footprint, gpu: GpuSpec, offload: bool) -> bool:
     """Whether one data-parallel rank of ``gpu`` cards holds the whole run unsharded within
     the planning line (``USABLE_FRACTION``), so ``auto`` runs replicas on more of them.
-    Napkin mode divides every byte over the cards, so it has no replicas."""
-    if fp.napkin:
+    Never in napkin mode (it divides every byte over the cards), on a framework that
+    always shards (:func:`auto_sharded`), or under ``offload``: DDP offloads nothing, and
+    ZeRO-Offload and FSDP's ``CPUOffload`` both shard what they move to the host."""
+    if fp.napkin or fp.always_shards or offload:
         return False
     one = fp.on_card(gpu.gpus_per_node).per_gpu(Sharding.NONE, fp.tensor_parallel, offload)
     return one.total <= USABLE_FRACTION * card_capacity(gpu, False) + FIT_SLACK
@@ -182,7 +192,8 @@ def stage_on(
     (:func:`resolve_stage`, with :func:`replica_fits` judged on that card)."""
     if requested is not Sharding.AUTO or count <= fp.tensor_parallel:
         return resolve_stage(requested, count, fp.tensor_parallel)
-    return resolve_stage(requested, count, fp.tensor_parallel, replica_fits(fp, gpu, offload))
+    return resolve_stage(requested, count, fp.tensor_parallel, replica_fits(fp, gpu, offload),
+                         auto_sharded(fp))
 
 
 class Sizer:
@@ -203,8 +214,10 @@ class Sizer:
         self.tp = fp.tensor_parallel
         self.cp = fp.context_parallel
         self.step = fp.card_step
-        self.auto = requested is Sharding.AUTO and not fp.napkin
-        """``auto`` in detailed mode: replicas at a named count where one rank fits."""
+        self.auto = (requested is Sharding.AUTO and not fp.napkin and not offload
+                     and not fp.always_shards)
+        """``auto`` in detailed mode that may run replicas (:func:`replica_fits`): at a
+        named count, replicas where one rank fits."""
         self.hsdp = requested is Sharding.HSDP
         """``hsdp``: the state spreads over one shard group (:func:`hsdp_group`) only."""
         self.nodes = fp.nodes
@@ -213,7 +226,7 @@ class Sizer:
         """Cards in a node where the card does not say (``GPUS_PER_NODE``), or the
         request's cards over the nodes it names."""
         self.one_stage = resolve_stage(requested, 1)
-        self.multi = resolve_stage(requested, 2)
+        self.multi = resolve_stage(requested, 2, sharded=auto_sharded(fp))
         self.napkin_total = fp.total if fp.napkin else None
         self.one = fp.per_gpu(self.one_stage, self.tp, offload).total
         self.lines: tuple[tuple[float, float], ...]

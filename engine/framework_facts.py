@@ -183,6 +183,42 @@ ZeRO-3 runs Python hooks per parameter (``ZERO3_HOST_OPS_GATHER``).
 (``estimate_zero2_model_states_mem_needs``: ``4 * total_params + 16 * total_params /
 total_gpus``; ZeRO-3: 18 per parameter over N): 4 master + 8 Adam + 4 gradient. Only
 with FP32 states (``pure-bf16`` has no FP32 partition)."""
+PROFILE_ALWAYS_SHARDS: Final = {
+    "generic": False,  # [detailed]: replicas where one card holds the run
+    "hf": False,  # `accelerate launch` / `torchrun` run DDP unless told FSDP or DeepSpeed
+    "unsloth": False,  # the HF Trainer's launchers, as hf
+    "torchtune": True,  # [tt-dist]
+    "litgpt": True,  # [lg-dist]
+    "torchtitan": True,  # [titan-dist]
+}
+"""Whether the framework's multi-card training always shards with FSDP, so ``auto`` on
+several data-parallel ranks is ``fsdp``, never DDP replicas.
+[tt-dist] torchtune's multi-GPU recipes (``full_finetune_distributed``,
+``lora_finetune_distributed``) shard the model with FSDP2 (``training.shard_model``); one
+card runs a ``single_device`` recipe. [lg-dist] litgpt ``finetune/*.py``: more than one
+device (``devices * num_nodes > 1``) selects Fabric's ``FSDPStrategy``; the docs'
+"Distributed Training": "LitGPT uses Lightning Fabric with FSDP to distribute training
+across multiple GPUs". [titan-dist] torchtitan's ``parallelism.data_parallel_shard_degree``
+defaults to -1: every rank no other parallelism uses shards the model (FSDP2)."""
+PROFILE_EXPERT_LOOP: Final = {
+    "generic": True,  # the MoE layout engine.architecture counts: per-expert modules
+    "hf": True,  # [hf-moe-loop]
+    "unsloth": True,  # [unsloth-moe-loop]
+    "torchtune": False,  # [grouped-mm]
+    "litgpt": True,  # [litgpt-moe-loop]
+    "torchtitan": False,  # [grouped-mm]
+}
+"""Whether the framework runs a mixture-of-experts layer's experts one after another, each
+that receives a token launching its own kernels (``KERNELS_PER_EXPERT``), rather than
+all of them in grouped matmuls.
+[hf-moe-loop] transformers' sparse MoE blocks (``Qwen3MoeSparseMoeBlock``,
+``MixtralSparseMoeBlock``; the fused 3D experts of transformers 5 too): ``for expert_idx
+in expert_hit:`` gathers each expert's tokens, runs its projections and ``index_add_``s
+the result. [unsloth-moe-loop] ``unsloth/models/qwen3_moe.py``
+``Qwen3MoeSparseMoeBlock_fast_forward`` keeps the per-expert loop. [litgpt-moe-loop]
+litgpt ``model.py`` ``LLaMAMoE.forward``: ``for mask, expert in zip(masks,
+self.experts)``. [grouped-mm] torchtune's ``GroupedExperts`` and torchtitan's run every
+expert's tokens through ``torch._grouped_mm``, one kernel per projection."""
 PROFILE_DEQUANT_BYTES: Final = {
     "generic": 0.0,  # [detailed]: the specification counts no workspace
     "hf": 2.0,  # [bnb-dequant]

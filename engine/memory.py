@@ -94,14 +94,11 @@ from engine.collectives import hsdp_group, named_node_cards
 from engine.constants import (
     ADAPTER_BYTES,
     GB,
-    GPTQ_BITS,
     GPUS_PER_NODE,
     MASTER_WEIGHT_BYTES,
     NAPKIN_BASE_BYTES,
     NAPKIN_BYTES_PER_PARAM,
     NAPKIN_FULL_SPLIT,
-    NF4_BITS,
-    NF4_BITS_DOUBLE_QUANT,
     OPTIMIZER_BYTES,
     OPTIMIZER_BYTES_PURE_BF16,
     OVERHEAD_GB,
@@ -112,6 +109,12 @@ from engine.fsdp_units import fsdp1_units
 from engine.profiles import fp32_residual_stream, profile, trained_architecture
 from engine.records import record
 from engine.request import Method, Mode, Optimizer, Request, Sharding, StatePrecision
+from engine.weight_bytes import (
+    base_weight_bytes,
+    full_gradient_bytes,
+    gathered_unit_bytes,
+    lora_adapter_bytes,
+)
 
 COMPONENTS: tuple[str, ...] = (
     "base_weights",
@@ -197,6 +200,9 @@ class Footprint(Breakdown):
     """Under ``offload`` on unsharded weights, the gradients stream to host memory as
     backward produces them (ZeRO-Offload; ``PROFILE_OFFLOAD_GRADIENTS``), leaving about
     one layer's on the GPU."""
+    always_shards: bool = False
+    """The framework's multi-card recipes always shard with FSDP (``Profile.always_shards``):
+    ``auto`` on several data-parallel ranks is ``fsdp``, never DDP replicas."""
     step_workspace: float = 0.0
     """The temporary an unfused (foreach) AdamW step allocates, one moment's size per
     trainable parameter (see the module docstring); 0 for a fused step."""
@@ -389,50 +395,6 @@ class Footprint(Breakdown):
         return host
 
 
-def quantized_bits(request: Request) -> float:
-    """Bits per parameter of QLoRA's 4-bit linears: GPTQ's group-128 format, else NF4
-    with or without double quantization."""
-    if request.gptq:
-        return GPTQ_BITS
-    return NF4_BITS_DOUBLE_QUANT if request.double_quant else NF4_BITS
-
-
-def full_gradient_bytes(request: Request) -> float:
-    """Bytes of one gradient in a full fine-tune: the weights' precision, at least 16-bit
-    (autograd keeps a parameter's gradient in its dtype; FP8 training keeps 16-bit
-    weights and gradients, only its matmuls are FP8), 2 B in pure BF16."""
-    if request.state_precision is StatePrecision.PURE_BF16:
-        return PRECISION_BYTES["bf16"]
-    return max(PRECISION_BYTES[request.precision.value], PRECISION_BYTES["bf16"])
-
-
-def base_weight_bytes(arch: Architecture, request: Request) -> float:
-    """Bytes of the frozen or trained base model as stored on the GPU.
-
-    QLoRA: linear layers at 4.127 bits/param (4.5 without double quantization),
-    everything else (embeddings, LM head, norms) in BF16 [QLoRA §2, detailed doc]; an
-    untied LM head too at 4 bits where the framework quantizes it
-    (``PROFILE_QUANTIZED_HEAD``).
-    """
-    if request.effective_method is Method.QLORA:
-        quantized = arch.linear_params
-        if profile(request.framework).quantized_head and not arch.tie_embeddings:
-            quantized += arch.vocab_size * arch.hidden_size
-        rest = arch.total_params - quantized
-        return quantized * quantized_bits(request) / 8 + rest * PRECISION_BYTES["bf16"]
-    return arch.total_params * PRECISION_BYTES[request.precision.value]
-
-
-def lora_adapter_bytes(request: Request) -> float:
-    """Bytes per LoRA weight, and per its gradient (and its optimizer's moments follow the
-    weight's dtype, as torch's optimizers keep them): :data:`ADAPTER_BYTES` (FP32) where
-    the adapters are FP32 (``fp32_adapters``: PEFT's autocast, whatever the regime) or
-    the regime keeps trainable weights in FP32 (mixed precision); BF16 in pure BF16
-    with 16-bit adapters (torchtune, litgpt)."""
-    pure = request.state_precision is StatePrecision.PURE_BF16
-    return PRECISION_BYTES["bf16"] if pure and not request.fp32_adapters else ADAPTER_BYTES
-
-
 def footprint(arch: Architecture, request: Request) -> Footprint:
     """Whole-run memory of ``request`` on ``arch``, before sharding (GB)."""
     arch = trained_architecture(arch, request)
@@ -481,7 +443,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         activations=_activation_bytes(arch, request) / GB,
         sharded_activations=_sharded_activation_bytes(arch, request) / GB,
         overhead=OVERHEAD_GB,
-        gathered=arch.largest_layer_params * gathered_bytes / GB,
+        gathered=gathered_unit_bytes(arch, request, gathered_bytes) / GB,
         gathered_grad=arch.largest_layer_params * grad_bytes / GB if method is Method.FULL else 0.0,
         frozen_grad=base / GB if frozen_grads else 0.0,
         root_unit=root_unit / GB,
@@ -499,6 +461,7 @@ def footprint(arch: Architecture, request: Request) -> Footprint:
         step_workspace=_step_workspace(request, trainable, opt_per_param) / GB,
         offloads_gradients=profile(request.framework).offload_gradients,
         offload_weights=request.offload_weights,
+        always_shards=profile(request.framework).always_shards,
     )
     whole = _with_nodes(whole, request)
     if request.context_parallel > 1:

@@ -24,12 +24,14 @@ from engine.framework_facts import (
     FSDP_FROZEN_GRADS,
     FSDP_ROOT_UNIT_GATHERED,
     PROFILE_ACTIVATION_OFFLOAD,
+    PROFILE_ALWAYS_SHARDS,
     PROFILE_CUDNN_ATTENTION_FROM,
     PROFILE_DEEPSPEED_ZERO,
     PROFILE_DEQUANT_BYTES,
     PROFILE_EAGER_LOGITS_BYTES,
     PROFILE_EAGER_NF4,
     PROFILE_ELEMENTWISE_SCALE,
+    PROFILE_EXPERT_LOOP,
     PROFILE_FOREACH_ADAMW,
     PROFILE_FP32_ADAPTERS,
     PROFILE_KBIT_FP32_NORMS,
@@ -49,7 +51,7 @@ from engine.request import Framework, Method, Precision, Request, Sharding, Stat
 Scope = Literal[
     "any", "adapters", "fp32-adapters", "full", "zero", "full-outside-zero", "qlora-eager",
     "qlora-fp32", "tied", "offload", "selective", "fsdp-accum", "compiled", "fsdp",
-    "fsdp-full",
+    "fsdp-full", "several",
 ]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, LoRA/QLoRA with adapters
 kept in FP32 (``fp32_adapters``, the profile's unless said), full fine-tunes, runs that
@@ -57,8 +59,8 @@ may shard with DeepSpeed ZeRO (a ``zero*`` stage, or ``auto``, ZeRO-3 on several
 full fine-tunes that do not, QLoRA without ``torch.compile``, QLoRA whose weights are
 not sharded, models with tied embeddings, offloaded runs, runs checkpointed
 selectively on a model the framework checkpoints selectively by default, runs that
-accumulate micro-batches under FSDP, runs under ``torch.compile``, or runs FSDP1 shards
-(full fine-tunes among them)."""
+accumulate micro-batches under FSDP, runs under ``torch.compile``, runs FSDP1 shards
+(full fine-tunes among them), or ``auto`` runs on several cards."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +127,12 @@ class Profile:
     fp32_adapters: bool
     """Its LoRA adapters are FP32 on a 16-bit base, each casting its own input
     (``PROFILE_FP32_ADAPTERS``)."""
+    expert_loop: bool
+    """Its mixture-of-experts layers run their experts one after another, each launching
+    its own kernels (``PROFILE_EXPERT_LOOP``); else in grouped matmuls."""
+    always_shards: bool
+    """Its multi-card recipes always shard with FSDP: ``auto`` on several data-parallel
+    ranks is ``fsdp``, never DDP replicas (``PROFILE_ALWAYS_SHARDS``)."""
     cudnn_attention_from: float | None
     """The compute capability from which its attention runs cuDNN's kernels instead of
     FlashAttention-2 (``PROFILE_CUDNN_ATTENTION_FROM``)."""
@@ -201,6 +209,9 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         changes.append(("the tied embedding copied into a separate LM head", "tied"))
     if not PROFILE_OFFLOAD_GRADIENTS[key]:
         changes.append(("an offloaded optimizer leaves the gradients on the GPU", "offload"))
+    if PROFILE_ALWAYS_SHARDS[key]:
+        changes.append(("several cards shard with FSDP (its multi-card recipes run no DDP)",
+                         "several"))
     cudnn_from = PROFILE_CUDNN_ATTENTION_FROM[key]
     if cudnn_from is not None:
         cards = "Hopper and Blackwell (H100, B200)" if cudnn_from < 10 else "Blackwell (B200)"
@@ -233,6 +244,8 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         untied_head=PROFILE_UNTIED_HEAD[key],
         offload_gradients=PROFILE_OFFLOAD_GRADIENTS[key],
         fp32_adapters=PROFILE_FP32_ADAPTERS[key],
+        always_shards=PROFILE_ALWAYS_SHARDS[key],
+        expert_loop=PROFILE_EXPERT_LOOP[key],
         cudnn_attention_from=PROFILE_CUDNN_ATTENTION_FROM[key],
         changes=tuple(changes),
     )
@@ -292,6 +305,9 @@ def changes_for(
         "compiled": request.compile,
         "fsdp": fsdp1_gathers(request, stage, shard_ranks),
         "fsdp-full": full and fsdp1_gathers(request, stage, shard_ranks),
+        "several": request.sharding is Sharding.AUTO and (
+            stage.is_fsdp if stage is not None else (request.gpu_count or 1) > 1
+        ),
     }
     return [text for text, scope in PROFILES[request.framework].changes if applies[scope]]
 

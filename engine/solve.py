@@ -36,6 +36,7 @@ from engine.constants import (
 from engine.fit import (
     MAX_CARDS,
     Sizer,
+    auto_sharded,
     card_limit,
     not_recommended_reason,
     resolve_stage,
@@ -148,7 +149,8 @@ def per_gpu(
     ``hsdp``'s shards, when known), GB: the estimate's own figures (``footprint`` spread
     by ``Footprint.per_gpu`` under the resolved sharding)."""
     fp = _on(footprint(model.architecture, request), gpu)
-    stage = (resolve_stage(request.sharding, count, fp.tensor_parallel) if gpu is None
+    stage = (resolve_stage(request.sharding, count, fp.tensor_parallel, sharded=auto_sharded(fp))
+             if gpu is None
              else stage_on(fp, request.sharding, gpu, count, request.offload))
     return fp.per_gpu(stage, count, request.offload)
 
@@ -287,8 +289,9 @@ def _limit(
     found = sizer.fewest_for(target.usable_gb, most, sizer.node_cards_on(target.gpu))
     if found is None:  # even the most cards its machines hold: what they would need
         top = max(fp.card_step, most - most % fp.card_step)
-        at_top = fp.per_gpu(resolve_stage(request.sharding, top, fp.tensor_parallel), top,
-                            request.offload)
+        at_top = fp.per_gpu(
+            resolve_stage(request.sharding, top, fp.tensor_parallel, sharded=auto_sharded(fp)),
+            top, request.offload)
         return None, None, top, at_top.total
     # Whole tensor-parallel groups and rings; under hsdp, on every named node.
     n, step = found[0], fp.card_step * (fp.nodes if sizer.hsdp and fp.nodes else 1)
@@ -297,7 +300,8 @@ def _limit(
         return n, memory, None, None
     fewer = n - step
     below = fp.per_gpu(
-        resolve_stage(request.sharding, fewer, fp.tensor_parallel), fewer, request.offload
+        resolve_stage(request.sharding, fewer, fp.tensor_parallel, sharded=auto_sharded(fp)),
+        fewer, request.offload,
     )
     return n, memory, fewer, below.total
 

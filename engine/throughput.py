@@ -102,7 +102,6 @@ from engine.constants import (
     ZERO3_HOST_OPS_GRADIENT,
     ZERO3_PERSISTENCE_HIDDEN_MULTIPLE,
 )
-from engine.memory import base_weight_bytes, full_gradient_bytes
 from engine.profiles import (
     cudnn_attention_from,
     eager_nf4_dequant,
@@ -114,7 +113,14 @@ from engine.rates import attention_rate, framework_picks_native_attention, matmu
 from engine.records import record
 from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
 from engine.specs import GpuSpec
-from engine.variant_work import dora_work, float8_speedup, float8_work, fp32_adapter_work
+from engine.variant_work import (
+    dora_work,
+    expert_loop_kernels,
+    float8_speedup,
+    float8_work,
+    fp32_adapter_work,
+)
+from engine.weight_bytes import base_weight_bytes, full_gradient_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +313,7 @@ def _kernels(arch: Architecture, request: Request, fusion: float) -> float:
         adapters_per_layer = arch.adapted_linears(request.lora_targets.value) / arch.num_layers
     per_pass = KERNELS_PER_LAYER + KERNELS_PER_ADAPTER * adapters_per_layer
     passes = 1.0 + BACKWARD_KERNELS + (1.0 if request.grad_checkpointing else 0.0)
-    return arch.num_layers * per_pass * passes * fusion
+    return (arch.num_layers * per_pass + expert_loop_kernels(arch, request)) * passes * fusion
 
 
 def _produced_bytes(arch: Architecture, request: Request) -> float:

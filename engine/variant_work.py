@@ -1,4 +1,5 @@
-"""What float8 training, DoRA and FP32 PEFT adapters add to one micro-batch's work.
+"""What float8 training, DoRA, FP32 PEFT adapters and experts run one by one add to one
+micro-batch's work.
 
 Each returns the FLOPs, HBM bytes and kernel launches the time model
 (:mod:`engine.throughput`) adds to its matmuls, memory-bound traffic and launch floor;
@@ -11,15 +12,19 @@ from engine import selective
 from engine.activations import adapter_path, uses_dora, uses_fp32_adapters
 from engine.architecture import Architecture
 from engine.constants import (
+    DENSE_MLP_KERNELS,
     DORA_KERNELS_PER_ADAPTER,
     DORA_WEIGHT_BYTES,
     FLOAT8_CAST_BYTES,
     FLOAT8_KERNELS_PER_LINEAR,
     KERNELS_PER_ADAPTER,
+    KERNELS_PER_EXPERT,
+    MOE_ROUTER_KERNELS,
     NF4_DEQUANT_BYTES,
     PEFT_ADAPTER_CAST_BYTES,
     PEFT_ADAPTER_KERNELS,
 )
+from engine.profiles import profile
 from engine.request import Method, Request
 from engine.specs import GpuSpec
 
@@ -111,3 +116,25 @@ def fp32_adapter_work(arch: Architecture, request: Request) -> tuple[float, floa
     extra = PEFT_ADAPTER_KERNELS[key] + (request.lora_dropout > 0) - KERNELS_PER_ADAPTER
     kernels = max(0.0, extra) * arch.adapted_linears(targets) * (forwards + 2.0)
     return moved, kernels
+
+
+def expert_loop_kernels(arch: Architecture, request: Request) -> float:
+    """Kernels one forward adds, over all layers, where a mixture-of-experts layer runs its
+    experts one after another (``Profile.expert_loop``): the router, then every expert
+    that receives a token (``KERNELS_PER_EXPERT``, with its adapters) in place of one
+    dense MLP. Of ``E`` experts each token picking ``k``, a micro-batch of ``T`` tokens
+    reaches ``E·(1 − (1 − k/E)^T)`` of them on average (all of them at fine-tuning
+    sizes); the dense count already has the ``k`` adapted copies a token passes."""
+    moe = arch.moe
+    if moe is None or not profile(request.framework).expert_loop:
+        return 0.0
+    tokens = request.seq_len * request.micro_batch / request.context_parallel
+    e, k = moe.num_experts, moe.experts_per_token
+    hit = e * (1.0 - float((1.0 - k / e) ** tokens))
+    adapted = 0
+    if request.effective_method is not Method.FULL:
+        targets = arch.targeted_linears(request.lora_targets.value)
+        adapted = sum(1 for lin in targets if lin.group == "expert")
+    per_layer = (MOE_ROUTER_KERNELS - DENSE_MLP_KERNELS + hit * KERNELS_PER_EXPERT
+                 + max(0.0, hit - k) * adapted * KERNELS_PER_ADAPTER)
+    return arch.moe_layers * per_layer

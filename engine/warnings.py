@@ -177,9 +177,15 @@ def _host_memory(ctx: Context) -> str | None:
     r, lead = ctx.request, ctx.lead
     if not r.offload or r.mode is not Mode.DETAILED:
         return None
-    stage = Sharding.ZERO3 if r.sharding is Sharding.AUTO else r.sharding
-    host = ctx.footprint.offloaded_gb(stage)
+    if lead is not None:
+        stage = lead.stage
+    else:
+        stage = Sharding.ZERO3 if r.sharding is Sharding.AUTO else r.sharding
     count = lead.count if lead is not None else 1
+    # The footprint is one tensor-parallel card's share: sharded, each share is spread
+    # over its data-parallel ranks; unsharded, every card offloads its own whole share.
+    sharded = stage.shards_weights or stage.is_zero
+    host = ctx.footprint.offloaded_gb(stage) * (r.tensor_parallel if sharded else count)
     hosts = nodes_for(count, r.nodes, lead.gpu.host_cards if lead else GPUS_PER_NODE)
     return (
         f"CPU offload{'' if r.offload_weights else ' of the optimizer'} needs about "
@@ -266,8 +272,9 @@ def _napkin(ctx: Context) -> str | None:
 
 def _band(ctx: Context) -> str:
     """The measured uncertainty of runs of this kind (:func:`engine.accuracy.uncertainty`)."""
+    moe = ctx.model.architecture.moe is not None
     return (
-        f"Planning estimate: {uncertainty(ctx.request).text()}. Data pipeline stalls and "
+        f"Planning estimate: {uncertainty(ctx.request, moe).text()}. Data pipeline stalls and "
         "failed runs are not modeled."
     )
 

@@ -126,3 +126,9 @@ def test_the_elementwise_passes_are_fitted_only_above_what_eager_kernels_must_mo
     bench = _benchmark()
     assert min(bench.PASSES_GRID) >= 8.0
     assert max(bench.PASSES_GRID) <= 20.0
+
+
+def test_a_mixture_of_experts_band_says_no_measured_run_used_one() -> None:
+    band = uncertainty(Request(model="qwen3-30b-a3b", method="lora"), moe=True)
+    assert "none of them used a mixture-of-experts model" in band.basis
+    assert "mixture" not in uncertainty(Request(model="llama-3.1-8b", method="lora")).basis

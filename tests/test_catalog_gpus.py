@@ -144,10 +144,16 @@ def test_pcie_cards_link_at_no_more_than_a_pcie5_x16_slot(gpus: list[GpuSpec]) -
     assert fast == []
 
 
-@pytest.mark.parametrize("card", ["rtx-4090", "rtx-5090"])
-def test_geforce_cards_from_the_4090_on_have_no_peer_to_peer(card: str) -> None:
+@pytest.mark.parametrize("card", ["rtx-3090", "rtx-4090", "rtx-5090"])
+def test_geforce_cards_have_no_peer_to_peer(card: str) -> None:
     spec = default_catalog().gpus[card]
     assert spec.p2p is False
+
+
+@pytest.mark.parametrize("card", ["a40", "rtx-a6000", "rtx-6000-ada", "l40s"])
+def test_professional_pcie_cards_keep_peer_to_peer(card: str) -> None:
+    """NVIDIA's stock driver withholds PCIe peer access from GeForce cards only."""
+    assert default_catalog().gpus[card].p2p is True
 
 
 def test_data_center_cards_keep_peer_to_peer(gpus: list[GpuSpec]) -> None:

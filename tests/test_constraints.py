@@ -157,3 +157,15 @@ def test_nodes_of_a_named_card_are_its_machines(catalog: Catalog) -> None:
     assert parse_query("70b full gb200 2 nodes", catalog).gpu_count == 144  # NVL72 racks
     assert parse_query("70b full gh200 2 nodes", catalog).gpu_count == 2  # one per machine
     assert parse_query("70b full h100 2 nodes", catalog).gpu_count == 16
+
+
+def test_a_budget_with_a_named_count_plans_only_that_count(catalog: Catalog) -> None:
+    est = ask(catalog, model="llama-3.1-8b", method="lora", dataset_tokens=50_000_000,
+              budget_usd=500, gpu="h100-sxm", gpu_count=4)
+    assert est.options and all(o.count == 4 for o in est.options)
+
+
+def test_a_deadline_with_a_card_memory_plans_only_cards_of_that_memory(catalog: Catalog) -> None:
+    est = ask(catalog, model="llama-3.1-8b", method="lora", dataset_tokens=50_000_000,
+              budget_usd=500, deadline_hours=48, gpu_memory_gb=24)
+    assert est.options and all(round(o.gpu.memory_gb) == 24 for o in est.options)

@@ -21,6 +21,7 @@ from engine.fit import (
 )
 from engine.memory import footprint
 from engine.request import Sharding
+from engine.specs import Catalog
 from tests.helpers import catalog_with, gpu
 
 
@@ -285,3 +286,13 @@ def test_ranking_for_no_cards_returns_none(catalog) -> None:
     sizer, work = _sized(request_, catalog)
     assert rank_cards(sizer, cards(list(catalog.gpus.values())), work, None,
                       request_.mode, 0) == []
+
+
+@pytest.mark.parametrize("framework", ["generic", "hf", "litgpt"])
+def test_offload_on_several_cards_never_runs_ddp_replicas(catalog: Catalog, framework: str) -> None:
+    request = Request(model="llama-3.1-8b", method="full", gpu="h100-sxm", gpu_count=8,
+                      framework=framework, offload=True)
+    plain = estimate(request.model_copy(update={"offload": False}), catalog).options[0]
+    offloaded = estimate(request, catalog).options[0]
+    assert offloaded.stage is not Sharding.NONE
+    assert offloaded.per_gpu_gb <= plain.per_gpu_gb

@@ -9,9 +9,10 @@ import pytest
 from engine import Request, estimate
 from engine.activations import layer_activation_bytes
 from engine.constants import GPTQ_BITS
-from engine.memory import base_weight_bytes, footprint
+from engine.memory import footprint
 from engine.request import Sharding
 from engine.specs import Catalog
+from engine.weight_bytes import base_weight_bytes
 
 GB = 1e9
 
@@ -628,3 +629,23 @@ def test_fsdp2_recipes_count_no_root_unit(catalog: Catalog, framework: str) -> N
     # 70B rows show none (engine.framework_facts [fsdp2-root-titan], [fsdp2-root-tt]).
     f = fp(catalog, model="llama-3.1-8b", method="full", framework=framework)
     assert (f.root_unit, f.root_grad) == (0.0, 0.0)
+
+
+def test_sharded_qlora_gathers_its_16_bit_head_beside_a_4_bit_layer(catalog: Catalog) -> None:
+    """ZeRO-3/FSDP hold two units gathered; under QLoRA the larger is the BF16 LM head
+    (70B: 2.1 GB), not a unit at the model's average bytes per parameter."""
+    from engine.constants import ZERO3_GATHERED_UNITS
+    from engine.weight_bytes import quantized_bits
+
+    arch = catalog.model("llama-3.1-70b").architecture
+    request = Request(model="llama-3.1-70b", method="qlora", sharding="zero3")
+    head = arch.vocab_size * arch.hidden_size * 2 / GB
+    layer = arch.largest_decoder_layer_params * quantized_bits(request) / 8 / GB
+    pair = ZERO3_GATHERED_UNITS * footprint(arch, request).gathered
+    assert pair == pytest.approx(head + layer)
+
+
+def test_lora_gathers_the_largest_unit_twice_at_its_16_bit_bytes(catalog: Catalog) -> None:
+    arch = catalog.model("llama-3.1-70b").architecture
+    fp = footprint(arch, Request(model="llama-3.1-70b", method="lora", sharding="zero3"))
+    assert fp.gathered == pytest.approx(arch.largest_layer_params * 2 / GB)

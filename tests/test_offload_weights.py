@@ -101,3 +101,30 @@ def test_the_host_memory_of_an_offloaded_rack_is_spread_over_its_hosts(
     line = next(w for w in est.warnings if w.startswith("CPU offload"))
     assert "on each of 8 host(s)" in line
     assert catalog.gpus["gb200"].host_cards == 8
+
+
+def _host_gb(line: str) -> float:
+    return float(line.split("needs about ")[1].split(" GB")[0].replace(",", ""))
+
+
+def test_host_ram_of_one_card_lora_offload_is_only_the_adapters_state(catalog: Catalog) -> None:
+    """On one card nothing is sharded: only the optimizer (and its adapters' gradients)
+    leaves the GPU, not the frozen base as under ZeRO-3."""
+    from engine import estimate
+
+    est = estimate(Request(model="llama-3.1-8b", method="lora", offload=True, framework="hf",
+                           dataset_tokens=10**7, gpu="rtx-3090", gpu_count=1), catalog)
+    line = next(w for w in est.warnings if w.startswith("CPU offload"))
+    assert _host_gb(line) < 2
+
+
+def test_host_ram_of_ddp_replicas_counts_every_replicas_offload(catalog: Catalog) -> None:
+    from engine import estimate
+
+    fields = dict(model="llama-3.1-8b", method="full", offload=True, sharding="none",
+                  dataset_tokens=10**7, gpu="h100-sxm")
+    one = estimate(Request(**fields, gpu_count=1), catalog)
+    four = estimate(Request(**fields, gpu_count=4), catalog)
+    host = [_host_gb(next(w for w in e.warnings if w.startswith("CPU offload")))
+            for e in (one, four)]
+    assert host[1] == pytest.approx(4 * host[0], rel=0.02)

@@ -546,3 +546,27 @@ def test_fp32_weights_under_a_pure_bf16_framework_keep_fp32_gradients_and_moment
     assert resolve(said.model_copy(update={"precision": Precision.BF16})).state_precision is (
         StatePrecision.PURE_BF16
     )
+
+
+@pytest.mark.parametrize("framework", ["torchtune", "litgpt", "torchtitan"])
+def test_frameworks_whose_recipes_always_shard_run_fsdp_on_several_cards(
+    catalog: Catalog, framework: str
+) -> None:
+    fields = dict(model="llama-3.1-8b", method="full", gpu="h100-sxm", gpu_count=8,
+                  framework=framework)
+    auto = estimate(Request(**fields), catalog).options[0]
+    fsdp = estimate(Request(**fields, sharding="fsdp"), catalog).options[0]
+    assert auto.stage is Sharding.FSDP
+    assert auto.per_gpu_gb == pytest.approx(fsdp.per_gpu_gb)
+
+
+def test_hf_runs_ddp_replicas_where_one_card_holds_the_run(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="lora", gpu="h100-sxm", gpu_count=8,
+                           framework="hf"), catalog)
+    assert est.options[0].stage is Sharding.NONE
+
+
+def test_a_framework_that_always_shards_still_runs_one_card_unsharded(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="lora", gpu="h100-sxm", gpu_count=1,
+                           framework="torchtune"), catalog)
+    assert est.options[0].stage is Sharding.NONE

@@ -412,6 +412,29 @@ def test_a_largest_model_question_naming_a_model_searches_its_family(catalog: Ca
     assert catalog.model(answer).family == catalog.model("llama-3.1-8b").family
 
 
+def test_a_largest_model_question_whose_option_names_a_model_searches_its_family(
+    catalog: Catalog,
+) -> None:
+    from adapters.query.parser import Said, parse_query
+
+    said = Said({"model": "llama-3.1-8b"}, {"model": "model"}, {"model": "model: llama-3.1-8b"})
+    asked = parse_query("largest model qlora h100", catalog, said)
+    answer = estimate(asked, catalog).request.model
+    assert catalog.model(answer).family == catalog.model("llama-3.1-8b").family
+
+
+def test_a_largest_model_follow_up_whose_option_names_a_model_searches_its_family(
+    catalog: Catalog,
+) -> None:
+    from adapters.query.parser import Said, apply_followup, parse_query
+
+    asked = parse_query("largest model qlora h100", catalog)
+    said = Said({"model": "qwen2.5-7b"}, {"model": "model"}, {"model": "model: qwen2.5-7b"})
+    followup = apply_followup(asked, "", catalog, said)
+    answer = estimate(followup, catalog).request.model
+    assert catalog.model(answer).family == catalog.model("qwen2.5-7b").family
+
+
 def test_a_limit_question_with_an_option_stating_its_value_is_refused(catalog: Catalog) -> None:
     from adapters.query.errors import QueryError
     from adapters.query.parser import Said, parse_query

@@ -465,3 +465,32 @@ def test_a_tensor_parallel_group_straddling_two_racks_is_timed_across_them(
     assert (group_nodes(16, 144, 72), group_nodes(8, 144, 72), group_nodes(16, 64, 72)) == (
         2, 1, 1)
     assert hours(16) > hours(8)
+
+
+def _moe_kernels(catalog: Catalog, framework: str, **fields) -> float:
+    request = resolve(Request(model="qwen3-30b-a3b", method="lora", framework=framework,
+                              **fields), catalog.model("qwen3-30b-a3b").architecture)
+    return workload(catalog.model("qwen3-30b-a3b").architecture, request).kernels
+
+
+def test_experts_run_one_by_one_launch_kernels_for_every_expert_a_micro_batch_reaches(
+    catalog: Catalog,
+) -> None:
+    """transformers loops over the experts hit: at 2,048 tokens all 128 of each layer run
+    their own projections (and adapters), where a dense layer runs one MLP."""
+    from engine.constants import KERNELS_PER_EXPERT
+
+    moe = catalog.model("qwen3-30b-a3b").architecture.moe
+    assert moe is not None
+    layers = catalog.model("qwen3-30b-a3b").architecture.moe_layers
+    assert _moe_kernels(catalog, "hf") > layers * moe.num_experts * KERNELS_PER_EXPERT
+
+
+def test_grouped_matmul_frameworks_launch_no_kernels_per_expert(catalog: Catalog) -> None:
+    assert _moe_kernels(catalog, "torchtitan") < _moe_kernels(catalog, "hf") / 5
+
+
+def test_a_short_micro_batch_reaches_fewer_experts(catalog: Catalog) -> None:
+    short = _moe_kernels(catalog, "hf", seq_len=16, packing=True)
+    long = _moe_kernels(catalog, "hf", seq_len=2048, packing=True)
+    assert short < long

@@ -188,8 +188,8 @@ def parse_query(
         check_tensor_parallel(fields, sources.get("tensor_parallel"))
         check_context_parallel(fields, sources.get("context_parallel"))
     check_them(state, fields, None)
-    if "model" in said.fields:
-        pick = None  # the option named it
+    if "model" in said.fields:  # the option named it: `largest model` searches its family
+        pick = ModelPick.EXACT if fields.get("solve") is Solve.MODEL else None
     dora_is_lora(fields, sources)  # before "full ac" makes a method-less query full
     full_also_method(fields, sources, state.full_ac)
     check_qlora_base(fields, sources)
@@ -258,8 +258,8 @@ def apply_followup(
     refuse_asks(state, "under $500 | within 2 days | on 2x rtx-4090")
     merge_said(changes, said, sources)
     check_them(state, changes, previous)
-    if "model" in said.fields:
-        pick = None
+    if "model" in said.fields:  # the option named it: `largest model` searches its family
+        pick = ModelPick.EXACT if changes.get("solve", previous.solve) is Solve.MODEL else None
     # "max seq seq 8k" in one follow-up (an option names its model exactly)
     check_solved_value(changes, sources, ModelPick.EXACT if "model" in said.fields else pick)
     dora_is_lora(changes, sources, previous)
