@@ -30,14 +30,26 @@ def reads_as_number(word: str) -> bool:
     return bool(_NUMBER_START.match(word)) or word.lower() in _NUMBER_WORDS
 
 
+CHANGES: Final = frozenset({"subscribe", "unsubscribe"})
+"""The price commands that change the channel's announcements."""
+
+
 def price_command(text: str) -> tuple[str, str] | None:
     """``("subscribe", "10% h100")`` for a price command, else None. ``price`` followed by
     a number (``price 3``, ``price $2/hr on h100``) is a question's price, not the
-    ``prices`` command; ``prices`` (which the parser does not read) always is one."""
-    word, _, rest = " ".join(text.split()).partition(" ")
+    ``prices`` command; ``prices`` (which the parser does not read) always is one.
+
+    Backticks are word breaks, as in a query (``subscribe `h100```, pasted as code). A
+    change asked as a question (``subscribe?``, ``unsubscribe?``, ``subscribe 10% h100?``)
+    changes nothing: it is the ``prices`` command, whose reply shows the channel's
+    announcements and how ``subscribe`` / ``unsubscribe`` change them."""
+    words = " ".join(str(text).replace("`", " ").split())
+    word, _, rest = words.partition(" ")
     word = word.lower().rstrip("?!.")
     if word not in PRICE_WORDS:
         return None
     if word == "price" and reads_as_number(rest.partition(" ")[0]):
         return None
+    if word in CHANGES and words.endswith("?"):
+        return "prices", ""
     return ("prices" if word == "price" else word), rest

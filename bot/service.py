@@ -38,6 +38,7 @@ from adapters.report import build_report
 from bot.ask import Ask, RequestBuilder
 from bot.channel_settings import ChannelSettings, is_settings_command, with_defaults
 from bot.clock import Clock, SystemClock
+from bot.followups import NOTHING_CHANGED, nothing_changed, starts_afresh
 from bot.price_words import price_command
 from bot.ratelimit import RateLimiter, limited_message
 from bot.replies import (
@@ -110,22 +111,6 @@ CONTEXT_UNAVAILABLE_NOTE = (
     "Context unavailable: I can't reach my store right now, so this is a fresh estimate "
     "from your message alone, not a change to the estimate above."
 )
-
-
-NOTHING_CHANGED = "(nothing changed)"
-"""The ``word`` of the reply to a follow-up that leaves the estimate as it was."""
-
-
-def _nothing_changed(words: str) -> Reply:
-    """The reply to a follow-up that leaves the estimate as it was (``qlora`` on a QLoRA
-    estimate): said, rather than the same estimate posted again without a word."""
-    return Reply(
-        ReplyKind.ERROR,
-        text=(f'Nothing changed: the estimate above already has what "{quoted(words, 60)}" '
-              "says. Name what should differ, e.g. `what if 8k seq?`, `on 4x h100` or "
-              "`with full and zero3`."),
-        word=NOTHING_CHANGED,
-    )
 
 
 def _answer(service: Service, *args: Any) -> Reply:
@@ -258,7 +243,7 @@ class Service:
             special = command_reply(words, self.catalog, catalog)
             if special is not None:
                 return special
-        if starts_over(words):  # ``new 8b lora``: with or without an earlier estimate
+        if starts_afresh(words, build):  # ``new 8b lora`` (or ``new`` beside options)
             words, previous = without_new(words), None
         try:
             if build is not None:
@@ -278,7 +263,7 @@ class Service:
             )
         reply = self.estimate(request, previous, workspace)
         if previous is not None and reply.kind is ReplyKind.ESTIMATE and not reply.changes:
-            return _nothing_changed(words)
+            return nothing_changed(words, build)
         return reply
 
     def estimate(
@@ -512,7 +497,7 @@ class Service:
                 ask.text, ask.workspace, ask.context_expired
             )
         defaults = None
-        if ask.previous is None or starts_over(ask.text):  # `new ...`: a new question
+        if ask.previous is None or starts_afresh(ask.text, ask.build):  # `new ...`: a new one
             defaults = await self.channel_settings.defaults(ask.platform, ask.channel)
         return await self.answer_async(
             ask.text, ask.previous, ask.workspace, defaults, ask.build

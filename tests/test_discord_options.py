@@ -195,3 +195,76 @@ def test_an_option_that_says_more_than_its_field_names_what_else_it_says() -> No
 
     assert caught.value.message.startswith("The seq option takes only a seq")
     assert 'also says batch: put that in the query option' in caught.value.message
+
+
+def test_options_that_change_nothing_are_named_not_an_empty_quote(service: Service) -> None:
+    previous = parse_query("70b qlora 50M tokens h100")
+    reply = answer(service, "", Options(method="qlora"), previous)
+    assert reply.kind is ReplyKind.ERROR
+    assert 'already has what "method:qlora" says' in reply.text
+    with_words = answer(service, "what if", Options(gpu="h100"), previous)
+    assert 'already has what "what if gpu:h100" says' in with_words.text
+
+
+@pytest.mark.parametrize("text", ["new", "new:", "New.", "new chart"])
+def test_new_alone_beside_options_is_a_new_question_from_them(
+    service: Service, text: str
+) -> None:
+    previous = parse_query("70b qlora 50M tokens h100")
+    for base in (previous, None):
+        reply = answer(service, text, Options(model="8b"), base)
+        assert reply.kind is ReplyKind.ESTIMATE, reply.text
+        assert reply.request is not None and reply.request.model == "llama-3.1-8b"
+        assert reply.previous is None and reply.request.dataset_tokens is None
+    assert "new" in answer(service, "new", NO_OPTIONS, previous).text  # still asks what
+
+
+@pytest.mark.parametrize(
+    ("options", "typed"),
+    [
+        ({"tokens": "20M samples"}, '"20M samples"'),
+        ({"seq": "max"}, '"max"'),
+        ({"seq": "longest"}, '"longest"'),
+        ({"seq": "8k tokens"}, '"8k tokens"'),
+        ({"tokens": "8x h100"}, '"8x h100"'),
+    ],
+)
+def test_an_option_error_quotes_the_value_not_a_word_the_option_added(
+    options: dict[str, str], typed: str
+) -> None:
+    with pytest.raises(QueryError) as caught:
+        build("", model="8b", **options)
+    message = caught.value.message
+    assert typed in message
+    assert '"tokens" needs' not in message and '"seq" needs' not in message
+    name = next(iter(options))
+    assert f"Write the {name} option like" in message
+
+
+def test_a_whole_number_of_epochs_is_quoted_as_typed() -> None:
+    with pytest.raises(QueryError) as caught:
+        build("", model="8b", epochs=1234567.0)
+    assert '"1234567"' in caught.value.message
+    assert Options(epochs=0.5).describe() == "epochs:0.5"
+
+
+def test_options_read_as_the_words_they_stand_for() -> None:
+    options = Options(model="70b", tokens="50M", seq="8k", epochs=2.0, method="qlora")
+    assert parse_query(options.as_words()) == build("", **{
+        "model": "70b", "tokens": "50M", "seq": "8k", "epochs": 2.0, "method": "qlora"})
+
+
+def test_the_query_options_limit_says_what_the_parser_reads() -> None:
+    import ast
+    from pathlib import Path
+
+    from adapters.discord import limits
+    from adapters.parse import MAX_QUERY_CHARS
+
+    source = Path(limits.__file__).read_text(encoding="utf-8")
+    body = ast.parse(source).body
+    index = next(i for i, node in enumerate(body) if isinstance(node, ast.AnnAssign)
+                 and getattr(node.target, "id", "") == "MAX_OPTION_STRING")
+    doc = body[index + 1].value.value  # type: ignore[attr-defined]
+    assert f"{MAX_QUERY_CHARS:,}" in doc and "500 characters" not in doc
+    assert limits.MAX_OPTION_STRING <= MAX_QUERY_CHARS

@@ -157,11 +157,11 @@ async def test_slack_shows_backticks_around_a_setting_name_as_quotes(service: Se
     assert bot_spans_intact(text, "`framework`", "`prices`")
 
 
-async def test_slack_shows_a_backtick_in_a_card_as_a_quote(service: Service) -> None:
-    reply = await ask(service, "subscribe `h100")
+async def test_slack_reads_a_card_pasted_as_code_as_the_card(service: Service) -> None:
+    reply = await ask(service, "subscribe `h1000`")
 
     text = slack_text(reply)
-    assert "\"'h100\" is not a card" in text
+    assert '"h1000" is not a card' in text
     assert bot_spans_intact(text, "`subscribe 10% h100 a100`")
 
 
@@ -324,11 +324,11 @@ async def test_discord_shows_a_backtick_in_a_setting_value_as_a_quote(service: S
     assert bot_spans_intact(description, "`generic`", EXAMPLE)
 
 
-async def test_discord_shows_a_backtick_in_a_card_as_a_quote(service: Service) -> None:
-    reply = await ask(service, "subscribe `h100")
+async def test_discord_reads_a_card_pasted_as_code_as_the_card(service: Service) -> None:
+    reply = await ask(service, "subscribe `h1000`")
 
     description = discord_embed(reply).description or ""
-    assert "\"'h100\" is not a card" in description
+    assert '"h1000" is not a card' in description
     assert bot_spans_intact(description, "`subscribe 10% h100 a100`")
 
 

@@ -25,6 +25,9 @@ Triggers:
   first, then posted by editing the deferred response.
 * a button or the card select: acknowledged at once (no visible change), the new
   estimate is posted in the estimate's thread, opened on first use.
+* in an estimate's thread, ``/ftcost``, a click and a message each answer in the thread's
+  turn (:meth:`bot.service.Service.thread_turn`): read, answer, post and remember before
+  the next one reads the thread's estimate, so quick replies build on each other.
 * "Show chart" (and the word ``chart`` in a query): the memory chart (``adapters.chart``,
   drawn on a worker thread) attached as ``chart.png`` in the estimate's thread, shown by an
   embed (``attachment://chart.png``).
@@ -57,7 +60,7 @@ from adapters.discord.configs import answer_attachment
 from adapters.discord.embeds import chart_failed_embed, notice_embed
 from adapters.discord.limits import cut
 from adapters.discord.messages import MessageHandlers
-from adapters.discord.options import Options
+from adapters.discord.options import NO_OPTIONS, Options
 from adapters.discord.places import (
     NO_MENTIONS,
     PLATFORM,
@@ -115,10 +118,24 @@ class FtcostMixin(MessageHandlers):
         if await self._limited(interaction, start, "command"):
             return
         where = Where.of(interaction.channel, interaction.channel_id)
-        work = asyncio.ensure_future(
-            self._ftcost_reply(interaction, query, options, where, config))
-        deferred = await self._defer_if_slow(interaction, work)
-        previous, reply = await work
+        # In an estimate's thread the command takes the thread's turn as a message there
+        # does (entered by the answer's work, so a wait for it is deferred like a slow
+        # answer): read, answer, post and remember before the next reply reads the thread.
+        async with contextlib.AsyncExitStack() as turn:
+            work = asyncio.ensure_future(
+                self._ftcost_reply(interaction, query, options, where, config, turn))
+            deferred = await self._defer_if_slow(interaction, work)
+            previous, reply = await work
+            await self._post_ftcost(interaction, query, options, config, where, start,
+                                    deferred, previous, reply)
+
+    async def _post_ftcost(
+        self, interaction: discord.Interaction, query: str, options: Options,
+        config: discord.Attachment | None, where: Where, start: float, deferred: bool,
+        previous: Request | None, reply: Reply,
+    ) -> None:
+        """Post ``/ftcost``'s ``reply`` (publicly for an estimate, remembered where the
+        next follow-up looks; privately otherwise)."""
         attached = f"config:{config.filename}" if config is not None else ""
         asked = " ".join(p for p in (query, options.describe(), attached) if p)
         footer = cut(f"{user_name(interaction.user)}: {self.settings.command} {asked}".strip(),
@@ -162,21 +179,34 @@ class FtcostMixin(MessageHandlers):
 
     async def _ftcost_reply(
         self, interaction: discord.Interaction, query: str, options: Options, where: Where,
-        config: discord.Attachment | None = None,
+        config: discord.Attachment | None, turn: contextlib.AsyncExitStack,
     ) -> tuple[Request | None, Reply]:
         """The thread's previous request (None outside an estimate's thread) and the
-        answer to ``/ftcost``; may wait on the store and on the Hub. A ``config``
-        attachment is a new question, in a thread too."""
+        answer to ``/ftcost``; may wait on the thread's turn (entered into ``turn``, held
+        until the answer is posted and remembered), the store and the Hub. A ``config``
+        attachment is a new question, in a thread too. Where the thread's estimate can't
+        be read (the store is unreachable, or it is no longer kept) the answer comes from
+        the words and options alone and says so, as for a message in the thread."""
+        key = where.thread_key()
+        if key is not None:
+            await turn.enter_async_context(self.service.thread_turn(key))
         workspace = workspace_of(interaction.guild_id)
         if config is not None:
             defaults = await self.service.channel_settings.defaults(PLATFORM, where.channel)
             return None, await answer_attachment(
                 self.service, config, query, options, workspace, defaults)
-        previous = await self._context(where.thread_key()) if where.thread else None
+        previous, lost, expired = None, False, False
+        thread = interaction.channel
+        if isinstance(thread, discord.Thread):
+            previous, lost, expired = await self._thread_context(thread, where)
+        if (lost or expired) and options.given:
+            # answered from words alone (answer_without_context): the options as words
+            query, options = " ".join(p for p in (query, options.as_words()) if p), NO_OPTIONS
         return previous, await self._respond(
             query, where.channel, workspace, options=options, previous=previous,
             user=str(interaction.user.id) if interaction.user else None,
             may_manage=can_manage(interaction.permissions, interaction.guild_id is not None),
+            context_lost=lost, context_expired=expired,
         )
 
     async def _defer_if_slow(
@@ -280,6 +310,18 @@ class FtcostMixin(MessageHandlers):
         text = control_words(action.kind, base, action.value or (values[0] if values else None))
         if text is None:
             return
+        # The new estimate becomes its thread's: answered, posted and remembered in the
+        # thread's turn, as a message or /ftcost there is.
+        key = Where.of(interaction.channel, interaction.channel_id).thread_key(message.id)
+        async with (self.service.thread_turn(key) if key else contextlib.nullcontext()):
+            await self._action_reply(interaction, action, message, base, text, start)
+
+    async def _action_reply(
+        self, interaction: discord.Interaction, action: ids.Action,
+        message: discord.Message, base: Request, text: str, start: float,
+    ) -> None:
+        """Answer a click that changes the estimate (``text``: the words it stands for)
+        and post the new estimate in the estimate's thread (its turn held)."""
         label = (
             METHOD_LABELS[Method(text)] if action.kind == "method"
             else f"2× seq ({base.seq_len * 2:,})" if action.kind == "seq" else text

@@ -43,7 +43,9 @@ MAX_MODEL_OPTION: Final = 320
 """The ``model`` option's length: a Hub id with its revision and URL fits (96-character
 repository, ``@``, a revision of up to 200, ``https://huggingface.co/``)."""
 MAX_OPTION_STRING: Final = 500
-"""The longest ``query`` option we declare (the parser's own limit is 500 characters)."""
+"""The longest ``query`` option we declare (Discord allows string options up to 6,000
+characters). The parser itself reads up to ``adapters.parse.MAX_QUERY_CHARS`` (2,000
+characters), so a query typed in a message may be longer than one in this option."""
 
 INTERACTION_WINDOW_S: Final = 3.0
 """An interaction must be acknowledged within three seconds of being created."""

@@ -29,6 +29,8 @@ from adapters.discord.places import (
     user_name,
 )
 from bot.service import Reply, ReplyKind
+from bot.store import ThreadKey
+from engine import Request
 
 LIMITED_NOTICE_S = 60.0
 """A rate-limit notice on a plain message (which can't be private) deletes itself after
@@ -89,12 +91,8 @@ class MessageHandlers(ClientCore):
         mentioned: bool, start: float,
     ) -> None:
         """Answer one message in ``thread`` (its turn held: :meth:`_thread_message`)."""
-        previous, unavailable = await self._lookup(where.thread_key())
-        me = self.user  # type: ignore[attr-defined]
-        own_thread = me is not None and thread.owner_id == me.id
-        ours = unavailable and own_thread
-        # The bot's own thread, older than the store keeps them: its estimate is gone.
-        expired = previous is None and not unavailable and own_thread and self._past_ttl(thread)
+        previous, unavailable, expired = await self._thread_context(thread, where)
+        ours = unavailable and self._own_thread(thread)
         if previous is None and not mentioned and not ours and not expired:
             return  # a thread the bot has no estimate in
         if not mentioned and not self.service.reads_as_question(
@@ -116,6 +114,22 @@ class MessageHandlers(ClientCore):
         await self._post_reply(message, thread, where, reply, text, start, "followup",
                                reference=mentioned)
 
+    async def _thread_context(
+        self, thread: discord.Thread, where: Where
+    ) -> tuple[Request | None, bool, bool]:
+        """What a reply in ``thread`` follows up on: ``(stored request or None, store
+        unreachable?, expired?)``; expired: the bot's own thread, older than the store
+        keeps them, whose estimate is gone. Read in the thread's turn."""
+        previous, unavailable = await self._lookup(where.thread_key())
+        expired = (previous is None and not unavailable and self._own_thread(thread)
+                   and self._past_ttl(thread))
+        return previous, unavailable, expired
+
+    def _own_thread(self, thread: discord.Thread) -> bool:
+        """Whether the bot opened ``thread`` (on one of its estimates)."""
+        me = self.user  # type: ignore[attr-defined]
+        return me is not None and thread.owner_id == me.id
+
     def _past_ttl(self, thread: discord.Thread) -> bool:
         """Whether ``thread`` started (its id's Discord timestamp) longer ago than the store
         keeps thread contexts: a context can only have expired then."""
@@ -127,10 +141,15 @@ class MessageHandlers(ClientCore):
         self, message: discord.Message, start: float, trigger: str
     ) -> bool:
         """Refuse a message over the per-user rate limit; True if so. A plain message
-        can't be answered privately, so the notice deletes itself after a minute."""
+        can't be answered privately, so the notice deletes itself after a minute, and only
+        the window's first refusal gets one (:attr:`Reply.quiet`): a flood of messages is
+        not answered by a flood of notices."""
         reply = await self.service.admit(PLATFORM, str(message.author.id))
         if reply is None:
             return False
+        if reply.quiet:  # told already in this window
+            self._log(trigger, reply, "limited", start)
+            return True
         embeds, _, _ = self._render(reply)
         with contextlib.suppress(discord.HTTPException):
             await message.channel.send(
@@ -148,24 +167,10 @@ class MessageHandlers(ClientCore):
         ref = message.reference
         if ref is not None and ref.message_id is not None and ref.channel_id == message.channel.id:
             key = where.thread_key(ref.message_id)
-            previous = await self._context(key)
-            if previous is not None:
-                reply = await self._respond(
-                    text, where.channel, guild_workspace(message), previous=previous,
-                    user=str(message.author.id), may_manage=_may_manage(message),
-                )
-                if reply.kind is not ReplyKind.ESTIMATE:
-                    await self._post_reply(message, message.channel, where, reply, text, start,
-                                           "followup", reference=True)
-                    return
-                target = ref.resolved if isinstance(ref.resolved, discord.Message) else (
-                    message.channel.get_partial_message(ref.message_id))  # type: ignore[union-attr]
-                title = (target.embeds[0].title if isinstance(target, discord.Message)
-                         and target.embeds else None)
-                thread = await self._thread_for(target, f"{title or 'ftcost'} · what-ifs")
-                if thread is not None:
-                    await self._post_reply(message, thread, Where(where.channel, str(thread.id)),
-                                           reply, text, start, "followup", reference=False)
+            assert key is not None
+            # A reply to an estimate changes its thread's: in the thread's turn.
+            async with self.service.thread_turn(key):
+                if await self._estimate_reply(message, where, key, ref, text, start):
                     return
         answer = await self._respond(
             text, where.channel, guild_workspace(message), user=str(message.author.id),
@@ -173,6 +178,47 @@ class MessageHandlers(ClientCore):
         )
         await self._post_reply(message, message.channel, where, answer, text, start, "mention",
                                reference=True)
+
+    async def _estimate_reply(
+        self, message: discord.Message, where: Where, key: ThreadKey,
+        ref: discord.MessageReference, text: str, start: float,
+    ) -> bool:
+        """Answer a mention replying to the message ``ref`` as a follow-up of its estimate
+        (in its thread) when it is one; False when it is none (a new question then)."""
+        assert ref.message_id is not None
+        previous, unavailable = await self._lookup(key)
+        me = self.user  # type: ignore[attr-defined]
+        resolved = ref.resolved if isinstance(ref.resolved, discord.Message) else None
+        if unavailable and me is not None and resolved is not None and (
+                resolved.author.id == me.id):
+            # one of the bot's messages, whose estimate the store can't give now
+            reply = await self._respond(
+                text, where.channel, guild_workspace(message), user=str(message.author.id),
+                may_manage=_may_manage(message), context_lost=True,
+            )
+            await self._post_reply(message, message.channel, where, reply, text, start,
+                                   "followup", reference=True)
+            return True
+        if previous is None:
+            return False
+        reply = await self._respond(
+            text, where.channel, guild_workspace(message), previous=previous,
+            user=str(message.author.id), may_manage=_may_manage(message),
+        )
+        if reply.kind is not ReplyKind.ESTIMATE:
+            await self._post_reply(message, message.channel, where, reply, text, start,
+                                   "followup", reference=True)
+            return True
+        target = resolved or message.channel.get_partial_message(  # type: ignore[union-attr]
+            ref.message_id)
+        title = (target.embeds[0].title if isinstance(target, discord.Message)
+                 and target.embeds else None)
+        thread = await self._thread_for(target, f"{title or 'ftcost'} · what-ifs")
+        if thread is None:
+            return False  # no thread possible: answered as a new question, as before
+        await self._post_reply(message, thread, Where(where.channel, str(thread.id)),
+                               reply, text, start, "followup", reference=False)
+        return True
 
     async def _post_reply(
         self,

@@ -19,6 +19,7 @@ from typing import Any
 
 from adapters.parse import QueryError, Said, apply_followup, parse_fields, parse_query
 from bot.service import Reply, RequestBuilder, Service
+from catalog.echo import quoted
 from engine import Request
 from engine.request import Framework, field_metas
 from engine.specs import Catalog
@@ -46,7 +47,16 @@ class Options:
         (:func:`build_request`); None without options (the parser alone)."""
         if not self.given:
             return None
-        return lambda words, base, catalog: build_request(words, self, base, catalog)
+        return OptionsBuilder(self)
+
+    def as_words(self) -> str:
+        """The options as the query words they stand for (``70b 50M tokens seq 8k``): for
+        a question read from its words alone (a thread whose estimate can't be read)."""
+        return " ".join(
+            _SPECS[f.name].phrases[0](_plain(getattr(self, f.name)))
+            for f in fields(self)
+            if getattr(self, f.name) not in (None, "")
+        )
 
     def describe(self) -> str:
         """``model:70b tokens:50M`` (for footers and logs)."""
@@ -60,8 +70,26 @@ class Options:
 NO_OPTIONS = Options()
 
 
+@dataclass(frozen=True, slots=True)
+class OptionsBuilder:
+    """:meth:`Options.builder`: a :data:`~bot.ask.RequestBuilder` that also names what the
+    options said (:attr:`said`, ``method:qlora``), for the replies that quote a message
+    (:func:`bot.followups.nothing_changed`)."""
+
+    options: Options
+
+    @property
+    def said(self) -> str:
+        return self.options.describe()
+
+    def __call__(self, words: str, previous: Request | None, catalog: Catalog) -> Request:
+        return build_request(words, self.options, previous, catalog)
+
+
 def _plain(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else " ".join(str(value).split())
+    """An option's value as the user gave it: a number as typed (``2``, ``0.5``,
+    ``1234567``; Discord sends it as a float), text with its spaces collapsed."""
+    return f"{value:.15g}" if isinstance(value, float) else " ".join(str(value).split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,15 +112,45 @@ _SPECS: dict[str, _Spec] = {
     "epochs": _Spec((lambda v: f"{v} epochs", lambda v: v), frozenset({"epochs"}), "epochs"),
     "framework": _Spec((lambda v: v,), frozenset({"framework"}), "framework"),
 }
-_OPTION_EXAMPLES = {
-    "model": "70b, llama-3.1-8b, qwen2.5 7b",
-    "gpu": "h100, 8x a100-80gb-sxm",
-    "method": "full, lora, qlora",
-    "tokens": "50M, 1.2B",
-    "seq": "8k, 4096",
-    "epochs": "2, 0.5",
-    "framework": ", ".join(f.value for f in Framework),
+_OPTION_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "model": ("70b", "llama-3.1-8b", "qwen2.5 7b"),
+    "gpu": ("h100", "8x a100-80gb-sxm"),
+    "method": ("full", "lora", "qlora"),
+    "tokens": ("50M", "1.2B"),
+    "seq": ("8k", "4096"),
+    "epochs": ("2", "0.5"),
+    "framework": tuple(f.value for f in Framework),
 }
+_OPTION_HINTS: dict[str, tuple[frozenset[str], str]] = {
+    "seq": (frozenset({"max", "maximum", "longest", "most"}),
+            'For the longest sequence that fits, ask "max seq" in the query option.'),
+}
+"""Said after a value that is no such thing when it has one of these words (``seq:
+max``): what was likely meant."""
+
+
+def _examples(name: str) -> str:
+    """``8k or 4096``: the option's examples."""
+    *rest, final = _OPTION_EXAMPLES[name]
+    return f"{', '.join(rest)} or {final}" if rest else final
+
+
+def _how(name: str) -> str:
+    """How the option is written: ``Write the seq option like 8k or 4096.``"""
+    return f"Write the {name} option like {_examples(name)}."
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _names_what_was_typed(err: QueryError, value: str) -> bool:
+    """Whether ``err`` is about words of ``value`` itself, not a word the option's phrase
+    added (``"seq" needs a number`` for ``seq: max``, read as ``seq max``)."""
+    if not err.word:
+        return False
+    typed = {w.strip(".,;:!?").lower() for w in value.split()}
+    return all(w.strip(".,;:!?").lower() in typed for w in err.word.split())
 
 
 def _option_fields(name: str, raw: Any, catalog: Catalog) -> dict[str, object]:
@@ -106,30 +164,54 @@ def _option_fields(name: str, raw: Any, catalog: Catalog) -> dict[str, object]:
         return {"framework": Framework(value)}  # a choice: the framework's own name
     first_error: QueryError | None = None
     more: set[str] = set()
-    for phrase in spec.phrases:
+    instead: set[str] = set()
+    for index, phrase in enumerate(spec.phrases):
         try:
             found = parse_fields(phrase(value), catalog)
         except QueryError as err:
-            first_error = first_error or err
+            if index == 0:
+                first_error = err  # the option's own reading: its error, if about the value
             continue
         if spec.required in found and set(found) <= spec.allowed:
             return found
         if spec.required in found:
             more |= set(found) - spec.allowed
+        else:
+            instead |= set(found)
+    shown = quoted(value, 60)
+    noun = field_metas()[spec.required].noun
     if more:  # ``seq: 8k bs 4``: read, but it says more than its option
         raise QueryError(
-            f'The {name} option takes only a {name} (e.g. {_OPTION_EXAMPLES[name]}), but '
-            f'"{value}" also says {_labels(more)}: put that in the query option.',
+            f"The {name} option takes only a {name} "
+            f"(e.g. {', '.join(_OPTION_EXAMPLES[name])}), but "
+            f'"{shown}" also says {_labels(more)}: put that in the query option.',
             value,
         )
-    if first_error is not None:
+    if instead:  # ``tokens: 20M samples``: a value of another field
         raise QueryError(
-            f"The {name} option: {first_error.message}", first_error.word,
+            f'The {name} option "{shown}" gives {_nouns(instead)}, not {_a(noun)}. '
+            f'{_how(name)[:-1]}, or put "{shown}" in the query option.',
+            value,
+        )
+    if first_error is not None and _names_what_was_typed(first_error, value):
+        problem = first_error.message.rsplit(" Example: ", 1)[0]
+        raise QueryError(
+            f"The {name} option: {problem} {_how(name)}", first_error.word,
             first_error.suggestions,
         )
+    triggers, hint = _OPTION_HINTS.get(name, (frozenset(), ""))
+    hinted = bool(triggers & {w.lower() for w in value.split()})
     raise QueryError(
-        f'The {name} option "{value}" is not a {name} (e.g. {_OPTION_EXAMPLES[name]}).', value
+        f'The {name} option "{shown}" is not {_a(noun)}. {_how(name)}'
+        + (f" {hint}" if hinted else ""),
+        value,
     )
+
+
+def _nouns(names: set[str]) -> str:
+    """``a sample count``: request fields as the messages name them."""
+    metas = field_metas()
+    return " and ".join(_a(metas[n].noun if n in metas else n) for n in sorted(names))
 
 
 def _labels(names: set[str]) -> str:
