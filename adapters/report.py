@@ -292,8 +292,11 @@ def _cards(est: Estimate) -> Table:
 def _what_if(est: Estimate) -> Table:
     rows = []
     budget, deadline = est.request.budget_usd, est.request.deadline_hours
+    own = next((w.sharding for w in est.what_if if w.current), None)
     for w in est.what_if:
         card = f"{w.count}x {w.gpu.id}" if w.gpu is not None and w.count else NO_FIT
+        if w.sharding and own and w.sharding != own and not w.note:
+            card = f"{card} {w.sharding}"  # `auto` runs it otherwise: say so beside its GB
         if w.note and w.gpu is not None:
             card = f"{card} (not on the pick)"
         elif w.note:

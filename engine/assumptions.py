@@ -35,7 +35,7 @@ from engine.request import (
 )
 from engine.specs import GpuSpec
 from engine.warning_context import Context
-from engine.wording import epochs_text, tokens_text
+from engine.wording import epochs_text, sharding_text, tokens_text
 
 
 def assumptions(ctx: Context) -> list[str]:
@@ -121,6 +121,10 @@ def _fit_line(ctx: Context) -> str:
     r = ctx.request
     if r.sharding is Sharding.AUTO:
         sharding = f"sharding auto (none on one card; across several, {_auto_several(r)})."
+        lead = ctx.lead
+        if lead is not None and lead.count > r.tensor_parallel:
+            shown = sharding_text(lead.stage, lead.count // r.tensor_parallel)
+            sharding = f"{sharding[:-1]}: {shown} on {lead.count}x {lead.gpu.id}."
     elif r.sharding is Sharding.HSDP:
         sharding = (f"sharding hsdp (sharded within each node of {ctx.hsdp_group_cards}, "
                     "replicated across nodes).")

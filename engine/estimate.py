@@ -38,6 +38,7 @@ from engine.request import Method, Mode, Request, StatePrecision
 from engine.solve import Solution, solve
 from engine.specs import Catalog, GpuSpec, ModelSpec, UnknownId
 from engine.warning_context import Context, changes_on_lead
+from engine.wording import sharding_text
 
 
 @record
@@ -59,6 +60,9 @@ class WhatIf:
     fit: str | None = None
     """The fit band of the card and count shown (``engine.fit.fit_band``): ``tight`` where
     a count the user named holds the row only above the planning line."""
+    sharding: str | None = None
+    """How the row's cards share the state (``engine.wording.sharding_text``: ``DDP``,
+    ``ZeRO-3``...); None without a card."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +157,7 @@ class Estimate:
                 else self.effective.lora_dropout,  # no adapters, no dropout
             },
             "uncertainty": None if self.uncertainty is None else self.uncertainty.to_json(),
-            "options": [_option_json(o) for o in self.options],
+            "options": [_option_json(o, self.effective.tensor_parallel) for o in self.options],
             "priced": None if self.priced is None else self.options.index(self.priced),
             "what_if": [
                 {
@@ -167,6 +171,7 @@ class Estimate:
                     "cost_usd": _r(w.cost_usd),
                     "note": w.note,
                     "fit": w.fit,
+                    "sharding": w.sharding,
                 }
                 for w in self.what_if
             ],
@@ -186,7 +191,13 @@ def _r(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _option_json(o: Option) -> dict[str, Any]:
+def option_sharding(o: Option, tensor_parallel: int) -> str:
+    """How ``o``'s cards share the state, as replies name it (``DDP``, ``ZeRO-3``...): its
+    data-parallel ranks are its cards over ``tensor_parallel``."""
+    return sharding_text(o.stage, o.count // max(1, tensor_parallel))
+
+
+def _option_json(o: Option, tensor_parallel: int) -> dict[str, Any]:
     return {
         "gpu": o.gpu.id,
         "name": o.gpu.name,
@@ -194,6 +205,7 @@ def _option_json(o: Option) -> dict[str, Any]:
         "per_gpu_gb": _r(o.per_gpu_gb),
         "utilization": _r(o.utilization, 4),
         "fit": o.band,
+        "sharding": option_sharding(o, tensor_parallel),
         "interconnect": o.gpu.interconnect,
         "price_per_gpu_hour": o.price_per_gpu_hour,
         "gpu_hours": _r(o.timing.gpu_hours),
@@ -447,6 +459,7 @@ def _what_ifs(
                 note=note,
                 wall_hours=shown.timing.wall_hours if shown else None,
                 fit=shown.band if shown else None,
+                sharding=option_sharding(shown, variant.tensor_parallel) if shown else None,
             )
         )
     return out

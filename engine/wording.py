@@ -4,6 +4,7 @@ replies built on them: one spelling of a token count and of an epoch count every
 from __future__ import annotations
 
 from engine.constants import BAND_FULL, USABLE_FRACTION
+from engine.request import Sharding
 
 
 def tokens_text(n: float) -> str:
@@ -33,3 +34,18 @@ def share_text(share: float) -> str:
     if whole == BAND_FULL and share < BAND_FULL:
         return f"{share:.1%}"  # 99.5% is not the whole card
     return f"{share:.0%}"
+
+
+SHARDING_LABELS = {
+    Sharding.ZERO1: "ZeRO-1", Sharding.ZERO2: "ZeRO-2", Sharding.ZERO3: "ZeRO-3",
+    Sharding.FSDP: "FSDP", Sharding.HSDP: "HSDP",
+}
+
+
+def sharding_text(stage: Sharding, ranks: int) -> str:
+    """How a plan's sharding reads: ``ZeRO-3``, ``FSDP``; unsharded, ``DDP`` on several
+    data-parallel ranks (replicas) and ``unsharded`` on one."""
+    if stage in SHARDING_LABELS:
+        return SHARDING_LABELS[stage]
+    return "DDP" if ranks > 1 else "unsharded"
+

@@ -34,6 +34,7 @@ OPTION_KEYS = {
     "per_gpu_gb",
     "utilization",
     "fit",
+    "sharding",
     "interconnect",
     "price_per_gpu_hour",
     "gpu_hours",
@@ -45,6 +46,7 @@ OPTION_KEYS = {
 }
 WHAT_IF_KEYS = {
     "fit",
+    "sharding",
     "label",
     "current",
     "per_gpu_gb",
@@ -560,3 +562,12 @@ def test_json_priced_is_the_headline_when_it_holds_the_run(catalog: Catalog) -> 
     doc = estimate(Request(model="llama-3.1-8b", dataset_tokens=10_000_000), catalog).to_json()
 
     assert doc["priced"] == 0
+
+
+def test_each_option_and_what_if_row_says_how_its_cards_share_the_state(catalog) -> None:
+    doc = estimate(Request(model="llama-3.1-70b", method="qlora", gpu="h100-sxm",
+                           dataset_tokens=50_000_000), catalog).to_json()
+    assert doc["options"][0]["sharding"] == "unsharded"
+    full = next(w for w in doc["what_if"] if w["label"] == "Full")
+    assert full["count"] > 1 and full["sharding"] == "ZeRO-3"
+
