@@ -108,6 +108,24 @@ def _option_phrase(o: Option, deadline: float | None = None) -> str:
     return f"{o.count}x {o.gpu.id}: {fmt_money(o.timing.cost_usd)}, {shown}"
 
 
+def _what_was_tried(est: Estimate) -> str:
+    """The counts and cards a budget or deadline plan chose among (``engine.constraints``):
+    the count named, else any count up to the nodes named (or the planning cluster); the
+    card named, or the cards of the memory named, or every card."""
+    r = est.request
+    if r.gpu is not None:
+        cards = r.gpu
+    elif r.gpu_memory_gb is not None:
+        cards = f"a {r.gpu_memory_gb:g} GB card"
+    else:
+        cards = "a card"
+    if r.gpu_count is not None:
+        return f"{r.gpu_count}x {cards} as named (or the fewest that hold the run)"
+    nodes = r.nodes or MAX_CLUSTER_NODES
+    return (f"any count of {cards} up to {nodes} of its machine{'s' if nodes > 1 else ''} "
+            f"(nodes of {GPUS_PER_NODE}, or as the card is rented)")
+
+
 def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
     """``(notes, warnings)`` for a budget or deadline: which options were kept and how
     they are ranked; or that none meets them, the closest, and the methods that would."""
@@ -122,11 +140,9 @@ def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
         ]
     if c.met:
         order = "cheapest first" if c.by_cost else "fastest first"
-        nodes = est.request.nodes or MAX_CLUSTER_NODES
         return [
-            f"Only options {limits} are listed ({len(c.options)}, {order}); any count of a "
-            f"card up to {nodes} of its machine{'s' if nodes > 1 else ''} "
-            f"(nodes of {GPUS_PER_NODE}, or as the card is rented) was tried."
+            f"Only options {limits} are listed ({len(c.options)}, {order}); "
+            f"{_what_was_tried(est)} was tried."
         ], []
     closest = "; ".join(_option_phrase(o, c.deadline_hours) for o in c.options[:2])
     line = f"No option stays {limits}." + (

@@ -111,7 +111,7 @@ def _auto_several(r: Request) -> str:
     if profile(r.framework).always_shards:
         return "FSDP, as its multi-card recipes do"
     if r.offload:
-        return "ZeRO-3, which offloads each card's shard (DDP offloads nothing)"
+        return "ZeRO-3, which offloads each card's shard, not a whole copy per DDP replica"
     return "DDP replicas where one card holds the run, else ZeRO-3"
 
 

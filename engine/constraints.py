@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from engine.accuracy import uncertainty
 from engine.collectives import named_node_cards
 from engine.compute import Compute, compute
 from engine.constants import (
@@ -107,8 +108,8 @@ def _r(value: float | None, digits: int) -> float | None:
 def meets(option: Option, budget: float | None, deadline: float | None) -> bool:
     """Whether ``option`` fits its cards and stays within the budget and the deadline."""
     t = option.timing
-    if not option.fits or t.wall_hours is None:
-        return False
+    if not (option.fits or (option.named and option.runs)) or t.wall_hours is None:
+        return False  # a count the user named may run in the tight band, as the headline
     if budget is not None and (t.cost_usd is None or t.cost_usd > budget * (1 + FIT_SLACK)):
         return False
     return deadline is None or t.wall_hours <= deadline * (1 + FIT_SLACK)
@@ -150,8 +151,21 @@ def _card_options(
     replicas = replica_fits(fp, gpu, request.offload)  # the card's, whatever the count
     most = min(_most_cards(request, per_node), card_limit(gpu))
     tried = counts(found[0], most, per_node)
-    if request.gpu_count is not None:  # a named count is the only one, where it holds the run
-        tried = [request.gpu_count] if found[0] <= request.gpu_count <= most else []
+    if request.gpu_count is not None:
+        # A named count is the plan, judged as the headline judges it (the tight band and
+        # the memory band's margin); where it cannot hold the run, the fewest that can.
+        named = request.gpu_count
+        if named % fp.card_step == 0 and named <= most:
+            stage = resolve_stage(request.sharding, named, fp.tensor_parallel, replicas,
+                                  auto_sharded(fp))
+            option = make_option(
+                fp, gpu, named, stage, work, price, request.mode, request.offload,
+                named=True, nodes=request.nodes, margin=uncertainty(request).memory,
+            )
+            if option.runs:
+                yield option
+                return
+        tried = [found[0]]
     for n in tried:
         if n % fp.card_step:
             continue  # not whole tensor-parallel groups and context-parallel rings

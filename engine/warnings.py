@@ -184,8 +184,12 @@ def _host_memory(ctx: Context) -> str | None:
     count = lead.count if lead is not None else 1
     # The footprint is one tensor-parallel card's share: sharded, each share is spread
     # over its data-parallel ranks; unsharded, every card offloads its own whole share.
+    # HSDP shards within a group and repeats the group: each replica offloads its state.
     sharded = stage.shards_weights or stage.is_zero
-    host = ctx.footprint.offloaded_gb(stage) * (r.tensor_parallel if sharded else count)
+    copies = r.tensor_parallel if sharded else count
+    if stage is Sharding.HSDP and lead is not None:
+        copies *= max(1, lead.count // ctx.hsdp_group_cards)
+    host = ctx.footprint.offloaded_gb(stage) * copies
     hosts = nodes_for(count, r.nodes, lead.gpu.host_cards if lead else GPUS_PER_NODE)
     return (
         f"CPU offload{'' if r.offload_weights else ' of the optimizer'} needs about "

@@ -169,3 +169,21 @@ def test_a_deadline_with_a_card_memory_plans_only_cards_of_that_memory(catalog: 
     est = ask(catalog, model="llama-3.1-8b", method="lora", dataset_tokens=50_000_000,
               budget_usd=500, deadline_hours=48, gpu_memory_gb=24)
     assert est.options and all(round(o.gpu.memory_gb) == 24 for o in est.options)
+
+
+def test_a_named_count_in_the_tight_band_meets_a_budget_as_the_headline_runs_it(
+    catalog: Catalog,
+) -> None:
+    est = ask(catalog, model="llama-3.1-8b", method="lora", framework="hf",
+              dataset_tokens=50_000_000, budget_usd=100, gpu="rtx-4090", gpu_count=1)
+    assert est.constraints is not None and est.constraints.met
+    assert [(o.gpu.id, o.count) for o in est.options] == [("rtx-4090", 1)]
+
+
+def test_a_named_count_too_small_for_the_run_plans_the_fewest_that_hold_it(
+    catalog: Catalog,
+) -> None:
+    est = ask(catalog, model="llama-3.1-70b", method="qlora", dataset_tokens=10_000_000,
+              budget_usd=500, gpu="a100-40gb-sxm", gpu_count=1)
+    assert est.constraints is not None and est.constraints.met
+    assert est.options[0].count == 2

@@ -250,8 +250,14 @@ def test_a_whole_number_of_epochs_is_quoted_as_typed() -> None:
 
 def test_options_read_as_the_words_they_stand_for() -> None:
     options = Options(model="70b", tokens="50M", seq="8k", epochs=2.0, method="qlora")
-    assert parse_query(options.as_words()) == build("", **{
+    assert parse_query(options.as_words(default_catalog())) == build("", **{
         "model": "70b", "tokens": "50M", "seq": "8k", "epochs": 2.0, "method": "qlora"})
+
+
+def test_an_option_that_states_its_own_unit_reads_as_the_same_words() -> None:
+    options = Options(model="8b", tokens="50M tokens")
+    assert parse_query(options.as_words(default_catalog())) == build("", model="8b",
+                                                                     tokens="50M tokens")
 
 
 def test_the_query_options_limit_says_what_the_parser_reads() -> None:

@@ -128,3 +128,16 @@ def test_host_ram_of_ddp_replicas_counts_every_replicas_offload(catalog: Catalog
     host = [_host_gb(next(w for w in e.warnings if w.startswith("CPU offload")))
             for e in (one, four)]
     assert host[1] == pytest.approx(4 * host[0], rel=0.02)
+
+
+def test_host_ram_of_hsdp_counts_every_replica_groups_offload(catalog: Catalog) -> None:
+    """HSDP repeats its shard group on every node: each group offloads a whole state."""
+    from engine import estimate
+
+    def host(sharding: str) -> float:
+        est = estimate(Request(model="llama-3.1-70b", method="full", sharding=sharding,
+                               offload=True, dataset_tokens=10**7, gpu="h100-sxm",
+                               gpu_count=16, nodes=2), catalog)
+        return _host_gb(next(w for w in est.warnings if w.startswith("CPU offload")))
+
+    assert host("hsdp") == pytest.approx(2 * host("fsdp"), rel=0.02)

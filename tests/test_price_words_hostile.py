@@ -106,8 +106,10 @@ async def test_a_question_mark_after_a_whole_subscription_changes_nothing(
     service: Service,
 ) -> None:
     await service.respond(_ask("subscribe 10% h100"))
-    await service.respond(_ask("subscribe 20% a100?"))
+    reply = await service.respond(_ask("subscribe 20% a100?"))
 
+    assert reply.kind is ReplyKind.PRICES and reply.prices is not None
+    assert reply.prices.subscription is not None
     assert service.store is not None
     sub = await service.store.get_subscription("discord", "C1")
     assert sub is not None and sub.cards == ("h100-sxm",) and sub.min_change_pct == 10

@@ -278,3 +278,27 @@ async def test_a_date_in_a_thread_reply_reads_as_its_fallback_text(
     (error,) = slack.calls_to("chat.postEphemeral")
     shown = json.dumps(error.args["blocks"])
     assert "Feb 18" in shown and "@Feb" not in shown
+
+
+async def test_a_mention_inside_an_estimates_thread_takes_the_threads_turn(
+    bot: Harness, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its answer is posted in the thread and becomes the thread's context, so it waits
+    for a reply or click being answered there, as they wait for each other."""
+    ts = await slash(bot, slack)
+    service = bot.runtime.service
+    turns: list[ThreadKey] = []
+    turn = service.thread_turn
+
+    def watched_turn(key: ThreadKey) -> contextlib.AbstractAsyncContextManager[None]:
+        turns.append(key)
+        return turn(key)
+
+    monkeypatch.setattr(service, "thread_turn", watched_turn)
+    event = app_mention_event(f"<@{BOT_USER_ID}> 70b qlora", ts=f"{time.time():.6f}")
+    event["thread_ts"] = ts
+    await bot.post(event_body(event, event_id="EvMT1"))
+    await bot.settle()
+
+    assert turns == [ThreadKey("slack", "C1", ts)]
+    assert len(estimates(slack)) == 2

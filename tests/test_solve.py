@@ -429,10 +429,12 @@ def test_a_largest_model_follow_up_whose_option_names_a_model_searches_its_famil
     from adapters.query.parser import Said, apply_followup, parse_query
 
     asked = parse_query("largest model qlora h100", catalog)
-    said = Said({"model": "qwen2.5-7b"}, {"model": "model"}, {"model": "model: qwen2.5-7b"})
+    everything = estimate(asked, catalog).request.model
+    said = Said({"model": "llama-3.1-8b"}, {"model": "model"}, {"model": "model: llama-3.1-8b"})
     followup = apply_followup(asked, "", catalog, said)
     answer = estimate(followup, catalog).request.model
-    assert catalog.model(answer).family == catalog.model("qwen2.5-7b").family
+    assert catalog.model(everything).family != catalog.model("llama-3.1-8b").family
+    assert catalog.model(answer).family == catalog.model("llama-3.1-8b").family
 
 
 def test_a_limit_question_with_an_option_stating_its_value_is_refused(catalog: Catalog) -> None:

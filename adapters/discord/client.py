@@ -201,7 +201,8 @@ class FtcostMixin(MessageHandlers):
             previous, lost, expired = await self._thread_context(thread, where)
         if (lost or expired) and options.given:
             # answered from words alone (answer_without_context): the options as words
-            query, options = " ".join(p for p in (query, options.as_words()) if p), NO_OPTIONS
+            words = options.as_words(self.service.catalog)
+            query, options = " ".join(p for p in (query, words) if p), NO_OPTIONS
         return previous, await self._respond(
             query, where.channel, workspace, options=options, previous=previous,
             user=str(interaction.user.id) if interaction.user else None,

@@ -49,11 +49,13 @@ class Options:
             return None
         return OptionsBuilder(self)
 
-    def as_words(self) -> str:
+    def as_words(self, catalog: Catalog) -> str:
         """The options as the query words they stand for (``70b 50M tokens seq 8k``): for
-        a question read from its words alone (a thread whose estimate can't be read)."""
+        a question read from its words alone (a thread whose estimate can't be read). Each
+        is written as the phrase that reads it (``tokens: 50M tokens`` stays ``50M
+        tokens``), the option's own first where none does, so the error says so."""
         return " ".join(
-            _SPECS[f.name].phrases[0](_plain(getattr(self, f.name)))
+            _option_words(f.name, getattr(self, f.name), catalog)
             for f in fields(self)
             if getattr(self, f.name) not in (None, "")
         )
@@ -151,6 +153,20 @@ def _names_what_was_typed(err: QueryError, value: str) -> bool:
         return False
     typed = {w.strip(".,;:!?").lower() for w in value.split()}
     return all(w.strip(".,;:!?").lower() in typed for w in err.word.split())
+
+
+def _option_words(name: str, raw: Any, catalog: Catalog) -> str:
+    """The words option ``name`` stands for: the first of its phrases that reads as the
+    option's field alone (as :func:`_option_fields` accepts it)."""
+    spec, value = _SPECS[name], _plain(raw)
+    for phrase in spec.phrases:
+        try:
+            found = parse_fields(phrase(value), catalog)
+        except QueryError:
+            continue
+        if spec.required in found and set(found) <= spec.allowed:
+            return phrase(value)
+    return spec.phrases[0](value)
 
 
 def _option_fields(name: str, raw: Any, catalog: Catalog) -> dict[str, object]:

@@ -398,17 +398,19 @@ class SlackBot:
                 bot_user_id)
             if asked is not None:
                 reply, text = asked.reply, asked.query
-            reply = reply or await self.service.respond(self._ask(
-                text, event.get("channel"), event.get("user"), workspace))
-            outcome = await self.out.deliver(
-                reply,
-                channel=event["channel"],
-                user=event.get("user"),
-                thread_ts=event.get("thread_ts") or event.get("ts"),
-                query=text,
-                bot_user_id=self._bot_id(bot_user_id),
-                workspace=workspace,
-            )
+            # In a thread its answer becomes the thread's context: in the thread's turn.
+            turn: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
+            if event.get("thread_ts"):
+                turn = self.service.thread_turn(ThreadKey(PLATFORM, event["channel"],
+                                                          event["thread_ts"]))
+            async with turn:
+                reply = reply or await self.service.respond(self._ask(
+                    text, event.get("channel"), event.get("user"), workspace))
+                outcome = await self.out.deliver(
+                    reply, channel=event["channel"], user=event.get("user"),
+                    thread_ts=event.get("thread_ts") or event.get("ts"), query=text,
+                    bot_user_id=self._bot_id(bot_user_id), workspace=workspace,
+                )
             return reply.kind.value, outcome
 
         await self._timed(Trigger.MENTION, work)
