@@ -246,12 +246,17 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
 
 
 def _fastest(est: Estimate, pick: Option) -> str | None:
-    """The option with the shortest wall-clock when not the pick (priced if the pick is)."""
+    """The option with the shortest wall-clock when not the pick (priced if the pick is),
+    and only when it is faster than the pick (a named count in the tight band is the
+    pick without being among the options that fit)."""
     timed = [o for o in est.options if o.fits and o.timing.wall_hours is not None
              and (o.timing.cost_usd is not None or pick.timing.cost_usd is None)]
     best = min(timed, key=lambda o: (o.timing.wall_hours or 0.0, o.timing.cost_usd or 0.0),
                default=None)  # fmt: skip
     if best is None or best is pick or (best.gpu.id == pick.gpu.id and best.count == pick.count):
+        return None
+    mine = pick.timing.wall_hours
+    if mine is not None and (best.timing.wall_hours or 0.0) >= mine:
         return None
     return (
         f"{best.count}x {best.gpu.id}, {fmt_hours(best.timing.wall_hours)}, "

@@ -177,9 +177,9 @@ def replica_fits(fp: Footprint, gpu: GpuSpec, offload: bool) -> bool:
     """Whether one data-parallel rank of ``gpu`` cards holds the whole run unsharded within
     the planning line (``USABLE_FRACTION``), so ``auto`` runs replicas on more of them.
     Never in napkin mode (it divides every byte over the cards), on a framework that
-    always shards (:func:`auto_sharded`), or under ``offload``: DDP offloads nothing, and
-    ZeRO-Offload and FSDP's ``CPUOffload`` both shard what they move to the host."""
-    if fp.napkin or fp.always_shards or offload:
+    always shards (:func:`auto_sharded`), under ``offload`` (DDP offloads nothing; ZeRO-
+    Offload and FSDP's ``CPUOffload`` shard what they move) or context parallelism."""
+    if fp.napkin or fp.always_shards or offload or fp.context_parallel > 1:
         return False
     one = fp.on_card(gpu.gpus_per_node).per_gpu(Sharding.NONE, fp.tensor_parallel, offload)
     return one.total <= USABLE_FRACTION * card_capacity(gpu, False) + FIT_SLACK

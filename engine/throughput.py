@@ -119,6 +119,7 @@ from engine.variant_work import (
     float8_speedup,
     float8_work,
     fp32_adapter_work,
+    launched,
 )
 from engine.weight_bytes import base_weight_bytes, full_gradient_bytes
 
@@ -310,7 +311,8 @@ def _kernels(arch: Architecture, request: Request, fusion: float) -> float:
     """Kernel launches of one micro-batch's layers (forward, backward, recompute)."""
     adapters_per_layer = 0.0
     if request.effective_method is not Method.FULL:
-        adapters_per_layer = arch.adapted_linears(request.lora_targets.value) / arch.num_layers
+        targets = arch.targeted_linears(request.lora_targets.value)
+        adapters_per_layer = launched(arch, request, targets) / arch.num_layers
     per_pass = KERNELS_PER_LAYER + KERNELS_PER_ADAPTER * adapters_per_layer
     passes = 1.0 + BACKWARD_KERNELS + (1.0 if request.grad_checkpointing else 0.0)
     return (arch.num_layers * per_pass + expert_loop_kernels(arch, request)) * passes * fusion

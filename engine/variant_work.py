@@ -8,9 +8,11 @@ each is zero when the request does not use it. Units: FLOPs, bytes, launches.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from engine import selective
 from engine.activations import adapter_path, uses_dora, uses_fp32_adapters
-from engine.architecture import Architecture
+from engine.architecture import Architecture, Linear
 from engine.constants import (
     DENSE_MLP_KERNELS,
     DORA_KERNELS_PER_ADAPTER,
@@ -64,7 +66,7 @@ def float8_work(arch: Architecture, request: Request, fusion: float) -> tuple[fl
     inputs = sum(lin.active * lin.d_in for lin in arch.linear_layers())
     outputs = sum(lin.active * lin.d_out for lin in arch.linear_layers())
     elements = tokens * (inputs * (1.0 + again) + outputs) + arch.linear_params * (2.0 + again)
-    kernels = FLOAT8_KERNELS_PER_LINEAR * arch.decoder_matrices * fusion
+    kernels = FLOAT8_KERNELS_PER_LINEAR * launched(arch, request, arch.linear_layers()) * fusion
     return flops, elements * FLOAT8_CAST_BYTES, kernels
 
 
@@ -89,7 +91,7 @@ def dora_work(arch: Architecture, request: Request) -> tuple[float, float, float
         tokens = request.seq_len * request.micro_batch
         active = sum(d_in * d_out * k for d_in, d_out, _, k in shapes)
         flops += tokens * (2.0 * forwards + 2.0) * active
-    kernels = DORA_KERNELS_PER_ADAPTER * arch.adapted_linears(targets)
+    kernels = DORA_KERNELS_PER_ADAPTER * launched(arch, request, arch.targeted_linears(targets))
     per_weight = DORA_WEIGHT_BYTES
     if request.effective_method is Method.QLORA:
         per_weight += NF4_DEQUANT_BYTES
@@ -114,27 +116,48 @@ def fp32_adapter_work(arch: Architecture, request: Request) -> tuple[float, floa
     width = sum((d_in + d_out) * k for d_in, d_out, _, k in arch.adapted_shapes(targets))
     moved = tokens * PEFT_ADAPTER_CAST_BYTES[key] * width * (forwards + 1.0)
     extra = PEFT_ADAPTER_KERNELS[key] + (request.lora_dropout > 0) - KERNELS_PER_ADAPTER
-    kernels = max(0.0, extra) * arch.adapted_linears(targets) * (forwards + 2.0)
+    adapters = launched(arch, request, arch.targeted_linears(targets))
+    kernels = max(0.0, extra) * adapters * (forwards + 2.0)
     return moved, kernels
+
+
+def experts_reached(arch: Architecture, request: Request) -> float:
+    """Experts of one mixture-of-experts layer that a micro-batch reaches: of ``E`` experts
+    each token picking ``k``, ``T`` tokens reach ``E·(1 − (1 − k/E)^T)`` on average (all of
+    them at fine-tuning sizes: 128 of 128 at 2,048 tokens for Qwen3-30B-A3B)."""
+    moe = arch.moe
+    if moe is None:
+        return 0.0
+    tokens = request.seq_len * request.micro_batch / request.context_parallel
+    e, k = moe.num_experts, moe.experts_per_token
+    return e * (1.0 - float((1.0 - k / e) ** tokens))
+
+
+def launched(arch: Architecture, request: Request, linears: Iterable[Linear]) -> float:
+    """Copies of ``linears`` that launch their own kernels in one pass over the layers
+    (each adapter, float8 cast or DoRA norm launches per copy): every copy of a dense
+    linear; of an expert's, each expert a micro-batch reaches where the framework runs
+    the experts one after another (``Profile.expert_loop``), else one grouped launch per
+    layer."""
+    total = 0.0
+    for lin in linears:
+        if lin.group != "expert":
+            total += lin.count
+        elif profile(request.framework).expert_loop:
+            total += arch.moe_layers * experts_reached(arch, request)
+        else:
+            total += arch.moe_layers
+    return total
 
 
 def expert_loop_kernels(arch: Architecture, request: Request) -> float:
     """Kernels one forward adds, over all layers, where a mixture-of-experts layer runs its
     experts one after another (``Profile.expert_loop``): the router, then every expert
-    that receives a token (``KERNELS_PER_EXPERT``, with its adapters) in place of one
-    dense MLP. Of ``E`` experts each token picking ``k``, a micro-batch of ``T`` tokens
-    reaches ``E·(1 − (1 − k/E)^T)`` of them on average (all of them at fine-tuning
-    sizes); the dense count already has the ``k`` adapted copies a token passes."""
-    moe = arch.moe
-    if moe is None or not profile(request.framework).expert_loop:
+    a micro-batch reaches (:func:`experts_reached`) running its own MLP
+    (``KERNELS_PER_EXPERT``), in place of one dense MLP. Their adapters are counted with
+    the others (:func:`launched`)."""
+    if arch.moe is None or not profile(request.framework).expert_loop:
         return 0.0
-    tokens = request.seq_len * request.micro_batch / request.context_parallel
-    e, k = moe.num_experts, moe.experts_per_token
-    hit = e * (1.0 - float((1.0 - k / e) ** tokens))
-    adapted = 0
-    if request.effective_method is not Method.FULL:
-        targets = arch.targeted_linears(request.lora_targets.value)
-        adapted = sum(1 for lin in targets if lin.group == "expert")
-    per_layer = (MOE_ROUTER_KERNELS - DENSE_MLP_KERNELS + hit * KERNELS_PER_EXPERT
-                 + max(0.0, hit - k) * adapted * KERNELS_PER_ADAPTER)
+    per_layer = (MOE_ROUTER_KERNELS - DENSE_MLP_KERNELS
+                 + experts_reached(arch, request) * KERNELS_PER_EXPERT)
     return arch.moe_layers * per_layer

@@ -172,3 +172,16 @@ def test_a_budget_tries_only_whole_rings() -> None:
     est = estimate(Request(**LONG, context_parallel=4, gpu="g80", dataset_tokens=10**8,
                            budget_usd=10**6), catalog_with(CARD))
     assert est.options and all(o.count % 4 == 0 for o in est.options)
+
+
+def test_auto_shards_a_named_count_under_context_parallelism(catalog) -> None:
+    """`auto` shards over the rings from the first, whether the count is named or picked."""
+    from engine import Request, estimate
+    from engine.request import Sharding
+
+    fields = dict(model="llama-3.1-8b", method="lora", framework="hf", gpu="h100-sxm",
+                  seq_len=32768, context_parallel=2)
+    picked = estimate(Request(**fields), catalog).options[0]
+    named = estimate(Request(**fields, gpu_count=picked.count), catalog).options[0]
+    assert named.stage is picked.stage is Sharding.ZERO3
+    assert named.per_gpu_gb == picked.per_gpu_gb

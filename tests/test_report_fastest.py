@@ -25,3 +25,19 @@ def test_a_faster_priced_card_is_named_as_fastest() -> None:
 
 def test_an_unpriced_card_is_not_named_fastest_beside_a_priced_pick() -> None:
     assert "fastest" not in _cost_line(None)
+
+
+def test_no_card_slower_than_a_tight_named_pick_is_named_fastest() -> None:
+    """A named count in the tight band is the pick though not among the options that fit
+    within the planning line; the choice after it may be slower."""
+    from catalog.loader import default_catalog
+
+    est = estimate(Request(model="llama-3.2-1b", method="lora", framework="torchtitan",
+                           gpu="h100-sxm", gpu_count=16, seq_len=32768,
+                           dataset_tokens=50_000_000), default_catalog())
+    pick = est.options[0]
+    assert pick.band == "tight" and pick.timing.wall_hours is not None
+    line = build_report(est).cost_line or ""
+    others = [o.timing.wall_hours for o in est.options[1:] if o.fits and o.timing.wall_hours]
+    assert others and min(others) > pick.timing.wall_hours
+    assert "fastest" not in line

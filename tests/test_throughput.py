@@ -468,8 +468,9 @@ def test_a_tensor_parallel_group_straddling_two_racks_is_timed_across_them(
 
 
 def _moe_kernels(catalog: Catalog, framework: str, **fields) -> float:
-    request = resolve(Request(model="qwen3-30b-a3b", method="lora", framework=framework,
-                              **fields), catalog.model("qwen3-30b-a3b").architecture)
+    fields = {"method": "lora", **fields}
+    request = resolve(Request(model="qwen3-30b-a3b", framework=framework, **fields),
+                      catalog.model("qwen3-30b-a3b").architecture)
     return workload(catalog.model("qwen3-30b-a3b").architecture, request).kernels
 
 
@@ -494,3 +495,24 @@ def test_a_short_micro_batch_reaches_fewer_experts(catalog: Catalog) -> None:
     short = _moe_kernels(catalog, "hf", seq_len=16, packing=True)
     long = _moe_kernels(catalog, "hf", seq_len=2048, packing=True)
     assert short < long
+
+
+def test_float8_casts_launch_once_per_grouped_expert_projection(catalog: Catalog) -> None:
+    """torchtitan runs every expert's tokens through one grouped matmul a projection, so
+    float8 adds a few casts a layer, not one per expert."""
+    plain = _moe_kernels(catalog, "torchtitan", method="full")
+    fp8 = _moe_kernels(catalog, "torchtitan", method="full", float8=True)
+    layers = catalog.model("qwen3-30b-a3b").architecture.num_layers
+    assert fp8 - plain < 100 * layers
+
+
+def test_dora_norms_launch_for_every_expert_reached_where_experts_loop(
+    catalog: Catalog,
+) -> None:
+    from engine.constants import DORA_KERNELS_PER_ADAPTER
+
+    arch = catalog.model("qwen3-30b-a3b").architecture
+    assert arch.moe is not None
+    added = (_moe_kernels(catalog, "hf", dora=True, fp32_adapters=False)
+             - _moe_kernels(catalog, "hf", fp32_adapters=False))
+    assert added > DORA_KERNELS_PER_ADAPTER * arch.moe_layers * arch.moe.num_experts * 3
