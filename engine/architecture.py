@@ -106,6 +106,8 @@ class Adapted:
     """``d_out`` over every copy: DoRA's magnitude vectors."""
     shapes: tuple[tuple[int, int, int, int], ...]
     """``(d_in, d_out, copies, active)`` per adapted linear kind."""
+    linears: tuple[Linear, ...] = ()
+    """The adapted linear kinds themselves."""
 
     @classmethod
     def of(cls, linears: tuple[Linear, ...]) -> Adapted:
@@ -117,6 +119,7 @@ class Adapted:
             output_width=sum(lin.active * lin.d_out for lin in linears),
             magnitudes=sum(lin.count * lin.d_out for lin in linears),
             shapes=tuple((lin.d_in, lin.d_out, lin.count, lin.active) for lin in linears),
+            linears=linears,
         )
 
 
@@ -422,7 +425,7 @@ class Architecture(BaseModel):
 
     def targeted_linears(self, targets: str) -> tuple[Linear, ...]:
         """The kinds of linear LoRA adapts for ``targets``."""
-        return tuple(self._targeted(targets))
+        return self.adapted(targets).linears
 
     def _mlp_copy_params(self, width: int, bias: bool) -> int:
         """Parameters of one MLP (or one expert) of the given width."""
