@@ -191,11 +191,15 @@ def _host_memory(ctx: Context) -> str | None:
         copies *= max(1, lead.count // ctx.hsdp_group_cards)
     host = ctx.footprint.offloaded_gb(stage) * copies
     hosts = nodes_for(count, r.nodes, lead.gpu.host_cards if lead else GPUS_PER_NODE)
+    replicas = count // (r.tensor_parallel * r.context_parallel)
+    ddp = "" if sharded or replicas <= 1 else (
+        f" DDP itself offloads nothing: each of the {replicas} replicas is counted offloading "
+        "a whole copy, as ZeRO-Offload does on one card; `zero2 offload` shards it over them.")
     return (
         f"CPU offload{'' if r.offload_weights else ' of the optimizer'} needs about "
         f"{_gb(host)} GB of host memory in total: {_gb(host / hosts)} GB of RAM on each "
         f"of {hosts} host(s), plus pinned buffers; each step moves gradients and weights "
-        "over PCIe."
+        "over PCIe." + ddp
     )
 
 
@@ -255,12 +259,17 @@ def _mixture_of_experts(ctx: Context) -> str | None:
         return None
     method = ctx.request.effective_method
     trained = "trained" if method is Method.FULL else "frozen under the adapters"
+    launches = (
+        f"; {profile(ctx.request.framework).short} runs the experts one after another, so "
+        "every expert a "
+        "micro-batch reaches launches its own kernels, which bounds the step"
+        if profile(ctx.request.framework).expert_loop else "")
     return (
         f"MoE model: all {moe.num_experts} experts' weights are held ({trained}), "
         "sharded with the rest under ZeRO-3/FSDP: expert parallelism, which would place "
         f"whole experts per card, is not modeled. Time counts the {moe.experts_per_token} "
         "experts each token is routed to, as if routing were even (no all-to-all, no "
-        "load imbalance)."
+        f"load imbalance){launches}."
     )
 
 

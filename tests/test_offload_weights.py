@@ -141,3 +141,12 @@ def test_host_ram_of_hsdp_counts_every_replica_groups_offload(catalog: Catalog) 
         return _host_gb(next(w for w in est.warnings if w.startswith("CPU offload")))
 
     assert host("hsdp") == pytest.approx(2 * host("fsdp"), rel=0.02)
+
+
+def test_offload_on_named_ddp_replicas_says_ddp_offloads_nothing(catalog: Catalog) -> None:
+    from engine import estimate
+
+    est = estimate(Request(model="llama-3.1-8b", method="full", offload=True, sharding="none",
+                           dataset_tokens=10**7, gpu="h100-sxm", gpu_count=4), catalog)
+    line = next(w for w in est.warnings if w.startswith("CPU offload"))
+    assert "each of the 4 replicas" in line and "`zero2 offload`" in line

@@ -516,3 +516,13 @@ def test_dora_norms_launch_for_every_expert_reached_where_experts_loop(
     added = (_moe_kernels(catalog, "hf", dora=True, fp32_adapters=False)
              - _moe_kernels(catalog, "hf", fp32_adapters=False))
     assert added > DORA_KERNELS_PER_ADAPTER * arch.moe_layers * arch.moe.num_experts * 3
+
+
+@pytest.mark.parametrize(("framework", "says"), [("hf", True), ("torchtitan", False)])
+def test_an_moe_reply_says_when_its_experts_run_one_after_another(
+    catalog: Catalog, framework: str, says: bool
+) -> None:
+    est = estimate(Request(model="qwen3-30b-a3b", method="lora", framework=framework,
+                           gpu="h100-sxm", dataset_tokens=10**7), catalog)
+    line = next(w for w in est.warnings if w.startswith("MoE model"))
+    assert ("runs the experts one after another" in line) is says
