@@ -45,7 +45,7 @@ from engine.fit import (
 )
 from engine.memory import Footprint, footprint
 from engine.request import Method, Request
-from engine.specs import Catalog, GpuSpec, ModelSpec
+from engine.specs import Catalog, GpuSpec, ModelSpec, gpus_of_memory
 
 DIMINISHING_RETURNS = 1.10
 """Under a budget alone, a card's option is its smallest count within 10% of the fastest
@@ -234,14 +234,13 @@ def _closest(tried: list[Option], request: Request, keep: int) -> list[Option]:
 
 def _gpus(request: Request, catalog: Catalog) -> list[GpuSpec]:
     """The cards the limits choose among: the one named, or those of the memory named
-    (``24gb``: :func:`engine.fit.cards_of_memory`'s rule), or every card."""
+    (``24gb``: :func:`engine.specs.gpus_of_memory`), or every card."""
     if request.gpu is not None:
         return [catalog.gpu(request.gpu)]
     gpus = list(catalog.gpus.values())
     if request.gpu_memory_gb is None:
         return gpus
-    same = [g for g in gpus if round(g.memory_gb) == round(request.gpu_memory_gb)]
-    return same or [g for g in gpus if g.memory_gb < request.gpu_memory_gb] or gpus
+    return gpus_of_memory(gpus, request.gpu_memory_gb)
 
 
 def constrain(

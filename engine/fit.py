@@ -44,7 +44,7 @@ from engine.constants import (
 from engine.memory import Breakdown, Footprint
 from engine.records import record
 from engine.request import Mode, Sharding
-from engine.specs import GpuSpec, label_capacity_gb
+from engine.specs import GpuSpec, gpus_of_memory, label_capacity_gb
 from engine.throughput import seconds_per_token_floor
 
 NO_TIMING = Timing(None, None, None, 0.0)
@@ -382,13 +382,12 @@ def cards(gpus: list[GpuSpec]) -> list[Card]:
 
 
 def cards_of_memory(table: list[Card], memory_gb: float | None) -> list[Card]:
-    """The cards a question that names a card by its memory (``24gb``) chooses from:
-    those of that memory (GB = 10^9 bytes, as labelled), else those of less (the user's
-    card is no bigger), else every card; ``table`` itself when no memory is named."""
+    """The cards of ``table`` a question that names a card by its memory (``24gb``)
+    chooses from (:func:`engine.specs.gpus_of_memory`); ``table`` when none is named."""
     if memory_gb is None:
         return table
-    same = [c for c in table if round(c.gpu.memory_gb) == round(memory_gb)]
-    return same or [c for c in table if c.gpu.memory_gb < memory_gb] or table
+    chosen = {g.id for g in gpus_of_memory([c.gpu for c in table], memory_gb)}
+    return [c for c in table if c.gpu.id in chosen]
 
 
 def hourly_price(gpu: GpuSpec, override: float | None, spot: bool) -> float | None:

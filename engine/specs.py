@@ -388,3 +388,12 @@ class Catalog:
         for g in self.gpus.values():
             names += [g.id, *g.aliases]
         return names
+
+
+def gpus_of_memory(gpus: list[GpuSpec], memory_gb: float) -> list[GpuSpec]:
+    """The cards a question that names a card by its memory (``24gb``) chooses from: those
+    of that memory (GB = 10^9 bytes, as labelled), else those of less (the user's card is
+    no bigger), else every card."""
+    same = [g for g in gpus if round(g.memory_gb) == round(memory_gb)]
+    return same or [g for g in gpus if g.memory_gb < memory_gb] or gpus
+
