@@ -61,6 +61,22 @@ async def _estimate_with_thread(fake: FakeDiscord, query: str) -> int:
 
 
 # -- one reply of a thread at a time ---------------------------------------------------------
+async def _after_two_replies(fake: FakeDiscord, store: Any, thread: int) -> Any:
+    """The thread's stored context once both replies are posted (and remembered)."""
+    await wait_until(lambda: len(_ours(fake, thread)) == 2)
+    await asyncio.sleep(0.2)
+    return await store.get_thread(ThreadKey("discord", str(fake.channel_id), str(thread)))
+
+
+def _assert_the_second_built_on_the_first(fake: FakeDiscord, thread: int, ctx: Any) -> None:
+    """``what if full`` answered first, ``seq 8k`` second on its estimate: neither lost."""
+    first, second = _ours(fake, thread)
+    assert "method LoRA → Full" in _text(first)
+    assert "Llama 3.1 8B · Full" in _text(second) and "seq 2,048 → 8,192" in _text(second)
+    assert ctx is not None and ctx.request.method.value == "full"
+    assert ctx.request.seq_len == 8192
+
+
 async def test_a_slash_follow_up_waits_for_the_thread_message_before_it_and_builds_on_it(
     discord_fake: FakeDiscord, sqlite_store: Any
 ) -> None:
@@ -72,17 +88,9 @@ async def test_a_slash_follow_up_waits_for_the_thread_message_before_it_and_buil
         await fake.dispatch("MESSAGE_CREATE", fake.message_create("what if full", thread))
         await fake.wait_for_call("POST", f"/channels/{thread}/messages", status=429)
         await slash(fake, {"query": "what if seq 8k"}, channel_id=thread)
-        await wait_until(lambda: len(_ours(fake, thread)) == 2)
-        await asyncio.sleep(0.2)
-        ctx = await sqlite_store.get_thread(
-            ThreadKey("discord", str(fake.channel_id), str(thread)))
+        ctx = await _after_two_replies(fake, sqlite_store, thread)
 
-    first, second = _ours(fake, thread)
-    assert "method LoRA → Full" in _text(first)
-    assert "seq 2,048 → 8,192" in _text(second)
-    assert "Llama 3.1 8B · Full" in _text(second)  # built on the message's estimate
-    assert ctx is not None and ctx.request.method.value == "full"
-    assert ctx.request.seq_len == 8192  # neither change lost
+    _assert_the_second_built_on_the_first(fake, thread, ctx)
 
 
 async def test_a_button_click_holds_the_thread_so_a_message_builds_on_the_clicked_estimate(
@@ -98,17 +106,9 @@ async def test_a_button_click_holds_the_thread_so_a_message_builds_on_the_clicke
         await click(fake, mid, full)
         await fake.wait_for_call("POST", f"/channels/{thread}/messages", status=429)
         await fake.dispatch("MESSAGE_CREATE", fake.message_create("what if seq 8k", thread))
-        await wait_until(lambda: len(_ours(fake, thread)) == 2)
-        await asyncio.sleep(0.2)
-        ctx = await sqlite_store.get_thread(
-            ThreadKey("discord", str(fake.channel_id), str(thread)))
+        ctx = await _after_two_replies(fake, sqlite_store, thread)
 
-    clicked, message = _ours(fake, thread)
-    assert "method LoRA → Full" in _text(clicked)
-    assert "Llama 3.1 8B · Full" in _text(message)  # on the click's estimate
-    assert "seq 2,048 → 8,192" in _text(message)
-    assert ctx is not None and ctx.request.method.value == "full"
-    assert ctx.request.seq_len == 8192
+    _assert_the_second_built_on_the_first(fake, thread, ctx)
 
 
 async def test_a_mention_replying_to_an_estimate_waits_for_its_threads_turn(
