@@ -61,6 +61,14 @@ async def _estimate_with_thread(fake: FakeDiscord, query: str) -> int:
 
 
 # -- one reply of a thread at a time ---------------------------------------------------------
+async def _held_reply(fake: FakeDiscord, thread: int, text: str) -> None:
+    """Send ``text`` in the thread and hold its answer up (Discord asks to retry the post),
+    its turn held meanwhile."""
+    fake.rate_limit_next("POST", f"/channels/{thread}/messages", retry_after=0.6)
+    await fake.dispatch("MESSAGE_CREATE", fake.message_create(text, thread))
+    await fake.wait_for_call("POST", f"/channels/{thread}/messages", status=429)
+
+
 async def _after_two_replies(fake: FakeDiscord, store: Any, thread: int) -> Any:
     """The thread's stored context once both replies are posted (and remembered)."""
     await wait_until(lambda: len(_ours(fake, thread)) == 2)
@@ -83,10 +91,7 @@ async def test_a_slash_follow_up_waits_for_the_thread_message_before_it_and_buil
     fake = discord_fake
     async with running(fake, sqlite_store, message_content=True):
         thread = await _estimate_with_thread(fake, "8b lora 20M tokens")
-        # the message's answer is held up (Discord asks to retry it), its turn held
-        fake.rate_limit_next("POST", f"/channels/{thread}/messages", retry_after=0.6)
-        await fake.dispatch("MESSAGE_CREATE", fake.message_create("what if full", thread))
-        await fake.wait_for_call("POST", f"/channels/{thread}/messages", status=429)
+        await _held_reply(fake, thread, "what if full")
         await slash(fake, {"query": "what if seq 8k"}, channel_id=thread)
         ctx = await _after_two_replies(fake, sqlite_store, thread)
 
@@ -117,9 +122,7 @@ async def test_a_mention_replying_to_an_estimate_waits_for_its_threads_turn(
     fake = discord_fake
     async with running(fake, sqlite_store, message_content=True):
         thread = await _estimate_with_thread(fake, "8b lora 20M tokens")
-        fake.rate_limit_next("POST", f"/channels/{thread}/messages", retry_after=0.6)
-        await fake.dispatch("MESSAGE_CREATE", fake.message_create("what if full", thread))
-        await fake.wait_for_call("POST", f"/channels/{thread}/messages", status=429)
+        await _held_reply(fake, thread, "what if full")
         mention = f"<@{fake.bot_user_id}>"
         await fake.dispatch("MESSAGE_CREATE", fake.message_create(
             f"{mention} what if seq 8k", mentions=[fake.bot_user_id],
