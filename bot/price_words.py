@@ -44,12 +44,13 @@ def price_command(text: str) -> tuple[str, str] | None:
     changes nothing: it is the ``prices`` command, whose reply shows the channel's
     announcements and how ``subscribe`` / ``unsubscribe`` change them."""
     words = " ".join(str(text).replace("`", " ").split())
-    word, _, rest = words.partition(" ")
-    word = word.lower().rstrip("?!.")
+    first, _, rest = words.partition(" ")
+    word = first.lower().rstrip("?!.")
     if word not in PRICE_WORDS:
         return None
     if word == "price" and reads_as_number(rest.partition(" ")[0]):
         return None
-    if word in CHANGES and words.endswith("?"):
+    asked = "?" in first or "?" in words.rstrip(" !.")[-1:]  # `subscribe?!`, `... h100?`
+    if word in CHANGES and asked:
         return "prices", ""
-    return ("prices" if word == "price" else word), rest
+    return ("prices" if word == "price" else word), rest.rstrip(" !.")

@@ -86,13 +86,24 @@ class ThreadTurns:
             return
         name = f"turn:{key.platform}:{key.channel}:{key.thread}"
         owner = uuid.uuid4().hex
-        held = await self._acquire(name, owner)
+        try:
+            held = await self._acquire(name, owner)
+        except BaseException:
+            # Cancelled (a failed defer) while the store may already hold the lock for this
+            # owner: release it, or the thread's next reply waits out the lock's TTL.
+            await self._release(name, owner)
+            raise
         try:
             yield
         finally:
             if held:
-                with contextlib.suppress(StoreUnavailable):
-                    await self.store.release_lock(name, owner)
+                await self._release(name, owner)
+
+    async def _release(self, name: str, owner: str) -> None:
+        """Give ``name`` back if ``owner`` holds it (best effort: the store may be down)."""
+        assert self.store is not None
+        with contextlib.suppress(StoreUnavailable):
+            await self.store.release_lock(name, owner)
 
     async def _acquire(self, name: str, owner: str) -> bool:
         """Take ``name`` for ``owner``, waiting up to ``wait_s`` for another holder; False

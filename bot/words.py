@@ -75,6 +75,13 @@ def _asks_help(low: str) -> bool:
     return low in HELP_WORDS or low.split(" ", 1)[0] == "help"
 
 
+def is_channel_command(text: str) -> bool:
+    """Whether ``text`` starts with a channel command's word (``set``, ``subscribe``...:
+    :data:`CHANNEL_WORDS`)."""
+    words = _spaced(text).lower().split(" ", 1)
+    return words[0].rstrip("?!.:") in CHANNEL_WORDS
+
+
 def is_command_word(text: str) -> bool:
     """Whether ``text`` (not empty) is one of the words :func:`command_reply` answers."""
     low = normalized(text)
@@ -119,14 +126,20 @@ def misplaced_word_hint(text: str, with_options: bool = False) -> str | None:
     return None
 
 
+def _spaced(text: str) -> str:
+    """``text`` with one space between words, backticks read as word breaks, as the query
+    reads them: ``new`` pasted as code, between two backticks, is the word ``new``."""
+    return " ".join(str(text).replace("`", " ").split())
+
+
 def starts_over(text: str) -> bool:
     """``new 8b lora``: a new question, not a change of the thread's last request."""
-    return " ".join(str(text).split()).lower().startswith(NEW_PREFIXES)
+    return _spaced(text).lower().startswith(NEW_PREFIXES)
 
 
 def without_new(text: str) -> str:
     """``text`` without its leading ``new`` / ``new:``."""
-    return " ".join(str(text).split())[4:].strip()
+    return _spaced(text)[4:].strip()
 
 
 def split_chart_word(text: str) -> tuple[str, bool]:

@@ -80,6 +80,16 @@ def test_new_in_a_thread_starts_over(service):
     assert reply.changes == []
 
 
+@pytest.mark.parametrize("text", ["`new` 8b lora", "`new 8b lora`"])
+def test_new_pasted_as_code_starts_over(service, text):
+    first = service.answer("70b qlora 50M tokens h100").request
+
+    reply = service.answer(text, first)
+
+    assert reply.request is not None and reply.request.model == "llama-3.1-8b"
+    assert reply.changes == []
+
+
 def test_new_without_an_earlier_estimate_is_a_question(service):
     reply = service.answer("new 8b lora")
 

@@ -173,6 +173,25 @@ async def test_a_slash_follow_up_in_the_bots_thread_older_than_the_store_keeps_s
     assert "is no longer kept, so this is a fresh estimate" in _text(whole["data"])
 
 
+async def test_a_channel_command_beside_options_in_an_old_thread_is_refused_as_anywhere(
+    discord_fake: FakeDiscord, sqlite_store: Any
+) -> None:
+    fake = discord_fake
+    old = discord.utils.time_snowflake(datetime(2020, 1, 1, tzinfo=UTC))
+    async with running(fake, sqlite_store):
+        fake.channels[old] = fake._thread_object(
+            old, fake.channel_id, "an old estimate", owner_id=fake.bot_user_id
+        )
+        await fake.dispatch("THREAD_CREATE", {**fake.channels[old], "newly_created": False})
+        cb = await slash(fake, {"query": "set framework", "framework": "unsloth"},
+                         channel_id=old)
+        settings = await sqlite_store.channel_settings("discord", str(fake.channel_id))
+
+    assert _ephemeral(cb)
+    assert "is a command of its own, not read beside the estimate options" in _text(cb["data"])
+    assert not settings
+
+
 async def test_a_mention_replying_to_an_estimate_while_the_store_is_down_says_so(
     discord_fake: FakeDiscord, down_store: SwitchableStore
 ) -> None:

@@ -193,7 +193,7 @@ def test_an_option_that_says_more_than_its_field_names_what_else_it_says() -> No
     with pytest.raises(QueryError) as caught:
         build("", model="8b", seq="8k bs 4")
 
-    assert caught.value.message.startswith("The seq option takes only a seq")
+    assert caught.value.message.startswith("The seq option takes only a sequence length")
     assert 'also says batch: put that in the query option' in caught.value.message
 
 

@@ -43,7 +43,8 @@ def test_backticks_are_word_breaks_as_in_a_query(text: str, expected: tuple[str,
 
 @pytest.mark.parametrize(
     "text", ["subscribe?", "unsubscribe?", "Subscribe ?", "UNSUBSCRIBE??",
-             "subscribe 10% h100?", "`subscribe?`"],
+             "subscribe 10% h100?", "`subscribe?`", "unsubscribe?!", "unsubscribe ?!",
+             "unsubscribe? please", "subscribe? 10%"],
 )
 def test_a_change_asked_as_a_question_is_no_change(text: str) -> None:
     assert price_command(text) == ("prices", "")
@@ -52,6 +53,11 @@ def test_a_change_asked_as_a_question_is_no_change(text: str) -> None:
 def test_a_change_with_other_punctuation_still_changes() -> None:
     assert price_command("subscribe!") == ("subscribe", "")
     assert price_command("unsubscribe.") == ("unsubscribe", "")
+
+
+def test_a_full_stop_after_a_subscription_is_not_part_of_it() -> None:
+    assert price_command("subscribe 10%.") == ("subscribe", "10%")
+    assert price_command("subscribe 10% h100!") == ("subscribe", "10% h100")
 
 
 @pytest.mark.parametrize("platform", ["slack", "discord"])

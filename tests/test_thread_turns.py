@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 
 from bot.store import Store, StoreUnavailable
@@ -95,3 +96,33 @@ async def test_a_store_that_is_down_never_holds_a_reply_back() -> None:
         await _reply(ThreadTurns(store), "only", 0.0, order)
 
     assert order == ["only in", "only out"]
+
+
+class _SlowAfterLocking(SQLiteStore):
+    """Takes the lock, then answers late: a reply cancelled meanwhile never learns it."""
+
+    locked = asyncio.Event()
+
+    async def acquire_lock(self, name: str, owner: str, ttl_s: float) -> bool:
+        got = await super().acquire_lock(name, owner, ttl_s)
+        self.locked.set()
+        await asyncio.sleep(10)
+        return got
+
+
+async def test_a_reply_cancelled_while_the_store_takes_its_lock_gives_the_lock_back() -> None:
+    async with _SlowAfterLocking(":memory:") as store:
+        store.locked = asyncio.Event()
+
+        async def reply() -> None:
+            async with ThreadTurns(store).turn(KEY):
+                pass
+
+        task = asyncio.create_task(reply())
+        await asyncio.wait_for(store.locked.wait(), 5)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+        name = f"turn:{KEY.platform}:{KEY.channel}:{KEY.thread}"
+        assert await SQLiteStore.acquire_lock(store, name, "the next reply", 5)

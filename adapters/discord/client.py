@@ -73,7 +73,7 @@ from adapters.discord.places import (
 from adapters.discord.settings import ClientSettings
 from adapters.formats import METHOD_LABELS
 from bot.service import Reply, ReplyKind, Service
-from bot.words import control_words
+from bot.words import control_words, is_channel_command
 from engine import Method, Request
 
 log = logging.getLogger(__name__)
@@ -199,7 +199,9 @@ class FtcostMixin(MessageHandlers):
         thread = interaction.channel
         if isinstance(thread, discord.Thread):
             previous, lost, expired = await self._thread_context(thread, where)
-        if (lost or expired) and options.given:
+        if (lost or expired) and options.given and is_channel_command(query):
+            lost = expired = False  # a command beside options is refused, as anywhere
+        elif (lost or expired) and options.given:
             # answered from words alone (answer_without_context): the options as words
             words = options.as_words(self.service.catalog)
             query, options = " ".join(p for p in (query, words) if p), NO_OPTIONS

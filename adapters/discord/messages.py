@@ -148,7 +148,7 @@ class MessageHandlers(ClientCore):
         if reply is None:
             return False
         if reply.quiet:  # told already in this window
-            self._log(trigger, reply, "limited", start)
+            self._log(trigger, reply, "quiet", start)
             return True
         embeds, _, _ = self._render(reply)
         with contextlib.suppress(discord.HTTPException):

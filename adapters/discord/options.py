@@ -198,7 +198,7 @@ def _option_fields(name: str, raw: Any, catalog: Catalog) -> dict[str, object]:
     noun = field_metas()[spec.required].noun
     if more:  # ``seq: 8k bs 4``: read, but it says more than its option
         raise QueryError(
-            f"The {name} option takes only a {name} "
+            f"The {name} option takes only {_a(noun)} "
             f"(e.g. {', '.join(_OPTION_EXAMPLES[name])}), but "
             f'"{shown}" also says {_labels(more)}: put that in the query option.',
             value,

@@ -94,7 +94,7 @@ with files (a config); every other subtype (edits, deletions, joins, bot message
 is ignored."""
 
 SORRY = "Sorry, something went wrong while answering that. Please try again."
-QUIET = "ignored"
+QUIET = "quiet"
 """The log line's outcome for a message refused by the rate limit after its window's first
 refusal (:attr:`~bot.replies.Reply.quiet`): nothing is posted, so a flood of mentions or
 thread replies is not answered by a flood of notices. A slash command or a click, which
