@@ -90,8 +90,10 @@ class ThreadTurns:
             held = await self._acquire(name, owner)
         except BaseException:
             # Cancelled (a failed defer) while the store may already hold the lock for this
-            # owner: release it, or the thread's next reply waits out the lock's TTL.
-            await self._release(name, owner)
+            # owner: release it, or the thread's next reply waits out the lock's TTL. The
+            # release is best effort: whatever it raises, the cancellation is what goes on.
+            with contextlib.suppress(Exception):
+                await self._release(name, owner)
             raise
         try:
             yield

@@ -106,7 +106,7 @@ def misplaced_word_hint(text: str, with_options: bool = False) -> str | None:
     means something elsewhere: ``new`` with no question after it, or a channel command
     where it is not read: beside Discord's estimate options (``with_options``), or where
     there is no channel (the terminal). None otherwise."""
-    words = normalized(text).split()
+    words = _spaced(text).lower().rstrip("?!. ").split()
     if words == ["new"] or words == ["new:"]:
         return (
             "`new` starts a new question in an estimate's thread: say the question after it, "

@@ -106,7 +106,7 @@ class Adapted:
     """``d_out`` over every copy: DoRA's magnitude vectors."""
     shapes: tuple[tuple[int, int, int, int], ...]
     """``(d_in, d_out, copies, active)`` per adapted linear kind."""
-    linears: tuple[Linear, ...] = ()
+    linears: tuple[Linear, ...]
     """The adapted linear kinds themselves."""
 
     @classmethod

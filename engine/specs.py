@@ -396,4 +396,3 @@ def gpus_of_memory(gpus: list[GpuSpec], memory_gb: float) -> list[GpuSpec]:
     no bigger), else every card."""
     same = [g for g in gpus if round(g.memory_gb) == round(memory_gb)]
     return same or [g for g in gpus if g.memory_gb < memory_gb] or gpus
-

@@ -292,17 +292,18 @@ def _weight_passes(request: Request) -> float:
 def _dequant(arch: Architecture, request: Request) -> tuple[float, float]:
     """``(bytes, kernels)`` of one micro-batch's 4-bit dequantization (0 outside QLoRA)."""
     passes = _weight_passes(request)
+    matrices = launched(arch, request, arch.linear_layers())  # each expert reached, if looped
     if eager_nf4_dequant(request):
         # Every quantized matrix is dequantized once per pass by an unfused chain.
         return (
             passes * TORCHAO_NF4_EAGER_TRAFFIC_BYTES * arch.linear_params,
-            passes * TORCHAO_NF4_EAGER_KERNELS * arch.decoder_matrices,
+            passes * TORCHAO_NF4_EAGER_KERNELS * matrices,
         )
     if request.effective_method is Method.QLORA:
         kernels = BNB_DEQUANT_KERNELS + BNB_DOUBLE_QUANT_KERNELS * request.double_quant
         return (
             passes * NF4_DEQUANT_BYTES * arch.linear_params,
-            passes * kernels * arch.decoder_matrices,
+            passes * kernels * matrices,
         )
     return 0.0, 0.0
 

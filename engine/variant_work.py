@@ -128,7 +128,7 @@ def experts_reached(arch: Architecture, request: Request) -> float:
     moe = arch.moe
     if moe is None:
         return 0.0
-    tokens = request.seq_len * request.micro_batch / request.context_parallel
+    tokens = max(1.0, request.seq_len * request.micro_batch / request.context_parallel)
     e, k = moe.num_experts, moe.experts_per_token
     return e * (1.0 - float((1.0 - k / e) ** tokens))
 

@@ -262,7 +262,7 @@ def _mixture_of_experts(ctx: Context) -> str | None:
     launches = (
         f"; {profile(ctx.request.framework).short} runs the experts one after another, so "
         "every expert a "
-        "micro-batch reaches launches its own kernels, which bounds the step"
+        "micro-batch reaches launches its own kernels, which can bound the step"
         if profile(ctx.request.framework).expert_loop else "")
     return (
         f"MoE model: all {moe.num_experts} experts' weights are held ({trained}), "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -217,8 +218,10 @@ WINDOW_MIDDLE = 1_800_000_030.0
 
 
 async def test_only_the_first_refused_message_of_a_window_gets_a_public_notice(
-    discord_fake: FakeDiscord, sqlite_store: Any, tmp_path: Path
+    discord_fake: FakeDiscord, sqlite_store: Any, tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, "ftcost.command")
     fake = discord_fake
     async with running(fake, sqlite_store) as runner, SQLiteStore(
         tmp_path / "limits.sqlite3", clock=lambda: WINDOW_MIDDLE
@@ -236,6 +239,8 @@ async def test_only_the_first_refused_message_of_a_window_gets_a_public_notice(
 
     notices = [m for m in messages if "requests in the last minute" in _text(m)]
     assert len(messages) == 2 and len(notices) == 1
+    logged = [r.getMessage() for r in caplog.records if "kind=limited" in r.getMessage()]
+    assert sum("outcome=quiet" in line for line in logged) == 3  # logged, not posted
     assert all(_ephemeral(cb) for cb in refused)
     assert all("requests in the last minute" in _text(cb["data"]) for cb in refused)
 

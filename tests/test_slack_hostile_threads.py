@@ -208,6 +208,7 @@ async def test_mentions_refused_after_the_first_notice_of_the_window_get_nothing
     lines = limited_lines(caplog, "mention")
     assert len(lines) == 3  # each refusal is still logged as limited
     assert sum("outcome=ephemeral" in line for line in lines) == 1
+    assert sum("outcome=quiet" in line for line in lines) == 2
 
 
 async def test_thread_replies_refused_after_the_first_notice_of_the_window_get_nothing(

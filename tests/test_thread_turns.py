@@ -126,3 +126,24 @@ async def test_a_reply_cancelled_while_the_store_takes_its_lock_gives_the_lock_b
 
         name = f"turn:{KEY.platform}:{KEY.channel}:{KEY.thread}"
         assert await SQLiteStore.acquire_lock(store, name, "the next reply", 5)
+
+
+class _SlowAndFailingRelease(_SlowAfterLocking):
+    async def release_lock(self, name: str, owner: str) -> bool:
+        raise RuntimeError("the store is closing")
+
+
+async def test_a_cancelled_reply_stays_cancelled_when_giving_the_lock_back_fails() -> None:
+    async with _SlowAndFailingRelease(":memory:") as store:
+        store.locked = asyncio.Event()
+
+        async def reply() -> None:
+            async with ThreadTurns(store).turn(KEY):
+                pass
+
+        task = asyncio.create_task(reply())
+        await asyncio.wait_for(store.locked.wait(), 5)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        assert task.cancelled()
