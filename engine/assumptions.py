@@ -110,6 +110,8 @@ def _auto_several(r: Request) -> str:
     """What ``auto`` runs on several cards for ``r`` (``engine.fit.resolve_stage``)."""
     if profile(r.framework).always_shards:
         return "FSDP, as its multi-card recipes do"
+    if r.context_parallel > 1:
+        return "ZeRO-3 over the rings' cards from the first ring on"
     if r.offload:
         return "ZeRO-3, which offloads each card's shard, not a whole copy per DDP replica"
     return "DDP replicas where one card holds the run, else ZeRO-3"
@@ -119,7 +121,9 @@ def _fit_line(ctx: Context) -> str:
     """The planning line and how the state is spread: sharding, tensor and context
     parallelism."""
     r = ctx.request
-    if r.sharding is Sharding.AUTO:
+    if r.mode is Mode.NAPKIN:
+        sharding = "the napkin rules divide every byte evenly over the cards."
+    elif r.sharding is Sharding.AUTO:
         sharding = f"sharding auto (none on one card; across several, {_auto_several(r)})."
         lead = ctx.lead
         if lead is not None and lead.count > r.tensor_parallel:

@@ -157,7 +157,7 @@ class Estimate:
                 else self.effective.lora_dropout,  # no adapters, no dropout
             },
             "uncertainty": None if self.uncertainty is None else self.uncertainty.to_json(),
-            "options": [_option_json(o, self.effective.tensor_parallel) for o in self.options],
+            "options": [_option_json(o, self.effective) for o in self.options],
             "priced": None if self.priced is None else self.options.index(self.priced),
             "what_if": [
                 {
@@ -191,13 +191,16 @@ def _r(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def option_sharding(o: Option, tensor_parallel: int) -> str:
+def option_sharding(o: Option, request: Request) -> str:
     """How ``o``'s cards share the state, as replies name it (``DDP``, ``ZeRO-3``...): its
-    data-parallel ranks are its cards over ``tensor_parallel``."""
-    return sharding_text(o.stage, o.count // max(1, tensor_parallel))
+    data-parallel ranks are its cards over the tensor-parallel degree. The napkin rules
+    divide every byte evenly over the cards (``even split``)."""
+    if request.mode is Mode.NAPKIN and o.count > 1:
+        return "even split"
+    return sharding_text(o.stage, o.count // max(1, request.tensor_parallel))
 
 
-def _option_json(o: Option, tensor_parallel: int) -> dict[str, Any]:
+def _option_json(o: Option, request: Request) -> dict[str, Any]:
     return {
         "gpu": o.gpu.id,
         "name": o.gpu.name,
@@ -205,7 +208,7 @@ def _option_json(o: Option, tensor_parallel: int) -> dict[str, Any]:
         "per_gpu_gb": _r(o.per_gpu_gb),
         "utilization": _r(o.utilization, 4),
         "fit": o.band,
-        "sharding": option_sharding(o, tensor_parallel),
+        "sharding": option_sharding(o, request),
         "interconnect": o.gpu.interconnect,
         "price_per_gpu_hour": o.price_per_gpu_hour,
         "gpu_hours": _r(o.timing.gpu_hours),
@@ -459,7 +462,7 @@ def _what_ifs(
                 note=note,
                 wall_hours=shown.timing.wall_hours if shown else None,
                 fit=shown.band if shown else None,
-                sharding=option_sharding(shown, variant.tensor_parallel) if shown else None,
+                sharding=option_sharding(shown, variant) if shown else None,
             )
         )
     return out

@@ -408,3 +408,9 @@ stream is FP32 (``PROFILE_KBIT_FP32_NORMS``): each adapter's input is cast for i
 matmul and the base output's clone and the add run in FP32, as much traffic again, so it
 is counted the same (measured on an H200: TRL's QLoRA runs as slowly as the model says
 with it, and 22-32% slower than it says without)."""
+PROFILE_QLORA_ONE_DEVICE: Final = frozenset({"litgpt"})
+"""Frameworks whose QLoRA runs on one card only. [lg-quantize] litgpt ``finetune/lora.py``:
+with ``devices * num_nodes > 1`` and ``quantize`` set it raises ``NotImplementedError(
+"Quantization is currently not supported for multi-GPU training. Please set devices=1
+...")``."""
+

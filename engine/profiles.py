@@ -39,6 +39,7 @@ from engine.framework_facts import (
     PROFILE_LORA_DROPOUT,
     PROFILE_OFFLOAD_GRADIENTS,
     PROFILE_PURE_BF16,
+    PROFILE_QLORA_ONE_DEVICE,
     PROFILE_QUANTIZED_HEAD,
     PROFILE_QUANTIZED_SAVES_INPUTS,
     PROFILE_SELECTIVE_CHECKPOINTING_UP_TO,
@@ -127,6 +128,8 @@ class Profile:
     fp32_adapters: bool
     """Its LoRA adapters are FP32 on a 16-bit base, each casting its own input
     (``PROFILE_FP32_ADAPTERS``)."""
+    qlora_one_device: bool
+    """Its QLoRA runs on one card only (``PROFILE_QLORA_ONE_DEVICE``)."""
     expert_loop: bool
     """Its mixture-of-experts layers run their experts one after another, each launching
     its own kernels (``PROFILE_EXPERT_LOOP``); else in grouped matmuls."""
@@ -246,6 +249,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
         fp32_adapters=PROFILE_FP32_ADAPTERS[key],
         always_shards=PROFILE_ALWAYS_SHARDS[key],
         expert_loop=PROFILE_EXPERT_LOOP[key],
+        qlora_one_device=key in PROFILE_QLORA_ONE_DEVICE,
         cudnn_attention_from=PROFILE_CUDNN_ATTENTION_FROM[key],
         changes=tuple(changes),
     )

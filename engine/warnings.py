@@ -72,6 +72,20 @@ def warnings(ctx: Context) -> list[str]:
     return out
 
 
+def _qlora_one_device(ctx: Context) -> str | None:
+    """A QLoRA plan on several cards for a framework that quantizes on one only."""
+    r, lead = ctx.request, ctx.lead
+    if (r.effective_method is not Method.QLORA or not profile(r.framework).qlora_one_device
+            or lead is None or lead.count <= 1):
+        return None
+    return (
+        f"{profile(r.framework).short} refuses QLoRA on more than one card (its finetune "
+        "scripts raise NotImplementedError for quantization with several devices): this "
+        f"plan is what {lead.count} cards would hold under FSDP. Under LitGPT use one card "
+        "that holds the run, LoRA, or `hf` for QLoRA over several cards."
+    )
+
+
 def _fits_nowhere(ctx: Context) -> str | None:
     """No catalog card holds the run (nor the card the user named)."""
     r, lead = ctx.request, ctx.lead
@@ -259,11 +273,12 @@ def _mixture_of_experts(ctx: Context) -> str | None:
         return None
     method = ctx.request.effective_method
     trained = "trained" if method is Method.FULL else "frozen under the adapters"
+    r = ctx.request
+    physical = r.mode is Mode.DETAILED and not uses_flat_rule(r)  # kernels are timed
     launches = (
-        f"; {profile(ctx.request.framework).short} runs the experts one after another, so "
-        "every expert a "
-        "micro-batch reaches launches its own kernels, which can bound the step"
-        if profile(ctx.request.framework).expert_loop else "")
+        f"; {profile(r.framework).short} runs the experts one after another, so every "
+        "expert a micro-batch reaches launches its own kernels, which can bound the step"
+        if physical and profile(r.framework).expert_loop else "")
     return (
         f"MoE model: all {moe.num_experts} experts' weights are held ({trained}), "
         "sharded with the rest under ZeRO-3/FSDP: expert parallelism, which would place "
@@ -538,6 +553,7 @@ _CHECKS: tuple[Callable[[Context], str | list[str] | None], ...] = (
     _tensor_parallel_warnings,
     _float8,
     _lead_card,
+    _qlora_one_device,
     _host_memory,
     _fp8_weights,
     _few_steps,

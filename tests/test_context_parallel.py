@@ -185,3 +185,12 @@ def test_auto_shards_a_named_count_under_context_parallelism(catalog) -> None:
     named = estimate(Request(**fields, gpu_count=picked.count), catalog).options[0]
     assert named.stage is picked.stage is Sharding.ZERO3
     assert named.per_gpu_gb == picked.per_gpu_gb
+
+
+def test_the_fit_line_says_auto_shards_over_the_rings(catalog) -> None:
+    from engine import Request, estimate
+
+    est = estimate(Request(model="llama-3.1-8b", method="lora", gpu="h100-sxm", gpu_count=4,
+                           context_parallel=2, dataset_tokens=10**7), catalog)
+    line = next(a for a in est.assumptions if a.startswith("Fit:"))
+    assert "ZeRO-3 over the rings' cards" in line and "DDP replicas" not in line

@@ -571,3 +571,11 @@ def test_each_option_and_what_if_row_says_how_its_cards_share_the_state(catalog)
     full = next(w for w in doc["what_if"] if w["label"] == "Full")
     assert full["count"] > 1 and full["sharding"] == "ZeRO-3"
 
+
+
+def test_napkin_plans_are_an_even_split_not_ddp(catalog) -> None:
+    doc = estimate(Request(model="llama-3.1-8b", method="full", mode="napkin",
+                           framework="torchtune", gpu="h100-sxm", gpu_count=8,
+                           dataset_tokens=50_000_000), catalog).to_json()
+    assert doc["options"][0]["sharding"] == "even split"
+    assert all(w["sharding"] in ("even split", "unsharded", None) for w in doc["what_if"])

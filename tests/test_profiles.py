@@ -570,3 +570,12 @@ def test_a_framework_that_always_shards_still_runs_one_card_unsharded(catalog: C
     est = estimate(Request(model="llama-3.1-8b", method="lora", gpu="h100-sxm", gpu_count=1,
                            framework="torchtune"), catalog)
     assert est.options[0].stage is Sharding.NONE
+
+
+def test_litgpt_qlora_on_several_cards_is_warned_litgpt_refuses_it(catalog: Catalog) -> None:
+    fields = dict(model="llama-3.1-8b", method="qlora", framework="litgpt", gpu="h100-sxm",
+                  dataset_tokens=10**7)
+    several = estimate(Request(**fields, gpu_count=4), catalog)
+    one = estimate(Request(**fields, gpu_count=1), catalog)
+    assert any("refuses QLoRA on more than one card" in w for w in several.warnings)
+    assert not any("refuses QLoRA" in w for w in one.warnings)

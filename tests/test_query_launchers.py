@@ -635,3 +635,13 @@ def test_every_launcher_and_recipe_word_is_spelled_as_the_tokenizer_reads_it() -
                    if w != w.lower() or "_" in w or " " in w]
 
     assert unreachable == []
+
+
+@pytest.mark.parametrize("line", [
+    "torchrun --nproc_per_node 8 -m torchtitan.train 8b full h100",
+    "torchrun --nproc_per_node=8 -m torchtitan.train 8b full h100",
+    "accelerate launch --num_processes 8 -m axolotl.cli.train 8b full h100",
+])
+def test_a_count_followed_by_a_module_flag_is_the_count(line: str) -> None:
+    """``-m`` after a count names the module a launcher runs; it is not a million."""
+    assert parsed(line).gpu_count == 8

@@ -526,3 +526,10 @@ def test_an_moe_reply_says_when_its_experts_run_one_after_another(
                            gpu="h100-sxm", dataset_tokens=10**7), catalog)
     line = next(w for w in est.warnings if w.startswith("MoE model"))
     assert ("runs the experts one after another" in line) is says
+
+
+def test_a_napkin_moe_reply_claims_no_kernel_launches(catalog: Catalog) -> None:
+    est = estimate(Request(model="qwen3-30b-a3b", method="lora", framework="hf", mode="napkin",
+                           gpu="h100-sxm", dataset_tokens=10**7), catalog)
+    line = next(w for w in est.warnings if w.startswith("MoE model"))
+    assert "launches its own kernels" not in line

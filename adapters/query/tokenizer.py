@@ -191,7 +191,8 @@ def _merge_spelled(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
             merged = prev + "00"
         elif low in SPELLED_SCALE and low != "hundred" and COUNT_RE.match(prev):
             merged = prev + SPELLED_SCALE[low]
-        elif low in SCALE_LETTERS and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", prev):
+        elif (low in SCALE_LETTERS and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", prev)
+              and not raw.startswith("-")):  # `8 -m module`: a launcher's flag
             merged = prev + low  # "50 M tokens"
         elif prev == "$" and (num := read_number(low)) is not None and not num.is_price:
             merged = "$" + low  # "$ 500": one amount, read as "$500" is
