@@ -126,9 +126,11 @@ class ChartData:
 
 
 def one_card_memory(request: Request, model: ModelSpec) -> Breakdown:
-    """Memory on one GPU holding the whole run (no sharding across cards), GB, with the
+    """Memory on one GPU holding the whole run (no sharding across cards, and no tensor or
+    context parallelism, which would show one card's share of a group), GB, with the
     framework's defaults applied as the engine applies them (``engine.profiles.resolve``)."""
-    request = resolve(request, model.architecture)
+    whole = {"tensor_parallel": 1, "context_parallel": 1}
+    request = resolve(request.model_copy(update=whole), model.architecture)
     fp = footprint(model.architecture, request)
     return fp.per_gpu(resolve_stage(request.sharding, 1), 1, request.offload)
 

@@ -341,3 +341,17 @@ async def test_rendering_leaves_the_event_loop_free_to_answer(catalog):
 
     assert image.png.startswith(PNG_SIGNATURE)
     assert len(pongs) >= 3  # answered while the chart was being drawn
+
+
+@pytest.mark.parametrize("split", ["tp 8 16x h100", "cp 4 seq 32k 4x h100"])
+def test_a_bar_is_the_whole_run_on_one_gpu_whatever_splits_the_run(catalog, split):
+    """Tensor and context parallelism put one card's share of a group on each card; the
+    chart's bars compare the methods on one GPU holding the whole run."""
+    from adapters.chart_data import one_card_memory
+
+    model = "70b" if "tp" in split else "8b"
+    plain = parse_query(f"{model} lora {split.split(' ', 2)[-1]}", catalog)
+    split_run = parse_query(f"{model} lora {split}", catalog)
+    spec = catalog.model(plain.model)
+    assert (one_card_memory(split_run, spec).total
+            == pytest.approx(one_card_memory(plain, spec).total))

@@ -645,3 +645,16 @@ def test_every_launcher_and_recipe_word_is_spelled_as_the_tokenizer_reads_it() -
 def test_a_count_followed_by_a_module_flag_is_the_count(line: str) -> None:
     """``-m`` after a count names the module a launcher runs; it is not a million."""
     assert parsed(line).gpu_count == 8
+
+
+@pytest.mark.parametrize(("line", "offload"), [
+    ("tune run --nproc_per_node 4 lora_finetune_distributed --config llama3_1/70B_lora "
+     "fsdp_cpu_offload=True h100", True),
+    ("tune run --nproc_per_node 4 lora_finetune_distributed --config llama3_1/70B_lora "
+     "fsdp_cpu_offload=False h100", False),
+    ("torchtitan --training.enable_cpu_offload true 8b full 8x h100", True),
+])
+def test_the_offload_switches_torchtune_and_torchtitan_users_type_are_read(
+    line: str, offload: bool
+) -> None:
+    assert parsed(line).offload is offload

@@ -132,7 +132,10 @@ FLAGS: Final = {
                      "bnb-4bit-use-double-quant"),  # transformers' BitsAndBytesConfig
                     "double_quant"),
     **dict.fromkeys(("gptq", "gptq-int4", "auto-gptq", "int4-gptq"), "gptq"),
-    **dict.fromkeys(("offload", "cpu-offload"), "offload"),
+    # torchtune's fsdp_cpu_offload (config key and command-line override), torchtitan's
+    # --training.enable_cpu_offload
+    **dict.fromkeys(("offload", "cpu-offload", "fsdp-cpu-offload", "enable-cpu-offload"),
+                    "offload"),
     **dict.fromkeys(("compile", "torch-compile", "torch.compile", "compiled"), "compile"),
     **dict.fromkeys(
         ("float8", "fp8-training", "float8-training", "float8-linear", "fp8-matmuls",
