@@ -110,19 +110,25 @@ class _SlowAfterLocking(SQLiteStore):
         return got
 
 
+async def _cancelled_while_locking(store: _SlowAfterLocking) -> asyncio.Task[None]:
+    """A reply's task, cancelled once the store has set its lock but not yet answered."""
+    store.locked = asyncio.Event()
+
+    async def reply() -> None:
+        async with ThreadTurns(store).turn(KEY):
+            pass
+
+    task = asyncio.create_task(reply())
+    await asyncio.wait_for(store.locked.wait(), 5)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return task
+
+
 async def test_a_reply_cancelled_while_the_store_takes_its_lock_gives_the_lock_back() -> None:
     async with _SlowAfterLocking(":memory:") as store:
-        store.locked = asyncio.Event()
-
-        async def reply() -> None:
-            async with ThreadTurns(store).turn(KEY):
-                pass
-
-        task = asyncio.create_task(reply())
-        await asyncio.wait_for(store.locked.wait(), 5)
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await _cancelled_while_locking(store)
 
         name = f"turn:{KEY.platform}:{KEY.channel}:{KEY.thread}"
         assert await SQLiteStore.acquire_lock(store, name, "the next reply", 5)
@@ -135,15 +141,5 @@ class _SlowAndFailingRelease(_SlowAfterLocking):
 
 async def test_a_cancelled_reply_stays_cancelled_when_giving_the_lock_back_fails() -> None:
     async with _SlowAndFailingRelease(":memory:") as store:
-        store.locked = asyncio.Event()
-
-        async def reply() -> None:
-            async with ThreadTurns(store).turn(KEY):
-                pass
-
-        task = asyncio.create_task(reply())
-        await asyncio.wait_for(store.locked.wait(), 5)
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        task = await _cancelled_while_locking(store)
         assert task.cancelled()
