@@ -44,7 +44,7 @@ from engine.fit import (
     resolve_stage,
 )
 from engine.memory import Footprint, footprint
-from engine.request import Method, Request
+from engine.request import Method, Mode, Request
 from engine.specs import Catalog, GpuSpec, ModelSpec, gpus_of_memory
 
 DIMINISHING_RETURNS = 1.10
@@ -195,7 +195,11 @@ def _best_per_card(
         options = list(_card_options(fp, work, request, gpu))
         tried += options
         good = [o for o in options if meets(o, budget, deadline)]
-        if good and by_cost:
+        if good and request.mode is Mode.NAPKIN:
+            # The napkin rules cost the same on any count and shorten the wall-clock with
+            # every card: the fewest cards that meet the limits, as the estimate plans.
+            best.append(min(good, key=lambda o: o.count))
+        elif good and by_cost:
             best.append(min(good, key=lambda o: _rank_key(o, True)))
         elif good:
             fastest = min(o.timing.wall_hours or 0.0 for o in good) * DIMINISHING_RETURNS

@@ -187,3 +187,12 @@ def test_a_named_count_too_small_for_the_run_plans_the_fewest_that_hold_it(
               budget_usd=500, gpu="a100-40gb-sxm", gpu_count=1)
     assert est.constraints is not None and est.constraints.met
     assert est.options[0].count == 2
+
+
+def test_napkin_limits_plan_the_fewest_cards_that_meet_them(catalog: Catalog) -> None:
+    """The napkin rules cost the same on any count, so more cards only shorten the
+    wall-clock: the plan is the fewest that meet the limits, not the most there are."""
+    for limits in ({"budget_usd": 30}, {"deadline_hours": 3}):
+        est = ask(catalog, model="llama-3.1-8b", method="full", mode="napkin",
+                  dataset_tokens=50_000_000, **limits)
+        assert est.options and all(o.count <= 16 for o in est.options)  # was 504 GB200s
