@@ -658,3 +658,11 @@ def test_the_offload_switches_torchtune_and_torchtitan_users_type_are_read(
     line: str, offload: bool
 ) -> None:
     assert parsed(line).offload is offload
+
+
+@pytest.mark.parametrize(("line", "framework"), [
+    ("torchrun --nproc_per_node 8 -m torchtitan.train 8b full h100", "torchtitan"),
+    ("accelerate launch --num_processes 4 -m axolotl.cli.train 8b lora h100", "hf"),
+])
+def test_the_module_a_launcher_runs_names_its_framework(line: str, framework: str) -> None:
+    assert parsed(line).framework.value == framework

@@ -77,11 +77,13 @@ KEYWORDS: Final = _table(
             "hf", "huggingface", "hugging-face", "transformers", "trl", "peft", "axolotl",
             "llama-factory", "llamafactory", "swift", "ms-swift", "accelerate",
             "hf-trainer", "sfttrainer", "sft-trainer", "transformers-trainer",
+            "axolotl.cli.train",  # torchrun/accelerate ... -m axolotl.cli.train
         ),
         ("framework", Framework.UNSLOTH): ("unsloth",),
         ("framework", Framework.TORCHTUNE): ("torchtune",),
         ("framework", Framework.LITGPT): ("litgpt", "lit-gpt"),
-        ("framework", Framework.TORCHTITAN): ("torchtitan",),
+        # torchtitan's own launch: torchrun ... -m torchtitan.train
+        ("framework", Framework.TORCHTITAN): ("torchtitan", "torchtitan.train"),
         ("framework", Framework.GENERIC): ("generic",),
         ("tensor_parallel", 1): ("no-tp", "no-tensor-parallel", "no-tensor-parallelism"),
         ("context_parallel", 1): ("no-cp", "no-context-parallel", "no-context-parallelism"),
