@@ -98,7 +98,6 @@ class Adapted:
     """``d_in + d_out`` over every adapted copy: LoRA parameters at rank 1."""
     active_widths: int
     """``d_in + d_out`` over the copies one token passes through."""
-    active_linears: int
     input_width: int
     output_width: int
     """``d_in`` and ``d_out`` over the copies one token passes through."""
@@ -114,7 +113,6 @@ class Adapted:
         return cls(
             widths=sum(lin.count * (lin.d_in + lin.d_out) for lin in linears),
             active_widths=sum(lin.active * (lin.d_in + lin.d_out) for lin in linears),
-            active_linears=sum(lin.active for lin in linears),
             input_width=sum(lin.active * lin.d_in for lin in linears),
             output_width=sum(lin.active * lin.d_out for lin in linears),
             magnitudes=sum(lin.count * lin.d_out for lin in linears),
@@ -363,10 +361,6 @@ class Architecture(BaseModel):
     def lora_active_params(self, rank: int, targets: str) -> int:
         """LoRA parameters one token passes through (adapters of its k routed experts)."""
         return rank * self.adapted(targets).active_widths
-
-    def adapted_linears(self, targets: str) -> int:
-        """Adapted linears a token passes through, over all layers (k routed experts)."""
-        return self.adapted(targets).active_linears
 
     def lora_params(self, rank: int, targets: str) -> int:
         """Trainable parameters of rank-``rank`` LoRA on ``targets`` (``LoraTargets``
