@@ -218,6 +218,19 @@ def test_a_makers_word_before_a_catalog_card_is_read_as_nothing(text: str, gpu: 
     assert parse_query(text, CAT).gpu == gpu
 
 
+@pytest.mark.parametrize(("name", "gpu"), [
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"), ("NVIDIA A100-SXM4-40GB", "a100-40gb-sxm"),
+    ("NVIDIA A100 80GB PCIe", "a100-80gb-pcie"), ("NVIDIA A100-PCIE-40GB", "a100-40gb-pcie"),
+    ("Tesla V100-SXM2-32GB", "v100-32gb"), ("Tesla V100-PCIE-16GB", "v100-16gb"),
+    ("NVIDIA GeForce RTX 4090", "rtx-4090"), ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
+    ("NVIDIA GH200 480GB", "gh200"), ("NVIDIA L40S", "l40s"), ("AMD Instinct MI300X", "mi300x"),
+])
+def test_a_card_named_as_nvidia_smi_prints_it_is_that_card(name: str, gpu: str) -> None:
+    """What ``nvidia-smi`` (or ``rocm-smi``) prints, pasted after a count or alone."""
+    assert parse_query(f"8b lora 50M tokens 8x {name}", CAT).gpu == gpu
+    assert parse_query(f"8b lora 50M tokens on {name}", CAT).gpu == gpu
+
+
 @pytest.mark.parametrize(("text", "value"), [("8b lora 1080 tokens", 1080),
                                              ("8b lora seq 2080", 2080)])
 def test_a_card_shaped_number_with_a_unit_is_still_the_number(text: str, value: int) -> None:

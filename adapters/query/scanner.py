@@ -359,8 +359,8 @@ def _card_maker(s: State, i: int) -> int:
     """``quadro rtx a6000``, ``geforce 4090``: a maker's words before a card's name that
     the name itself does not hold, read as nothing (the card is read next)."""
     j = i
-    while s.low(j) in CARD_MAKERS:
-        j += 1
+    while s.low(j) in CARD_MAKERS and _match_span(s, j, resolve_gpu) is None:
+        j += 1  # "nvidia rtx 6000 ada generation": the name may hold a maker's word too
     if j == i or _match_span(s, j, resolve_gpu) is None:
         return 0
     return j - i

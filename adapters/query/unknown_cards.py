@@ -18,8 +18,11 @@ from engine.specs import Catalog, normalize_name
 
 _GEFORCE: Final = re.compile(r"^([1-5]0[5-9]0)(?:ti)?s?$")
 """A GeForce model number alone (``4080``, ``3060``, ``3090ti``): a card, never a count."""
-CARD_MAKERS: Final = frozenset({"rtx", "geforce", "quadro", "tesla", "radeon", "instinct"})
-"""Words that start a card's name (``rtx a5000``): with the word after it, a card."""
+CARD_MAKERS: Final = frozenset(
+    {"nvidia", "amd", "rtx", "geforce", "quadro", "tesla", "radeon", "instinct"}
+)
+"""Words that start a card's name (``rtx a5000``, ``nvidia h100``, as ``nvidia-smi``
+names cards): with the word after it, a card."""
 _CARD_SUFFIXES: Final = frozenset({"ti", "super", "laptop", "mobile", "max-q"})
 """Words that end a card's name (``3090 ti``): with the card before it, another card."""
 
