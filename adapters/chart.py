@@ -247,8 +247,9 @@ def _card_lines(ax: Axes, data: ChartData, axis_h_px: float) -> None:
             xytext=(_BARS_RIGHT + 0.12, centre / px_per_gb), textcoords="data",
             ha="left", va="center", fontsize=_FONT["line"], color=colour,
             fontweight="bold" if line.recommended else "normal", zorder=6, linespacing=1.2,
+            # the leader ends at the label's left edge, clear of the labels stacked below
             arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 1,
-                        "shrinkA": 0, "shrinkB": 2},
+                        "shrinkA": 0, "shrinkB": 2, "relpos": (0.0, 0.5)},
         )
 
 

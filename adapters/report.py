@@ -173,8 +173,9 @@ def _card_label(o: Option) -> str:
 def _title(est: Estimate) -> tuple[str, str]:
     r = est.request
     method = METHOD_LABELS[r.effective_method]
-    if r.method is None:
-        method += " (default)"
+    if r.method is None:  # "Full (torchtitan's default)": its recipes train every weight
+        owner = f"{r.framework.value}'s " if r.effective_method is not Method.LORA else ""
+        method += f" ({owner}default)"
     title = f"{est.model.name} · {method}"
     if r.mode is Mode.NAPKIN:
         title += " · napkin"
@@ -228,7 +229,7 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
     cost = None
     if priced is not None and priced.timing.gpu_hours is not None:
         t = priced.timing
-        money = fmt_money(t.cost_usd) if t.cost_usd is not None else "no public price"
+        money = fmt_money(t.cost_usd) if t.cost_usd is not None else "no listed price"
         cost = (
             f"{money} · {t.gpu_hours:,.1f} GPU-hours · "
             f"{fmt_hours(t.wall_hours)} wall-clock on {priced.count}x {priced.gpu.id}"
@@ -236,7 +237,7 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
         if priced.price_per_gpu_hour is not None:
             cost += f" at ${priced.price_per_gpu_hour:.2f}/GPU-hr"
         else:
-            cost += f" (no public price for {priced.gpu.id}: add yours, e.g. `$4/hr`)"
+            cost += f" (no price listed for {priced.gpu.id}: add yours, e.g. `$4/hr`)"
         if t.napkin_gpu_hours is not None and est.request.mode is Mode.DETAILED:
             cost += f" (napkin rule: {t.napkin_gpu_hours:,.1f} GPU-hours)"
         fastest = _fastest(est, priced)

@@ -153,22 +153,32 @@ ACCELERATOR_MAP: tuple[MappingRule, ...] = (
     _rule("RTX-A6000", "rtx-a6000"),  # Verda
     _rule("RTX6000-Ada", "rtx-6000-ada"),
     _rule("RTX-6000-Ada", "rtx-6000-ada"),
+    _rule("RTXA5000", "rtx-a5000"),  # RunPod, Vast
+    _rule("RTXA4000", "rtx-a4000"),  # RunPod, Vast
+    _rule("A4000", "rtx-a4000"),
+    _rule("RTXPRO6000WS", "rtx-pro-6000"),  # Workstation Edition
+    _rule("RTXPRO6000S", "rtx-pro-6000"),  # Vast: Server Edition
+    _rule("RTX-PRO-6000", "rtx-pro-6000"),
     _rule("RTX5090", "rtx-5090"),
     _rule("RTX4090", "rtx-4090"),
     _rule("RTX3090", "rtx-3090"),
+    # Vast writes RTX3080 for the 10 GB card, the 12 GB card and the 3080 Ti alike: only
+    # its plain RTX_3080 machines of 10 GiB per card are the catalog's 10 GB RTX 3080.
+    _rule("RTX3080", "rtx-3080", "vast", r"\d+x-RTX_3080-.+", gpu_gib=10),
+    _rule("B300", "b300"),
     _rule("V100", "v100-16gb"),
     _rule("Tesla-V100", "v100-16gb"),
     _rule("V100-32GB", "v100-32gb"),
     _rule("T4", "t4"),
+    _rule("P100", "p100"),  # the 16 GB PCIe card (GCP attaches it to any N1 VM)
     _rule("MI300X", "mi300x"),
 )
 """SkyPilot accelerator name -> catalog card, most specific rules first."""
 
 NOT_IN_CATALOG: frozenset[str] = frozenset(
     {
-        "K80", "M60", "P100", "P4", "P40", "M4000", "P4000", "A4000", "RTXA4000",
-        "RTXA4500", "RTXA5000", "RTX4000-Ada", "RTX3060", "RTX3070", "RTX3080",
-        "RTX6000", "RTXPRO6000WS", "RTX-PRO-6000", "B300", "V620", "Radeon MI25",
+        "K80", "M60", "P4", "P40", "M4000", "P4000", "RTXA4500", "RTX4000-Ada",
+        "RTX3060", "RTX3070", "RTX6000", "V620", "Radeon MI25",
     }
 )  # fmt: skip
 """Names SkyPilot uses for cards the catalog does not carry: skipped and counted as

@@ -414,3 +414,10 @@ with ``devices * num_nodes > 1`` and ``quantize`` set it raises ``NotImplemented
 "Quantization is currently not supported for multi-GPU training. Please set devices=1
 ...")``."""
 
+PROFILE_TRAINS_EVERY_WEIGHT: Final = frozenset({"torchtitan"})
+"""Frameworks whose recipes train every weight, so a query that names one and no method
+is a full fine-tune (the others' default is LoRA). [titan-full] torchtitan's presets
+(``llama3_8b.toml`` and the rest) train the whole model; adapters come only through a
+``model.converters`` entry (pytorch/torchtitan issue #2515, "Support LoRA at TorchTitan",
+2026), which a query names as ``lora``."""
+

@@ -45,6 +45,7 @@ from engine.framework_facts import (
     PROFILE_SELECTIVE_CHECKPOINTING_UP_TO,
     PROFILE_SOFTCAP_BYTES,
     PROFILE_SPEC_ACTIVATIONS,
+    PROFILE_TRAINS_EVERY_WEIGHT,
     PROFILE_UNTIED_HEAD,
 )
 from engine.request import Framework, Method, Precision, Request, Sharding, StatePrecision
@@ -52,7 +53,7 @@ from engine.request import Framework, Method, Precision, Request, Sharding, Stat
 Scope = Literal[
     "any", "adapters", "fp32-adapters", "full", "zero", "full-outside-zero", "qlora-eager",
     "qlora-fp32", "tied", "offload", "selective", "fsdp-accum", "compiled", "fsdp",
-    "fsdp-full", "several",
+    "fsdp-full", "several", "method-unsaid",
 ]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, LoRA/QLoRA with adapters
 kept in FP32 (``fp32_adapters``, the profile's unless said), full fine-tunes, runs that
@@ -61,7 +62,8 @@ full fine-tunes that do not, QLoRA without ``torch.compile``, QLoRA whose weight
 not sharded, models with tied embeddings, offloaded runs, runs checkpointed
 selectively on a model the framework checkpoints selectively by default, runs that
 accumulate micro-batches under FSDP, runs under ``torch.compile``, runs FSDP1 shards
-(full fine-tunes among them), or ``auto`` runs on several cards."""
+(full fine-tunes among them), ``auto`` runs on several cards, or runs that name no
+method."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +168,9 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
     if eager_logits not in (logits, spec_logits):
         changes.append((f"loss keeps {eager_logits:g} B per logit without torch.compile "
                         f"(spec: {spec_logits:g})", "any"))
+    if key in PROFILE_TRAINS_EVERY_WEIGHT:
+        changes.append(("a full fine-tune when no method is said (its recipes train every "
+                        "weight)", "method-unsaid"))
     if pure != PROFILE_PURE_BF16[generic]:
         changes.append(("pure BF16 weights and optimizer states", "any"))
     if dropout != PROFILE_LORA_DROPOUT[generic]:
@@ -309,6 +314,7 @@ def changes_for(
         "compiled": request.compile,
         "fsdp": fsdp1_gathers(request, stage, shard_ranks),
         "fsdp-full": full and fsdp1_gathers(request, stage, shard_ranks),
+        "method-unsaid": request.method is None,
         "several": request.sharding is Sharding.AUTO and (
             stage.is_fsdp if stage is not None else (request.gpu_count or 1) > 1
         ),

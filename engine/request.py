@@ -48,6 +48,7 @@ from engine.constants import (
     MIN_PRICE_PER_GPU_HOUR,
 )
 from engine.fields import Display, FieldMeta
+from engine.framework_facts import PROFILE_TRAINS_EVERY_WEIGHT
 
 EXAMPLE_QUERY: Final = "70b qlora 50M tokens h100"
 """A whole query (the stand-in example of a field without metadata)."""
@@ -505,8 +506,14 @@ class Request(BaseModel):
 
     @property
     def effective_method(self) -> Method:
-        """The method the headline uses: the one asked for, else LoRA."""
-        return self.method or Method.LORA
+        """The method the headline uses: the one asked for, else the framework's own
+        (full for those that train every weight, ``PROFILE_TRAINS_EVERY_WEIGHT``), else
+        LoRA."""
+        if self.method is not None:
+            return self.method
+        if self.framework.value in PROFILE_TRAINS_EVERY_WEIGHT:
+            return Method.FULL
+        return Method.LORA
 
     def with_method(self, method: Method) -> Request:
         """This request with ``method``: as QLoRA without tensor parallelism, which a 4-bit

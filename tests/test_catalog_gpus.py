@@ -66,13 +66,24 @@ def test_amd_instinct_cards_have_vendor_amd(gpus: list[GpuSpec]) -> None:
 
 # --- Physical figures for the time model (issue 13) and prices (issue 15 item 6) ---
 
-# Live NVIDIA cards for which no public rental price was found (see docs/gpus.md).
-# A card leaves this set once it gains a sourced price.
-LIVE_NVIDIA_WITHOUT_PUBLIC_PRICE = {"b100", "h200-nvl"}
+# Live NVIDIA cards for which no public rental price was found (see docs/gpus.md), and
+# the cards added after the 2026-12-02 price snapshot was taken (their price_source says
+# why). A card leaves this set once it gains a sourced price.
+LIVE_NVIDIA_WITHOUT_PUBLIC_PRICE = {
+    "b100", "h200-nvl",
+    "h20", "a30", "l20", "rtx-pro-6000", "rtx-4080",
+}  # fmt: skip
 
 # The headroom over the rated dense figure a measured matmul rate may show: short
 # benchmark bursts run above the rated boost clock on GeForce cards (RTX 3090/5090).
 RATED_HEADROOM = 1.05
+
+
+PROFESSIONAL_PCIE_CARDS = (
+    "a40", "rtx-a6000", "rtx-6000-ada", "l40s", "rtx-a5000", "rtx-a4000", "rtx-pro-6000",
+    "a30", "l20",
+)  # fmt: skip
+"""PCIe cards that are not GeForce: NVIDIA's stock driver gives them peer-to-peer."""
 
 
 def _rated_dense(g: GpuSpec) -> float:
@@ -144,13 +155,16 @@ def test_pcie_cards_link_at_no_more_than_a_pcie5_x16_slot(gpus: list[GpuSpec]) -
     assert fast == []
 
 
-@pytest.mark.parametrize("card", ["rtx-3090", "rtx-4090", "rtx-5090"])
+@pytest.mark.parametrize(
+    "card",
+    ["rtx-3090", "rtx-4090", "rtx-5090", "rtx-4080", "rtx-3090-ti", "rtx-3080", "rtx-2080-ti"],
+)
 def test_geforce_cards_have_no_peer_to_peer(card: str) -> None:
     spec = default_catalog().gpus[card]
     assert spec.p2p is False
 
 
-@pytest.mark.parametrize("card", ["a40", "rtx-a6000", "rtx-6000-ada", "l40s"])
+@pytest.mark.parametrize("card", PROFESSIONAL_PCIE_CARDS)
 def test_professional_pcie_cards_keep_peer_to_peer(card: str) -> None:
     """NVIDIA's stock driver withholds PCIe peer access from GeForce cards only."""
     assert default_catalog().gpus[card].p2p is True
@@ -235,5 +249,7 @@ def test_a_card_off_the_usual_machine_or_cluster_says_why() -> None:
 
 def test_geforce_cards_rent_as_single_machines_and_gh200_one_per_machine() -> None:
     gpus = default_catalog().gpus
-    assert {gpus[c].max_nodes for c in ("rtx-3090", "rtx-4090", "rtx-5090")} == {1}
+    geforce = [g.id for g in gpus.values() if "GeForce" in g.name]
+    assert len(geforce) >= 7
+    assert {gpus[c].max_nodes for c in geforce} == {1}
     assert gpus["gh200"].gpus_per_node == 1

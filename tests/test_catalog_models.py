@@ -22,6 +22,7 @@ KNOWN_MISMATCHES: dict[str, str] = {
     "opt-1.3b": "Meta publishes only '1.3B'; the architecture holds 1.316B (+1.2%)",
     "opt-2.7b": "Meta publishes only '2.7B'; the architecture holds 2.652B (-1.8%)",
     "opt-13b": "Meta publishes only '13B'; the architecture holds 12.853B (-1.1%)",
+    "codellama-70b": "Meta publishes only '70B'; the architecture holds 68.977B (-1.5%)",
 }
 
 REQUIRED_IDS = [
@@ -29,6 +30,11 @@ REQUIRED_IDS = [
     "llama-2-13b",
     "llama-2-70b",
     "codellama-34b",
+    "codellama-7b",
+    "codellama-13b",
+    "codellama-70b",
+    "llama-30b",
+    "llama-65b",
     "llama-3.1-8b",
     "llama-3.1-70b",
     "llama-3.1-405b",
@@ -39,6 +45,7 @@ REQUIRED_IDS = [
     "qwen-7b",
     "qwen-14b",
     "qwen-72b",
+    "qwen1.5-7b",
     "qwen2.5-0.5b",
     "qwen2.5-1.5b",
     "qwen2.5-3b",
@@ -53,6 +60,7 @@ REQUIRED_IDS = [
     "qwen3-235b-a22b",
     "mistral-7b",
     "mistral-nemo-12b",
+    "mistral-large-123b",
     "mixtral-8x7b",
     "mixtral-8x22b",
     "gemma-2b",
@@ -70,14 +78,19 @@ REQUIRED_IDS = [
     "phi-3-medium",
     "phi-4",
     "deepseek-v3",
+    "deepseek-v2-lite",
     "gpt-oss-20b",
     "gpt-oss-120b",
     "olmo-2-7b",
     "olmo-2-13b",
     "falcon-7b",
     "falcon-40b",
+    "falcon-180b",
     "stablelm-base-alpha-3b",
     "tinyllama-1.1b",
+    "smollm2-135m",
+    "smollm2-360m",
+    "gpt-neox-20b",
 ]
 
 BARE_SIZES = {
@@ -95,11 +108,14 @@ BARE_SIZES = {
     "27b": "gemma-2-27b",
     "32b": "qwen2.5-32b",
     "34b": "codellama-34b",
+    "65b": "llama-65b",
     "70b": "llama-3.1-70b",
     "72b": "qwen2.5-72b",
     "405b": "llama-3.1-405b",
     "671b": "deepseek-v3",
     "120b": "gpt-oss-120b",
+    "123b": "mistral-large-123b",
+    "180b": "falcon-180b",
 }
 
 # Tensor counts of the published checkpoints (safetensors index total_size / bytes per
@@ -124,6 +140,9 @@ CHECKPOINT_COUNTS = {
     "yi-6b": 6_061_035_520,
     "yi-34b": 34_388_917_248,
     "deepseek-r1-distill-qwen-1.5b": 1_777_088_000,
+    "codellama-7b": 6_738_546_688,
+    "codellama-13b": 13_016_028_160,
+    "qwen1.5-7b": 7_721_324_544,
 }
 
 # Pythia model cards' "Naming convention and parameter count" table (exact totals).
@@ -210,6 +229,31 @@ def test_opt_1_3b_counts_its_2050_learned_positions_to_1_315_758_080() -> None:
     assert MODELS["opt-1.3b"].params == 1_315_758_080
 
 
+def test_gpt_neox_20b_matches_the_model_card_count_of_20_554_567_680() -> None:
+    assert MODELS["gpt-neox-20b"].params == 20_554_567_680
+
+
+@pytest.mark.parametrize(
+    ("model_id", "paper_total"),
+    [("llama-30b", 32.5e9), ("llama-65b", 65.2e9)],
+)
+def test_llama_1_totals_match_the_paper_to_a_tenth_of_a_billion(
+    model_id: str, paper_total: float
+) -> None:
+    assert MODELS[model_id].params == pytest.approx(paper_total, abs=0.1e9)
+
+
+def test_deepseek_v2_lite_active_params_without_input_embedding_match_the_paper() -> None:
+    arch = MODELS["deepseek-v2-lite"].architecture
+    without_embedding = arch.active_params - arch.vocab_size * arch.hidden_size
+    assert without_embedding == pytest.approx(2.4e9, rel=0.03)
+
+
+def test_deepseek_v2_lite_does_not_compress_queries() -> None:
+    mla = MODELS["deepseek-v2-lite"].architecture.mla
+    assert mla is not None and mla.q_lora_rank is None
+
+
 @pytest.mark.parametrize(
     ("alias", "model_id"),
     [
@@ -223,6 +267,14 @@ def test_opt_1_3b_counts_its_2050_learned_positions_to_1_315_758_080() -> None:
         ("EleutherAI/pythia-1.4b-deduped", "pythia-1.4b"),
         ("EleutherAI/gpt-j-6B", "gpt-j-6b"),
         ("Yi-34B-Chat", "yi-34b"),
+        ("llama-7b", "llama-2-7b"),
+        ("huggyllama/llama-7b", "llama-2-7b"),
+        ("huggyllama/llama-13b", "llama-2-13b"),
+        ("lmsys/vicuna-7b-v1.5", "llama-2-7b"),
+        ("vicuna-13b-v1.5", "llama-2-13b"),
+        ("HuggingFaceH4/zephyr-7b-beta", "mistral-7b"),
+        ("huggyllama/llama-65b", "llama-65b"),
+        ("Mistral-Large-Instruct-2411", "mistral-large-123b"),
     ],
 )
 def test_hub_names_of_same_architecture_models_resolve_to_the_shared_entry(

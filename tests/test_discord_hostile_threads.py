@@ -253,7 +253,7 @@ async def test_only_the_first_refused_message_of_a_window_gets_a_public_notice(
          "Write the tokens option like 50M or 1.2B"),
         ({"model": "8b", "seq": "max"}, '"max"', '"seq" needs',
          "Write the seq option like 8k or 4096"),
-        ({"model": "8b", "seq": "8k tokens"}, '"8k tokens"', '"tokens" needs',
+        ({"model": "8b", "seq": "8k samples"}, '"8k samples"', '"samples" needs',
          "Write the seq option like 8k or 4096"),
         ({"model": "8b", "tokens": "5 epochs"}, '"5 epochs"', '"tokens" needs',
          "Write the tokens option like 50M or 1.2B"),

@@ -225,7 +225,7 @@ def test_new_alone_beside_options_is_a_new_question_from_them(
         ({"tokens": "20M samples"}, '"20M samples"'),
         ({"seq": "max"}, '"max"'),
         ({"seq": "longest"}, '"longest"'),
-        ({"seq": "8k tokens"}, '"8k tokens"'),
+        ({"seq": "8k samples"}, '"8k samples"'),
         ({"tokens": "8x h100"}, '"8x h100"'),
     ],
 )

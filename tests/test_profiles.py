@@ -18,7 +18,7 @@ from engine.activations import (
 from engine.constants import LOGITS_BYTES, LOGITS_BYTES_HF
 from engine.memory import footprint
 from engine.profiles import PROFILES, changes_for, resolve, trained_architecture
-from engine.request import Framework, Precision, Sharding, StatePrecision
+from engine.request import Framework, Method, Precision, Sharding, StatePrecision
 from engine.specs import Catalog
 
 
@@ -579,3 +579,18 @@ def test_litgpt_qlora_on_several_cards_is_warned_litgpt_refuses_it(catalog: Cata
     one = estimate(Request(**fields, gpu_count=1), catalog)
     assert any("refuses QLoRA on more than one card" in w for w in several.warnings)
     assert not any("refuses QLoRA" in w for w in one.warnings)
+
+
+def test_torchtitan_with_no_method_said_is_a_full_fine_tune() -> None:
+    """Its recipes train every weight; LoRA only when a query names it."""
+    unsaid = Request(model="llama-3.1-8b", framework=Framework.TORCHTITAN)
+    assert unsaid.effective_method is Method.FULL
+    assert any("full fine-tune when no method" in c for c in changes_for(unsaid))
+    said = unsaid.model_copy(update={"method": Method.LORA})
+    assert said.effective_method is Method.LORA
+    assert not any("full fine-tune when no method" in c for c in changes_for(said))
+
+
+@pytest.mark.parametrize("framework", [f for f in Framework if f is not Framework.TORCHTITAN])
+def test_other_frameworks_with_no_method_said_default_to_lora(framework: Framework) -> None:
+    assert Request(model="llama-3.1-8b", framework=framework).effective_method is Method.LORA

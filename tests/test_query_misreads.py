@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from adapters.parse import parse_fields, parse_query
+from catalog.hub.ref import hub_ref_for_word
 from catalog.loader import default_catalog
 from engine.request import Method, Mode, ModelPick, Precision
 from tests.helpers import example, fields, followup, refused, refused_followup
@@ -190,13 +191,13 @@ def test_half_the_epochs_in_a_follow_up_still_halves_the_earlier_epochs() -> Non
 # --- 6. cards the catalog lacks are named, with the nearest -----------------------------
 
 @pytest.mark.parametrize(("text", "word", "nearest"), [
-    ("8b lora 4080", "4080", "rtx-4090"),
-    ("8b lora 4080s", "4080s", "rtx-4090"),
-    ("8b lora 2x 4080", "4080", "rtx-4090"),
-    ("8b lora 2 4080s", "4080s", "rtx-4090"),
-    ("8b lora rtx a5000", "rtx a5000", "rtx-a6000"),
-    ("8b lora geforce rtx 4070", "geforce rtx 4070", "rtx-4090"),
-    ("8b lora 3090 ti", "3090 ti", "rtx-3090"),
+    ("8b lora 4070", "4070", "rtx-4080"),
+    ("8b lora 4070s", "4070s", "rtx-4080"),
+    ("8b lora 2x 4070", "4070", "rtx-4080"),
+    ("8b lora 2 4070s", "4070s", "rtx-4080"),
+    ("8b lora rtx a4500", "rtx a4500", "rtx-a4000"),
+    ("8b lora geforce rtx 4070", "geforce rtx 4070", "rtx-4080"),
+    ("8b lora 3080 ti", "3080 ti", "rtx-3080"),
     ("8b lora 4090 super", "4090 super", "rtx-4090"),
 ])
 def test_a_card_the_catalog_lacks_is_named_with_the_nearest(
@@ -304,7 +305,35 @@ def test_a_bare_k_in_a_follow_up_is_the_sequence_length(text: str, seq: int) -> 
 def test_a_bare_k_is_the_sequence_only_alone_in_a_follow_up() -> None:
     assert "needs a unit" in refused("8b lora 8k").message
     assert "needs a unit" in refused_followup("8b lora 50M tokens", "what if 100k").message
-    assert followup("8b lora 50M tokens", "what if 8k tokens").dataset_tokens == 8000
+    assert followup("8b lora 50M tokens", "what if 10k tokens").dataset_tokens == 10_000
+
+
+@pytest.mark.parametrize(("text", "seq"), [
+    ("8b lora 8k tokens h100", 8192), ("8b lora 8192 tokens h100", 8192),
+    ("8b lora tokens 8192 h100", 8192), ("8b qlora 4090 16k tokens", 16384),
+    ("8b lora 128k tokens h100", 131072),
+])
+def test_a_power_of_two_token_count_said_without_a_sequence_is_the_sequence(
+    text: str, seq: int
+) -> None:
+    """Nobody fine-tunes on a dataset of four sequences: ``8k tokens`` is the length."""
+    request = parse_query(text, CAT)
+    assert (request.seq_len, request.dataset_tokens) == (seq, None)
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("8b lora 10k tokens h100", 10_000), ("8b lora 256k tokens h100", 256_000),
+    ("8b lora 8k tokens seq 2048 h100", 8000), ("8b lora 50M tokens h100", 50_000_000),
+])
+def test_other_token_counts_and_any_beside_a_sequence_stay_the_dataset(
+    text: str, tokens: int
+) -> None:
+    assert parse_query(text, CAT).dataset_tokens == tokens
+
+
+def test_a_power_of_two_token_count_in_a_follow_up_is_the_new_sequence() -> None:
+    after = followup("8b lora 50M tokens", "what if 8k tokens")
+    assert (after.seq_len, after.dataset_tokens) == (8192, 50_000_000)
 
 
 # --- 8. DoRA is LoRA as said ----------------------------------------------------------------
@@ -379,3 +408,28 @@ def test_a_card_before_a_hub_id_stays_the_card(text: str) -> None:
     request = parse_query(text, CAT)
 
     assert request.gpu == "h100-sxm" and request.model == "llama-3.1-8b"
+
+
+# --- slashes: shorthands and known words joined are never a Hub model -------------------
+
+@pytest.mark.parametrize(("text", "ckpt"), [
+    ("8b lora w/o ckpt a100", False), ("8b lora w/ ckpt a100", True),
+    ("8b lora w/out grad ckpt a100", False),
+])
+def test_w_slash_and_w_slash_o_are_with_and_without(text: str, ckpt: bool) -> None:
+    assert parse_query(text, CAT).grad_checkpointing is ckpt
+
+
+def test_known_words_joined_by_a_slash_are_read_apart() -> None:
+    assert parse_query("8b lora q_proj/v_proj a100", CAT).lora_targets.value == "qv"
+    assert "conflicts" in refused("8b lora bf16/fp32 a100").message
+
+
+@pytest.mark.parametrize("word", ["w/o", "n/a", "W/O"])
+def test_a_written_shorthand_is_not_a_hub_model_id(word: str) -> None:
+    assert hub_ref_for_word(word, CAT) is None
+
+
+def test_an_org_slash_name_word_still_names_a_hub_model() -> None:
+    ref = hub_ref_for_word("Qwen/Qwen3-Coder-480B", CAT)
+    assert ref is not None and ref.repo == "Qwen/Qwen3-Coder-480B"

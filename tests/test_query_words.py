@@ -124,11 +124,23 @@ def test_a_followup_in_tokens_drops_the_sample_count() -> None:
 
 @pytest.mark.parametrize("text", [
     "70b full 2 nodes of 8x h100", "70b full 2x8 h100", "70b full 16 h100s across 2 nodes",
-    "70b full 8 h100 per node 2 nodes",
+    "70b full 8 h100 per node 2 nodes", "70b full 2 nodes 8x h100",
+    "70b full 2 nodes, 8x h100 each", "70b full 2 nodes 16x h100",
 ])
 def test_node_layouts_give_the_total_count_and_the_nodes(text: str) -> None:
     request = parse_query(text, CAT)
     assert (request.gpu, request.gpu_count, request.nodes) == ("h100-sxm", 16, 2)
+
+
+@pytest.mark.parametrize(("text", "count"), [
+    ("70b full 2 nodes 4x h100", 8), ("8b full 4 nodes 8 gpus each h100", 32),
+    ("70b full 2 nodes 2x gh200", 2),  # a GH200 machine holds one: 2 is the total
+    ("70b full nodes 2 8x h100", 8),  # "nodes 2", as --nnodes: a count beside it is the total
+])
+def test_a_count_right_after_the_nodes_is_per_node_when_a_node_holds_it(
+    text: str, count: int
+) -> None:
+    assert parse_query(text, CAT).gpu_count == count
 
 
 def test_nodes_alone_are_whole_nodes_of_eight() -> None:

@@ -13,7 +13,7 @@ def test_a_card_without_a_price_says_how_to_add_one() -> None:
                            gpu="unpriced"), cat)
     report = build_report(est)
     assert report.cost_line is not None
-    assert report.cost_line.startswith("no public price")
+    assert report.cost_line.startswith("no listed price")
     assert "`$4/hr`" in report.cost_line
     assert "no price" in report.cards.render()
 

@@ -270,8 +270,11 @@ def nodes(s: State, i: int) -> int:
                     example=FIELDS["nodes"].example)
     s.set("nodes", whole(num.scaled(), word, "nodes"), s.raw(i, 2), word)
     nxt = 2 + (s.low(i + 2) in ("of", "with", "each", "x", "*"))
-    if nxt > 2 and (COUNT_X_RE.match(s.low(i + nxt)) or COUNT_RE.match(s.low(i + nxt))):
-        s.per_node = True
+    if COUNT_X_RE.match(s.low(i + nxt)) or COUNT_RE.match(s.low(i + nxt)):
+        if nxt > 2:
+            s.per_node = True
+        else:  # "2 nodes 8x h100": per node if a node holds 8 (check_nodes)
+            s.per_node_if_it_fits = True
         return nxt
     return 2
 
@@ -295,6 +298,10 @@ def node_grid(s: State, i: int) -> int:
 def check_nodes(s: State) -> None:
     """Turn a per-node count into the total and check the two agree."""
     count, node_count = s.fields.get("gpu_count"), s.fields.get("nodes")
+    card = s.catalog.gpus.get(str(s.fields.get("gpu")))
+    per_node = card.gpus_per_node if card is not None else GPUS_PER_NODE
+    if s.per_node_if_it_fits and isinstance(count, int) and count <= per_node:
+        s.per_node = True  # "2 nodes 8x h100": two machines of 8, as clusters are named
     if s.per_node:
         if not isinstance(node_count, int):
             raise error('"per node" needs a node count, e.g. "2 nodes of 8x h100".',
@@ -306,8 +313,7 @@ def check_nodes(s: State) -> None:
     if isinstance(node_count, int) and count is None:
         # "2 nodes" alone: whole nodes, as clusters are rented, of the named card's size
         # (8 cards; an NVL72 rack of GB200s, 72; GH200, 1), else of GPUS_PER_NODE.
-        card = s.catalog.gpus.get(str(s.fields.get("gpu")))
-        count = node_count * (card.gpus_per_node if card is not None else GPUS_PER_NODE)
+        count = node_count * per_node
         s.set("gpu_count", count, s.sources["nodes"])
     if isinstance(count, int) and isinstance(node_count, int) and count % node_count:
         raise error(

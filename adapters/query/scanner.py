@@ -296,7 +296,7 @@ def _count_then_card(s: State, i: int) -> int:
     if glued or j > i + 1:
         count_words = quoted(s.raw(i, j - i))
         if j < len(s.words) and (card_error := unknown_card(s, j)) is not None:
-            raise card_error  # "2x 4080", "2x rtx a5000": a card the catalog lacks
+            raise card_error  # "2x 4070", "2x rtx a4500": a card the catalog lacks
         if j < len(s.words) and read_number(s.low(j)) is None:  # a word that is no card
             word = s.raw(j)
             raise error(f'"{count_words}" needs a card after it, and I don\'t know the card '
@@ -379,7 +379,7 @@ def _dangling(s: State, i: int) -> int:
                         word, example=f"70b qlora {gigs}B tokens h100")
         raise error(f'"{quoted(word)}" needs a number.', word,
                      example=FIELDS[unit.field].example)
-    # "4080", "2 4080s": a card the catalog lacks (or a count of one), not a count
+    # "4070", "2 4070s": a card the catalog lacks (or a count of one), not a count
     card = unknown_card(s, i) or (unknown_card(s, i + 1) if COUNT_RE.match(low) else None)
     if card is not None:
         raise card
@@ -538,6 +538,7 @@ def scan(text: str, catalog: Catalog) -> State:
             raise _unknown(state, i)
     launchers.check_launch(state)
     phrases.check_nodes(state)
+    steps.check_tokens_as_sequence(state)
     _check_card_memory(state)
     steps.check_global_batch(state)
     phrases.check_deepspeed(state)

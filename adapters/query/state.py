@@ -67,6 +67,9 @@ class State:
         self.sources: dict[str, str] = {}
         self.per_node = False
         """A card count was said per node (``2 nodes of 8x h100``)."""
+        self.per_node_if_it_fits = False
+        """A card count was said right after the nodes (``2 nodes 8x h100``): per node when
+        a node holds that many of the card, else the total (``2 nodes 16x h100``)."""
         self.model_pick: ModelPick | None = None
         """How the model was named when not exactly (a bare size, a family word)."""
         self.deepspeed: str | None = None

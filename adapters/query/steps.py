@@ -267,3 +267,32 @@ def steps(s: State, i: int) -> int:
                     example=STEPS_EXAMPLE)
     s.set("steps", whole(num.scaled(), s.raw(at), "steps"), s.raw(i, 2), s.raw(at))
     return 2
+
+
+SEQUENCE_LIKE_TOKENS: Final = (512, 131_072)
+"""Token counts, powers of two in this range, that read as a sequence length when no
+sequence is said (``8b lora 8k tokens h100``, ``16k tokens``): a dataset of a few
+sequences is no fine-tune, and these are the lengths people train at."""
+_TOKEN_UNITS: Final = frozenset({"tokens", "token", "tok", "toks"})
+
+
+def check_tokens_as_sequence(s: State) -> None:
+    """``8b lora 8k tokens h100``: a power-of-two count of tokens, up to 128k, said with
+    no sequence length, is the sequence length (``k`` then 1,024), not a dataset of four
+    sequences. Any other count stays the dataset (``10k tokens``, ``50M tokens``)."""
+    if "seq_len" in s.fields or "max_len" in s.fields or "samples" in s.fields:
+        return
+    phrase = s.sources.get("dataset_tokens", "")
+    words = phrase.lower().split()
+    if not isinstance(s.fields.get("dataset_tokens"), int) or not _TOKEN_UNITS & set(words):
+        return
+    num = next((n for n in map(read_number, words) if n is not None), None)
+    if num is None or num.is_price or num.percent:
+        return
+    length = num.scaled(binary=True)
+    low, high = SEQUENCE_LIKE_TOKENS
+    if not (low <= length <= high and length == int(length) and int(length).bit_count() == 1):
+        return
+    del s.fields["dataset_tokens"]
+    del s.sources["dataset_tokens"]
+    s.set("seq_len", int(length), phrase)

@@ -25,6 +25,7 @@ from adapters.query.vocabulary import (
     FOUR_BIT_WORDS,
     HOUR_WORDS,
     KEYWORDS,
+    NEGATIONS,
     NUMBER_WORDS,
     PHRASE_LENGTHS,
     PHRASES,
@@ -150,6 +151,27 @@ def _refuse_decimal_comma(text: str) -> None:
                     "comma separates thousands, as in 50,000,000).", written)
 
 
+_SHORTHANDS: Final = {"w/o": "without", "w/out": "without", "w/": "with"}
+"""Shorthands written with a slash, which would otherwise read as a Hub ``org/name``."""
+_PLAIN_WORDS: Final = frozenset(
+    {*KEYWORDS, *FLAGS, *FILLER, *NEGATIONS, *ALL_UNITS, *FOUR_BIT_WORDS,
+     *(word for phrase in PHRASES for word in phrase)}
+)
+"""Words of the language that need no catalog: two of them joined by a slash
+(``q_proj/v_proj``, ``bf16/fp32``) are two words, never a Hub model's ``org/name``."""
+
+
+def _slashed(raw: str, low: str) -> list[tuple[str, str]]:
+    """``w/o`` → ``without``; ``q_proj/v_proj`` → ``q_proj`` ``v_proj``; any other word
+    (``Qwen/Qwen2.5-7B``) as it is."""
+    if low in _SHORTHANDS:
+        return [(raw, _SHORTHANDS[low])]
+    parts = low.split("/")
+    if low not in _PLAIN_WORDS and len(parts) > 1 and all(p in _PLAIN_WORDS for p in parts):
+        return list(zip(raw.split("/"), parts, strict=True))
+    return [(raw, low)]
+
+
 def _split_words(text: str) -> list[tuple[str, str]]:
     """(raw, low) words of text holding no card-id list."""
     _refuse_decimal_comma(text)
@@ -158,7 +180,7 @@ def _split_words(text: str) -> list[tuple[str, str]]:
         raw = piece.strip("'").rstrip(".:").strip("'").lstrip("~≈")  # ~800: about 800
         if raw:
             low = _key(raw.lower().replace("_", "-"))
-            words.append((raw, _GIGS.sub(r"\1gb", low)))
+            words += _slashed(raw, _GIGS.sub(r"\1gb", low))
     return words
 
 

@@ -1,5 +1,5 @@
 """Cards the catalog does not have, named as people name them: a GeForce model number
-(``4080``), a maker and a model (``rtx a5000``), a suffix after a catalog card (``3090
+(``4070``), a maker and a model (``rtx a4500``), a suffix after a catalog card (``3080
 ti``). Each gets an error that names the card and the catalog's nearest ones, rather than
 blaming a word of its name."""
 
@@ -17,18 +17,18 @@ from adapters.query.state import State
 from engine.specs import Catalog, normalize_name
 
 _GEFORCE: Final = re.compile(r"^([1-5]0[5-9]0)(?:ti)?s?$")
-"""A GeForce model number alone (``4080``, ``3060``, ``3090ti``): a card, never a count."""
+"""A GeForce model number alone (``4070``, ``3060``, ``3080ti``): a card, never a count."""
 CARD_MAKERS: Final = frozenset(
     {"nvidia", "amd", "rtx", "geforce", "quadro", "tesla", "radeon", "instinct"}
 )
-"""Words that start a card's name (``rtx a5000``, ``nvidia h100``, as ``nvidia-smi``
+"""Words that start a card's name (``rtx a4500``, ``nvidia h100``, as ``nvidia-smi``
 names cards): with the word after it, a card."""
 _CARD_SUFFIXES: Final = frozenset({"ti", "super", "laptop", "mobile", "max-q"})
-"""Words that end a card's name (``3090 ti``): with the card before it, another card."""
+"""Words that end a card's name (``3080 ti``): with the card before it, another card."""
 
 
 def near_cards(catalog: Catalog, text: str) -> list[str]:
-    """Up to three catalog cards nearest ``text`` (``rtx a5000``: rtx-a6000), by
+    """Up to three catalog cards nearest ``text`` (``rtx a4500``: rtx-a4000), by
     their ids, names and aliases with separators dropped, at most 2 edits away."""
     key = normalize_name(text)
     scored: dict[str, float] = {}
@@ -45,7 +45,7 @@ def near_cards(catalog: Catalog, text: str) -> list[str]:
 def _no_card(
     s: State, phrase: str, text: str, near: Sequence[str] = (), tail: str = ""
 ) -> QueryError:
-    """``4080``, ``rtx a5000``, ``3090 ti``: a card's name the catalog does not have,
+    """``4070``, ``rtx a4500``, ``3080 ti``: a card's name the catalog does not have,
     with the catalog's nearest cards (``near`` first) and ``tail`` after the advice."""
     found = list(dict.fromkeys([*near, *near_cards(s.catalog, text)]))[:3]
     return error(
@@ -66,8 +66,8 @@ def _nearest_geforce(catalog: Catalog, number: int) -> list[str]:
 
 def unknown_card(s: State, i: int) -> QueryError | None:
     """The card error for an unknown word that is part of a card's name: a maker before
-    a model (``rtx a5000``, ``geforce rtx 4070``), a suffix after a catalog card (``3090
-    ti``), a GeForce model number (``4080s``); None when the word is none of these."""
+    a model (``rtx a4500``, ``geforce rtx 4070``), a suffix after a catalog card (``3080
+    ti``), a GeForce model number (``4070s``); None when the word is none of these."""
     low = s.low(i)
     if low in CARD_MAKERS and i + 1 < len(s.words):
         end = i
@@ -79,7 +79,7 @@ def unknown_card(s: State, i: int) -> QueryError | None:
         return _no_card(s, s.raw(i - 1, 2), f"{s.low(i - 1)} {low}", [card])
     if (number := _GEFORCE.match(low)) is not None:
         counted = bool(COUNT_RE.match(s.low(i - 1)) or COUNT_X_RE.match(s.low(i - 1)))
-        maybe_number = low.isdigit() and not counted  # "4080" alone: a count, perhaps
+        maybe_number = low.isdigit() and not counted  # "4070" alone: a count, perhaps
         tail = "; if it is a number, say what it counts (tokens, seq, bs...)"
         return _no_card(s, s.raw(i), low, _nearest_geforce(s.catalog, int(number.group(1))),
                         tail=tail if maybe_number else "")

@@ -93,9 +93,14 @@ def _show(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_SHORTHANDS: Final = frozenset({"w/o", "w/out", "n/a", "i/o", "a/b"})
+"""Written shorthands of ``org/name`` shape that no question means as a model."""
+
+
 def looks_like_hub_id(word: str | None) -> bool:
-    """Whether ``word`` has the shape of ``org/name[@...]`` (or a Hub URL to one)."""
-    if not word:
+    """Whether ``word`` has the shape of ``org/name[@...]`` (or a Hub URL to one), and
+    is not a written shorthand such as ``w/o``."""
+    if not word or word.strip().lower() in _SHORTHANDS:
         return False
     body = _URL_PREFIX.sub("", word.strip()).rstrip("/")
     return _valid_repo(body.partition("@")[0])
