@@ -261,6 +261,11 @@ def test_deepspeed_with_a_framework_that_never_runs_it_is_refused() -> None:
     assert "does not run DeepSpeed" in err.message
 
 
+def test_deepspeed_keeps_unsloth_whose_multi_card_runs_go_through_the_hf_trainer() -> None:
+    request = parse_query("8b lora unsloth deepspeed zero3 2x a100", CAT)
+    assert (request.framework, request.sharding) == (Framework.UNSLOTH, Sharding.ZERO3)
+
+
 def test_accelerate_is_the_hf_stack() -> None:
     assert parse_query("8b full fsdp accelerate 8x h100", CAT).framework is Framework.HF
 

@@ -224,12 +224,13 @@ UNITS: Final = (
          "context-length", "max-seq", "max-seq-len", "max-seq-length", "max-length-seq",
          # the same setting as axolotl, LLaMA-Factory, HF's run_clm and the alpaca scripts
          # name it
-         "sequence-len", "seq-length", "cutoff-len", "block-size", "model-max-length"),
+         "sequence-len", "seq-length", "cutoff-len", "block-size", "model-max-length",
+         "cutoff"),  # LLaMA-Factory's cutoff_len, said short
         _to_seq,
     ),
     Unit(
         "micro_batch",
-        ("bs", "batch", "batch-size", "micro-batch", "microbatch", "micro-bs", "mbs",
+        ("bs", "bsz", "batch", "batch-size", "micro-batch", "microbatch", "micro-bs", "mbs",
          "per-device-batch", "per-device-batch-size", "per-device-train-batch-size",
          # axolotl and litgpt, torchtitan, DeepSpeed's config
          "micro-batch-size", "local-batch-size", "train-micro-batch-size-per-gpu",

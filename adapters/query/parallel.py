@@ -43,7 +43,8 @@ def n_way(s: State, i: int) -> int:
         if glued:
             raise error(
                 f'"{quoted(s.raw(i, n + 1))}": only tensor parallelism is read as N-way '
-                '("8-way tensor parallel"); say sharding as fsdp or zero3.',
+                '("8-way tensor parallel"; "8-way data parallel" is dp 8); say sharding as '
+                'fsdp or zero3 (fsdp 8 for FSDP over 8 cards).',
                 s.raw(i), example=TP_EXAMPLE,
             )
         return 0

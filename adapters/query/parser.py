@@ -28,6 +28,7 @@ from adapters.query.phrases import (
     check_samples,
     says_only_what_costs_nothing,
 )
+from adapters.query.phrasing import fp8_as_float8, sample_length_as_sequence
 from adapters.query.relative import (
     apply_relative,
     bare_context,
@@ -183,6 +184,8 @@ def parse_query(
     refuse_asks(state, "8b lora 50M tokens under $500")
     pick, sources = state.model_pick, state.sources
     merge_said(fields, said, sources)
+    counted = "samples" in said.fields or (config is not None and "samples" in config.fields)
+    sample_length_as_sequence(fields, sources, state, counted)
     check_solved_value(fields, sources, ModelPick.EXACT if "model" in said.fields else pick)
     if said.fields:  # the options beside the words (Discord's), checked as the words are
         check_tensor_parallel(fields, sources.get("tensor_parallel"))
@@ -193,6 +196,7 @@ def parse_query(
     dora_is_lora(fields, sources)  # before "full ac" makes a method-less query full
     full_also_method(fields, sources, state.full_ac)
     check_qlora_base(fields, sources)
+    fp8_as_float8(fields, sources)
     if pick is not None:
         fields["model_pick"] = pick
     seed_largest_model(fields, catalog)
@@ -257,6 +261,8 @@ def apply_followup(
     apply_relative(_relative_base(previous, state, catalog), state, changes)
     refuse_asks(state, "under $500 | within 2 days | on 2x rtx-4090")
     merge_said(changes, said, sources)
+    counted = "samples" in said.fields or previous.samples is not None
+    sample_length_as_sequence(changes, sources, state, counted)
     check_them(state, changes, previous)
     if "model" in said.fields:  # the option named it: `largest model` searches its family
         pick = ModelPick.EXACT if changes.get("solve", previous.solve) is Solve.MODEL else None
@@ -299,6 +305,7 @@ def apply_followup(
         merged.pop("dataset_tokens", None)
         check_samples(merged, strict=True)
     check_qlora_base(merged, sources, followup=True)
+    fp8_as_float8(merged, sources, previous)
     check_tensor_parallel(merged, sources.get("tensor_parallel"))
     check_context_parallel(merged, sources.get("context_parallel"))
     check_expert_parallel_word(merged, sources.get("epochs"), catalog)

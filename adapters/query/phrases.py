@@ -25,6 +25,7 @@ from adapters.query.numbers import (
 from adapters.query.state import State
 from adapters.query.vocabulary import FOUR_BIT_WORDS
 from engine.constants import GPUS_PER_NODE, MAX_DATASET_TOKENS
+from engine.framework_facts import PROFILE_DEEPSPEED_ZERO
 from engine.request import Framework, Method, Precision, Sharding, Solve
 from engine.specs import Catalog
 
@@ -83,6 +84,9 @@ _LIMIT_WORDS: Final = frozenset(
 _POSTFIX_LIMITS: Final = frozenset(
     {"budget", "deadline", "max", "maximum", "cap", "or-less", "total"}
 )
+_AT_MOST: Final = frozenset({"max", "maximum", "at-most"})
+"""Before an amount of something other than money or time (``max 50M tokens``, ``up to
+3 epochs``) they say that amount."""
 _BUDGET_WORDS: Final = frozenset({"budget", "max-budget", "cap", "max", "maximum"})
 """Before ``of`` and an amount they say a budget (``budget of $500``)."""
 _DURATION_UNITS: Final = {
@@ -98,6 +102,8 @@ def _duration(s: State, i: int) -> tuple[float, int] | None:
     """Hours for ``48h``, ``2 days``, ``12 hours`` at word ``i``, and the words used."""
     glued = _GLUED_DURATION.match(s.low(i))
     if glued and glued.group(2) in _DURATION_UNITS:
+        if glued.group(2) == "m" and s.low(i + 1) in ALL_UNITS:
+            return None  # "max 50M tokens": 50 million of a unit, not 50 minutes
         return float(glued.group(1)) * _DURATION_UNITS[glued.group(2)], 1
     num = read_number(s.low(i))
     if num is not None and not num.is_price and s.low(i + 1) in _DURATION_UNITS:
@@ -124,6 +130,8 @@ def limit(s: State, i: int) -> int:
         found = _duration(s, i + 1)
         if found is not None and low not in ("budget", "max-budget", "cap"):
             return _set_deadline(s, found, i, 1 + found[1])
+        if low in _AT_MOST and num is not None and s.low(i + 2) in ALL_UNITS:
+            return 1  # "max 50M tokens", "up to 3 epochs": the amount itself, read next
         if low in ("under", "below", "within", "less-than", "at-most") and num is not None:
             # Echo the number in the examples only where it would be a valid limit.
             said = s.low(i + 1)
@@ -443,7 +451,7 @@ def check_deepspeed(s: State) -> None:
     framework = s.fields.get("framework")
     if framework is None:
         s.set("framework", Framework.HF, s.deepspeed)
-    elif framework is not Framework.HF:
+    elif not (isinstance(framework, Framework) and PROFILE_DEEPSPEED_ZERO[framework.value]):
         raise error(
             f'"{quoted(s.sources["framework"])}" does not run DeepSpeed: its zero stages are '
             "FSDP's sharding. Drop one of the two words.",

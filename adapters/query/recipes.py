@@ -278,6 +278,10 @@ _DEEPSPEED_KEYS: Final = frozenset({"deepspeed", "ds", "deepspeed-config",
 _STAGE_IN_NAME: Final = re.compile(r"(?:^|[^a-z0-9])(?:zero|z|stage)-?([0-3])(?![0-9])")
 """A ZeRO stage in a file's name: ``zero3``, ``zero_3``, ``z3``, ``stage3``."""
 _DDP_IN_NAME: Final = re.compile(r"(?:^|[^a-z0-9])(?:ddp|multi-gpu)(?:[^a-z0-9]|$)")
+_QLORA_IN_NAME: Final = re.compile(r"(?:^|[^a-z0-9])qlora(?:[^a-z0-9]|$)")
+"""``fsdp_qlora.yaml``, ``fsdp_config_qlora.yaml``: a launcher config for a 4-bit base."""
+_BARE_CONFIG: Final = re.compile(r"^(?:ds|deepspeed)-[a-z0-9-]*config[a-z0-9-]*$")
+"""``ds_z3_config``, ``ds_config_zero3``: a DeepSpeed config named without its ``.json``."""
 _LAUNCHER_CONFIG: Final = re.compile(r"^(?:fsdp[12]?|fsdp-qlora|multi-gpu|ddp)$")
 """accelerate's example configs, which say only how a run launches (TRL's
 ``examples/accelerate_configs/fsdp2.yaml``)."""
@@ -304,6 +308,8 @@ def _file(s: State, i: int) -> int:
     low = s.low(i)
     found = FILE_NAME.search(low)
     if found is None:
+        if _BARE_CONFIG.match(low) and _STAGE_IN_NAME.search(low):
+            return _launch_config(s, i, low)  # "--deepspeed ds_z3_config"
         return 0
     kind = found.group(1)
     name = low.rsplit("/", 1)[-1][: -len(kind) - 1]
@@ -353,6 +359,8 @@ def _launch_config(s: State, i: int, name: str) -> int:
                         FIELDS["sharding"].example)
     if offload:
         s.set("offload", True, word)
+    if _QLORA_IN_NAME.search(name):
+        s.four_bit = s.four_bit or word  # QLoRA, as a 4-bit word says it (check_four_bit)
     return 1
 
 

@@ -11,6 +11,7 @@ from adapters.query import (
     launchers,
     parallel,
     phrases,
+    phrasing,
     recipes,
     relative,
     steps,
@@ -320,6 +321,9 @@ def _family_size(s: State, i: int) -> int:
         return 0
     if normalize_name(family) not in families.families(s.catalog):
         return 0
+    longer = _match_span(s, i, resolve_model)
+    if longer is not None and longer[1] > 2:
+        return 0  # "mistral 7b instruct v0.3": a name over more words, read by _named
     canonical = f"{float(size[:-1]):g}{size[-1]}"
     fits = families.newest_of_size(s.catalog, family, canonical)
     if not fits and resolve_model(s.catalog, f"{family} {size}"):
@@ -412,6 +416,15 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     _replaced,
     phrases.limit,
     phrases.solve,
+    phrasing.per_device,
+    phrasing.batch_scope,
+    phrasing.accumulate,
+    phrasing.unit_of,
+    phrasing.sequence,
+    phrasing.node_of_cards,
+    phrasing.deepspeed_words,
+    phrasing.parallel_degree,
+    phrasing.framework_words,
     phrases.samples,
     phrases.sample_length,
     phrases.packed_to,
@@ -452,7 +465,15 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
 
 _HINTS: Final = {
     "zero": "name the stage: zero1, zero2 or zero3",
-    "stage": 'a DeepSpeed ZeRO stage is 1, 2 or 3: say "deepspeed stage 3" or zero3',
+    **dict.fromkeys(
+        ("stage", "stage-1", "stage-2", "stage-3", "stage1", "stage2", "stage3"),
+        'a DeepSpeed ZeRO stage is 1, 2 or 3: say "deepspeed stage 3" or zero3',
+    ),
+    "chunked-cross-entropy": (
+        "chunked cross-entropy keeps BF16 logit chunks: it is torchtune's and litgpt's own "
+        "loss path, counted when you say torchtune or litgpt; for a loss that never holds "
+        "the logits (Liger, Cut Cross-Entropy) say fused-ce"
+    ),
     "lora-alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
     "alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
     **dict.fromkeys(
@@ -538,6 +559,7 @@ def scan(text: str, catalog: Catalog) -> State:
             raise _unknown(state, i)
     launchers.check_launch(state)
     phrases.check_nodes(state)
+    phrasing.check_phrasing(state)
     steps.check_tokens_as_sequence(state)
     _check_card_memory(state)
     steps.check_global_batch(state)

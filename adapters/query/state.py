@@ -42,6 +42,28 @@ class Launch:
     LLaMA-Factory scripts run under it), so ``hf`` unless a framework is said."""
 
 
+@dataclass
+class Pending:
+    """What the phrasings of :mod:`adapters.query.phrasing` said that is settled once
+    every word is read (:func:`adapters.query.phrasing.check_phrasing`)."""
+
+    batch_word: str | None = None
+    """The unit word that set the micro-batch (``bs``, ``batch-size``, ``micro-batch``):
+    a plain batch beside a per-device one is the global batch."""
+    per_device: tuple[int, str] | None = None
+    """A batch said per device (``8 per device``, ``2 sequences per gpu``) and its words."""
+    per_sample: tuple[Num, str, str] | None = None
+    """``16k tokens per sequence`` / ``per sample``: the number, the words, the number's
+    word; the sequence length when no sample count is said (:func:`adapters.query.
+    phrasing.sample_length_as_sequence`)."""
+    data_parallel: tuple[int | None, str] | None = None
+    """``dp 8``, ``8-way data parallel``, ``data parallel`` (no degree: None)."""
+    fsdp_degree: tuple[int, str] | None = None
+    """``fsdp 8``, ``fsdp=8``: the ranks FSDP shards over, checked against the cards."""
+    zero_offload: tuple[str, str] | None = None
+    """``ZeRO-Offload`` / ``ZeRO-Infinity`` (``offload`` / ``infinity``) and its word."""
+
+
 @dataclass(frozen=True)
 class Relative:
     """A change by a factor of the earlier estimate's value (``double the batch``),
@@ -87,6 +109,8 @@ class State:
         """The word that said a 4-bit base (``nf4``, ``4-bit``): QLoRA once all are read."""
         self.launch = Launch()
         """Launcher and recipe words read once all are (adapters/query/launchers.py)."""
+        self.pending = Pending()
+        """Phrasings read once all words are (adapters/query/phrasing.py)."""
         self.relative: dict[str, Relative] = {}
         """Fields changed by a factor (``double the batch``): a follow-up's, by field."""
         self.them: str | None = None
@@ -139,6 +163,8 @@ class State:
         word = self.raw(num_at)
         value = unit.convert(require(read_number(self.low(num_at))), word)
         self.set(unit.field, value, self.raw(phrase_at, 2), word)
+        if unit.field == "micro_batch":  # "bs 16" beside "8 per device": the global batch
+            self.pending.batch_word = self.low(phrase_at + (num_at == phrase_at))
         return 2
 
 

@@ -109,7 +109,9 @@ def check_one_length(fields: dict[str, object], sources: dict[str, str]) -> None
 # --- a global batch ------------------------------------------------------------------
 
 _GLOBAL_BATCH_WORDS: Final = frozenset(
-    {"global-batch-size", "gbs", "global-batch", "effective-batch-size", "total-batch-size"}
+    {"global-batch-size", "gbs", "global-batch", "effective-batch-size", "total-batch-size",
+     "train-batch-size",  # DeepSpeed's train_batch_size: micro x accumulation x ranks
+     "effective"}  # "grad accum 8 (effective 32)"
 )
 _GLOBAL_EXAMPLE: Final = "8b lora global batch size 64 bs 4 8x h100"
 
@@ -131,7 +133,12 @@ def global_batch(s: State, i: int) -> int:
         raise error(f'"{quoted(s.raw(at))}" must be a plain count of sequences.', s.raw(at),
                     example=_GLOBAL_EXAMPLE)
     # An infinite one would be an infinite accumulation: refused in the same words.
-    s.global_batch = (finite(num.scaled(), s.raw(i, 2), "grad_accum"), s.raw(i, 2))
+    value = finite(num.scaled(), s.raw(i, 2), "grad_accum")
+    if s.global_batch is not None and s.global_batch[0] != value:
+        raise error(f'"{quoted(s.raw(i, 2))}" conflicts with "{quoted(s.global_batch[1])}": '
+                    "both set the global batch. Pick one.", s.raw(i, 2),
+                    example=_GLOBAL_EXAMPLE)
+    s.global_batch = (value, s.raw(i, 2))
     return 2
 
 

@@ -295,6 +295,9 @@ def _unglue(catalog: Catalog, low: str) -> list[str]:
         stem = low.removesuffix(suffix)
         if stem != low and SIZE_RE.match(stem):
             return [stem]  # 70b-instruct: the same architecture as 70b
+    grid = re.match(r"^([0-9]+[x*][0-9]+)[x*](.+)$", low)
+    if grid and resolve_gpu(catalog, grid.group(2)):
+        return [grid.group(1), grid.group(2)]  # "2x8xh100": 2 nodes of 8, then the card
     count_first = re.match(r"^(-?[0-9]+(?:\.[0-9]+)?)[x*](.+)$", low)
     if count_first and resolve_gpu(catalog, count_first.group(2)):
         return [count_first.group(1) + "x", count_first.group(2)]

@@ -25,7 +25,7 @@ KEYWORDS: Final = _table(
     {
         ("method", Method.FULL): (
             "full", "fft", "full-ft", "full-finetune", "full-fine-tune", "full-parameter",
-            "full-params",
+            "full-params", "full-param", "full-parameters", "full-weight", "full-weights",
         ),
         ("method", Method.LORA): ("lora", "use-peft"),  # TRL's --use_peft: LoRA
         ("method", Method.QLORA): ("qlora",),
@@ -57,25 +57,27 @@ KEYWORDS: Final = _table(
         ("precision", Precision.FP32): ("fp32", "float32", "torch.float32"),
         ("state_precision", StatePrecision.PURE_BF16): ("pure-bf16", "bf16-true"),
         ("state_precision", StatePrecision.FP32): ("fp32-states", "mixed-precision", "amp"),
-        ("sharding", Sharding.ZERO1): ("zero1", "zero-1"),
+        ("sharding", Sharding.ZERO1): ("zero1", "zero-1", "z1"),
         # FSDP's SHARD_GRAD_OP shards gradients and states, not weights: ZeRO-2's split
         # (as a config's fsdp: shard_grad_op is read, adapters/trainconfig/mappings.py)
-        ("sharding", Sharding.ZERO2): ("zero2", "zero-2", "shard-grad-op"),
-        ("sharding", Sharding.ZERO3): ("zero3", "zero-3"),
+        ("sharding", Sharding.ZERO2): ("zero2", "zero-2", "z2", "shard-grad-op"),
+        ("sharding", Sharding.ZERO3): ("zero3", "zero-3", "z3"),
         # FSDP's strategy names as HF's ``--fsdp "full_shard auto_wrap"`` and accelerate's
         # ``fsdp_sharding_strategy`` spell them (NO_SHARD is plain data parallelism).
         ("sharding", Sharding.FSDP): (
             "fsdp", "fsdp1", "fsdp2", "full-shard",
             "use-fsdp",  # accelerate launch --use_fsdp
         ),
-        ("sharding", Sharding.NONE): ("ddp", "no-sharding", "no-shard"),
+        ("sharding", Sharding.NONE): ("ddp", "no-sharding", "no-shard",
+                                      "distributed-data-parallel"),
         # FSDP's HYBRID_SHARD: sharded within a node, replicated across nodes
         ("sharding", Sharding.HSDP): ("hsdp", "hybrid-shard", "hybrid-sharding"),
         ("mode", Mode.NAPKIN): ("napkin",),
         ("mode", Mode.DETAILED): ("detailed",),
         ("framework", Framework.HF): (
             "hf", "huggingface", "hugging-face", "transformers", "trl", "peft", "axolotl",
-            "llama-factory", "llamafactory", "swift", "ms-swift", "accelerate",
+            "llama-factory", "llamafactory", "llamafactory-cli", "swift", "ms-swift",
+            "accelerate",
             "hf-trainer", "sfttrainer", "sft-trainer", "transformers-trainer",
             "axolotl.cli.train",  # torchrun/accelerate ... -m axolotl.cli.train
         ),
@@ -121,7 +123,10 @@ FLAGS: Final = {
     ),
     **dict.fromkeys(
         ("fused-ce", "fused-cross-entropy", "liger", "liger-kernel", "use-liger-kernel",
-         "use-liger"),
+         "use-liger",
+         # Apple's Cut Cross-Entropy (axolotl's cut_cross_entropy, Unsloth): the logits
+         # are never held, as Liger's fused linear cross-entropy does not hold them
+         "cut-cross-entropy", "cce"),
         "fused_ce",
     ),
     **dict.fromkeys(("hf-loss", "hf-ce", "unfused-ce"), "hf_loss"),
@@ -136,7 +141,8 @@ FLAGS: Final = {
     **dict.fromkeys(("gptq", "gptq-int4", "auto-gptq", "int4-gptq"), "gptq"),
     # torchtune's fsdp_cpu_offload (config key and command-line override), torchtitan's
     # --training.enable_cpu_offload
-    **dict.fromkeys(("offload", "cpu-offload", "fsdp-cpu-offload", "enable-cpu-offload"),
+    **dict.fromkeys(("offload", "cpu-offload", "fsdp-cpu-offload", "enable-cpu-offload",
+                     "offloading", "offloaded", "cpu-offloading"),
                     "offload"),
     **dict.fromkeys(("compile", "torch-compile", "torch.compile", "compiled"), "compile"),
     **dict.fromkeys(
@@ -191,7 +197,7 @@ FILLER: Final = frozenset(
         "colab", "kaggle",
         # the library behind a word already said (QLoRA's base, 8-bit Adam)
         "bnb", "bitsandbytes",
-        "layers", "layer", "only", "modules", "ft", "trainer",
+        "layers", "layer", "only", "modules", "ft",
         # HF's ``--fsdp "full_shard auto_wrap"``: how FSDP wraps, not what it holds
         "auto-wrap",
         # a follow-up's plain English ("same but full", "switch to hf", "make it 2 epochs")
@@ -242,6 +248,7 @@ PHRASES: Final = {
     ("global", "batch", "size"): "global-batch-size",
     ("global", "batch"): "global-batch-size",
     ("effective", "batch", "size"): "global-batch-size",
+    ("effective", "batch"): "global-batch-size",
     ("total", "batch", "size"): "global-batch-size",
     ("total", "train", "batch", "size"): "global-batch-size",
     ("per", "device", "batch", "size"): "per-device-batch-size",
@@ -259,18 +266,31 @@ PHRASES: Final = {
     ("per-device", "batch", "size"): "per-device-batch-size",
     ("per-device", "train", "batch", "size"): "per-device-train-batch-size",
     ("per-gpu", "batch"): "per-gpu-batch-size",
+    # the batch said per device in words ("per device batch 8", "batch per gpu 2")
+    ("per", "device", "batch"): "per-device-batch",
+    ("per", "gpu", "batch"): "per-gpu-batch-size",
+    ("per", "gpu", "batch", "size"): "per-gpu-batch-size",
+    ("batch", "per", "gpu"): "batch-size-per-gpu",
+    ("batch", "per", "device"): "batch-size-per-gpu",
+    ("batch", "size", "per", "gpu"): "batch-size-per-gpu",
+    ("batch", "size", "per", "device"): "batch-size-per-gpu",
+    ("bs", "per", "gpu"): "batch-size-per-gpu",
+    ("bs", "per", "device"): "batch-size-per-gpu",
     ("per-gpu", "batch", "size"): "per-gpu-batch-size",
     ("local", "batch"): "local-batch-size",  # torchtitan's local_batch_size
     ("local", "batch", "size"): "local-batch-size",
     ("max", "length"): "max-length",  # HF's max_length, spaced
     ("max", "len"): "max-len",
     ("max", "seq", "length"): "max-seq-length",
+    ("max", "seq", "len"): "max-seq-len",
     ("max", "sequence", "length"): "max-seq-length",
     ("context", "length"): "context-length",
     ("context", "window"): "context-length",
     ("tokens", "context"): "ctx",
     ("token", "context"): "ctx",
     ("tokens", "of", "context"): "ctx",
+    ("tokens", "context", "window"): "ctx",
+    ("token", "context", "window"): "ctx",
     ("tokens", "per", "epoch"): "tokens",  # the dataset is what one epoch reads
     ("tokens", "an", "epoch"): "tokens",
     # switches
@@ -331,6 +351,28 @@ PHRASES: Final = {
     ("cudnn", "sdpa"): "cudnn-sdpa",
     ("mixed", "precision"): "mixed-precision",
     ("cpu", "offload"): "cpu-offload",
+    ("cpu", "offloading"): "cpu-offload",
+    ("offload", "to", "cpu"): "cpu-offload",
+    ("offloaded", "to", "cpu"): "cpu-offload",
+    ("offloading", "to", "cpu"): "cpu-offload",
+    ("optimizer", "state", "offload"): "optimizer-offload",
+    ("optimizer", "states", "offload"): "optimizer-offload",
+    ("optimizer", "state", "offloading"): "optimizer-offload",
+    ("optimizer", "states", "offloading"): "optimizer-offload",
+    ("offload", "optimizer", "state"): "offload-optimizer",
+    ("offload", "optimizer", "states"): "offload-optimizer",
+    ("optimizer", "offloading"): "optimizer-offload",
+    ("offload", "optimizer", "and", "params"): "offload-all",
+    ("offload", "optimizer", "and", "param"): "offload-all",
+    ("offload", "optimizer", "and", "parameters"): "offload-all",
+    ("offload", "optimizer", "and", "weights"): "offload-all",
+    ("offload", "params", "and", "optimizer"): "offload-all",
+    ("offload", "parameters", "and", "optimizer"): "offload-all",
+    ("activation", "offload"): "activation-offload",
+    ("activation", "offloading"): "activation-offloading",
+    ("activations", "offloading"): "activation-offloading",
+    ("offload", "activations"): "offload-activations",
+    ("offloading", "activations"): "offload-activations",
     ("offload", "optimizer"): "offload-optimizer",
     ("optimizer", "offload"): "optimizer-offload",
     ("offload", "params"): "offload-params",
@@ -339,6 +381,10 @@ PHRASES: Final = {
     ("offload", "all"): "offload-all",
     ("param", "offload"): "param-offload",
     ("fused", "cross", "entropy"): "fused-cross-entropy",
+    ("cut", "cross", "entropy"): "cut-cross-entropy",
+    ("chunked", "cross", "entropy"): "chunked-cross-entropy",  # refused (scanner's hints)
+    ("chunked", "ce"): "chunked-cross-entropy",
+    ("chunked", "loss"): "chunked-cross-entropy",
     ("torch", "compile"): "torch-compile",
     ("fp8", "training"): "fp8-training",
     ("float8", "training"): "float8-training",
@@ -347,8 +393,34 @@ PHRASES: Final = {
     ("converters", "float8"): "float8",  # torchtitan's --model.converters float8
     ("sample", "packing"): "sample-packing",
     ("full", "parameter"): "full-parameter",
+    ("full", "parameters"): "full-parameters",
+    ("full", "params"): "full-params",
+    ("full", "param"): "full-param",
+    ("full", "weight"): "full-weight",
+    ("full", "weights"): "full-weights",
+    ("full", "precision"): "full-precision",  # a precision, never the method
+    # a state precision said as the states ("fp32 master weights", "bf16 optimizer states")
+    ("fp32", "master", "weights"): "fp32-states",
+    ("fp32", "master", "weight"): "fp32-states",
+    ("fp32", "master", "copy"): "fp32-states",
+    ("fp32", "master"): "fp32-states",
+    ("fp32", "optimizer", "states"): "fp32-states",
+    ("fp32", "optimizer", "state"): "fp32-states",
+    ("fp32", "states"): "fp32-states",
+    ("bf16", "optimizer", "states"): "pure-bf16",
+    ("bf16", "optimizer", "state"): "pure-bf16",
+    ("bf16", "states"): "pure-bf16",
     ("full", "ft"): "full-ft",
     ("hf", "trainer"): "hf-trainer",
+    ("llama", "factory"): "llama-factory",
+    # data parallelism said in words (adapters/query/phrasing.py)
+    ("data", "parallel"): "data-parallel",
+    ("data", "parallelism"): "data-parallel",
+    ("data", "parallel", "degree"): "data-parallel-degree",
+    ("data", "parallel", "size"): "data-parallel-size",
+    ("fully", "sharded", "data", "parallel"): "fsdp",
+    ("fully", "sharded", "data", "parallelism"): "fsdp",
+    ("distributed", "data", "parallel"): "distributed-data-parallel",
     ("huggingface", "trainer"): "hf-trainer",
     ("transformers", "trainer"): "hf-trainer",
     ("double", "quant"): "double-quant",
@@ -395,6 +467,7 @@ PHRASES: Final = {
     ("at", "most"): "at-most",
     ("or", "less"): "or-less",
     ("max", "budget"): "max-budget",
+    ("up", "to"): "at-most",  # "up to 3 epochs", "up to $500"
     # settings read and ignored
     ("weight", "decay"): "weight-decay",
     ("learning", "rate"): "learning-rate",
@@ -411,6 +484,13 @@ PHRASES: Final = {
     # a 4-bit base as LLaMA-Factory (quantization_bit) and ms-swift (quant_bits) say it
     ("quantization-bit", "4"): "4-bit",
     ("quant-bits", "4"): "4-bit",
+    ("4bit", "quantization"): "4bit",
+    ("4-bit", "quantization"): "4-bit",
+    ("4bit", "quantized"): "4bit",
+    ("4-bit", "quantized"): "4-bit",
+    ("nf4", "quantization"): "nf4",
+    ("8bit", "quantization"): "8bit",  # refused (an 8-bit base)
+    ("8-bit", "quantization"): "8-bit",
     ("stage", "sft"): "sft",  # LLaMA-Factory's stage: sft (a bare "stage" means DeepSpeed's)
     ("q", "v"): "qv",
     ("q", "k", "v"): "qkv",
@@ -421,6 +501,15 @@ PHRASES: Final = {
     ("gate-proj", "up-proj", "down-proj"): "mlp",
     ("q-proj", "k-proj", "v-proj", "o-proj", "gate-proj", "up-proj", "down-proj"): "all-linear",
     ("c-attn", "c-proj", "w1", "w2"): "all-linear",  # Qwen (1)'s finetune.py: every linear
+    # attention and the MLP together: every linear of a layer
+    ("attention", "and", "mlp"): "all-linear",
+    ("attn", "and", "mlp"): "all-linear",
+    ("attention", "mlp"): "all-linear",
+    ("attn", "mlp"): "all-linear",
+    ("mlp", "and", "attention"): "all-linear",
+    ("mlp", "and", "attn"): "all-linear",
+    ("attention", "+", "mlp"): "all-linear",
+    ("attn", "+", "mlp"): "all-linear",
 }
 """Phrases typed as several words (HF's argument names with spaces, ``flash attention``,
 PEFT's module lists) and the one word each means. Read longest first, so ``flash

@@ -1,0 +1,578 @@
+"""Settings as ML engineers write them in published runs and model cards: a batch said
+per device beside the global one (``batch size 16 (8 per device)``), a sequence said in
+tokens (``16k tokens per sequence``, ``2048-token sequences``), a node named by its
+cards (``a single 8xH100 node``, ``2 8xH100 nodes``), DeepSpeed's ZeRO-Offload and
+ZeRO-Infinity, a data-parallel or FSDP degree (``dp 8``, ``fsdp 8``), and words that say
+a framework or a card count (``Trainer``, ``single device``).
+
+Handlers like :mod:`adapters.query.phrases` (scan state and word index in, words
+consumed out); what needs every word read first is settled by :func:`check_phrasing`,
+and what needs a follow-up's earlier estimate or the options beside a query by
+:func:`sample_length_as_sequence` and :func:`fp8_as_float8` (called by the parser).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from adapters.query.errors import QueryError, error, quoted
+from adapters.query.fields import check_field
+from adapters.query.names import resolve_gpu
+from adapters.query.numbers import (
+    ALL_UNITS,
+    COUNT_RE,
+    COUNT_X_RE,
+    PREFIX_UNITS,
+    SIZE_RE,
+    Num,
+    read_number,
+    whole,
+)
+from adapters.query.state import State
+from adapters.query.vocabulary import CARD_WORDS, KEYWORDS
+from engine.request import Framework, Method, Precision, Request, Sharding
+
+_TOKEN_WORDS: Final = frozenset({"tokens", "token", "tok", "toks"})
+_BATCH_WORDS: Final = frozenset(w for w, u in ALL_UNITS.items() if u.field == "micro_batch")
+_PLAIN_BATCH: Final = frozenset({"bs", "bsz", "batch", "batch-size"})
+"""Batch words that say nothing of where the batch is counted: beside a batch said per
+device, the one they set is the global batch."""
+_ACCUM_WORDS: Final = frozenset(w for w, u in ALL_UNITS.items() if u.field == "grad_accum")
+_NODE_WORDS: Final = frozenset({"nodes", "node", "machines", "machine", "hosts", "host",
+                                "servers", "server"})
+_ONE_NODE: Final = frozenset({"node", "machine", "host", "server"})
+
+# --- the batch said per device, and the global batch beside it ---------------------------
+
+_DEVICE_WORDS: Final = frozenset({"device", "gpu", "card", "rank", "worker", "process"})
+_PER_DEVICE: Final = frozenset({"per-device", "per-gpu", "per-card", "per-rank"})
+_SEQUENCES: Final = frozenset({"sequences", "samples", "examples", "seqs", "sequence",
+                               "sample"})
+"""Said between a batch and ``per gpu``: ``2 sequences per gpu``."""
+_BATCH_EXAMPLE: Final = "8b full batch size 16 (8 per device) 2x a100"
+
+
+def _per_device_words(s: State, j: int, bare: bool) -> int:
+    """Words at ``j`` that say "per device" (``per gpu``, ``per_device``; ``device`` alone
+    when ``bare``, as ``2/device`` is read), or 0."""
+    if s.low(j) == "per" and s.low(j + 1) in _DEVICE_WORDS:
+        return 2
+    return 1 if s.low(j) in _PER_DEVICE or (bare and s.low(j) == "device") else 0
+
+
+def _after_batch(s: State, i: int) -> bool:
+    """Whether the two words before ``i`` said the micro-batch (``bs 2``, ``2 bs``)."""
+    before = (s.low(i - 2), s.low(i - 1))
+    said = (before[0] in _BATCH_WORDS and read_number(before[1]) is not None) or (
+        read_number(before[0]) is not None and before[1] in _BATCH_WORDS)
+    return i >= 2 and said and "micro_batch" in s.fields
+
+
+def per_device(s: State, i: int) -> int:
+    """``8 per device``, ``2 sequences per gpu``: a micro-batch said per device (settled
+    beside any other batch by :func:`check_phrasing`); ``per gpu`` or ``/device`` right
+    after a batch (``bs 2 per gpu``) says it was per device already."""
+    if _after_batch(s, i) and (n := _per_device_words(s, i, bare=True)):
+        return n
+    num = read_number(s.low(i))
+    if num is None or SIZE_RE.match(s.low(i)) or num.is_price or num.percent or num.suffix:
+        return 0
+    j = i + 1 + (s.low(i + 1) in _SEQUENCES)
+    n = _per_device_words(s, j, bare=False)
+    if not n:
+        return 0
+    phrase, word = s.raw(i, j + n - i), s.raw(i)
+    value = whole(num.value, word, "micro_batch")
+    check_field("micro_batch", value, phrase, word)
+    said = s.pending.per_device
+    if said is not None and said[0] != value:
+        raise error(f'"{quoted(phrase)}" conflicts with "{quoted(said[1])}": both set the '
+                    "micro-batch. Pick one.", phrase, example=_BATCH_EXAMPLE)
+    s.pending.per_device = (value, phrase)
+    return j + n - i
+
+
+_GLOBAL_AFTER: Final = frozenset({"global", "effective", "total"})
+
+
+def batch_scope(s: State, i: int) -> int:
+    """``batch size 64 (global)``, ``batch_size 64 global``: the batch just said is the
+    global batch (sequences per optimizer step over all cards), not the micro-batch."""
+    if s.low(i) not in _GLOBAL_AFTER or read_number(s.low(i + 1)) is not None:
+        return 0  # "effective 32" is a global batch of its own (adapters/query/steps.py)
+    if not _after_batch(s, i) or s.pending.batch_word not in _PLAIN_BATCH:
+        return 0
+    phrase = s.raw(i - 2, 3)
+    if s.global_batch is not None:
+        raise error(f'"{quoted(phrase)}" conflicts with "{quoted(s.global_batch[1])}": both '
+                    "set the global batch. Pick one.", phrase, example=_BATCH_EXAMPLE)
+    value = s.fields.pop("micro_batch")
+    s.sources.pop("micro_batch")
+    assert isinstance(value, int)
+    s.global_batch = (float(value), phrase)
+    s.pending.batch_word = None
+    return 1
+
+
+_ACCUMULATE: Final = frozenset({"accumulate", "accumulating", "accumulates", "accumulated"})
+_ACCUMULATE_JOINS: Final = frozenset({"gradients", "gradient", "grads", "over", "for",
+                                      "across", "of"})
+_ACCUMULATE_TAILS: Final = frozenset({"steps", "step", "micro-batches", "microbatches",
+                                      "batches", "micro-steps"})
+
+
+def accumulate(s: State, i: int) -> int:
+    """``accumulate 8 steps``, ``accumulate gradients over 8 steps``: the accumulation;
+    the ``x`` in ``bs 4 x 8 accum`` joins the batch and the accumulation."""
+    low = s.low(i)
+    if low in ("x", "*") and _after_batch(s, i):
+        nxt, after = s.low(i + 1), s.low(i + 2)
+        if (read_number(nxt) is not None and after in _ACCUM_WORDS) or (
+                nxt in _ACCUM_WORDS and read_number(after) is not None):
+            return 1
+        return 0
+    if low not in _ACCUMULATE:
+        return 0
+    j = i + 1
+    while s.low(j) in _ACCUMULATE_JOINS:
+        j += 1
+    num = read_number(s.low(j))
+    if num is None:
+        raise error(f'"{quoted(s.raw(i))}" needs the micro-batches it accumulates, e.g. '
+                    '"accumulate 8 steps" (or "accum 8").', s.raw(i),
+                    example="8b full fsdp 4x a10g accumulate 8 steps")
+    end = j + 1 + (s.low(j + 1) in _ACCUMULATE_TAILS)
+    value = ALL_UNITS["accum"].convert(num, s.raw(j))
+    s.set("grad_accum", value, s.raw(i, end - i), s.raw(j))
+    return end - i
+
+
+_OF_FIELDS: Final = frozenset({"seq_len", "max_len", "micro_batch", "grad_accum",
+                               "lora_rank"})
+
+
+def unit_of(s: State, i: int) -> int:
+    """``sequence length of 2048 tokens``, ``context of 4096 tokens``, ``gradient
+    accumulation of 8``, ``batch size of 8``: a unit, ``of``, its number (and ``tokens``
+    after a length)."""
+    unit = PREFIX_UNITS.get(s.low(i))
+    if unit is None or unit.field not in _OF_FIELDS or s.low(i + 1) != "of":
+        return 0
+    num = read_number(s.low(i + 2))
+    if num is None:
+        return 0
+    end = i + 3 + (unit.field in ("seq_len", "max_len") and s.low(i + 3) in _TOKEN_WORDS)
+    s.set(unit.field, unit.convert(num, s.raw(i + 2)), s.raw(i, end - i), s.raw(i + 2))
+    if unit.field == "micro_batch":
+        s.pending.batch_word = s.low(i)
+    return end - i
+
+
+# --- the sequence said in tokens -----------------------------------------------------------
+
+_PER_LENGTH: Final = frozenset({"sequence", "seq", "sample", "example", "row", "sequences",
+                                "samples", "examples"})
+_SEQUENCE_WORDS: Final = frozenset({"sequences", "sequence", "seqs"})
+_CONTEXT_WORDS: Final = _SEQUENCE_WORDS | {"seq", "context", "ctx", "context-length",
+                                           "window"}
+_GLUED_TOKENS: Final = re.compile(r"^([0-9]+(?:\.[0-9]+)?k?)-tokens?$")
+"""``2048-token``, ``16k-token``: a length glued to its unit."""
+
+
+def _length(num: Num | None) -> bool:
+    """Whether ``num`` can be a sequence length said in tokens (``4096``, ``16k``; not
+    ``50M``, a dataset's size)."""
+    return num is not None and num.suffix in ("", "k") and not (num.is_price or num.percent)
+
+
+def _sequence(s: State, num: Num, word: str, phrase: str) -> None:
+    s.set("seq_len", ALL_UNITS["seq"].convert(num, word), phrase, word)  # k = 1,024
+
+
+def sequence(s: State, i: int) -> int:
+    """``2048-token sequences``, ``16k token sequences``, ``sequences of 4096 tokens``,
+    ``max 4096 tokens``: the sequence length; ``16k tokens per sequence`` (or ``per
+    sample``) is a sample's length, and the sequence length when no sample count is said
+    (:func:`sample_length_as_sequence`)."""
+    low = s.low(i)
+    glued = _GLUED_TOKENS.match(low)
+    if glued and s.low(i + 1) in _CONTEXT_WORDS and _length(num := read_number(glued.group(1))):
+        assert num is not None
+        _sequence(s, num, s.raw(i), s.raw(i, 2))
+        return 2
+    if (low in ("max", "maximum") and _length(num := read_number(s.low(i + 1)))
+            and s.low(i + 2) in _TOKEN_WORDS and s.low(i + 3) != "per"):
+        assert num is not None
+        _sequence(s, num, s.raw(i + 1), s.raw(i, 3))
+        return 3
+    if (low in _SEQUENCE_WORDS and s.low(i + 1) == "of"
+            and _length(num := read_number(s.low(i + 2))) and s.low(i + 3) in _TOKEN_WORDS):
+        assert num is not None
+        _sequence(s, num, s.raw(i + 2), s.raw(i, 4))
+        return 4
+    num = read_number(low)
+    if num is None or SIZE_RE.match(low) or s.low(i + 1) not in _TOKEN_WORDS:
+        return 0
+    if s.low(i + 2) == "per" and s.low(i + 3) in _PER_LENGTH:
+        if num.is_price or num.percent:
+            raise error(f'"{quoted(s.raw(i))}" must be a plain count of tokens.', s.raw(i),
+                        example="8b lora 16k tokens per sequence h100")
+        phrase = s.raw(i, 4)
+        s.set("sample_tokens", whole(num.scaled(), s.raw(i), "sample_tokens"), phrase,
+              s.raw(i))
+        s.pending.per_sample = (num, phrase, s.raw(i))
+        return 4
+    if (s.low(i + 2) in _SEQUENCE_WORDS and read_number(s.low(i + 3)) is None
+            and _length(num)):
+        _sequence(s, num, s.raw(i), s.raw(i, 3))
+        return 3
+    return 0
+
+
+def sample_length_as_sequence(
+    fields: dict[str, object], sources: dict[str, str], state: State, counted: bool
+) -> None:
+    """``16k tokens per sequence`` with no sample count (``counted``: one is said beside
+    the words, in an option, a config or the earlier estimate) is the sequence length, as
+    ``seq 16k`` reads it; with a count it stays each sample's average length."""
+    said = state.pending.per_sample
+    if said is None or counted or "samples" in fields or "seq_len" in fields:
+        return
+    if fields.get("sample_tokens") is None:
+        return
+    num, phrase, word = said
+    del fields["sample_tokens"]
+    sources.pop("sample_tokens", None)
+    value = ALL_UNITS["seq"].convert(num, word)
+    check_field("seq_len", value, phrase, word)
+    fields["seq_len"] = value
+    sources["seq_len"] = phrase
+
+
+# --- a node named by its cards ----------------------------------------------------------------
+
+_N_GPU: Final = re.compile(r"^([0-9]+)-(?:gpus?|cards?)$")
+"""``8-GPU``: a count of cards glued to the word."""
+
+
+def _whole(text: str) -> int | None:
+    """A whole count of 1 or more written as ``text`` (no scale), else None."""
+    num = read_number(text)
+    if num is None or num.suffix or not math.isfinite(num.value) or num.value < 1:
+        return None
+    return int(num.value) if num.value == int(num.value) else None
+
+
+def _cards_in_node(s: State, j: int) -> tuple[int, int] | None:
+    """The count at ``j`` that a node's cards are said with (``8x``, ``8 x``, ``8-gpu``)
+    and the word after it."""
+    low = s.low(j)
+    if (glued := COUNT_X_RE.match(low) or _N_GPU.match(low)) is not None:
+        count = _whole(glued.group(1))
+        return None if count is None else (count, j + 1)
+    if COUNT_RE.match(low) and s.low(j + 1) in ("x", "*") and (count := _whole(low)):
+        return count, j + 2
+    return None
+
+
+def _card_span(s: State, j: int) -> tuple[str, int] | None:
+    """A card id for the longest run of up to three words at ``j`` that names one."""
+    for n in (3, 2, 1):
+        if j + n <= len(s.words):
+            found = resolve_gpu(s.catalog, " ".join(w.low for w in s.words[j : j + n]))
+            if found:
+                return found, n
+    return None
+
+
+def node_of_cards(s: State, i: int) -> int:
+    """``a single 8xH100 node``, ``one 8x h100 node``, ``an 8-GPU A100 node`` (1 node of
+    8), ``2 8xH100 nodes``, ``2 x 8xH100 nodes``, ``8xh100 x 2 nodes`` (2 nodes of 8:
+    16 cards); ``8-GPU A100`` alone is 8 cards."""
+    nodes, j = None, i
+    if COUNT_RE.match(s.low(i)) and (count := _whole(s.low(i))) is not None:
+        k = i + 1 + (s.low(i + 1) in ("x", "*"))
+        if _cards_in_node(s, k) is not None:
+            nodes, j = count, k
+    inner = _cards_in_node(s, j)
+    if inner is None:
+        return 0
+    per_node, k = inner
+    card = _card_span(s, k)
+    glued_gpus = bool(_N_GPU.match(s.low(j)))
+    if card is None and not (glued_gpus and s.low(k) in _NODE_WORDS):
+        return 0
+    end = k + (card[1] if card else 0)
+    if nodes is not None:
+        if s.low(end) not in _NODE_WORDS:
+            return 0
+        end += 1
+    elif s.low(end) in _ONE_NODE:
+        if read_number(s.low(end + 1)) is not None and s.low(end + 2) not in ALL_UNITS:
+            return 0  # "8x h100 node 2": the nodes' count, read as "nodes 2" is
+        nodes, end = 1, end + 1
+    elif (s.low(end) in ("x", "*") and (after := _whole(s.low(end + 1))) is not None
+          and COUNT_RE.match(s.low(end + 1)) and s.low(end + 2) in _NODE_WORDS):
+        nodes, end = after, end + 3
+    elif not glued_gpus:
+        return 0
+    phrase = s.raw(i, end - i)
+    if card is not None:
+        s.set("gpu", card[0], s.raw(k, card[1]))
+    s.set("gpu_count", per_node * (nodes or 1), phrase, s.raw(j))
+    if nodes is not None:
+        s.set("nodes", nodes, phrase)
+    return end - i
+
+
+# --- DeepSpeed's stage, ZeRO-Offload and ZeRO-Infinity, and offload words -------------------
+
+_STAGE_WORD: Final = re.compile(r"^(zero-?)?(?:stage|z)-?([123])$")
+_STAGES: Final = {"1": Sharding.ZERO1, "2": Sharding.ZERO2, "3": Sharding.ZERO3}
+_ZERO_OFFLOADS: Final = {"zero-offload": "offload", "zero-infinity": "infinity",
+                         "zerooffload": "offload", "zeroinfinity": "infinity"}
+_OFFLOAD_WORDS: Final = frozenset(
+    {"offload", "offloading", "offloaded", "cpu-offload", "offload-param", "offload-params",
+     "param-offload", "offload-optimizer", "optimizer-offload", "offload-all",
+     "offload-weights", "offload-parameters"}
+)
+_OPTIMIZER_OFFLOAD: Final = frozenset({"offload-optimizer", "optimizer-offload"})
+OFFLOAD_EXAMPLE: Final = "70b full zero3 offload optimizer 8x a100"
+
+
+def deepspeed_words(s: State, i: int) -> int:
+    """``deepspeed stage-3``, ``ds stage3``, ``zero_stage_3``: DeepSpeed at that stage;
+    ``ZeRO-Offload`` (the optimizer in host memory, on ZeRO-2 unless a stage is said, as
+    DeepSpeed's tutorial runs it) and ``ZeRO-Infinity`` (the weights too, on ZeRO-3; its
+    NVMe tier is read as host memory, which holds as much off the card); ``offload
+    optimizer`` (only the optimizer, unless the weights are said too), and ``cpu`` /
+    ``nvme`` after an offload word (where it goes: off the card either way)."""
+    low = s.low(i)
+    if low in ("deepspeed", "ds") and (stage := _STAGE_WORD.match(s.low(i + 1))):
+        s.deepspeed = s.raw(i)
+        s.set("sharding", _STAGES[stage.group(2)], s.raw(i, 2))
+        return 2
+    if (stage := _STAGE_WORD.match(low)) and stage.group(1):  # "zero_stage_3"
+        s.deepspeed = s.raw(i)
+        s.set("sharding", _STAGES[stage.group(2)], s.raw(i))
+        return 1
+    kind, n = _ZERO_OFFLOADS.get(low), 1
+    if kind is None and s.raw(i).lower() == "zero" and s.low(i + 1) in ("offload", "infinity"):
+        kind, n = ("offload" if s.low(i + 1) == "offload" else "infinity"), 2
+    if kind is not None:
+        word = s.raw(i, n)
+        s.pending.zero_offload = (kind, word)
+        if kind == "offload":
+            s.launch.optimizer_offload = s.launch.optimizer_offload or word
+        else:
+            s.set("offload_weights", True, word)
+        return n
+    if low in _OPTIMIZER_OFFLOAD:  # the weights stay unless they are said too (check_launch)
+        s.launch.optimizer_offload = s.launch.optimizer_offload or s.raw(i)
+        return 1
+    if low in ("cpu", "nvme") and s.low(i - 1) in _OFFLOAD_WORDS:
+        return 1
+    return 0
+
+
+def _settle_zero_offload(s: State) -> None:
+    said = s.pending.zero_offload
+    if said is None:
+        return
+    kind, word = said
+    stage = Sharding.ZERO2 if kind == "offload" else Sharding.ZERO3
+    sharding = s.fields.get("sharding")
+    if sharding is None:
+        s.set("sharding", stage, word)
+    elif not (isinstance(sharding, Sharding) and sharding.is_zero) or (
+            kind == "infinity" and sharding is not Sharding.ZERO3):
+        stages = "zero3" if kind == "infinity" else "zero1, zero2 or zero3"
+        raise error(
+            f'"{quoted(word)}" is DeepSpeed\'s {"ZeRO-3" if kind == "infinity" else "ZeRO"} '
+            f'offload, but "{quoted(s.sources["sharding"])}" says {sharding}: say it with '
+            f"{stages}, or say {sharding} offload for its own host offload.",
+            word, example=OFFLOAD_EXAMPLE,
+        )
+    s.deepspeed = s.deepspeed or word
+
+
+# --- data-parallel and FSDP degrees ---------------------------------------------------------
+
+_DP_WORDS: Final = frozenset({"dp", "dp-degree", "dp-size", "data-parallel",
+                              "data-parallel-degree", "data-parallel-size"})
+_FSDP_WORDS: Final = frozenset({"fsdp", "fsdp1", "fsdp2"})
+_WAY: Final = re.compile(r"^([0-9]+)-way$")
+DP_EXAMPLE: Final = "8b full dp 8 8x h100"
+
+
+def _degree(s: State, j: int) -> int | None:
+    """A plain whole number at ``j`` that counts nothing after it (not ``8 h100``, ``2
+    epochs``, ``8x``): a degree."""
+    if not COUNT_RE.match(s.low(j)) or (value := _whole(s.low(j))) is None:
+        return None
+    nxt = s.low(j + 1)
+    claims = nxt in ALL_UNITS and not (  # "dp 4 tp 2": the unit has its own number
+        nxt in PREFIX_UNITS and read_number(s.low(j + 2)) is not None)
+    if claims or nxt in CARD_WORDS or nxt in ("x", "*", "way"):
+        return None
+    return None if _card_span(s, j + 1) is not None else value
+
+
+def parallel_degree(s: State, i: int) -> int:
+    """``dp 8``, ``data parallel``, ``8-way data parallel``: plain data parallelism over
+    that many ranks; ``fsdp 8``, ``fsdp=8``: FSDP over that many (both checked against
+    the cards by :func:`check_phrasing`; ``8-way fsdp`` is refused, as N-way before
+    anything but tensor or data parallelism is: :func:`adapters.query.parallel.n_way`)."""
+    low = s.low(i)
+    way, n = _WAY.match(low), 1
+    if way is None and COUNT_RE.match(low) and s.low(i + 1) == "way":
+        way, n = re.match(r"^([0-9]+)$", low), 2
+    if way is not None and (degree := _whole(way.group(1))) is not None:
+        if s.low(i + n) in _DP_WORDS:
+            return _set_degree(s, "data_parallel", degree, i, n + 1)
+        return 0
+    if low in _DP_WORDS:
+        degree = _degree(s, i + 1)
+        return _set_degree(s, "data_parallel", degree, i, 1 if degree is None else 2)
+    if low in _FSDP_WORDS and (degree := _degree(s, i + 1)) is not None:
+        s.set("sharding", Sharding.FSDP, s.raw(i, 2))
+        if low == "fsdp" and degree in (1, 2):
+            return 2  # "fsdp 2": FSDP2, the version (as "fsdp2"), not two ranks
+        return _set_degree(s, "fsdp_degree", degree, i, 2)
+    return 0
+
+
+def _set_degree(s: State, which: str, degree: int | None, i: int, n: int) -> int:
+    """Record a degree said by the ``n`` words at ``i``; return ``n``."""
+    phrase = s.raw(i, n)
+    said = getattr(s.pending, which)
+    if said is not None and said[0] != degree:
+        raise error(f'"{quoted(phrase)}" conflicts with "{quoted(said[1])}": both set the '
+                    "degree. Pick one.", phrase, example=DP_EXAMPLE)
+    setattr(s.pending, which, (degree, phrase))
+    return n
+
+
+def _splits(s: State) -> tuple[int, str]:
+    """tp x cp (1 unsaid), and how a message names it (`` over tp 2``)."""
+    product, words = 1, []
+    for field in ("tensor_parallel", "context_parallel"):
+        value = s.fields.get(field)
+        if isinstance(value, int) and value > 1:
+            product *= value
+            words.append(s.sources[field])
+    return product, (" x " + " x ".join(f'"{quoted(w)}"' for w in words)) if words else ""
+
+
+def _settle_degrees(s: State) -> None:
+    dp, fsdp = s.pending.data_parallel, s.pending.fsdp_degree
+    if dp is not None and "sharding" not in s.fields:
+        s.set("sharding", Sharding.NONE, dp[1])  # data parallelism: whole replicas
+    for said, replicas in ((dp, 1), (fsdp, s.replicate[0] if s.replicate else 1)):
+        if said is None or (degree := said[0]) is None:
+            continue
+        words = said[1]
+        split, over = _splits(s)
+        total = degree * replicas * split
+        count = s.fields.get("gpu_count")
+        if not isinstance(count, int):
+            s.set("gpu_count", total, words)
+        elif count != total:
+            raise _degree_refusal(s, said is fsdp, (degree, words), total, (count, split, over))
+
+
+def _degree_refusal(
+    s: State, fsdp: bool, said: tuple[int, str], total: int, cards: tuple[int, int, str]
+) -> QueryError:
+    degree, words = said
+    count, split, over = cards
+    named = s.sources["gpu_count"]
+    if fsdp:
+        groups = count // (degree * split) if count % (degree * split) == 0 else 0
+        hsdp = (f'; {groups} copies of {degree}-card shard groups is hybrid sharding: say '
+                f'"hsdp dp_replicate {groups}"') if groups > 1 else ""
+        return error(
+            f'"{quoted(words)}"{over} shards over {total} cards, but "{quoted(named)}" names '
+            f'{count}: say "fsdp" alone to shard over all {count}, or name {total} cards'
+            f"{hsdp}.", words, example="8b full fsdp 8 8x h100",
+        )
+    fits = f', or say "dp {count // split}"' if count % split == 0 else ""
+    return error(
+        f'"{quoted(words)}"{over} is {total} cards, but "{quoted(named)}" names {count}: '
+        f"name {total} cards{fits}.", words, example=DP_EXAMPLE,
+    )
+
+
+# --- words for a framework, a card count, a precision ----------------------------------------
+
+_PRECISION_WORDS: Final = frozenset(w for w, (f, _) in KEYWORDS.items() if f == "precision")
+
+
+def framework_words(s: State, i: int) -> int:
+    """``Trainer`` (the Hugging Face Trainer: ``hf`` unless another framework is said),
+    torchtune's ``single device`` (one card), and ``full precision`` beside a precision
+    (read with it; alone it could be FP32 or an unquantized 16-bit base, so it is asked
+    about)."""
+    low = s.low(i)
+    if low == "trainer":
+        s.launch.hf_launcher = s.launch.hf_launcher or s.raw(i)
+        return 1
+    single = low == "1" and s.raw(i).lower() == "single" and s.low(i + 1) == "device"
+    if low == "single-device" or single:
+        s.launch.counts.append((1, False, s.raw(i, 1 + single)))
+        return 1 + single
+    if low != "full-precision":
+        return 0
+    if any(w.low in _PRECISION_WORDS for w in s.words):
+        return 1
+    raise error(f'"{quoted(s.raw(i))}" could mean FP32 weights or an unquantized 16-bit base '
+                "(no QLoRA): say fp32 or bf16.", s.raw(i), example="8b lora bf16 50M tokens")
+
+
+# --- once every word is read -------------------------------------------------------------------
+
+
+def check_phrasing(s: State) -> None:
+    """Settle the batch said per device (beside a plain batch, that one is the global
+    batch), ZeRO-Offload's and ZeRO-Infinity's stage, and the data-parallel and FSDP
+    degrees against the cards. Runs after the nodes are counted, before the global batch
+    and DeepSpeed are (:mod:`adapters.query.scanner`)."""
+    said = s.pending.per_device
+    if said is not None:
+        value, phrase = said
+        micro = s.fields.get("micro_batch")
+        if isinstance(micro, int) and micro != value and s.global_batch is None and (
+                s.pending.batch_word in _PLAIN_BATCH):
+            # "batch size 16 (8 per device)": 16 sequences a step over all cards
+            s.global_batch = (float(micro), s.sources.pop("micro_batch"))
+            del s.fields["micro_batch"]
+        s.set("micro_batch", value, phrase)
+    _settle_zero_offload(s)
+    _settle_degrees(s)
+
+
+def fp8_as_float8(
+    fields: dict[str, object], sources: Mapping[str, str], previous: Request | None = None
+) -> None:
+    """``fp8`` under torchtitan (a full fine-tune, said or its default) is its float8
+    converter: torchtitan trains 16-bit weights, so its FP8 is FP8 matmuls (``float8``),
+    never an FP8 base. ``fields``: a query's, or a follow-up's merged with its thread's
+    (``previous``); only an ``fp8`` said this time is read so."""
+    said = sources.get("precision", "")
+    if fields.get("precision") is not Precision.FP8 or said.lower() != "fp8":
+        return
+    if fields.get("framework") is not Framework.TORCHTITAN:
+        return
+    if fields.get("method") in (Method.LORA, Method.QLORA):
+        return
+    earlier = previous.precision if previous is not None else None
+    if previous is not None and "precision" in previous.model_fields_set and (
+            earlier is not Precision.FP8):
+        fields["precision"] = earlier
+    else:
+        del fields["precision"]
+    fields["float8"] = True
+
