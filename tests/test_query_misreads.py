@@ -232,6 +232,13 @@ def test_a_card_named_as_nvidia_smi_prints_it_is_that_card(name: str, gpu: str) 
     assert parse_query(f"8b lora 50M tokens on {name}", CAT).gpu == gpu
 
 
+@pytest.mark.parametrize(("name", "gpu"), [("A100-80G", "a100-80gb-sxm"),
+                                         ("a100-40g", "a100-40gb-sxm"),
+                                         ("h100-80g", "h100-sxm")])
+def test_a_cards_memory_glued_with_a_bare_g_is_its_gb(name: str, gpu: str) -> None:
+    assert parse_query(f"8b lora 50M tokens 8x {name}", CAT).gpu == gpu
+
+
 @pytest.mark.parametrize(("text", "value"), [("8b lora 1080 tokens", 1080),
                                              ("8b lora seq 2080", 2080)])
 def test_a_card_shaped_number_with_a_unit_is_still_the_number(text: str, value: int) -> None:

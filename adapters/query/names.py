@@ -87,11 +87,13 @@ _MEMORY_IN_NAME: Final = re.compile(r"(?:^|\s)([0-9]{1,4}) ?gb(?=\s|$)")
 
 
 def _gpu_variants(text: str) -> list[str]:
-    """Spellings to try for a card: as written, singular, with ``gb`` appended."""
+    """Spellings to try for a card: as written, singular, with ``gb`` appended (or ``b``
+    after a size's ``g``: ``a100-80g``)."""
     variants = [text]
     if text.endswith("s") and len(text) > 1:
         variants.append(text[:-1])
     variants += [v + "gb" for v in list(variants) if v[-1:].isdigit()]
+    variants += [v + "b" for v in list(variants) if re.search(r"[0-9]g$", v)]  # a100-80g
     return variants
 
 
