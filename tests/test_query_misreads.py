@@ -440,3 +440,12 @@ def test_a_written_shorthand_is_not_a_hub_model_id(word: str) -> None:
 def test_an_org_slash_name_word_still_names_a_hub_model() -> None:
     ref = hub_ref_for_word("Qwen/Qwen3-Coder-480B", CAT)
     assert ref is not None and ref.repo == "Qwen/Qwen3-Coder-480B"
+
+
+@pytest.mark.parametrize(("name", "model"), [
+    ("Qwen/Qwen2.5-Coder-7B-Instruct", "qwen2.5-7b"), ("qwen2.5-coder-1.5b", "qwen2.5-1.5b"),
+    ("huggyllama/llama-7b", "llama-2-7b"), ("lmsys/vicuna-13b-v1.5", "llama-2-13b"),
+    ("HuggingFaceH4/zephyr-7b-beta", "mistral-7b"),
+])
+def test_a_checkpoint_of_a_catalog_models_shapes_is_counted_as_it(name: str, model: str) -> None:
+    assert parse_query(f"{name} lora 10M tokens h100", CAT).model == model
