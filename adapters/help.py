@@ -27,7 +27,7 @@ Ask in one line, words in any order, any case:
   70b qlora 50M tokens h100
 
 Model      8b, 70b, llama-3.1-8b, qwen 72b, mixtral; a Hub org/name[@rev]
-Method     full, lora, qlora (unsaid: LoRA, compared with the others); dora
+Method     full, lora, qlora (unsaid: LoRA, full under torchtitan); dora
 Framework  hf (trl, peft, axolotl, llama-factory), unsloth, torchtune,
            litgpt, torchtitan; generic (default, the spec's assumptions)
 Data       50M tokens; 10k samples of 512 tokens; 1000 steps; packing;

@@ -146,6 +146,8 @@ def describe_changes(
         and (
             getattr(previous, name) != getattr(new, name)
             or (name in FRAMEWORK_PICKS and _said(name, previous) != _said(name, new))
+            # a framework whose default method differs (torchtitan's full fine-tune)
+            or (name == "method" and previous.effective_method is not new.effective_method)
         )
     ]
 
@@ -171,7 +173,15 @@ def _said(name: str, request: Request) -> bool:
 
 
 def _change(name: str, previous: Request, new: Request) -> str:
-    """One change line; a framework-picked field left unsaid reads "framework's pick"."""
+    """One change line; a framework-picked field left unsaid reads "framework's pick", a
+    method left unsaid the default it runs ("default (Full)" under torchtitan)."""
+    if name == "method":
+        old, now = (
+            show_value(name, r.method) if r.method is not None
+            else f"default ({show_value(name, r.effective_method)})"
+            for r in (previous, new)
+        )
+        return f"{field_meta(name).label or name} {old} → {now}"
     if name not in FRAMEWORK_PICKS:
         return show_change(name, getattr(previous, name), getattr(new, name))
     old, now = (

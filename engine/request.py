@@ -212,6 +212,13 @@ QLORA_TP_REFUSAL: Final = (
 """Why a request for QLoRA with ``tensor_parallel`` above 1 is refused (engine and query)."""
 
 
+ADAPTER_FIELDS: Final = frozenset(
+    {"lora_rank", "lora_targets", "dora", "fp32_adapters", "lora_dropout"}
+)
+"""Request fields that only adapters have (their metadata's ``adapters_only``): said with
+no method, they say LoRA where a framework's default is a full fine-tune."""
+
+
 class Request(BaseModel):
     """A fine-tuning run to estimate. Sizes are counts; prices are USD.
 
@@ -507,11 +514,13 @@ class Request(BaseModel):
     @property
     def effective_method(self) -> Method:
         """The method the headline uses: the one asked for, else the framework's own
-        (full for those that train every weight, ``PROFILE_TRAINS_EVERY_WEIGHT``), else
-        LoRA."""
+        (full for those that train every weight, ``PROFILE_TRAINS_EVERY_WEIGHT``, unless
+        an adapter's setting is said), else LoRA."""
         if self.method is not None:
             return self.method
-        if self.framework.value in PROFILE_TRAINS_EVERY_WEIGHT:
+        if self.framework.value in PROFILE_TRAINS_EVERY_WEIGHT and self.model_fields_set.isdisjoint(
+            ADAPTER_FIELDS
+        ):  # "r 64" or "qv" on torchtitan says adapters: LoRA
             return Method.FULL
         return Method.LORA
 

@@ -515,7 +515,10 @@ def notes(ctx: Context, catalog: Catalog) -> list[str]:
             "architecture was scaled to it."
         )
     if r.method is None:
-        out.append("No method given: the headline uses LoRA; the what-ifs compare all three.")
+        uses = ("LoRA" if r.effective_method is Method.LORA else
+                f"a full fine-tune, as {r.framework.value}'s recipes train every weight")
+        out.append(f"No method given: the headline uses {uses}; the what-ifs compare all "
+                   "three.")
     whole = _whole_nodes(ctx)
     if whole is not None:
         out.append(whole)

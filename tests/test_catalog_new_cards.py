@@ -112,3 +112,8 @@ def test_an_rtx3080_row_that_may_be_another_3080_is_not_guessed(
 ) -> None:
     """Vast writes ``RTX3080`` for the 10 GB card, the 12 GB card and the 3080 Ti."""
     assert map_accelerator("vast", "RTX3080", instance, gib) is None
+
+
+@pytest.mark.parametrize("card", ["rtx-a5000", "rtx-a4000"])
+def test_workstation_cards_rented_as_single_machines_plan_one_machine(card: str) -> None:
+    assert _gpu(card).max_nodes == 1

@@ -121,6 +121,12 @@ def test_no_method_means_lora_headline_and_says_so(catalog: Catalog) -> None:
     assert any("No method given" in n for n in est.notes)
 
 
+def test_no_method_on_torchtitan_means_a_full_headline_and_says_why(catalog: Catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", framework="torchtitan"), catalog)
+    assert est.to_json()["request"]["method"] == "full"
+    assert any("headline uses a full fine-tune, as torchtitan's recipes" in n for n in est.notes)
+
+
 def test_fewest_cards_that_leave_a_node_part_used_say_what_whole_nodes_cost() -> None:
     request = Request(model="llama-3.1-70b", method="full", dataset_tokens=50_000_000,
                       gpu="h100-sxm")

@@ -594,3 +594,14 @@ def test_torchtitan_with_no_method_said_is_a_full_fine_tune() -> None:
 @pytest.mark.parametrize("framework", [f for f in Framework if f is not Framework.TORCHTITAN])
 def test_other_frameworks_with_no_method_said_default_to_lora(framework: Framework) -> None:
     assert Request(model="llama-3.1-8b", framework=framework).effective_method is Method.LORA
+
+
+def test_torchtitan_with_an_adapter_setting_said_is_lora() -> None:
+    request = Request(model="llama-3.1-8b", framework=Framework.TORCHTITAN, lora_rank=64)
+    assert request.effective_method is Method.LORA
+
+
+def test_the_adapter_fields_are_those_the_metadata_marks_adapters_only() -> None:
+    from engine.request import ADAPTER_FIELDS, field_metas
+
+    assert {n for n, meta in field_metas().items() if meta.adapters_only} == ADAPTER_FIELDS

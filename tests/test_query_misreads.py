@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from adapters.parse import parse_fields, parse_query
+from adapters.query.parser import Said
 from catalog.hub.ref import hub_ref_for_word
 from catalog.loader import default_catalog
 from engine.request import Method, Mode, ModelPick, Precision
@@ -225,6 +226,8 @@ def test_a_makers_word_before_a_catalog_card_is_read_as_nothing(text: str, gpu: 
     ("Tesla V100-SXM2-32GB", "v100-32gb"), ("Tesla V100-PCIE-16GB", "v100-16gb"),
     ("NVIDIA GeForce RTX 4090", "rtx-4090"), ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
     ("NVIDIA GH200 480GB", "gh200"), ("NVIDIA L40S", "l40s"), ("AMD Instinct MI300X", "mi300x"),
+    ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000"),
+    ("AMD Instinct MI250X/MI250", "mi250x"),
 ])
 def test_a_card_named_as_nvidia_smi_prints_it_is_that_card(name: str, gpu: str) -> None:
     """What ``nvidia-smi`` (or ``rocm-smi``) prints, pasted after a count or alone."""
@@ -449,3 +452,37 @@ def test_an_org_slash_name_word_still_names_a_hub_model() -> None:
 ])
 def test_a_checkpoint_of_a_catalog_models_shapes_is_counted_as_it(name: str, model: str) -> None:
     assert parse_query(f"{name} lora 10M tokens h100", CAT).model == model
+
+
+@pytest.mark.parametrize("word", ["blackwell", "pro"])
+def test_a_word_of_a_cards_name_alone_names_no_card(word: str) -> None:
+    assert refused(f"8b lora 50M tokens {word}").word == word
+
+
+def test_a_makers_word_before_gpus_is_read_as_nothing() -> None:
+    assert parse_query("8b lora 50M tokens 8 nvidia gpus h100", CAT).gpu_count == 8
+
+
+@pytest.mark.parametrize("text", ["8b lora 50M tokens h100 seq/2", "8b lora on/off ckpt"])
+def test_settings_joined_by_a_slash_are_refused_without_a_hub_lookup(text: str) -> None:
+    err = refused(text)
+    assert "write its words apart" in err.message and err.word is None
+
+
+@pytest.mark.parametrize("text", [
+    "8b lora dataset of 8k tokens h100", "8b lora 4k tokens 2 epochs h100",
+    "8b lora 4k tokens under $10", "8b lora 0.125M tokens h100",
+])
+def test_a_token_count_said_as_data_stays_the_dataset(text: str) -> None:
+    assert parse_query(text, CAT).dataset_tokens is not None
+
+
+def test_a_token_count_beside_a_sequence_option_stays_the_dataset() -> None:
+    said = Said({"seq_len": 4096}, {"seq_len": "the seq option"})
+    request = parse_query("8b lora 8k tokens h100", CAT, said)
+    assert (request.seq_len, request.dataset_tokens) == (4096, 8000)
+
+
+def test_a_token_count_after_an_estimate_that_said_its_sequence_stays_the_dataset() -> None:
+    after = followup("8b lora 50M tokens seq 4096", "8k tokens")
+    assert (after.seq_len, after.dataset_tokens) == (4096, 8000)

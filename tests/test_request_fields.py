@@ -144,3 +144,17 @@ def test_discord_shows_the_changed_line_for_accum_and_dropout(followup):
     embed = embeds_for(followup)[0]
 
     assert "**What if:** LoRA dropout 0 → 0.05, accumulation 1 → 8" in (embed.description or "")
+
+
+@pytest.mark.parametrize(("before", "after", "line"), [
+    ({"framework": "torchtitan"}, {"framework": "torchtitan", "method": "lora"},
+     "method default (Full) → LoRA"),
+    ({}, {"framework": "torchtitan"}, "method default (LoRA) → default (Full)"),
+    ({"framework": "torchtitan"}, {"framework": "hf"}, "method default (Full) → default (LoRA)"),
+])
+def test_a_method_left_unsaid_reads_as_the_default_the_framework_runs(
+    before: dict[str, str], after: dict[str, str], line: str
+) -> None:
+    old = Request(model="llama-3.1-8b", **before)  # type: ignore[arg-type]
+    new = Request(model="llama-3.1-8b", **after)  # type: ignore[arg-type]
+    assert line in describe_changes(old, new)

@@ -39,11 +39,13 @@ from adapters.query.relative import (
 from adapters.query.scanner import scan
 from adapters.query.state import State
 from adapters.query.steps import (
+    LENGTH_FIELDS,
     OTHER_LENGTHS,
     Beneath,
     beneath,
     check_one_length,
     count_steps,
+    tokens_as_sequence,
 )
 from adapters.values import show_value
 from catalog.loader import default_catalog
@@ -186,6 +188,8 @@ def parse_query(
     merge_said(fields, said, sources)
     counted = "samples" in said.fields or (config is not None and "samples" in config.fields)
     sample_length_as_sequence(fields, sources, state, counted)
+    beside = [*said.fields, *(config.fields if config is not None else ())]
+    tokens_as_sequence(fields, sources, state, any(f in beside for f in LENGTH_FIELDS))
     check_solved_value(fields, sources, ModelPick.EXACT if "model" in said.fields else pick)
     if said.fields:  # the options beside the words (Discord's), checked as the words are
         check_tensor_parallel(fields, sources.get("tensor_parallel"))
@@ -263,6 +267,9 @@ def apply_followup(
     merge_said(changes, said, sources)
     counted = "samples" in said.fields or previous.samples is not None
     sample_length_as_sequence(changes, sources, state, counted)
+    earlier = previous.model_fields_set & set(LENGTH_FIELDS)
+    tokens_as_sequence(changes, sources, state,
+                       bool(earlier) or any(f in said.fields for f in LENGTH_FIELDS))
     check_them(state, changes, previous)
     if "model" in said.fields:  # the option named it: `largest model` searches its family
         pick = ModelPick.EXACT if changes.get("solve", previous.solve) is Solve.MODEL else None

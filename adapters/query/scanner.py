@@ -40,7 +40,7 @@ from adapters.query.numbers import (
 )
 from adapters.query.spelling import suggest
 from adapters.query.state import State, require
-from adapters.query.tokenizer import tokenize
+from adapters.query.tokenizer import settings_joined, tokenize
 from adapters.query.unknown_cards import CARD_MAKERS, unknown_card
 from adapters.query.vocabulary import CARD_WORDS, FILLER, FLAGS, HOURLY, KEYWORDS, NEGATIONS
 from engine.request import ModelPick
@@ -196,11 +196,12 @@ def _unit_then_number(s: State, i: int) -> int:
 def _match_span(
     s: State, i: int, resolve: Callable[[Catalog, str], str | None]
 ) -> tuple[str, int] | None:
-    """A catalog id for the longest run of up to four words at ``i`` that names one (a
-    size inside a name is two words: ``a100 40 gb pcie``)."""
+    """A catalog id for the longest run of up to six words at ``i`` that names one (a
+    size inside a name is two words: ``a100 40 gb pcie``; ``nvidia-smi`` prints ``RTX PRO
+    6000 Blackwell Workstation Edition``)."""
     if i >= len(s.words):
         return None
-    for n in (4, 3, 2, 1):
+    for n in (6, 5, 4, 3, 2, 1):
         if i + n > len(s.words) or (n > 1 and s.low(i) in FILLER):
             continue
         found = resolve(s.catalog, " ".join(w.low for w in s.words[i : i + n]))
@@ -365,8 +366,8 @@ def _card_maker(s: State, i: int) -> int:
     j = i
     while s.low(j) in CARD_MAKERS and _match_span(s, j, resolve_gpu) is None:
         j += 1  # "nvidia rtx 6000 ada generation": the name may hold a maker's word too
-    if j == i or _match_span(s, j, resolve_gpu) is None:
-        return 0
+    if j == i or (_match_span(s, j, resolve_gpu) is None and s.low(j) not in CARD_WORDS):
+        return 0  # "8 nvidia gpus": the maker's word before "gpus" is read as nothing too
     return j - i
 
 
@@ -526,6 +527,9 @@ def _unknown(s: State, i: int) -> QueryError:
     card = unknown_card(s, i)
     if card is not None:
         return card
+    if settings_joined(s.low(i)):  # no word for a Hub lookup: it names no repository
+        return error(f'I don\'t know "{quoted(word)}": write its words apart, each as a '
+                     'setting ("seq 4096", "no ckpt"), or a Hugging Face model as org/name.')
     return error(f'I don\'t know "{quoted(word)}".', word, suggest(s.low(i), s.catalog))
 
 
@@ -560,7 +564,6 @@ def scan(text: str, catalog: Catalog) -> State:
     launchers.check_launch(state)
     phrases.check_nodes(state)
     phrasing.check_phrasing(state)
-    steps.check_tokens_as_sequence(state)
     _check_card_memory(state)
     steps.check_global_batch(state)
     phrases.check_deepspeed(state)

@@ -276,30 +276,46 @@ def steps(s: State, i: int) -> int:
     return 2
 
 
+
 SEQUENCE_LIKE_TOKENS: Final = (512, 131_072)
-"""Token counts, powers of two in this range, that read as a sequence length when no
-sequence is said (``8b lora 8k tokens h100``, ``16k tokens``): a dataset of a few
-sequences is no fine-tune, and these are the lengths people train at."""
+"""Token counts, powers of two in this range, that read as a sequence length when nothing
+else says how long a sequence or the data is (``8b lora 8k tokens h100``): a dataset of
+a few sequences is no fine-tune, and these are the lengths people train at."""
 _TOKEN_UNITS: Final = frozenset({"tokens", "token", "tok", "toks"})
+_DATA_WORDS: Final = frozenset({"data", "dataset", "datasets", "corpus"})
+LENGTH_FIELDS: Final = ("seq_len", "max_len", "samples", "sample_tokens", "steps")
+"""Fields that say how long a sequence or the data is: beside any of them (in the words,
+an option, a config or the earlier estimate) a token count is the dataset."""
+_DATA_FIELDS: Final = ("epochs", "budget_usd", "deadline_hours")
+"""Fields said only of a dataset: beside them a token count is the data."""
 
 
-def check_tokens_as_sequence(s: State) -> None:
-    """``8b lora 8k tokens h100``: a power-of-two count of tokens, up to 128k, said with
-    no sequence length, is the sequence length (``k`` then 1,024), not a dataset of four
-    sequences. Any other count stays the dataset (``10k tokens``, ``50M tokens``)."""
-    if "seq_len" in s.fields or "max_len" in s.fields or "samples" in s.fields:
+def tokens_as_sequence(fields: dict[str, object], sources: dict[str, str], state: State,
+                       length_said: bool) -> None:
+    """``8b lora 8k tokens h100``: a power-of-two count of tokens from 512 to 128k, written
+    plain or in ``k`` (then 1,024), is the sequence length when nothing else says how
+    long a sequence or the data is: no sequence, sample or step count in the words or
+    beside them (``length_said``: an option, a config, the earlier estimate), no epochs,
+    budget or deadline, and no word naming the data (``dataset of 8k tokens``). Any other
+    count stays the dataset (``10k tokens``, ``50M tokens``)."""
+    if length_said or any(f in fields for f in (*LENGTH_FIELDS, *_DATA_FIELDS)):
         return
-    phrase = s.sources.get("dataset_tokens", "")
+    if not isinstance(fields.get("dataset_tokens"), int) or any(
+        w.low in _DATA_WORDS for w in state.words
+    ):
+        return
+    phrase = sources.get("dataset_tokens", "")
     words = phrase.lower().split()
-    if not isinstance(s.fields.get("dataset_tokens"), int) or not _TOKEN_UNITS & set(words):
+    if not _TOKEN_UNITS & set(words):
         return
     num = next((n for n in map(read_number, words) if n is not None), None)
-    if num is None or num.is_price or num.percent:
+    if num is None or num.is_price or num.percent or num.suffix not in ("", "k"):
         return
     length = num.scaled(binary=True)
     low, high = SEQUENCE_LIKE_TOKENS
     if not (low <= length <= high and length == int(length) and int(length).bit_count() == 1):
         return
-    del s.fields["dataset_tokens"]
-    del s.sources["dataset_tokens"]
-    s.set("seq_len", int(length), phrase)
+    del fields["dataset_tokens"]
+    sources.pop("dataset_tokens", None)
+    fields["seq_len"] = int(length)
+    sources["seq_len"] = phrase

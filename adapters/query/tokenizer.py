@@ -20,6 +20,7 @@ from adapters.query.numbers import (
     read_number,
 )
 from adapters.query.vocabulary import (
+    CARD_WORDS,
     FILLER,
     FLAGS,
     FOUR_BIT_WORDS,
@@ -159,6 +160,31 @@ _PLAIN_WORDS: Final = frozenset(
 )
 """Words of the language that need no catalog: two of them joined by a slash
 (``q_proj/v_proj``, ``bf16/fp32``) are two words, never a Hub model's ``org/name``."""
+_SETTING_WORDS: Final = frozenset({*KEYWORDS, *FLAGS, *ALL_UNITS})
+"""Words that each set something alone (``seq``, ``lora``, ``ckpt``)."""
+
+
+def _joinable(part: str, first: bool) -> bool:
+    """A word that, joined to another by a slash, is read apart: a setting's word, not a
+    filler or negation (``with/without`` says neither), and a number only before the
+    slash (``2/device`` is 2 per device; ``seq/2`` is no sequence of 2)."""
+    if read_number(part) is not None:
+        return first
+    if part in CARD_WORDS:  # "4/gpu": per card
+        return True
+    return part in _PLAIN_WORDS and part not in FILLER and part not in NEGATIONS
+
+
+def settings_joined(low: str) -> bool:
+    """Whether a slashed word the parser could not read is settings joined (``seq/2``,
+    ``on/off``), never a Hub ``org/name``: its name is a number, its first part a filler
+    or negation, or both parts settings' words (``unsloth/Llama-3.2-1B`` and
+    ``acme/quantized`` are repositories)."""
+    org, _, name = low.partition("/")
+    return bool(name) and "/" not in name and (
+        read_number(name) is not None or org in FILLER or org in NEGATIONS
+        or (org in _SETTING_WORDS and name in _SETTING_WORDS)
+    )
 
 
 def _slashed(raw: str, low: str) -> list[tuple[str, str]]:
@@ -167,7 +193,9 @@ def _slashed(raw: str, low: str) -> list[tuple[str, str]]:
     if low in _SHORTHANDS:
         return [(raw, _SHORTHANDS[low])]
     parts = low.split("/")
-    if low not in _PLAIN_WORDS and len(parts) > 1 and all(p in _PLAIN_WORDS for p in parts):
+    if low not in _PLAIN_WORDS and read_number(low) is None and len(parts) > 1 and all(
+        _joinable(p, k == 0) for k, p in enumerate(parts)
+    ):
         return list(zip(raw.split("/"), parts, strict=True))
     return [(raw, low)]
 

@@ -106,8 +106,10 @@ def _model_source(config: ConfigRead, model: str) -> tuple[str, str]:
     return key, shown(model)
 
 
-_BENEATH_FIELDS = ("micro_batch", "grad_accum", "tensor_parallel", "context_parallel")
-"""The config's fields a global batch in the words divides by or must agree with."""
+_BENEATH_FIELDS = ("micro_batch", "grad_accum", "tensor_parallel", "context_parallel",
+                   "seq_len", "max_len", "samples", "sample_tokens", "steps")
+"""The config's fields a global batch in the words divides by or must agree with, and
+those that say how long a sequence or the data is (beside them ``8k tokens`` is data)."""
 
 
 def config_beneath(config: ConfigRead) -> Beneath:
