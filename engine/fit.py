@@ -122,13 +122,13 @@ def not_recommended_reason(gpu: GpuSpec) -> str | None:
         )
     reasons = []
     if not gpu.bf16:
-        reasons.append("no BF16 tensor cores (it trains in `fp16` with loss scaling)")
+        reasons.append("no BF16 (it trains in `fp16` with loss scaling)")
     if gpu.flash_attention_2 == "no":
         reasons.append(
             "no FlashAttention 2 before Ampere (attention falls back to SDPA's memory-efficient "
             "kernel; `no-flash` for eager)"
         )
-    return f"{gpu.id} has " + " and ".join(reasons) if reasons else None
+    return "it has " + " and ".join(reasons) if reasons else None
 
 
 def fit_band(utilization: float) -> str:

@@ -212,3 +212,8 @@ def test_a_number_after_a_family_word_before_a_unit_is_still_the_units() -> None
 def test_a_number_that_misfits_its_unit_stays_its_when_the_next_number_has_a_unit() -> None:
     err = refused("8b lora 5000 epochs 50M tokens")
     assert err.word == "5000" and "is out of range" in err.message
+
+
+def test_a_generation_the_catalog_holds_one_model_of_names_that_model() -> None:
+    message = refused("deepseek-v2 qlora").message
+    assert "the catalog holds DeepSeek-V2-Lite only of that generation" in message

@@ -122,6 +122,8 @@ def family_version(s: State, i: int) -> int:
     only = " only" if len(models) == 1 else ""
     parts = [f"{_title(group)} comes in {_listed([_size_word(m) for m in group])}{only}"
              for group in by_title.values()]
+    if len(models) == 1:  # the catalog's one model of it, not all the generation holds
+        parts = [f"the catalog holds {models[0].name} only of that generation"]
     which = "which" if len(models) > 1 else "it"
     raise error(
         f'"{quoted(phrase)}" needs a size: {"; ".join(parts)}. Say {which}, e.g. '
