@@ -34,6 +34,13 @@ WORDS = [
     "napkin", "detailed", "no-double-quant", "what", "if", "with", "on", "?", ",", ".", "!",
     "1e999999", "nan", "inf", "1e30", "million", "🚀", "\u200b", "\x00", "==", "$$",
     "meta-llama/Llama-3.1-8B", "synthetic-13b", "h1000", "-", "*", "x0", "0x",
+    # phrasing as published runs write it (adapters/query/phrasing.py), slashes, makers
+    "per", "device", "2/device", "4/gpu", "single", "node", "nodes", "each", "8xH100",
+    "2x8xh100", "z3", "ZeRO-Offload", "ZeRO-Infinity", "dp", "8", "data", "parallel",
+    "effective", "global", "train_batch_size", "max", "up", "to", "w/o", "q_proj/v_proj",
+    "seq/2", "nvidia", "amd", "cutoff", "sequences", "2048-token", "precision", "master",
+    "weights", "trainer", "llamafactory-cli", "activation", "offloading", "16k", "4096",
+    "8192", "dataset", "of", "torchtitan", "accumulate", "steps", "99999999", "fsdp=8",
 ]
 
 near_misses = st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join)
