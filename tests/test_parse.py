@@ -305,7 +305,7 @@ BAD: list[tuple[str, str, str]] = [
     ("8b nan tokens", "nan", "I don't know"),
     ("8b inf epochs", "inf", "I don't know"),
     # conflicts
-    ("8b lora qlora", "qlora", "conflicts with \"lora\""),
+    ("8b lora full", "full", "conflicts with \"lora\""),
     ("8b 70b", "70b", "model"),
     ("8b h100 l40s", "l40s", "GPU"),
     ("8b ckpt no-ckpt", "no-ckpt", "checkpointing"),
@@ -567,7 +567,7 @@ def test_followup_changes_only_what_it_names(text: str, changed: dict[str, objec
         ("hmm", '"hmm"'),
         ("what if?", "anything to change"),
         ("", "anything to change"),
-        ("lora qlora", "conflicts"),
+        ("lora full", "conflicts"),
         ("seq 0", "sequence length"),
         ("mfu 150%", "MFU"),
     ],

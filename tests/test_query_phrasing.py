@@ -434,3 +434,45 @@ def test_a_glued_m_before_a_unit_is_millions_not_minutes() -> None:
     assert (request.dataset_tokens, request.deadline_hours) == (50_000_000, None)
     assert parse_query("8b lora 50M tokens in 50m h100", CAT).deadline_hours == pytest.approx(
         50 / 60, abs=1e-5)
+
+
+# --- checkpoints, words and separators as runs are written --------------------------------
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("unsloth/llama-3-8b-bnb-4bit lora 4090", "llama-3.1-8b"),
+    ("unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit lora t4", "llama-3.1-8b"),
+    ("unsloth/Qwen2.5-7B-Instruct-bnb-4bit lora 4090", "qwen2.5-7b"),
+])
+def test_a_4bit_checkpoint_is_its_base_model_trained_with_qlora(text: str, model: str) -> None:
+    request = parse_query(text, CAT)
+    assert (request.model, request.method) == (model, Method.QLORA)
+
+
+def test_a_4bit_checkpoint_with_full_is_refused_without_a_hub_lookup() -> None:
+    err = refused("unsloth/llama-3-8b-bnb-4bit full 10M tokens")
+    assert "frozen 4-bit base" in err.message and err.word is None
+
+
+@pytest.mark.parametrize(("text", "field", "value"), [
+    ("opt-30b full deepspeed zero3 nvme offload 1x a100 80gb", "offload", True),
+    ("70b full zero3++ 32x h100", "sharding", Sharding.ZERO3),
+    ("8b qlora fp4 4090", "method", Method.QLORA),
+    ("8b lora unsloth dynamic 4bit 4090", "method", Method.QLORA),
+    ("8b lora adapters a100", "method", Method.LORA),
+    ("8b lora r=16 α=32 a100", "lora_rank", 16),
+    ("8b lora 500 training steps bs 8 1x a100", "steps", 500),
+    ("8b lora 100M tokens | seq 4096 | bs 16 | a100", "seq_len", 4096),
+])
+def test_words_of_published_runs_read_as_meant(text: str, field: str, value: object) -> None:
+    assert getattr(parse_query(text, CAT), field) == value
+
+
+@pytest.mark.parametrize("word", ["NeMo", "megatron", "nanotron", "keras"])
+def test_a_framework_without_a_profile_says_how_to_ask(word: str) -> None:
+    assert "no profile for that framework" in refused(f"8b full {word} 8x h100").message
+
+
+@pytest.mark.parametrize("text", ["8b lora torchtune 1x 4090 qlora", "8b qlora lora 4090"])
+def test_lora_beside_qlora_is_qlora(text: str) -> None:
+    """QLoRA is LoRA on a 4-bit base, as ``4-bit lora`` reads."""
+    assert parse_query(text, CAT).method is Method.QLORA

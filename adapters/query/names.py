@@ -183,10 +183,9 @@ def resolve_model(catalog: Catalog, text: str) -> str | None:
     found = catalog.find_model(text)
     if found:
         return found
-    for suffix in VARIANT_SUFFIXES:  # llama-3-70b-instruct: the same architecture
-        stem = text.removesuffix(suffix)
-        if stem != text and (found := catalog.find_model(stem)):
-            return found
+    stem = without_variants(text)  # llama-3-70b-instruct(-bnb-4bit): the same architecture
+    if stem != text and (found := catalog.find_model(stem)):
+        return found
     match = SYNTHETIC_RE.match(text)
     if match and SYNTHETIC_MIN_B <= float(match.group(1)) <= SYNTHETIC_MAX_B:
         return f"synthetic-{float(match.group(1)):g}b"
@@ -204,5 +203,18 @@ def _mirror_of(catalog: Catalog, text: str) -> str | None:
     (``org/name@main``) is left to the Hub, which sizes it from its own config."""
     if not _HUB_COPY.match(text) or catalog.find_model(text):
         return None  # one org/name word only: a span of words ("h100 org/name") is not one
-    return catalog.find_model(text.split("/")[1])
+    name = text.split("/")[1]
+    return catalog.find_model(name) or catalog.find_model(without_variants(name))
+
+
+def without_variants(name: str) -> str:
+    """``Meta-Llama-3.1-8B-Instruct-bnb-4bit`` → ``Meta-Llama-3.1-8B``: every checkpoint
+    variant suffix (``VARIANT_SUFFIXES``) taken off its end, however many."""
+    stem = name
+    while True:
+        shorter = next((stem[: -len(x)] for x in VARIANT_SUFFIXES
+                        if stem.lower().endswith(x) and len(stem) > len(x)), stem)
+        if shorter == stem:
+            return stem
+        stem = shorter
 

@@ -335,7 +335,7 @@ def check_nodes(s: State) -> None:
 # --- words that do not change the estimate -------------------------------------------
 
 _NO_EFFECT: Final = frozenset(
-    {"alpha", "lora-alpha", "lr", "learning-rate", "warmup", "warmup-steps", "warmup-ratio",
+    {"alpha", "α", "lora-alpha", "lr", "learning-rate", "warmup", "warmup-steps", "warmup-ratio",
      "seed", "weight-decay", "wd", "max-grad-norm", "neftune-noise-alpha",
      "loraplus-lr-ratio",  # LoRA+'s learning-rate ratio
      # how often a run logs, saves and evaluates (HF's *_steps arguments)
@@ -583,7 +583,8 @@ def check_four_bit(s: State) -> None:
         raise error(
             f'"{quoted(s.four_bit)}" means a frozen 4-bit base, which only adapters train: '
             f'say "qlora" or drop "{quoted(s.sources["method"])}".',
-            s.four_bit, example=FIELDS["method"].example,
+            None if "/" in s.four_bit else s.four_bit,  # a 4-bit org/name: no Hub lookup
+            example=FIELDS["method"].example,
         )
     if method is Method.LORA:
         s.fields["method"] = Method.QLORA

@@ -231,6 +231,8 @@ def _named(s: State, i: int) -> int:
     model = _match_span(s, i, resolve_model)
     if model:
         s.set("model", model[0], s.raw(i, model[1]))
+        if s.raw(i, model[1]).lower().endswith(("-bnb-4bit", "-4bit")):
+            s.four_bit = s.four_bit or s.raw(i, model[1])  # a 4-bit checkpoint: QLoRA
         other = names_another_checkpoint(s.catalog, s.raw(i, model[1]), model[0])
         s.model_pick = ModelPick.STAND_IN if other else ModelPick.EXACT
         return model[1]
@@ -466,6 +468,12 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
 
 _HINTS: Final = {
     "zero": "name the stage: zero1, zero2 or zero3",
+    **dict.fromkeys(
+        ("megatron", "megatron-lm", "nemo", "nanotron", "keras", "mlx", "colossalai", "jax",
+         "maxtext", "levanter"),
+        "no profile for that framework: leave it out (generic, the specification's "
+        "assumptions) or name the closest of hf, unsloth, torchtune, litgpt, torchtitan",
+    ),
     **dict.fromkeys(
         ("stage", "stage-1", "stage-2", "stage-3", "stage1", "stage2", "stage3"),
         'a DeepSpeed ZeRO stage is 1, 2 or 3: say "deepspeed stage 3" or zero3',

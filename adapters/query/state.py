@@ -8,7 +8,7 @@ from adapters.query.errors import error, quoted
 from adapters.query.fields import FIELDS, check_field
 from adapters.query.numbers import SIZE_RE, Num, Unit, read_number
 from adapters.query.tokenizer import Word
-from engine.request import ModelPick
+from engine.request import Method, ModelPick
 from engine.specs import Catalog
 
 
@@ -147,6 +147,9 @@ class State:
     def set(self, field: str, value: object, phrase: str, word: str | None = None) -> None:
         """Record a field; QueryError if out of range or already set differently."""
         check_field(field, value, phrase, word)
+        if field == "method" and {self.fields.get(field), value} == {Method.LORA, Method.QLORA}:
+            value = Method.QLORA  # "lora ... qlora": QLoRA is LoRA on a 4-bit base
+            self.fields[field] = value
         if field in self.fields and self.fields[field] != value:
             label = FIELDS[field].label
             raise error(

@@ -49,7 +49,7 @@ class Word:
     """Index of the typed word this came from (glued words split into several)."""
 
 
-_SEPARATORS: Final = re.compile(r"[\s,;?!()\[\]{}\"`=“”‘’]+")
+_SEPARATORS: Final = re.compile(r"[\s,;?!()\[\]{}\"`=“”‘’|]+")
 _THOUSANDS: Final = re.compile(r"(?<=[0-9]),(?=[0-9]{3}(?![0-9]))")
 _DECIMAL_COMMA: Final = re.compile(r"([0-9]+),([0-9]{1,2})([kmbt]?)", re.IGNORECASE)
 """``0,5``, ``1,5b``: a number with a decimal comma (one or two digits after it, so never

@@ -61,7 +61,7 @@ KEYWORDS: Final = _table(
         # FSDP's SHARD_GRAD_OP shards gradients and states, not weights: ZeRO-2's split
         # (as a config's fsdp: shard_grad_op is read, adapters/trainconfig/mappings.py)
         ("sharding", Sharding.ZERO2): ("zero2", "zero-2", "z2", "shard-grad-op"),
-        ("sharding", Sharding.ZERO3): ("zero3", "zero-3", "z3"),
+        ("sharding", Sharding.ZERO3): ("zero3", "zero-3", "z3", "zero3++", "zero++"),
         # FSDP's strategy names as HF's ``--fsdp "full_shard auto_wrap"`` and accelerate's
         # ``fsdp_sharding_strategy`` spell them (NO_SHARD is plain data parallelism).
         ("sharding", Sharding.FSDP): (
@@ -142,7 +142,9 @@ FLAGS: Final = {
     # torchtune's fsdp_cpu_offload (config key and command-line override), torchtitan's
     # --training.enable_cpu_offload
     **dict.fromkeys(("offload", "cpu-offload", "fsdp-cpu-offload", "enable-cpu-offload",
-                     "offloading", "offloaded", "cpu-offloading"),
+                     "offloading", "offloaded", "cpu-offloading",
+                     # ZeRO-Infinity's NVMe offload: read as host memory (docs/query.md)
+                     "nvme", "nvme-offload"),
                     "offload"),
     **dict.fromkeys(("compile", "torch-compile", "torch.compile", "compiled"), "compile"),
     **dict.fromkeys(
@@ -238,7 +240,7 @@ HOURLY: Final = (
     "hourly", "per-hour", "per-gpu-hour",
 )
 HOUR_WORDS: Final = frozenset({"hour", "hr", "gpu-hour", "gpu-hr"})
-FOUR_BIT_WORDS: Final = frozenset({"nf4", "4bit", "4-bit", "bnb-4bit", "load-in-4bit"})
+FOUR_BIT_WORDS: Final = frozenset({"nf4", "fp4", "4bit", "4-bit", "bnb-4bit", "load-in-4bit"})
 """A 4-bit base: QLoRA, whether or not ``lora`` is said too (``4-bit lora``)."""
 PHRASES: Final = {
     # sizes and lengths
@@ -468,6 +470,12 @@ PHRASES: Final = {
     ("or", "less"): "or-less",
     ("max", "budget"): "max-budget",
     ("up", "to"): "at-most",  # "up to 3 epochs", "up to $500"
+    ("training", "steps"): "steps",  # "500 training steps"
+    ("train", "steps"): "steps",
+    ("lora", "adapters"): "lora",
+    ("lora", "adapter"): "lora",
+    ("dynamic", "4bit"): "4bit",  # Unsloth's dynamic 4-bit checkpoints: NF4 bases
+    ("dynamic", "4-bit"): "4-bit",
     # settings read and ignored
     ("weight", "decay"): "weight-decay",
     ("learning", "rate"): "learning-rate",
