@@ -23,7 +23,7 @@ from adapters.query.numbers import (
     whole,
 )
 from adapters.query.state import State
-from adapters.query.vocabulary import FOUR_BIT_WORDS
+from adapters.query.vocabulary import FOUR_BIT_WORDS, TOKEN_WORDS
 from engine.constants import GPUS_PER_NODE, MAX_DATASET_TOKENS
 from engine.framework_facts import PROFILE_DEEPSPEED_ZERO
 from engine.request import Framework, Method, Precision, Sharding, Solve
@@ -179,7 +179,6 @@ _LENGTH_JOINS: Final = frozenset(
      "about", "around", "averaging", "avg-len", "avg-length", "typically"}
 )
 _LENGTH_TAILS: Final = frozenset({"each", "avg", "average", "on-average", "per-sample", "mean"})
-_TOKEN_WORDS: Final = frozenset({"tokens", "token", "tok", "toks"})
 _AVG_WORDS: Final = frozenset({"avg", "average", "mean", "avg-len", "avg-length", "averaging"})
 
 
@@ -198,7 +197,7 @@ def samples(s: State, i: int) -> int:
     while s.low(j) in _LENGTH_JOINS:
         j += 1
     length = read_number(s.low(j))
-    if j > i + 2 and length is not None and s.low(j + 1) in _TOKEN_WORDS:
+    if j > i + 2 and length is not None and s.low(j + 1) in TOKEN_WORDS:
         end = j + 2 + (s.low(j + 2) in _LENGTH_TAILS)
         s.set("sample_tokens", _count(length, s.raw(j), "sample_tokens"), s.raw(j, 2),
               s.raw(j))
@@ -232,12 +231,12 @@ def sample_length(s: State, i: int) -> int:
         num = read_number(s.low(j))
         if num is None:
             return 0
-        end = j + 1 + (s.low(j + 1) in _TOKEN_WORDS)
+        end = j + 1 + (s.low(j + 1) in TOKEN_WORDS)
         s.set("sample_tokens", _count(num, s.raw(j), "sample_tokens"), s.raw(i, end - i),
               s.raw(j))
         return end - i
     num = read_number(s.low(i))
-    if num is not None and s.low(i + 1) in _TOKEN_WORDS and (
+    if num is not None and s.low(i + 1) in TOKEN_WORDS and (
         s.low(i + 2) in ("each", "per-sample", "avg", "average")
         or (s.low(i + 2) == "per" and s.low(i + 3) in _SAMPLE_WORDS)
     ):

@@ -32,10 +32,9 @@ from adapters.query.numbers import (
     whole,
 )
 from adapters.query.state import State
-from adapters.query.vocabulary import CARD_WORDS, KEYWORDS
+from adapters.query.vocabulary import CARD_WORDS, KEYWORDS, TOKEN_WORDS
 from engine.request import Framework, Method, Precision, Request, Sharding
 
-_TOKEN_WORDS: Final = frozenset({"tokens", "token", "tok", "toks"})
 _BATCH_WORDS: Final = frozenset(w for w, u in ALL_UNITS.items() if u.field == "micro_batch")
 _PLAIN_BATCH: Final = frozenset({"bs", "bsz", "batch", "batch-size"})
 """Batch words that say nothing of where the batch is counted: beside a batch said per
@@ -164,7 +163,7 @@ def unit_of(s: State, i: int) -> int:
     num = read_number(s.low(i + 2))
     if num is None:
         return 0
-    end = i + 3 + (unit.field in ("seq_len", "max_len") and s.low(i + 3) in _TOKEN_WORDS)
+    end = i + 3 + (unit.field in ("seq_len", "max_len") and s.low(i + 3) in TOKEN_WORDS)
     s.set(unit.field, unit.convert(num, s.raw(i + 2)), s.raw(i, end - i), s.raw(i + 2))
     if unit.field == "micro_batch":
         s.pending.batch_word = s.low(i)
@@ -204,17 +203,17 @@ def sequence(s: State, i: int) -> int:
         _sequence(s, num, s.raw(i), s.raw(i, 2))
         return 2
     if (low in ("max", "maximum") and _length(num := read_number(s.low(i + 1)))
-            and s.low(i + 2) in _TOKEN_WORDS and s.low(i + 3) != "per"):
+            and s.low(i + 2) in TOKEN_WORDS and s.low(i + 3) != "per"):
         assert num is not None
         _sequence(s, num, s.raw(i + 1), s.raw(i, 3))
         return 3
     if (low in _SEQUENCE_WORDS and s.low(i + 1) == "of"
-            and _length(num := read_number(s.low(i + 2))) and s.low(i + 3) in _TOKEN_WORDS):
+            and _length(num := read_number(s.low(i + 2))) and s.low(i + 3) in TOKEN_WORDS):
         assert num is not None
         _sequence(s, num, s.raw(i + 2), s.raw(i, 4))
         return 4
     num = read_number(low)
-    if num is None or SIZE_RE.match(low) or s.low(i + 1) not in _TOKEN_WORDS:
+    if num is None or SIZE_RE.match(low) or s.low(i + 1) not in TOKEN_WORDS:
         return 0
     if s.low(i + 2) == "per" and s.low(i + 3) in _PER_LENGTH:
         if num.is_price or num.percent:

@@ -30,6 +30,7 @@ from adapters.query.errors import error, quoted
 from adapters.query.fields import out_of_range
 from adapters.query.numbers import finite, read_number, whole
 from adapters.query.state import State
+from adapters.query.vocabulary import TOKEN_WORDS
 from engine.constants import MAX_DATASET_TOKENS
 from engine.request import Request, Solve, data_parallel_ranks
 
@@ -281,7 +282,6 @@ SEQUENCE_LIKE_TOKENS: Final = (512, 131_072)
 """Token counts, powers of two in this range, that read as a sequence length when nothing
 else says how long a sequence or the data is (``8b lora 8k tokens h100``): a dataset of
 a few sequences is no fine-tune, and these are the lengths people train at."""
-_TOKEN_UNITS: Final = frozenset({"tokens", "token", "tok", "toks"})
 _DATA_WORDS: Final = frozenset({"data", "dataset", "datasets", "corpus"})
 LENGTH_FIELDS: Final = ("seq_len", "max_len", "samples", "sample_tokens", "steps")
 """Fields that say how long a sequence or the data is: beside any of them (in the words,
@@ -306,7 +306,7 @@ def tokens_as_sequence(fields: dict[str, object], sources: dict[str, str], state
         return
     phrase = sources.get("dataset_tokens", "")
     words = phrase.lower().split()
-    if not _TOKEN_UNITS & set(words):
+    if not TOKEN_WORDS & set(words):
         return
     num = next((n for n in map(read_number, words) if n is not None), None)
     if num is None or num.is_price or num.percent or num.suffix not in ("", "k"):

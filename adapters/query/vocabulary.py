@@ -240,6 +240,8 @@ HOURLY: Final = (
     "hourly", "per-hour", "per-gpu-hour",
 )
 HOUR_WORDS: Final = frozenset({"hour", "hr", "gpu-hour", "gpu-hr"})
+TOKEN_WORDS: Final = frozenset({"tokens", "token", "tok", "toks"})
+"""The unit a length or a dataset is counted in."""
 FOUR_BIT_WORDS: Final = frozenset({"nf4", "fp4", "4bit", "4-bit", "bnb-4bit", "load-in-4bit"})
 """A 4-bit base: QLoRA, whether or not ``lora`` is said too (``4-bit lora``)."""
 PHRASES: Final = {
