@@ -476,3 +476,18 @@ def test_a_framework_without_a_profile_says_how_to_ask(word: str) -> None:
 def test_lora_beside_qlora_is_qlora(text: str) -> None:
     """QLoRA is LoRA on a 4-bit base, as ``4-bit lora`` reads."""
     assert parse_query(text, CAT).method is Method.QLORA
+
+
+@pytest.mark.parametrize(("text", "cards"), [
+    ("8b lora batch size 4, grad accum 8 (effective 32) a100", 1),
+    ("8b lora bs 4 accum 8 global batch 64 h100", 2),
+])
+def test_a_global_batch_beside_batch_and_accumulation_gives_the_card_count(
+    text: str, cards: int
+) -> None:
+    assert parse_query(text, CAT).gpu_count == cards
+
+
+def test_a_global_batch_the_batch_and_accumulation_do_not_divide_is_refused() -> None:
+    err = refused("8b lora bs 4 accum 8 global batch 36 h100")
+    assert "not a whole multiple of the micro-batch x accumulation" in err.message

@@ -197,6 +197,8 @@ def check_global_batch(s: State) -> None:
     value, phrase = s.global_batch
     under = _BENEATH.get() or Beneath()
     count = s.fields.get("gpu_count")
+    if not isinstance(count, int) and _cards_from_batches(s, value, phrase, under):
+        return
     if not isinstance(count, int):
         raise error(
             f'"{quoted(phrase)}": a global batch needs the number of cards to give the '
@@ -220,6 +222,26 @@ def check_global_batch(s: State) -> None:
     _agrees(s, phrase, round(accum), (count, ranks, micro), batch, under)
     if "grad_accum" not in s.fields and "grad_accum" not in under.fields:
         s.set("grad_accum", whole(accum, phrase, "grad_accum"), phrase)
+
+
+def _cards_from_batches(s: State, value: float, phrase: str, under: Beneath) -> bool:
+    """``bs 4 accum 8 (effective 32)`` with no cards named: the global batch over the
+    micro-batch and accumulation is the card count (here 1), set when it is whole and no
+    tensor or context parallelism splits the cards; False when it cannot be read so."""
+    micro, _ = _said_or_beneath(s, "micro_batch", under)
+    accum, _ = _said_or_beneath(s, "grad_accum", under)
+    if not isinstance(accum, int) or _splits({**under.fields, **s.fields}) != (1, 1):
+        return False
+    per_card = (micro if isinstance(micro, int) else 1) * accum
+    cards = value / per_card
+    if cards < 1 or abs(cards - round(cards)) > 1e-9:
+        raise error(
+            f'"{quoted(phrase)}" is not a whole multiple of the micro-batch x accumulation '
+            f"({per_card:,} sequences per card and step): name the cards (\"8x h100\") or a "
+            "global batch that divides.", phrase, example=_GLOBAL_EXAMPLE,
+        )
+    s.set("gpu_count", whole(cards, phrase, "gpu_count"), phrase)
+    return True
 
 
 def _agrees(
