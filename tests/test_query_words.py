@@ -19,7 +19,7 @@ from engine.request import (
     Sharding,
     Solve,
 )
-from tests.helpers import fields, refused
+from tests.helpers import fields, followup, refused
 
 CAT = default_catalog()
 
@@ -1065,3 +1065,10 @@ def test_bf16_adapters_as_peft_users_say_it(words: str) -> None:
 
 def test_fp32_adapters_said_outright() -> None:
     assert parse_query("8b lora torchtune fp32 adapters", CAT).fp32_adapters is True
+
+
+@pytest.mark.parametrize(("text", "count"), [("2 nodes 72 gpus", 144), ("2 nodes", 144)])
+def test_nodes_in_a_follow_up_are_the_earlier_cards_machines(text: str, count: int) -> None:
+    """A GB200 NVL72 rack is one machine of 72: the thread's card sizes the nodes."""
+    after = followup("70b full 50M tokens 72x gb200", text)
+    assert (after.gpu, after.gpu_count, after.nodes) == ("gb200", count, 2)

@@ -257,8 +257,10 @@ def apply_followup(
     (``double the batch``, ``half the gpus``) multiplies the earlier value.
     """
     catalog = catalog if catalog is not None else default_catalog()
-    try:
-        changes, state = _fields(bare_context(text, catalog) or text, catalog)
+    earlier_card = Beneath({"gpu": previous.gpu}) if previous.gpu else None
+    try:  # the earlier card sizes its nodes ("2 nodes 72 gpus" in a GB200 thread)
+        with beneath(earlier_card):
+            changes, state = _fields(bare_context(text, catalog) or text, catalog)
     except QueryError as err:
         raise as_followup(err) from None
     pick, sources = state.model_pick, state.sources

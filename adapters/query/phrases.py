@@ -23,6 +23,7 @@ from adapters.query.numbers import (
     whole,
 )
 from adapters.query.state import State
+from adapters.query.steps import card_beneath
 from adapters.query.vocabulary import FOUR_BIT_WORDS, TOKEN_WORDS
 from engine.constants import GPUS_PER_NODE, MAX_DATASET_TOKENS
 from engine.framework_facts import PROFILE_DEEPSPEED_ZERO
@@ -305,7 +306,7 @@ def node_grid(s: State, i: int) -> int:
 def check_nodes(s: State) -> None:
     """Turn a per-node count into the total and check the two agree."""
     count, node_count = s.fields.get("gpu_count"), s.fields.get("nodes")
-    card = s.catalog.gpus.get(str(s.fields.get("gpu")))
+    card = s.catalog.gpus.get(str(s.fields.get("gpu") or card_beneath()))
     per_node = card.gpus_per_node if card is not None else GPUS_PER_NODE
     if s.per_node_if_it_fits and isinstance(count, int) and count <= per_node:
         s.per_node = True  # "2 nodes 8x h100": two machines of 8, as clusters are named

@@ -176,6 +176,12 @@ def beneath(fields: Beneath | None) -> Iterator[None]:
         _BENEATH.reset(token)
 
 
+def card_beneath() -> str | None:
+    """The card set beneath the words (a follow-up's earlier estimate's), or None."""
+    card = (_BENEATH.get() or Beneath()).fields.get("gpu")
+    return card if isinstance(card, str) else None
+
+
 def _said_or_beneath(s: State, name: str, under: Beneath) -> tuple[object, str | None]:
     """A field as the words say it, else as set beneath them (and where: its label)."""
     if name in s.fields:
