@@ -491,3 +491,13 @@ def test_a_global_batch_beside_batch_and_accumulation_gives_the_card_count(
 def test_a_global_batch_the_batch_and_accumulation_do_not_divide_is_refused() -> None:
     err = refused("8b lora bs 4 accum 8 global batch 36 h100")
     assert "not a whole multiple of the micro-batch x accumulation" in err.message
+
+
+def test_steps_on_a_card_named_without_a_count_are_one_cards() -> None:
+    """Unsloth's notebooks: 60 steps of batch 2 x accumulation 4 on a Colab T4."""
+    request = parse_query("Llama 3.2 3B lora colab t4 unsloth seq 2048 bs 2 ga 4 60 steps", CAT)
+    assert (request.gpu, request.gpu_count, request.dataset_tokens) == ("t4", 1, 60 * 8 * 2048)
+
+
+def test_steps_with_no_card_still_ask_for_the_cards() -> None:
+    assert "steps need the number of cards" in refused("8b lora 1000 steps bs 8").message

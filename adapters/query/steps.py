@@ -50,8 +50,8 @@ def count_steps(fields: dict[str, object]) -> None:
     """Set ``fields["dataset_tokens"]`` from ``fields["steps"]``, in place, when steps
     are given, and the epochs to one: the steps are the whole run (a step budget overrides
     epochs, as HF's ``max_steps`` overrides ``num_train_epochs``, and the default of 3
-    epochs does not apply). QueryError without a card count, or when the tokens pass their
-    bound."""
+    epochs does not apply). A card named with no count is one card (``60 steps on a t4``,
+    as a notebook runs); QueryError with neither, or when the tokens pass their bound."""
     steps = fields.get("steps")
     if not isinstance(steps, int):
         return
@@ -64,6 +64,8 @@ def count_steps(fields: dict[str, object]) -> None:
             example="max batch 8b lora 16M tokens 4x a100",
         )
     count = fields.get("gpu_count")
+    if count is None and isinstance(fields.get("gpu"), str) and fields.get("nodes") is None:
+        count = fields["gpu_count"] = 1  # "60 steps on a t4": one card, as a notebook runs
     if not isinstance(count, int):
         raise error(
             f'"{said}": steps need the number of cards to give the tokens (steps x batch x '
