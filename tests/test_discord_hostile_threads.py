@@ -155,16 +155,22 @@ async def test_a_slash_follow_up_while_the_store_is_down_says_the_context_is_una
     assert CONTEXT_UNAVAILABLE_NOTE in _text(whole["data"])
 
 
+async def _old_bot_thread(fake: FakeDiscord) -> int:
+    """A thread of the bot's, created in 2020: older than the store keeps any estimate."""
+    old = discord.utils.time_snowflake(datetime(2020, 1, 1, tzinfo=UTC))
+    fake.channels[old] = fake._thread_object(
+        old, fake.channel_id, "an old estimate", owner_id=fake.bot_user_id
+    )
+    await fake.dispatch("THREAD_CREATE", {**fake.channels[old], "newly_created": False})
+    return old
+
+
 async def test_a_slash_follow_up_in_the_bots_thread_older_than_the_store_keeps_says_so(
     discord_fake: FakeDiscord, sqlite_store: Any
 ) -> None:
     fake = discord_fake
-    old = discord.utils.time_snowflake(datetime(2020, 1, 1, tzinfo=UTC))
     async with running(fake, sqlite_store):
-        fake.channels[old] = fake._thread_object(
-            old, fake.channel_id, "an old estimate", owner_id=fake.bot_user_id
-        )
-        await fake.dispatch("THREAD_CREATE", {**fake.channels[old], "newly_created": False})
+        old = await _old_bot_thread(fake)
         change = await slash(fake, {"query": "what if 8k seq"}, channel_id=old)
         whole = await slash(fake, {"query": "8b lora seq 8k"}, channel_id=old)
 
@@ -178,12 +184,8 @@ async def test_a_channel_command_beside_options_in_an_old_thread_is_refused_as_a
     discord_fake: FakeDiscord, sqlite_store: Any
 ) -> None:
     fake = discord_fake
-    old = discord.utils.time_snowflake(datetime(2020, 1, 1, tzinfo=UTC))
     async with running(fake, sqlite_store):
-        fake.channels[old] = fake._thread_object(
-            old, fake.channel_id, "an old estimate", owner_id=fake.bot_user_id
-        )
-        await fake.dispatch("THREAD_CREATE", {**fake.channels[old], "newly_created": False})
+        old = await _old_bot_thread(fake)
         cb = await slash(fake, {"query": "set framework", "framework": "unsloth"},
                          channel_id=old)
         settings = await sqlite_store.channel_settings("discord", str(fake.channel_id))
