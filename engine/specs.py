@@ -192,6 +192,11 @@ class GpuSpec(BaseModel):
     (``catalog.prices.apply_prices``); None when no source lists one. A request with
     ``spot`` uses it, else the on-demand ``price_per_gpu_hour``."""
     spot_price_source: str = ""
+    instances: dict[str, int] = Field(default_factory=dict)
+    """Cloud instance types that carry this card, as their clouds write them
+    (``p4d.24xlarge``, ``a2-highgpu-8g``, ``Standard_ND96asr_v4``, ``gpu_8x_h100_sxm5``)
+    -> cards per instance. A query that names one means that many of this card."""
+    instances_source: str = ""
     spec_source: str
     notes: str = ""
 
@@ -199,6 +204,15 @@ class GpuSpec(BaseModel):
     def _bf16_consistent(self) -> GpuSpec:
         if self.bf16 and self.bf16_tflops is None:
             raise ValueError("bf16 is true but bf16_tflops is missing")
+        return self
+
+    @model_validator(mode="after")
+    def _instances_hold_cards(self) -> GpuSpec:
+        for name, count in self.instances.items():
+            if not normalize_name(name) or not 1 <= count <= MAX_GPUS_PER_NODE:
+                raise ValueError(f"instance {name!r}: {count} cards (1 to {MAX_GPUS_PER_NODE})")
+        if self.instances and not self.instances_source:
+            raise ValueError("instances need an instances_source")
         return self
 
     @property
@@ -311,6 +325,7 @@ class Catalog:
         self._model_names: dict[str, str] = {}
         self._gpu_names: dict[str, str] = {}
         self._sizes: dict[str, str] = {}
+        self._instances: dict[str, tuple[str, int]] = {}
         for m in models:
             for name in _model_names(m):
                 self._model_names.setdefault(normalize_name(name), m.id)
@@ -319,6 +334,10 @@ class Catalog:
         for g in gpus:
             for name in (g.id, g.name, *g.aliases):
                 self._gpu_names.setdefault(normalize_name(name), g.id)
+            for name, count in g.instances.items():
+                for key in _instance_keys(name):
+                    if self._instances.setdefault(key, (g.id, count)) != (g.id, count):
+                        raise ValueError(f"instance type {name!r} is listed twice")
 
     def with_models(self, extra: Iterable[ModelSpec]) -> Catalog:
         """This catalog plus ``extra`` models (e.g. read from the Hugging Face Hub).
@@ -382,12 +401,26 @@ class Catalog:
         """The id of the card ``text`` names (id, name or alias), or None."""
         return self._gpu_names.get(normalize_name(text))
 
+    def find_instance(self, text: str) -> tuple[str, int] | None:
+        """The card and the cards per instance of the cloud instance type ``text`` names
+        (``p4d.24xlarge`` -> ``("a100-40gb-sxm", 8)``; SageMaker's ``ml.`` prefix and
+        Azure's ``Standard_`` may be left out), or None."""
+        key = normalize_name(text)
+        return self._instances.get(key) or self._instances.get(key.removeprefix("ml."))
+
     def gpu_names(self) -> list[str]:
         """The ids and aliases of every card, for suggestions and autocomplete."""
         names: list[str] = []
         for g in self.gpus.values():
             names += [g.id, *g.aliases]
         return names
+
+
+def _instance_keys(name: str) -> list[str]:
+    """The normalized names an instance type is found by: as written, and Azure's without
+    its ``Standard_`` prefix (people write ``ND96asr_v4``)."""
+    key = normalize_name(name)
+    return [key, key.removeprefix("standard")] if key.startswith("standard") else [key]
 
 
 def gpus_of_memory(gpus: list[GpuSpec], memory_gb: float) -> list[GpuSpec]:

@@ -503,7 +503,8 @@ _HINTS: Final = {
          "nebius", "oci", "paperspace", "fluidstack", "hyperbolic", "verda", "crusoe"),
         "a card is priced at the median of the clouds' cheapest on-demand rates (`/ftcost "
         "prices` in Slack or Discord lists each cloud's), not one cloud's: say your cloud's "
-        "rate instead, e.g. `70b qlora 50M tokens h100 $2.49/hr`",
+        "rate instead, e.g. `70b qlora 50M tokens h100 $2.49/hr` (an instance type such as "
+        "`p4d.24xlarge` names the cards)",
     ),
     **dict.fromkeys(
         ("pp", "pipeline-parallel", "pipeline-parallelism", "pipeline-parallel-degree",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from adapters.query.errors import MAX_QUERY_CHARS, error
+from adapters.query.instances import read_instances
 from adapters.query.names import resolve_gpu, resolve_model
 from adapters.query.numbers import (
     ALL_UNITS,
@@ -351,6 +352,7 @@ def _unglue(catalog: Catalog, low: str) -> list[str]:
 def tokenize(text: str, catalog: Catalog) -> list[Word]:
     words: list[Word] = []
     merged = _read_booleans(_merge_phrases(_merge_spelled(_split(_clean(text)))))
+    merged = read_instances(merged, catalog)
     for origin, (raw, low) in enumerate(merged):
         words += [Word(raw, piece, origin) for piece in _unglue(catalog, low)]
     return words
