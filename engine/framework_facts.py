@@ -211,10 +211,15 @@ PROFILE_EXPERT_LOOP: Final = {
 """Whether the framework runs a mixture-of-experts layer's experts one after another, each
 that receives a token launching its own kernels (``KERNELS_PER_EXPERT``), rather than
 all of them in grouped matmuls.
-[hf-moe-loop] transformers' sparse MoE blocks (``Qwen3MoeSparseMoeBlock``,
-``MixtralSparseMoeBlock``; the fused 3D experts of transformers 5 too): ``for expert_idx
-in expert_hit:`` gathers each expert's tokens, runs its projections and ``index_add_``s
-the result. [unsloth-moe-loop] ``unsloth/models/qwen3_moe.py``
+[hf-moe-loop] transformers 4's sparse MoE blocks (``Qwen3MoeSparseMoeBlock``,
+``MixtralSparseMoeBlock``): ``for expert_idx in expert_hit:`` gathers each expert's
+tokens, runs its projections and ``index_add_``s the result; PEFT's ``all-linear`` adapts
+every expert's linears. The runs this project scores ran so. transformers 5's experts
+interface (PR #42697) keeps that loop as ``experts_implementation="eager"`` but defaults to
+``"grouped_mm"`` where PyTorch (2.9+) can dispatch it (``PreTrainedModel.
+get_correct_experts_implementation``), and stores the experts as 3D parameters, which
+``all-linear`` no longer adapts: a run on it is timed closer to torchtune's (the reply
+says so). [unsloth-moe-loop] ``unsloth/models/qwen3_moe.py``
 ``Qwen3MoeSparseMoeBlock_fast_forward`` keeps the per-expert loop. [litgpt-moe-loop]
 litgpt ``model.py`` ``LLaMAMoE.forward``: ``for mask, expert in zip(masks,
 self.experts)``. [grouped-mm] torchtune's ``GroupedExperts`` and torchtitan's run every

@@ -279,6 +279,10 @@ def _mixture_of_experts(ctx: Context) -> str | None:
         f"; {profile(r.framework).short} runs the experts one after another, so every "
         "expert a micro-batch reaches launches its own kernels, which can bound the step"
         if physical and profile(r.framework).expert_loop else "")
+    if launches and r.framework is Framework.HF:
+        launches += (" (transformers 4's loop, as published runs ran it; transformers 5 "
+                     "with PyTorch 2.9+ runs them as grouped matmuls by default, about as "
+                     "`torchtune` times them)")
     return (
         f"MoE model: all {moe.num_experts} experts' weights are held ({trained}), "
         "sharded with the rest under ZeRO-3/FSDP: expert parallelism, which would place "

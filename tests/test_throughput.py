@@ -533,3 +533,13 @@ def test_a_napkin_moe_reply_claims_no_kernel_launches(catalog: Catalog) -> None:
                            gpu="h100-sxm", dataset_tokens=10**7), catalog)
     line = next(w for w in est.warnings if w.startswith("MoE model"))
     assert "launches its own kernels" not in line
+
+
+@pytest.mark.parametrize(("framework", "says"), [("hf", True), ("unsloth", False)])
+def test_an_hf_moe_reply_says_transformers_5_groups_its_experts(
+    catalog: Catalog, framework: str, says: bool
+) -> None:
+    est = estimate(Request(model="qwen3-30b-a3b", method="lora", framework=framework,
+                           gpu="h100-sxm", dataset_tokens=10**7), catalog)
+    line = next(w for w in est.warnings if w.startswith("MoE model"))
+    assert ("transformers 5 with PyTorch 2.9+ runs them as grouped matmuls" in line) is says
