@@ -248,7 +248,7 @@ UNITS: Final = (
     Unit("lora_dropout", ("dropout", "lora-dropout", "lora_dropout"),
          _fraction("lora_dropout", "dropout", ("0.05", "5"))),
     Unit("mfu", ("mfu", "utilization"), _fraction("mfu", "mfu", ("0.4", "40"))),
-    Unit("max_len", ("max-len", "max-length", "maxlen", "pad-to", "truncate"),
+    Unit("max_len", ("max-len", "max-length", "maxlen", "pad-to", "truncate", "truncation"),
          _integer_binary("max_len")),
     Unit("gpu_memory_gb", ("gb",), _memory, prefix=False),
     Unit("nodes", ("nodes", "node", "machines", "machine", "hosts", "servers",

@@ -56,8 +56,12 @@ _BATCH_EXAMPLE: Final = "8b full batch size 16 (8 per device) 2x a100"
 
 def _per_device_words(s: State, j: int, bare: bool) -> int:
     """Words at ``j`` that say "per device" (``per gpu``, ``per_device``; ``device`` alone
-    when ``bare``, as ``2/device`` is read), or 0."""
+    when ``bare``, as ``2/device`` is read; ``gpu batch`` with no number after, as
+    ``4/gpu batch`` is read), or 0."""
     if s.low(j) == "per" and s.low(j + 1) in _DEVICE_WORDS:
+        return 2
+    if (s.low(j) in _DEVICE_WORDS and s.low(j + 1) in _BATCH_WORDS
+            and read_number(s.low(j + 2)) is None):
         return 2
     return 1 if s.low(j) in _PER_DEVICE or (bare and s.low(j) == "device") else 0
 
@@ -192,10 +196,10 @@ def _sequence(s: State, num: Num, word: str, phrase: str) -> None:
 
 
 def sequence(s: State, i: int) -> int:
-    """``2048-token sequences``, ``16k token sequences``, ``sequences of 4096 tokens``,
-    ``max 4096 tokens``: the sequence length; ``16k tokens per sequence`` (or ``per
-    sample``) is a sample's length, and the sequence length when no sample count is said
-    (:func:`sample_length_as_sequence`)."""
+    """``2048-token sequences``, ``16k token sequences``, ``8k tokens seq``, ``sequences of
+    4096 tokens``, ``max 4096 tokens``: the sequence length; ``16k tokens per sequence``
+    (or ``per sample``) is a sample's length, and the sequence length when no sample count
+    is said (:func:`sample_length_as_sequence`)."""
     low = s.low(i)
     glued = _GLUED_TOKENS.match(low)
     if glued and s.low(i + 1) in _CONTEXT_WORDS and _length(num := read_number(glued.group(1))):
@@ -224,8 +228,8 @@ def sequence(s: State, i: int) -> int:
               s.raw(i))
         s.pending.per_sample = (num, phrase, s.raw(i))
         return 4
-    if (s.low(i + 2) in _SEQUENCE_WORDS and read_number(s.low(i + 3)) is None
-            and _length(num)):
+    if (s.low(i + 2) in _SEQUENCE_WORDS | {"seq"} and read_number(s.low(i + 3)) is None
+            and _length(num)):  # "2048 tokens seq bs 4": the number before is the length
         _sequence(s, num, s.raw(i), s.raw(i, 3))
         return 3
     return 0
@@ -402,7 +406,7 @@ def _settle_zero_offload(s: State) -> None:
 
 _DP_WORDS: Final = frozenset({"dp", "dp-degree", "dp-size", "data-parallel",
                               "data-parallel-degree", "data-parallel-size"})
-_FSDP_WORDS: Final = frozenset({"fsdp", "fsdp1", "fsdp2"})
+_FSDP_WORDS: Final = frozenset({"fsdp", "fsdp1", "fsdp2", "fsdp-degree"})
 _WAY: Final = re.compile(r"^([0-9]+)-way$")
 DP_EXAMPLE: Final = "8b full dp 8 8x h100"
 
@@ -422,9 +426,10 @@ def _degree(s: State, j: int) -> int | None:
 
 def parallel_degree(s: State, i: int) -> int:
     """``dp 8``, ``data parallel``, ``8-way data parallel``: plain data parallelism over
-    that many ranks; ``fsdp 8``, ``fsdp=8``: FSDP over that many (both checked against
-    the cards by :func:`check_phrasing`; ``8-way fsdp`` is refused, as N-way before
-    anything but tensor or data parallelism is: :func:`adapters.query.parallel.n_way`)."""
+    that many ranks; ``fsdp 8``, ``fsdp=8``, ``fsdp degree 8``: FSDP over that many (both
+    checked against the cards by :func:`check_phrasing`; ``8-way fsdp`` is refused, as
+    N-way before anything but tensor or data parallelism is:
+    :func:`adapters.query.parallel.n_way`)."""
     low = s.low(i)
     way, n = _WAY.match(low), 1
     if way is None and COUNT_RE.match(low) and s.low(i + 1) == "way":
@@ -436,7 +441,11 @@ def parallel_degree(s: State, i: int) -> int:
     if low in _DP_WORDS:
         degree = _degree(s, i + 1)
         return _set_degree(s, "data_parallel", degree, i, 1 if degree is None else 2)
-    if low in _FSDP_WORDS and (degree := _degree(s, i + 1)) is not None:
+    if low not in _FSDP_WORDS:
+        return 0
+    # "fsdp degree 8 h100": the word says the number is the degree, whatever follows it
+    degree = _whole(s.low(i + 1)) if low == "fsdp-degree" else _degree(s, i + 1)
+    if degree is not None:
         s.set("sharding", Sharding.FSDP, s.raw(i, 2))
         if low == "fsdp" and degree in (1, 2):
             return 2  # "fsdp 2": FSDP2, the version (as "fsdp2"), not two ranks

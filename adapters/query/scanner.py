@@ -7,11 +7,13 @@ from collections.abc import Callable
 from typing import Final
 
 from adapters.query import (
+    datasets,
     families,
     launchers,
     parallel,
     phrases,
     phrasing,
+    phrasing_configs,
     recipes,
     relative,
     steps,
@@ -428,6 +430,7 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrasing.deepspeed_words,
     phrasing.parallel_degree,
     phrasing.framework_words,
+    phrasing_configs.published,
     phrases.samples,
     phrases.sample_length,
     phrases.packed_to,
@@ -461,6 +464,7 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     _family,
     _bare_size,
     _card_maker,
+    datasets.dataset_name,
     _dangling,
 )
 """Tried in order at each word; the first that matches consumes its phrase."""
@@ -573,6 +577,7 @@ def scan(text: str, catalog: Catalog) -> State:
     launchers.check_launch(state)
     phrases.check_nodes(state)
     phrasing.check_phrasing(state)
+    phrasing_configs.check_published(state)
     _check_card_memory(state)
     steps.check_global_batch(state)
     phrases.check_deepspeed(state)

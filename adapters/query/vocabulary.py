@@ -146,7 +146,10 @@ FLAGS: Final = {
                      # ZeRO-Infinity's NVMe offload: read as host memory (docs/query.md)
                      "nvme", "nvme-offload"),
                     "offload"),
-    **dict.fromkeys(("compile", "torch-compile", "torch.compile", "compiled"), "compile"),
+    **dict.fromkeys(("compile", "torch-compile", "torch.compile", "compiled",
+                     # torch.compile's modes (mode="max-autotune"): compiled either way
+                     "max-autotune", "max-autotune-no-cudagraphs", "reduce-overhead"),
+                    "compile"),
     **dict.fromkeys(
         ("float8", "fp8-training", "float8-training", "float8-linear", "fp8-matmuls",
          "float8-matmuls"),  # torchao's Float8Linear, torchtitan's float8 converter
@@ -213,7 +216,10 @@ FILLER: Final = frozenset(
         # HF's --optim and a config's optimizer: key: the optimizer's name follows
         "optim", "optimizer",
         # keys whose value is read on its own (a dtype, nf4, use_reentrant's switch)
-        "torch-dtype", "bnb-4bit-quant-type", "bnb-4bit-compute-dtype",
+        "torch-dtype", "bnb-4bit-quant-type", "bnb-4bit-compute-dtype", "dtype",
+        "compute-dtype",
+        # torchtitan's [training] mixed_precision_param: FSDP's parameter dtype
+        "mixed-precision-param",
         "bnb-4bit-quant-storage", "gradient-checkpointing-kwargs",
         # how batches are formed, not how long they are
         "group-by-length",
@@ -390,6 +396,13 @@ PHRASES: Final = {
     ("chunked", "ce"): "chunked-cross-entropy",
     ("chunked", "loss"): "chunked-cross-entropy",
     ("torch", "compile"): "torch-compile",
+    ("mode", "max-autotune"): "max-autotune",  # torch.compile(mode="max-autotune")
+    ("mode", "max-autotune-no-cudagraphs"): "max-autotune-no-cudagraphs",
+    ("mode", "reduce-overhead"): "reduce-overhead",
+    # torchtune's optimizer_in_bwd, in words
+    ("optimizer", "in", "backward"): "optimizer-in-backward",
+    ("optimizer", "in", "bwd"): "optimizer-in-bwd",
+    ("optim", "in", "bwd"): "optimizer-in-bwd",
     ("fp8", "training"): "fp8-training",
     ("float8", "training"): "float8-training",
     ("fp8", "matmuls"): "fp8-matmuls",
@@ -414,6 +427,15 @@ PHRASES: Final = {
     ("bf16", "optimizer", "states"): "pure-bf16",
     ("bf16", "optimizer", "state"): "pure-bf16",
     ("bf16", "states"): "pure-bf16",
+    ("bf16", "weights", "and", "optimizer", "states"): "pure-bf16",
+    ("bf16", "weights", "and", "optimizer", "state"): "pure-bf16",
+    ("bf16", "params", "and", "optimizer", "states"): "pure-bf16",
+    # the precision matmuls run in ("bf16 compute", QLoRA's bnb_4bit_compute_dtype)
+    ("bf16", "compute"): "bf16",
+    ("bfloat16", "compute"): "bfloat16",
+    ("fp16", "compute"): "fp16",
+    ("float16", "compute"): "float16",
+    ("compute", "dtype"): "compute-dtype",
     ("full", "ft"): "full-ft",
     ("hf", "trainer"): "hf-trainer",
     ("llama", "factory"): "llama-factory",
@@ -422,12 +444,19 @@ PHRASES: Final = {
     ("data", "parallelism"): "data-parallel",
     ("data", "parallel", "degree"): "data-parallel-degree",
     ("data", "parallel", "size"): "data-parallel-size",
+    ("fsdp", "degree"): "fsdp-degree",  # "fsdp degree 8": FSDP over 8 ranks
     ("fully", "sharded", "data", "parallel"): "fsdp",
     ("fully", "sharded", "data", "parallelism"): "fsdp",
     ("distributed", "data", "parallel"): "distributed-data-parallel",
     ("huggingface", "trainer"): "hf-trainer",
     ("transformers", "trainer"): "hf-trainer",
     ("double", "quant"): "double-quant",
+    # a DeepSpeed config pasted as JSON: "zero_optimization": {"stage": 3},
+    # "offload_optimizer": {"device": "cpu"} (read as accelerate's --zero_stage and
+    # --offload_optimizer_device are)
+    ("zero-optimization", "stage"): "zero-stage",
+    ("offload-optimizer", "device"): "offload-optimizer-device",
+    ("offload-param", "device"): "offload-param-device",
     ("double", "quantization"): "double-quantization",
     # 8-bit Adam in two words (never an 8-bit base, which is refused with a hint)
     ("8-bit", "adam"): "8bit-adam",
@@ -531,14 +560,19 @@ SECTION_PREFIXES: Final = {
     "training.": "", "parallelism.": "", "activation-checkpoint.": "ac-", "model.": "",
     "job.": "", "train.": "", "trainer.": "", "optimizer.": "", "lr-scheduler.": "",
     "dataset.": "", "tokenizer.": "",
+    # DeepSpeed's config keys said with their section (zero_optimization.stage 3)
+    "zero-optimization.offload-optimizer.": "offload-optimizer-",
+    "zero-optimization.offload-param.": "offload-param-",
+    "zero-optimization.": "zero-",
 }
 """torchtitan's config sections as its command line names them
 (``--training.local_batch_size 2``, ``--parallelism.tensor_parallel_degree 8``,
 ``--activation_checkpoint.mode selective``, ``--model.converters float8``,
 ``--job.config_file``, ``--optimizer.lr``, ``--lr_scheduler.warmup_steps``), litgpt's
 (``--train.micro_batch_size 4``), Lightning's (``--trainer.devices 4``) and torchtune's
-overrides (``dataset.packed=True``, ``tokenizer.max_seq_len=4096``): the key is read
-without its section. A file's name (``train.py``) is never cut."""
+overrides (``dataset.packed=True``, ``tokenizer.max_seq_len=4096``), and DeepSpeed's
+``zero_optimization.stage`` (accelerate's ``zero_stage``): the key is read without its
+section. A file's name (``train.py``) is never cut."""
 PHRASE_LENGTHS: Final = tuple(sorted({len(k) for k in PHRASES}, reverse=True))
 NUMBER_WORDS: Final = {
     word: str(n)
