@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import parsed, refused
+from tests.helpers import followup, parsed
 
 
 @pytest.mark.parametrize("text", [
@@ -31,11 +31,16 @@ def test_a_count_after_a_dataset_name_is_its_samples() -> None:
     assert (request.samples, request.sample_tokens) == (52_000, 300)
 
 
-def test_a_count_of_samples_after_a_dataset_name_still_needs_their_length() -> None:
-    err = refused("8b lora alpaca 52k bs 4 a100")
-    assert "How long is a sample?" in err.message
+def test_a_count_of_samples_after_a_dataset_name_leaves_their_length_to_ask() -> None:
+    request = parsed("8b lora alpaca 52k bs 4 a100")
+    assert (request.samples, request.micro_batch, request.dataset_tokens) == (52_000, 4, None)
 
 
 def test_a_number_a_unit_claims_is_not_the_datasets() -> None:
     request = parsed("8b lora alpaca 3 epochs 10M tokens a100")
     assert (request.epochs, request.samples, request.dataset_tokens) == (3, None, 10_000_000)
+
+
+def test_a_follow_up_gives_the_samples_their_length() -> None:
+    request = followup("8b lora alpaca 52k a100", "avg 300 tokens")
+    assert request.dataset_tokens == 52_000 * 300

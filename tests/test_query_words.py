@@ -9,6 +9,7 @@ import pytest
 
 from adapters.parse import QueryError, apply_followup, parse_query
 from catalog.loader import default_catalog
+from engine.estimate import estimate
 from engine.request import (
     Framework,
     LoraTargets,
@@ -98,9 +99,16 @@ def test_samples_times_average_length_is_the_dataset(text: str, count: int, leng
     assert request.dataset_tokens == count * length
 
 
-def test_a_sample_count_without_a_length_asks_for_the_average_length() -> None:
-    err = refused("8b lora 10k samples")
-    assert "average length" in err.message and "samples of 512 tokens" in err.message
+def test_a_sample_count_without_a_length_sets_no_size() -> None:
+    request = parse_query("8b lora 10k samples a100", CAT)
+    assert (request.samples, request.sample_tokens, request.dataset_tokens) == (10_000, None,
+                                                                             None)
+
+
+def test_a_sample_count_without_a_length_is_answered_with_a_request_for_the_length() -> None:
+    est = estimate(parse_query("8b lora 10k samples a100", CAT), CAT)
+    line = next(a for a in est.assumptions if a.startswith("Compute"))
+    assert "how long is a sample?" in line and "10,000 samples of 512 tokens" in line
 
 
 def test_packing_and_max_len_are_read() -> None:

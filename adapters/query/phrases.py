@@ -371,7 +371,9 @@ _VERSION: Final = re.compile(r"^v?[0-9]+(?:\.[0-9]+){1,3}(?:[a-z0-9.+-]*)$")
 
 
 def check_samples(fields: dict[str, object], strict: bool) -> None:
-    """Samples x average length gives the dataset tokens; a count needs a length."""
+    """Samples x average length gives the dataset tokens. A count without a length sets
+    no size (the reply gives memory and asks for the length, ``engine.assumptions``); a
+    length without a count is refused."""
     count, length = fields.get("samples"), fields.get("sample_tokens")
     if isinstance(count, int) and isinstance(length, int):
         if "dataset_tokens" in fields and fields["dataset_tokens"] != count * length:
@@ -383,13 +385,7 @@ def check_samples(fields: dict[str, object], strict: bool) -> None:
                         f"count must be {range_text('dataset_tokens')}.",
                         None, example=FIELDS["samples"].example)
         fields["dataset_tokens"] = count * length
-    elif strict and count is not None:
-        raise error(
-            f"How long is a sample? {count:,} samples need an average length in tokens, "
-            f'e.g. "{count:,} samples of 512 tokens".', None,
-            example=FIELDS["samples"].example,
-        )
-    elif strict and length is not None:
+    elif strict and length is not None and count is None:
         raise error(
             "An average sample length needs a sample count, e.g. \"10k samples of 512 "
             'tokens".', None, example=FIELDS["samples"].example,
