@@ -107,17 +107,18 @@ _TRUNCATE: Final = frozenset({"truncate", "truncation", "truncated", "truncating
 
 
 def truncate_to(s: State, i: int) -> int:
-    """``truncate to 4096``, ``truncated to 2k``: each sample cut at that length, as
+    """``truncate to 4096``, ``truncated at 2k tokens``: each sample cut at that length, as
     ``truncate 4096`` (``max_len``; said without a sequence length, also the sequence
     the memory is sized for)."""
-    if s.low(i) not in _TRUNCATE or s.low(i + 1) != "to":
+    if s.low(i) not in _TRUNCATE or s.low(i + 1) not in ("to", "at"):
         return 0
     num = read_number(s.low(i + 2))
     if num is None:
         return 0
+    n = 3 + (s.low(i + 3) in TOKEN_WORDS)  # "truncated at 2048 tokens"
     value = ALL_UNITS["truncate"].convert(num, s.raw(i + 2))
-    s.set("max_len", value, s.raw(i, 3), s.raw(i + 2))
-    return 3
+    s.set("max_len", value, s.raw(i, n), s.raw(i + 2))
+    return n
 
 
 # --- every sample padded to the longest allowed: padding max_length ------------------------

@@ -21,6 +21,7 @@ from adapters.query import (
 )
 from adapters.query.errors import EXAMPLE, QueryError, error, quoted
 from adapters.query.fields import FIELDS
+from adapters.query.hints import NOT_SETTINGS
 from adapters.query.names import (
     names_another_checkpoint,
     resolve_gpu,
@@ -470,71 +471,9 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
 """Tried in order at each word; the first that matches consumes its phrase."""
 
 
-_HINTS: Final = {
-    "zero": "name the stage: zero1, zero2 or zero3",
-    **dict.fromkeys(
-        ("megatron", "megatron-lm", "nemo", "nanotron", "keras", "mlx", "colossalai", "jax",
-         "maxtext", "levanter"),
-        "no profile for that framework: leave it out (generic, the specification's "
-        "assumptions) or name the closest of hf, unsloth, torchtune, litgpt, torchtitan",
-    ),
-    **dict.fromkeys(
-        ("stage", "stage-1", "stage-2", "stage-3", "stage1", "stage2", "stage3"),
-        'a DeepSpeed ZeRO stage is 1, 2 or 3: say "deepspeed stage 3" or zero3',
-    ),
-    "chunked-cross-entropy": (
-        "chunked cross-entropy keeps BF16 logit chunks: it is torchtune's and litgpt's own "
-        "loss path, counted when you say torchtune or litgpt; for a loss that never holds "
-        "the logits (Liger, Cut Cross-Entropy) say fused-ce"
-    ),
-    "lora-alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
-    "alpha": "LoRA alpha only scales the update: it changes neither memory nor time",
-    **dict.fromkeys(
-        ("dpo", "orpo", "kto", "ppo", "grpo", "rlhf", "simpo"),
-        "preference and RL training (DPO, ORPO, KTO, PPO, GRPO) is not modeled, only "
-        "supervised fine-tuning. DPO runs chosen and rejected sequences together and a frozen "
-        "reference model (with LoRA the base serves): estimate it as SFT at twice the batch",
-    ),
-    **dict.fromkeys(
-        ("expert-parallel", "expert-parallelism", "expert-parallel-degree",
-         "expert-parallel-size", "expert-model-parallel-size", "ep-size"),  # "ep 2": epochs
-        "expert parallelism is not modeled: ask for the same cards with fsdp, which "
-        "shards the experts with the rest of the model (all experts are counted resident)",
-    ),
-    "fsdp-qlora": "say qlora fsdp (FSDP over a 4-bit base, as Answer.AI's fsdp_qlora runs it)",
-    **dict.fromkeys(
-        ("aws", "gcp", "azure", "lambda", "lambdalabs", "runpod", "vastai", "coreweave",
-         "nebius", "oci", "paperspace", "fluidstack", "hyperbolic", "verda", "crusoe"),
-        "a card is priced at the median of the clouds' cheapest on-demand rates (`/ftcost "
-        "prices` in Slack or Discord lists each cloud's), not one cloud's: say your cloud's "
-        "rate instead, e.g. `70b qlora 50M tokens h100 $2.49/hr` (an instance type such as "
-        "`p4d.24xlarge` names the cards)",
-    ),
-    **dict.fromkeys(
-        ("pp", "pipeline-parallel", "pipeline-parallelism", "pipeline-parallel-degree",
-         "pipeline-model-parallel-size", "pp-size"),
-        "pipeline parallelism is not modeled: ask for the same cards with fsdp (and tp "
-        "within a node); per GPU that holds no more than pipeline stages would",
-    ),
-    **dict.fromkeys(
-        ("q-proj", "k-proj", "v-proj", "o-proj", "gate-proj", "up-proj", "down-proj",
-         "qkv-proj", "gate-up-proj", "w1", "w2", "w3", "c-attn", "c-proj"),
-        "LoRA targets are read as sets: all-linear, attention (q, k, v, o), qv or mlp "
-        "(gate, up, down), not one projection at a time; say the set that covers yours "
-        '(the adapters are small: "mlp" for gate_proj and up_proj)',
-    ),
-    **dict.fromkeys(
-        ("int8", "8bit", "8-bit", "load-in-8bit", "llm-int8", "bnb-8bit"),
-        "an 8-bit base (bitsandbytes' LLM.int8) is not modeled: say qlora for a 4-bit base "
-        "or lora for a 16-bit one (8-bit Adam is adamw-8bit)",
-    ),
-}
-"""Known words that are not settings of the estimate, and what to say instead."""
-
-
 def _unknown(s: State, i: int) -> QueryError:
     word = s.raw(i)
-    hint = _HINTS.get(s.low(i))
+    hint = NOT_SETTINGS.get(s.low(i))
     if hint is not None:
         return error(f'"{quoted(word)}" is not a setting here: {hint}.', word)
     card = unknown_card(s, i)

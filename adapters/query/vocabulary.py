@@ -199,7 +199,7 @@ FILLER: Final = frozenset(
         # the config keys that only say which method follows (LLaMA-Factory, ms-swift)
         "finetuning-type", "train-type", "adapter",  # axolotl's adapter: lora | qlora
         # where a notebook runs (the card that follows is what counts)
-        "colab", "kaggle",
+        "colab", "kaggle", "free",  # "free colab"
         # the library behind a word already said (QLoRA's base, 8-bit Adam)
         "bnb", "bitsandbytes",
         "layers", "layer", "only", "modules", "ft",

@@ -1,0 +1,35 @@
+"""Known words that are not settings are refused with what to say instead: optimizers the
+engine has no states for, sequence parallelism it models as context parallelism, a
+framework without a profile."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import parsed, refused
+
+
+@pytest.mark.parametrize("word", ["muon", "sophia", "galore", "adam-mini", "schedule-free"])
+def test_an_unmodeled_optimizer_is_refused_with_the_closest_ones(word: str) -> None:
+    err = refused(f"8b full {word} 8x h100")
+    assert "optimizer is not modeled" in err.message and "adamw-8bit" in err.message
+
+
+def test_ulysses_is_refused_with_context_parallelism_to_say() -> None:
+    err = refused("8b full DeepSpeed Ulysses 8x h100 seq 64k zero3")
+    assert "cp 4" in err.message
+
+
+def test_lightning_is_a_framework_without_a_profile() -> None:
+    err = refused("8b lora Lightning 1x a100")
+    assert "no profile for that framework" in err.message
+
+
+@pytest.mark.parametrize("text", ["8b lora truncated at 2048 a100",
+                                  "8b lora truncated to 2048 tokens a100"])
+def test_a_cut_at_a_length_is_the_max_length(text: str) -> None:
+    assert parsed(text).max_len == 2048
+
+
+def test_free_colab_is_the_colab_card() -> None:
+    assert parsed("8b qlora free colab t4").gpu == "t4"
