@@ -33,3 +33,17 @@ def test_a_cut_at_a_length_is_the_max_length(text: str) -> None:
 
 def test_free_colab_is_the_colab_card() -> None:
     assert parsed("8b qlora free colab t4").gpu == "t4"
+
+
+def test_ring_attention_beside_its_degree_says_nothing_more() -> None:
+    assert parsed("8b lora seq 128k cp 8 8x h100 ring attention").context_parallel == 8
+
+
+def test_ring_attention_without_a_degree_asks_for_it() -> None:
+    err = refused("8b full ring attention 8x h100 seq 128k")
+    assert 'say its degree, e.g. "cp 8"' in err.message
+
+
+def test_sequence_parallel_is_refused_with_tp_and_cp_to_say() -> None:
+    err = refused("8b full sequence parallel 8x h100")
+    assert '"tp 8"' in err.message and '"cp 8"' in err.message

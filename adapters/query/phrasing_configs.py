@@ -2,8 +2,9 @@
 :mod:`adapters.query.phrasing`: a batch and its accumulation glued (``bs16xga4``), LoRA's
 alpha right after its rank (``r8 a16``), a node and its cards joined by a slash (``1
 node/8 gpus``), a sequence cut ``truncate to 4096``, every sample padded to the longest
-allowed (``padding max_length``), a link said absent (``w/o nvlink``), and a batch
-counted in tokens (``tokens/step 1M``), which is refused with how to say it.
+allowed (``padding max_length``), a link said absent (``w/o nvlink``), ring attention
+beside its ``cp`` degree, and a batch counted in tokens (``tokens/step 1M``) or
+``sequence parallel``, which are refused with how to say them.
 
 :func:`published` is the scanner's handler (scan state and word index in, words consumed
 out); :func:`check_published` settles what needs every word read first (the card a
@@ -206,9 +207,35 @@ def tokens_per_step(s: State, i: int) -> int:
     )
 
 
+# --- sequence splitting said by its kernel's name: ring attention -------------------------
+
+_RING: Final = frozenset({"ring-attention", "ring-attn", "ringattention"})
+CP_EXAMPLE: Final = "8b lora seq 128k cp 8 8x h100"
+
+
+def _ring_attention(s: State, i: int) -> int:
+    """Words at ``i`` that name ring attention (``ring attention``, ``ring_attn``), or 0."""
+    if s.low(i) in _RING:
+        return 1
+    return 2 if s.low(i) == "ring" and s.low(i + 1) in ("attention", "attn") else 0
+
+
+def sequence_parallel(s: State, i: int) -> int:
+    """``sequence parallel``: refused with what to say (Megatron's comes with tensor
+    parallelism, ``tp``; a sequence split over cards is context parallelism, ``cp``)."""
+    if s.low(i) not in ("sequence", "seq") or s.low(i + 1) not in ("parallel",
+                                                                    "parallelism"):
+        return 0
+    phrase = s.raw(i, 2)
+    raise error(f'"{quoted(phrase)}" is not read: Megatron\'s sequence parallelism comes with '
+                'tensor parallelism (say "tp 8"); to split each sequence over the cards, say '
+                'context parallelism and its degree ("cp 8").', phrase, example=CP_EXAMPLE)
+
+
 # --- the handler and the checks ---------------------------------------------------------------
 
-_READERS: Final = (batch_by_accum, alpha, node_slash, truncate_to, padding, tokens_per_step)
+_READERS: Final = (batch_by_accum, alpha, node_slash, truncate_to, padding, tokens_per_step,
+                   _ring_attention, sequence_parallel)
 
 
 def published(s: State, i: int) -> int:
@@ -272,8 +299,19 @@ def _check_padding(s: State) -> None:
     )
 
 
+def _check_ring(s: State) -> None:
+    """``ring attention`` says how context parallelism exchanges keys and values: with a
+    ``cp`` degree it says nothing more; without one it is refused, asking for it."""
+    said = _said(s, _ring_attention)
+    if said is None or "context_parallel" in s.fields:
+        return
+    raise error(f'"{quoted(said)}" is how context parallelism splits each sequence over the '
+                'cards: say its degree, e.g. "cp 8".', said, example=CP_EXAMPLE)
+
+
 def check_published(s: State) -> None:
-    """Settle ``w/o nvlink`` against the card and ``padding max_length`` against a sample
-    count (run once every word is read)."""
+    """Settle ``w/o nvlink`` against the card, ``padding max_length`` against a sample
+    count and ``ring attention`` against a ``cp`` degree (once every word is read)."""
     _check_nvlink(s)
     _check_padding(s)
+    _check_ring(s)
