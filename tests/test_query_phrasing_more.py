@@ -40,7 +40,8 @@ def test_a_glued_batch_and_accumulation_against_another_batch_is_refused() -> No
 # --- 2. LoRA's alpha right after its rank ------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["8b lora r8 a8 a100", "8b lora r8 a16 a100",
-                                  "8b lora rank 16 a32 a100", "8b lora r=8 a16 a100"])
+                                  "8b lora rank 16 a32 a100", "8b lora r=8 a16 a100",
+                                  "8b lora r 8 a 16 a100"])
 def test_an_a_number_right_after_the_rank_is_lora_alpha_read_and_ignored(text: str) -> None:
     request = parsed(text)
     assert request.gpu == A100 and request.gpu_count is None
@@ -52,7 +53,8 @@ def test_alpha_glued_to_its_number_is_read_and_ignored() -> None:
 
 
 @pytest.mark.parametrize(("text", "card"), [("8b lora r8 a100", A100), ("8b lora r8 a10", "a10"),
-                                            ("8b lora r 8 a40", "a40")])
+                                            ("8b lora r 8 a40", "a40"),
+                                            ("8b lora r 8 a 4090", "rtx-4090")])
 def test_a_card_right_after_the_rank_stays_the_card(text: str, card: str) -> None:
     request = parsed(text)
     assert (request.lora_rank, request.gpu) == (8, card)

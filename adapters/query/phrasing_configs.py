@@ -64,9 +64,13 @@ def _after_rank(s: State, i: int) -> bool:
 
 
 def alpha(s: State, i: int) -> int:
-    """``alpha16`` anywhere, ``a16`` right after a rank (``r8 a16``): LoRA's alpha, read
+    """``alpha16`` anywhere, ``a16`` or ``a 16`` right after a rank (``r8 a16``, ``r 8 a
+    16``): LoRA's alpha, read
     and ignored as ``alpha 16`` is (it only scales the update). A card's name is never
     an alpha (``r8 a100`` is the rank and an A100)."""
+    if (s.low(i) == "a" and read_number(s.low(i + 1)) is not None and _after_rank(s, i)
+            and resolve_gpu(s.catalog, s.low(i + 1)) is None):
+        return 2  # "r 8 a 16": the alpha, spaced as the rank is ("r 16 a 4090": a card)
     found = _ALPHA.match(s.low(i))
     if found is None:
         return 0
