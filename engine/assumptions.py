@@ -187,7 +187,8 @@ def _compute_line(ctx: Context) -> str:
     if ctx.compute.flops is None or r.dataset_tokens is None:
         if r.samples is not None and r.sample_tokens is None:
             return (f"Compute: how long is a sample? Give the {r.samples:,} samples' average "
-                    f"length (`{r.samples:,} samples of 512 tokens`) for time and cost.")
+                    f"length for time and cost (`{r.samples:,} samples of 512 tokens`; in a "
+                    "thread, `avg 512 tokens`).")
         return "Compute: add a dataset size (e.g. `50M tokens`) for time and cost."
     counted = f"{tokens_text(r.dataset_tokens)} tokens x {epochs_text(r.epochs)}"
     if r.kept_share < 1:

@@ -1080,3 +1080,18 @@ def test_nodes_in_a_follow_up_are_the_earlier_cards_machines(text: str, count: i
     """A GB200 NVL72 rack is one machine of 72: the thread's card sizes the nodes."""
     after = followup("70b full 50M tokens 72x gb200", text)
     assert (after.gpu, after.gpu_count, after.nodes) == ("gb200", count, 2)
+
+
+def test_a_sample_count_beside_a_small_token_count_asks_whether_it_is_their_length() -> None:
+    err = refused("8b lora 10k samples 512 tokens a100")
+    assert 'is 512 their average length? Say "10,000 samples of 512 tokens"' in err.message
+
+
+def test_a_sample_count_beside_a_dataset_size_is_refused() -> None:
+    err = refused("8b lora 10k samples 50M tokens a100")
+    assert "as tokens or as samples of a length, not both" in err.message
+
+
+def test_samples_of_a_bare_number_ask_what_it_counts() -> None:
+    err = refused("8b lora 52k samples of 300 a100")
+    assert '300 what?' in err.message and '"52k samples of 300 tokens"' in err.message

@@ -25,7 +25,6 @@ from adapters.query.parallel import (
 from adapters.query.phrases import (
     check_expert_parallel_word,
     check_qlora_base,
-    check_samples,
     says_only_what_costs_nothing,
 )
 from adapters.query.phrasing import fp8_as_float8, sample_length_as_sequence
@@ -36,6 +35,7 @@ from adapters.query.relative import (
     refuse_asks,
     refuse_relative,
 )
+from adapters.query.samples import answers_sample_length, check_samples
 from adapters.query.scanner import scan
 from adapters.query.state import State
 from adapters.query.steps import (
@@ -299,6 +299,8 @@ def apply_followup(
         changes.setdefault("gpu_memory_gb", None)  # "on h100": the card, not the memory
     if "model" in changes:
         changes["model_pick"] = pick
+    if answers_sample_length(previous, changes):
+        changes["sample_tokens"] = changes.pop("dataset_tokens")  # "300 tokens": the length
     recount = "samples" in changes or "sample_tokens" in changes
     if "dataset_tokens" in changes and not recount:
         changes.update(samples=None, sample_tokens=None)
