@@ -209,7 +209,9 @@ class GpuSpec(BaseModel):
     @model_validator(mode="after")
     def _instances_hold_cards(self) -> GpuSpec:
         for name, count in self.instances.items():
-            if not normalize_name(name) or not 1 <= count <= MAX_GPUS_PER_NODE:
+            if not normalize_name(name):
+                raise ValueError(f"instance {name!r}: an empty name")
+            if not 1 <= count <= MAX_GPUS_PER_NODE:
                 raise ValueError(f"instance {name!r}: {count} cards (1 to {MAX_GPUS_PER_NODE})")
         if self.instances and not self.instances_source:
             raise ValueError("instances need an instances_source")

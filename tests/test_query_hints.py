@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import parsed, refused
+from tests.helpers import followup, parsed, refused
 
 
 @pytest.mark.parametrize("word", ["muon", "sophia", "galore", "adam-mini", "schedule-free"])
@@ -47,3 +47,17 @@ def test_ring_attention_without_a_degree_asks_for_it() -> None:
 def test_sequence_parallel_is_refused_with_tp_and_cp_to_say() -> None:
     err = refused("8b full sequence parallel 8x h100")
     assert '"tp 8"' in err.message and '"cp 8"' in err.message
+
+
+def test_ring_attention_in_a_thread_with_a_cp_degree_says_nothing_more() -> None:
+    request = followup("8b lora seq 128k cp 8 8x h100 50M tokens", "with ring attention and bs 2")
+    assert (request.context_parallel, request.micro_batch) == (8, 2)
+
+
+@pytest.mark.parametrize("text", ["8b full fsdp degree 0 8x h100", "8b full fsdp degree 8x h100"])
+def test_an_fsdp_degree_that_is_no_count_of_cards_is_refused_with_one(text: str) -> None:
+    assert "an FSDP degree is a whole number of cards" in refused(text).message
+
+
+def test_truncation_as_a_switch_leaves_the_length_to_max_length() -> None:
+    assert parsed("8b lora truncation=True max_length=2048 a100").max_len == 2048

@@ -8,6 +8,8 @@ from pydantic import ValidationError
 
 from adapters.parse import parse_query
 from catalog.loader import default_catalog
+from catalog.skypilot import COUNT_FIXES, GCP_HOSTS, map_accelerator
+from engine.request import Sharding
 from tests.helpers import catalog_with, followup, gpu, parsed, refused
 
 
@@ -38,6 +40,7 @@ def test_azure_sizes_may_leave_out_standard() -> None:
     "70b full 2 p4d.24xlarge instances",
     "70b full two p4d.24xlarge nodes",
     "70b full p4d.24xlarge x2",
+    "70b full p4d.24xlarge x 2",
     "70b full p4d.24xlarge 2 nodes",
 ])
 def test_a_count_of_instances_is_that_many_nodes(text: str) -> None:
@@ -50,9 +53,62 @@ def test_single_card_instances_counted_are_separate_machines() -> None:
     assert (request.gpu, request.gpu_count, request.nodes) == ("a10g", 4, 4)
 
 
-def test_a_number_that_belongs_to_a_setting_is_not_a_count_of_instances() -> None:
-    request = parsed("8b lora bs 4 p4d.24xlarge")
-    assert (request.micro_batch, request.gpu_count, request.nodes) == (4, 8, None)
+@pytest.mark.parametrize(("text", "field", "value"), [
+    ("8b lora bs 4 p4d.24xlarge", "micro_batch", 4),
+    ("8b full steps 500 p4d.24xlarge", "steps", 500),
+    ("8b full fsdp 8 p4d.24xlarge", "sharding", Sharding.FSDP),
+    ("8b full fsdp degree 8 p4d.24xlarge", "sharding", Sharding.FSDP),
+    ("8b full deepspeed stage 3 p4d.24xlarge", "sharding", Sharding.ZERO3),
+])
+def test_a_number_that_belongs_to_a_setting_is_not_a_count_of_instances(
+    text: str, field: str, value: object
+) -> None:
+    request = parsed(text)
+    assert (getattr(request, field), request.gpu_count, request.nodes) == (value, 8, 1)
+
+
+@pytest.mark.parametrize("text", ["8b full 2 nodes p4d.24xlarge", "8b full --nnodes 2 p4d.24xlarge",
+                                  "8b full p4d.24xlarge --nnodes 2"])
+def test_nodes_said_beside_an_instance_count_instances(text: str) -> None:
+    request = parsed(text)
+    assert (request.gpu_count, request.nodes) == (16, 2)
+
+
+def test_an_instance_type_is_one_machine() -> None:
+    assert parsed("8b lora p4d.24xlarge").nodes == 1
+
+
+def test_an_instance_larger_than_the_cards_machines_leaves_the_nodes_unsaid() -> None:
+    request = parsed("8b lora a2-megagpu-16g")
+    assert (request.gpu_count, request.nodes) == (16, None)
+
+
+def test_a_follow_up_naming_one_instance_leaves_the_threads_nodes_behind() -> None:
+    request = followup("8b full 2x p4d.24xlarge 50M tokens", "g5.48xlarge")
+    assert (request.gpu, request.gpu_count, request.nodes) == ("a10g", 8, 1)
+
+
+def test_samples_counted_as_instances_stay_samples() -> None:
+    request = parsed("8b lora p4d.24xlarge 5000 instances of 512 tokens")
+    assert (request.samples, request.gpu_count, request.nodes) == (5_000, 8, 1)
+
+
+@pytest.mark.parametrize(("text", "quoted"), [
+    ("8b lora 0x p4d.24xlarge", '"0x" is out of range'),
+    ("8b lora 1000000x p5.48xlarge", '"1000000x" is out of range'),
+    ("8b lora 4x h100 p4d.24xlarge", '"p4d.24xlarge" conflicts with "h100"'),
+])
+def test_a_refusal_quotes_the_words_as_typed(text: str, quoted: str) -> None:
+    assert quoted in refused(text).message
+
+
+def test_an_instances_rate_is_asked_for_per_card() -> None:
+    err = refused("8b lora p4d.24xlarge $32.77/hr")
+    assert 'say "$4.10/hr" ($32.77 / 8)' in err.message
+
+
+def test_a_per_card_rate_beside_an_instance_is_read() -> None:
+    assert parsed("8b lora p4d.24xlarge $4.10/hr").price_per_gpu_hour == 4.10
 
 
 @pytest.mark.parametrize("text", [
@@ -64,9 +120,10 @@ def test_a_cloud_named_beside_its_instance_says_nothing_more(text: str) -> None:
     assert parsed(text).gpu_count == 8
 
 
-def test_a_cloud_named_alone_is_still_refused_with_how_to_price_it() -> None:
-    err = refused("8b lora h100 on aws")
-    assert "say your cloud's rate" in err.message
+@pytest.mark.parametrize("cloud", ["aws", "sagemaker", "gcp"])
+def test_a_cloud_named_alone_is_still_refused_with_how_to_price_it(cloud: str) -> None:
+    err = refused(f"8b lora h100 on {cloud}")
+    assert "say your cloud's rate" in err.message and "p4d.24xlarge" in err.message
 
 
 def test_a_follow_up_may_name_an_instance() -> None:
@@ -74,9 +131,27 @@ def test_a_follow_up_may_name_an_instance() -> None:
     assert (request.gpu, request.gpu_count) == ("a100-80gb-sxm", 8)
 
 
-def test_an_instance_type_the_catalog_lacks_is_not_guessed() -> None:
-    err = refused("8b lora g5.3xlarge")
-    assert "g5.3xlarge" in err.message
+@pytest.mark.parametrize("word", ["g5.3xlarge", "ml.g6.8xlarge", "a3-edgegpu-8g",
+                                  "Standard_ND96isr_H200_v5", "gpu_8x_a10"])
+def test_an_instance_type_the_catalog_lacks_is_not_guessed(word: str) -> None:
+    err = refused(f"8b lora {word}")
+    assert f'"{word}" looks like a cloud instance type' in err.message
+    assert "name its cards instead" in err.message
+
+
+def test_every_gcp_machine_skypilot_prices_is_a_catalog_instance() -> None:
+    catalog = default_catalog()
+    for accelerator, machines in GCP_HOSTS.items():
+        card = map_accelerator("gcp", accelerator, "")
+        for count, machine in machines.items():
+            assert catalog.find_instance(machine) == (card, count), machine
+
+
+def test_an_instance_skypilot_miscounts_has_its_real_count() -> None:
+    catalog = default_catalog()
+    for (_, instance), count in COUNT_FIXES.items():
+        found = catalog.find_instance(instance)
+        assert found is not None and found[1] == count
 
 
 def test_an_instance_type_listed_under_two_cards_is_a_catalog_error() -> None:

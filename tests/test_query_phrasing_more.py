@@ -39,13 +39,14 @@ def test_a_glued_batch_and_accumulation_against_another_batch_is_refused() -> No
 
 # --- 2. LoRA's alpha right after its rank ------------------------------------------------------
 
-@pytest.mark.parametrize("text", ["8b lora r8 a8 a100", "8b lora r8 a16 a100",
-                                  "8b lora rank 16 a32 a100", "8b lora r=8 a16 a100",
-                                  "8b lora r 8 a 16 a100"])
-def test_an_a_number_right_after_the_rank_is_lora_alpha_read_and_ignored(text: str) -> None:
+@pytest.mark.parametrize(("text", "rank"), [
+    ("8b lora r8 a8 a100", 8), ("8b lora r8 a16 a100", 8), ("8b lora rank 16 a32 a100", 16),
+    ("8b lora r=8 a16 a100", 8), ("8b lora r 8 a 16 a100", 8),
+])
+def test_an_a_number_right_after_the_rank_is_lora_alpha_read_and_ignored(text: str,
+                                                                         rank: int) -> None:
     request = parsed(text)
-    assert request.gpu == A100 and request.gpu_count is None
-    assert request.lora_rank in (8, 16)
+    assert (request.gpu, request.gpu_count, request.lora_rank) == (A100, None, rank)
 
 
 def test_alpha_glued_to_its_number_is_read_and_ignored() -> None:

@@ -7,6 +7,15 @@ from __future__ import annotations
 
 from typing import Final
 
+CLOUDS: Final = frozenset(
+    {"aws", "ec2", "amazon", "sagemaker", "gcp", "google", "azure", "lambda", "lambdalabs",
+     "runpod", "vastai", "coreweave", "nebius", "oci", "paperspace", "fluidstack",
+     "hyperbolic", "verda", "crusoe"}
+)
+"""Clouds' names: alone, refused with how to price a card; beside an instance type, read
+as nothing (the instance says which cloud: :func:`adapters.query.tokenizer.
+mark_instances`)."""
+
 NOT_SETTINGS: Final = {
     "zero": "name the stage: zero1, zero2 or zero3",
     **dict.fromkeys(
@@ -53,8 +62,7 @@ NOT_SETTINGS: Final = {
     ),
     "fsdp-qlora": "say qlora fsdp (FSDP over a 4-bit base, as Answer.AI's fsdp_qlora runs it)",
     **dict.fromkeys(
-        ("aws", "gcp", "azure", "lambda", "lambdalabs", "runpod", "vastai", "coreweave",
-         "nebius", "oci", "paperspace", "fluidstack", "hyperbolic", "verda", "crusoe"),
+        CLOUDS,
         "a card is priced at the median of the clouds' cheapest on-demand rates (`/ftcost "
         "prices` in Slack or Discord lists each cloud's), not one cloud's: say your cloud's "
         "rate instead, e.g. `70b qlora 50M tokens h100 $2.49/hr` (an instance type such as "

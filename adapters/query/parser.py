@@ -257,9 +257,12 @@ def apply_followup(
     (``double the batch``, ``half the gpus``) multiplies the earlier value.
     """
     catalog = catalog if catalog is not None else default_catalog()
-    earlier_card = Beneath({"gpu": previous.gpu}) if previous.gpu else None
-    try:  # the earlier card sizes its nodes ("2 nodes 72 gpus" in a GB200 thread)
-        with beneath(earlier_card):
+    # The earlier card sizes its nodes ("2 nodes 72 gpus" in a GB200 thread), and its
+    # context parallelism is what "ring attention" names.
+    thread = {"gpu": previous.gpu, "context_parallel": previous.context_parallel}
+    thread_fields = Beneath({k: v for k, v in thread.items() if v and v != 1})
+    try:
+        with beneath(thread_fields if thread_fields.fields else None):
             changes, state = _fields(bare_context(text, catalog) or text, catalog)
     except QueryError as err:
         raise as_followup(err) from None

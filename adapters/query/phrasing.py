@@ -450,6 +450,9 @@ def parallel_degree(s: State, i: int) -> int:
         if low == "fsdp" and degree in (1, 2):
             return 2  # "fsdp 2": FSDP2, the version (as "fsdp2"), not two ranks
         return _set_degree(s, "fsdp_degree", degree, i, 2)
+    if low == "fsdp-degree":
+        raise error(f'"{quoted(s.raw(i, 2))}": an FSDP degree is a whole number of cards, at '
+                    'least 1, e.g. "fsdp degree 8".', s.raw(i), example="8b full fsdp 8 8x h100")
     return 0
 
 

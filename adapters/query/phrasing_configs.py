@@ -22,7 +22,7 @@ from adapters.query.names import resolve_gpu
 from adapters.query.numbers import ALL_UNITS, COUNT_RE, read_number, whole
 from adapters.query.phrases import NODE_WORDS
 from adapters.query.state import State, require
-from adapters.query.steps import card_beneath
+from adapters.query.steps import card_beneath, field_beneath
 from adapters.query.vocabulary import CARD_WORDS, NEGATIONS, TOKEN_WORDS
 from engine.request import Request
 
@@ -115,8 +115,11 @@ def truncate_to(s: State, i: int) -> int:
     """``truncate to 4096``, ``truncated at 2k tokens``: each sample cut at that length, as
     ``truncate 4096`` (``max_len``; said without a sequence length, also the sequence
     the memory is sized for)."""
-    if s.low(i) not in _TRUNCATE or s.low(i + 1) not in ("to", "at"):
+    if s.low(i) not in _TRUNCATE:
         return 0
+    if s.low(i + 1) not in ("to", "at"):
+        # HF's tokenizer(truncation=True, max_length=2048): a switch; its length is said apart
+        return 1 if read_number(s.low(i + 1)) is None else 0
     num = read_number(s.low(i + 2))
     if num is None:
         return 0
@@ -307,7 +310,8 @@ def _check_ring(s: State) -> None:
     """``ring attention`` says how context parallelism exchanges keys and values: with a
     ``cp`` degree it says nothing more; without one it is refused, asking for it."""
     said = _said(s, _ring_attention)
-    if said is None or "context_parallel" in s.fields:
+    degree = s.fields.get("context_parallel") or field_beneath("context_parallel")
+    if said is None or (isinstance(degree, int) and degree > 1):
         return
     raise error(f'"{quoted(said)}" is how context parallelism splits each sequence over the '
                 'cards: say its degree, e.g. "cp 8".', said, example=CP_EXAMPLE)

@@ -9,6 +9,7 @@ from typing import Final
 from adapters.query import (
     datasets,
     families,
+    instances,
     launchers,
     parallel,
     phrases,
@@ -421,6 +422,7 @@ def _replaced(s: State, i: int) -> int:
 
 _HANDLERS: Final[tuple[Handler, ...]] = (
     _replaced,
+    instances.instance,
     phrases.limit,
     phrases.solve,
     phrasing.per_device,
@@ -477,7 +479,7 @@ def _unknown(s: State, i: int) -> QueryError:
     hint = NOT_SETTINGS.get(s.low(i))
     if hint is not None:
         return error(f'"{quoted(word)}" is not a setting here: {hint}.', word)
-    card = unknown_card(s, i)
+    card = unknown_card(s, i) or instances.unknown_instance(s, i)
     if card is not None:
         return card
     if settings_joined(s.low(i)):  # no word for a Hub lookup: it names no repository
@@ -515,6 +517,7 @@ def scan(text: str, catalog: Catalog) -> State:
         else:
             raise _unknown(state, i)
     launchers.check_launch(state)
+    instances.check_instance(state)
     phrases.check_nodes(state)
     phrasing.check_phrasing(state)
     phrasing_configs.check_published(state)

@@ -93,6 +93,10 @@ class State:
         """A card count was said right after the nodes (``2 nodes 8x h100``): per node when
         a node holds that many of the card, else the total (``2 nodes 16x h100``)."""
         self.model_pick: ModelPick | None = None
+        self.instance: tuple[str, int, bool] | None = None
+        """A cloud instance type named, as typed, its cards per instance and whether a
+        count of instances was said with it (settled by :func:`adapters.query.instances.
+        check_instance`)."""
         """How the model was named when not exactly (a bare size, a family word)."""
         self.deepspeed: str | None = None
         """The word that said DeepSpeed, checked against the stage once all are read."""

@@ -180,8 +180,14 @@ def beneath(fields: Beneath | None) -> Iterator[None]:
 
 def card_beneath() -> str | None:
     """The card set beneath the words (a follow-up's earlier estimate's), or None."""
-    card = (_BENEATH.get() or Beneath()).fields.get("gpu")
+    card = field_beneath("gpu")
     return card if isinstance(card, str) else None
+
+
+def field_beneath(name: str) -> object:
+    """A field set beneath the words (a follow-up's earlier estimate's, a config's), or
+    None."""
+    return (_BENEATH.get() or Beneath()).fields.get(name)
 
 
 def _said_or_beneath(s: State, name: str, under: Beneath) -> tuple[object, str | None]:

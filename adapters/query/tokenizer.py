@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from adapters.query.errors import MAX_QUERY_CHARS, error
-from adapters.query.instances import read_instances
+from adapters.query.hints import CLOUDS
 from adapters.query.names import resolve_gpu, resolve_model
 from adapters.query.numbers import (
     ALL_UNITS,
@@ -349,11 +349,39 @@ def _unglue(catalog: Catalog, low: str) -> list[str]:
     return [low]
 
 
+INSTANCE_MARK: Final = "instance@"
+"""The low form of a word that names a cloud instance type (``instance@p4d.24xlarge``),
+read by :func:`adapters.query.instances.instance`."""
+_INSTANCE_KEYS: Final = frozenset({"instance-type", "instance", "machine-type", "vm-size",
+                                   "vm"})
+"""A word that introduces an instance type (``--instance_type ml.g5.2xlarge``)."""
+
+
+def mark_instances(words: list[tuple[str, str]], catalog: Catalog) -> list[tuple[str, str]]:
+    """``words`` (raw, low) with each cloud instance type marked (:data:`INSTANCE_MARK`),
+    the word that introduces it and any cloud's name dropped (the instance says which
+    cloud); ``words`` itself when none is named. Counts are left to the scanner, where
+    each number is read once, by the rule that owns it."""
+    named = [catalog.find_instance(low) is not None for _, low in words]
+    if not any(named):
+        return words
+    out: list[tuple[str, str]] = []
+    for (raw, low), is_instance in zip(words, named, strict=True):
+        if is_instance:
+            while out and out[-1][1] in _INSTANCE_KEYS:
+                out.pop()
+            out.append((raw, INSTANCE_MARK + low))
+        elif low not in CLOUDS:
+            out.append((raw, low))
+    return out
+
+
 def tokenize(text: str, catalog: Catalog) -> list[Word]:
     words: list[Word] = []
     merged = _read_booleans(_merge_phrases(_merge_spelled(_split(_clean(text)))))
-    merged = read_instances(merged, catalog)
+    merged = mark_instances(merged, catalog)
     for origin, (raw, low) in enumerate(merged):
-        words += [Word(raw, piece, origin) for piece in _unglue(catalog, low)]
+        pieces = [low] if low.startswith(INSTANCE_MARK) else _unglue(catalog, low)
+        words += [Word(raw, piece, origin) for piece in pieces]
     return words
 
