@@ -61,3 +61,20 @@ def test_an_fsdp_degree_that_is_no_count_of_cards_is_refused_with_one(text: str)
 
 def test_truncation_as_a_switch_leaves_the_length_to_max_length() -> None:
     assert parsed("8b lora truncation=True max_length=2048 a100").max_len == 2048
+
+
+@pytest.mark.parametrize("text", ["qwen2.5 0.5b full 3060 12gb", "8b qlora 4070 16gb"])
+def test_a_geforce_the_catalog_lacks_beside_its_memory_is_no_card_count(text: str) -> None:
+    assert "is not a card in the catalog" in refused(text).message
+
+
+@pytest.mark.parametrize(("text", "cards"), [
+    ("70b full 8x h100, 2 nodes, 1B tokens", 16),
+    ("70b full 72x gb200 2 nodes", 144),
+    ("70b full 16 h100s across 2 nodes", 16),
+    ("70b full 8 h100s across 2 nodes", 8),
+    ("70b full 4x h100 2 nodes", 4),
+])
+def test_a_whole_machine_said_before_the_nodes_is_per_node(text: str, cards: int) -> None:
+    request = parsed(text)
+    assert (request.gpu_count, request.nodes) == (cards, 2)

@@ -190,6 +190,8 @@ def nodes(s: State, i: int) -> int:
         raise error(f'"{quoted(word)}" must be a plain count of nodes.', word,
                     example=FIELDS["nodes"].example)
     s.set("nodes", whole(num.scaled(), word, "nodes"), s.raw(i, 2), word)
+    if "gpu_count" in s.fields and s.low(i - 1) not in _SPREAD_WORDS:
+        s.per_node_if_full = True  # "8x h100, 2 nodes": two 8-card machines (check_nodes)
     nxt = 2 + (s.low(i + 2) in ("of", "with", "each", "x", "*"))
     if COUNT_X_RE.match(s.low(i + nxt)) or COUNT_RE.match(s.low(i + nxt)):
         if nxt > 2:
@@ -198,6 +200,11 @@ def nodes(s: State, i: int) -> int:
             s.per_node_if_it_fits = True
         return nxt
     return 2
+
+
+_SPREAD_WORDS: Final = frozenset({"across", "over", "on", "in", "between", "spanning"})
+"""Before a node count, words that make a card count said earlier the total (``16 h100s
+across 2 nodes``)."""
 
 
 def node_grid(s: State, i: int) -> int:
@@ -223,6 +230,8 @@ def check_nodes(s: State) -> None:
     per_node = card.gpus_per_node if card is not None else GPUS_PER_NODE
     if s.per_node_if_it_fits and isinstance(count, int) and count <= per_node:
         s.per_node = True  # "2 nodes 8x h100": two machines of 8, as clusters are named
+    if s.per_node_if_full and count == per_node:
+        s.per_node = True  # "8x h100 2 nodes": a whole machine's cards, on each node
     if s.per_node:
         if not isinstance(node_count, int):
             raise error('"per node" needs a node count, e.g. "2 nodes of 8x h100".',

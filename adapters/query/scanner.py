@@ -283,7 +283,11 @@ def _count_then_card(s: State, i: int) -> int:
     j += _card_maker(s, j)  # "2x geforce 4090": the maker's word is read as nothing
     card = _match_span(s, j, resolve_gpu)
     if card is None and s.low(j + 1) == "gb" and read_number(s.low(j)) is not None:
-        # "2x 24gb": cards named by their memory, which is read next as "24gb" alone is
+        # "2x 24gb": cards named by their memory, which is read next as "24gb" alone is;
+        # "3060 12gb" is a GeForce the catalog lacks (refused as "rtx 3060 12gb" is),
+        # never 3,060 cards of 12 GB
+        if not glued and j == i + 1 and (unlisted := unknown_card(s, i)) is not None:
+            raise unlisted
         _count(s, count, s.raw(i, j - i + 2), s.raw(i))
         return j - i
     if card:

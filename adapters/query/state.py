@@ -92,6 +92,9 @@ class State:
         self.per_node_if_it_fits = False
         """A card count was said right after the nodes (``2 nodes 8x h100``): per node when
         a node holds that many of the card, else the total (``2 nodes 16x h100``)."""
+        self.per_node_if_full = False
+        """A card count was said before the nodes (``8x h100 2 nodes``): per node when it
+        is a whole machine of the card, else the total (``4x h100 2 nodes``)."""
         self.model_pick: ModelPick | None = None
         self.instance: tuple[str, int, bool] | None = None
         """A cloud instance type named, as typed, its cards per instance and whether a
