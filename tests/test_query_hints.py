@@ -78,3 +78,27 @@ def test_a_geforce_the_catalog_lacks_beside_its_memory_is_no_card_count(text: st
 def test_a_whole_machine_said_before_the_nodes_is_per_node(text: str, cards: int) -> None:
     request = parsed(text)
     assert (request.gpu_count, request.nodes) == (cards, 2)
+
+
+@pytest.mark.parametrize("text", [
+    "quick q: is it feasible to qlora 70b on 2 4090s?",
+    "any idea how long 8b lora 50M tokens on an a100 would take",
+    "I'm planning to lora mistral 7b on 1B tokens, will it OOM on a 4090?",
+])
+def test_plain_english_around_a_question_is_read_as_nothing(text: str) -> None:
+    assert parsed(text).gpu is not None
+
+
+@pytest.mark.parametrize(("word", "says"), [
+    ("tokens/sec", "a measured figure is not an input"),
+    ("measured", "a measured figure is not an input"),
+    ("vs", "ask about one run at a time"),
+    ("macbook", "Apple silicon and TPUs are not in the catalog"),
+    ("tpu", "Apple silicon and TPUs are not in the catalog"),
+])
+def test_a_word_for_what_ftcost_does_not_take_says_why(word: str, says: str) -> None:
+    assert says in refused(f"8b lora {word} a100").message
+
+
+def test_a_slashed_hint_word_is_never_looked_up_on_the_hub() -> None:
+    assert refused("8b lora tokens/sec a100").word is None

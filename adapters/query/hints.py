@@ -60,6 +60,24 @@ NOT_SETTINGS: Final = {
         "attention) splits each sequence over the cards as it does, so say cp and the "
         "degree, e.g. cp 4",
     ),
+    **dict.fromkeys(
+        ("measured", "observed", "tokens/s", "tokens/sec", "tok/s", "tok/sec", "s/it",
+         "samples/s", "tokens/s/gpu", "tokens-per-second", "mem-usage", "step-time"),
+        "a measured figure is not an input: ftcost estimates memory and tokens/s from the "
+        "run's settings, so leave the figure out and say the settings (model, method, "
+        "sequence, batch, cards)",
+    ),
+    **dict.fromkeys(
+        ("vs", "versus", "or"),
+        "ask about one run at a time: the reply's what-if table compares full, LoRA and "
+        "QLoRA, and a reply in the thread changes one setting (`what if 8x h100`)",
+    ),
+    **dict.fromkeys(
+        ("macbook", "apple", "mps", "m1", "m2", "m3", "m4", "m2-ultra", "tpu", "tpus",
+         "tpu-v4", "tpu-v5e", "mlx-lm"),
+        "Apple silicon and TPUs are not in the catalog, which holds NVIDIA, AMD and Intel "
+        "Gaudi cards: name one of those (the gpus command lists them)",
+    ),
     "fsdp-qlora": "say qlora fsdp (FSDP over a 4-bit base, as Answer.AI's fsdp_qlora runs it)",
     **dict.fromkeys(
         CLOUDS,

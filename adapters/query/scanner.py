@@ -481,8 +481,9 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
 def _unknown(s: State, i: int) -> QueryError:
     word = s.raw(i)
     hint = NOT_SETTINGS.get(s.low(i))
-    if hint is not None:
-        return error(f'"{quoted(word)}" is not a setting here: {hint}.', word)
+    if hint is not None:  # a slashed word ("tokens/s") is no Hub model's org/name
+        return error(f'"{quoted(word)}" is not a setting here: {hint}.',
+                     None if "/" in word else word)
     card = unknown_card(s, i) or instances.unknown_instance(s, i)
     if card is not None:
         return card

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from adapters.query.conversation import CONVERSATION_WORDS
 from engine.request import (
     Framework,
     LoraTargets,
@@ -237,7 +238,7 @@ FILLER: Final = frozenset(
         # estimate already says whether and how it fits
         "fit", "fits", "possible", "enough", "way", "ballpark",
     }
-)
+) | CONVERSATION_WORDS
 """Words that carry no meaning for the estimate."""
 
 CARD_WORDS: Final = frozenset({"gpu", "gpus", "card", "cards"})
