@@ -102,3 +102,35 @@ def test_a_word_for_what_ftcost_does_not_take_says_why(word: str, says: str) -> 
 
 def test_a_slashed_hint_word_is_never_looked_up_on_the_hub() -> None:
     assert refused("8b lora tokens/sec a100").word is None
+
+
+@pytest.mark.parametrize("text", ["70b full 2 x 8 h100", "70b full 2 × 8 H100",
+                                  "70b full 2 x 8 gpus h100"])
+def test_nodes_times_cards_with_spaces_is_a_grid(text: str) -> None:
+    request = parsed(text)
+    assert (request.gpu_count, request.nodes) == (16, 2)
+
+
+def test_my_budget_is_an_amount() -> None:
+    assert parsed("8b lora my budget is $1000 a100 1B tokens").budget_usd == 1000
+
+
+@pytest.mark.parametrize("text", ["8b lora within a week a100 1B tokens",
+                                  "8b lora in under a week a100 1B tokens"])
+def test_a_week_is_one_week(text: str) -> None:
+    assert parsed(text).deadline_hours == 168
+
+
+def test_a_global_batch_in_tokens_is_refused_with_how_to_say_it() -> None:
+    err = refused("8b full global batch 4M tokens 8x h100")
+    assert "a batch counted in tokens is not read" in err.message
+
+
+@pytest.mark.parametrize(("text", "batch"), [
+    ("8b lora SFTConfig(per_device_train_batch_size=4, max_seq_length=2048) a100", 4),
+    ("8b lora FastLanguageModel.from_pretrained(max_seq_length=2048, load_in_4bit=True) t4",
+     1),
+])
+def test_a_config_pasted_as_code_reads_its_arguments(text: str, batch: int) -> None:
+    request = parsed(text)
+    assert (request.micro_batch, request.seq_len) == (batch, 2048)

@@ -28,6 +28,12 @@ CONVERSATION_WORDS: Final = frozenset(
         "option", "options", "internal", "repo", "rent", "renting", "rented", "needs",
         # what the reply already answers
         "time", "throughput", "footprint", "oom",
+        # a config pasted as code: the keyword arguments inside are the settings
+        "sftconfig", "trainingarguments", "seq2seqtrainingarguments",
+        "loraconfig", "bitsandbytesconfig", "peft-config", "lora-config", "training-args",
+        "bnb-config", "from-pretrained", "get-peft-model", "fastlanguagemodel",
+        "fastlanguagemodel.from-pretrained", "fastlanguagemodel.get-peft-model",
+        "automodelforcausallm.from-pretrained",
     }
 )
 """Conversational words, each read as nothing."""

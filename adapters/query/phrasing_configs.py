@@ -184,8 +184,10 @@ TOKENS_PER_STEP_EXAMPLE: Final = "8b full global batch size 512 seq 2048 8x h100
 
 def _tokens_per_step(s: State, i: int) -> int:
     """Words at ``i`` that count a step's batch in tokens (``tokens/step 1M``, ``1M
-    tokens per step``), or 0."""
+    tokens per step``, ``global batch 4M tokens``), or 0."""
     low, number = s.low(i), read_number(s.low(i)) is not None
+    if low == "global-batch-size" and read_number(s.low(i + 1)) and s.low(i + 2) in TOKEN_WORDS:
+        return 3
     if low in _PER_STEP:
         return 1 + (read_number(s.low(i + 1)) is not None)
     if number and s.low(i + 1) in _PER_STEP:
@@ -239,10 +241,29 @@ def sequence_parallel(s: State, i: int) -> int:
                 'context parallelism and its degree ("cp 8").', phrase, example=CP_EXAMPLE)
 
 
+# --- nodes times cards with spaces: 2 x 8 h100 -------------------------------------------------
+
+def spaced_grid(s: State, i: int) -> int:
+    """``2 x 8 h100``, ``2 × 8 H100``: 2 nodes of 8 cards, as ``2x8 h100`` reads (the
+    card is read next)."""
+    if not (COUNT_RE.match(s.low(i)) and s.low(i + 1) in ("x", "*")
+            and COUNT_RE.match(s.low(i + 2))):
+        return 0
+    after = s.low(i + 3)
+    if after not in CARD_WORDS and resolve_gpu(s.catalog, after) is None:
+        return 0
+    said = s.raw(i, 3)
+    node_count = whole(require(read_number(s.low(i))).value, said, "nodes")
+    per_node = whole(require(read_number(s.low(i + 2))).value, said, "gpu_count")
+    s.set("nodes", node_count, said)
+    s.set("gpu_count", node_count * per_node, said)
+    return 3 + (after in CARD_WORDS)
+
+
 # --- the handler and the checks ---------------------------------------------------------------
 
 _READERS: Final = (batch_by_accum, alpha, node_slash, truncate_to, padding, tokens_per_step,
-                   _ring_attention, sequence_parallel)
+                   _ring_attention, sequence_parallel, spaced_grid)
 
 
 def published(s: State, i: int) -> int:

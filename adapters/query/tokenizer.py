@@ -225,6 +225,10 @@ def _glued_scale(low: str) -> str:
     return glued.group(1) + SPELLED_SCALE[glued.group(2)] if glued else low
 
 
+_SPANS: Final = frozenset({"day", "week"})
+"""After ``a``, a span that is one of it (``within a week``); ``an hour`` is a rate."""
+
+
 def _merge_spelled(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Read number words (``two`` → ``2``), join ``50 million`` (and ``50mil``, ``50 M``)
     into ``50m`` and ``a million`` into ``1m``, ``per hour`` / ``an hour`` into ``/hr``,
@@ -251,6 +255,8 @@ def _merge_spelled(words: list[tuple[str, str]]) -> list[tuple[str, str]]:
             prev in ("a", "an") and low in HOUR_WORDS
         ):
             merged = "/hr"
+        elif prev in ("a", "an") and low in _SPANS:
+            merged = "1" + low  # "within a week": one week, as "within 1week" reads
         else:
             out.append((raw, low))
             continue

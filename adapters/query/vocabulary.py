@@ -501,6 +501,7 @@ PHRASES: Final = {
     ("at", "most"): "at-most",
     ("or", "less"): "or-less",
     ("max", "budget"): "max-budget",
+    ("budget", "is"): "budget",  # "my budget is $1000"
     ("up", "to"): "at-most",  # "up to 3 epochs", "up to $500"
     ("training", "steps"): "steps",  # "500 training steps"
     ("train", "steps"): "steps",
