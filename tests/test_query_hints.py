@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.request import Sharding
 from tests.helpers import followup, parsed, refused
 
 
@@ -134,3 +135,12 @@ def test_a_global_batch_in_tokens_is_refused_with_how_to_say_it() -> None:
 def test_a_config_pasted_as_code_reads_its_arguments(text: str, batch: int) -> None:
     request = parsed(text)
     assert (request.micro_batch, request.seq_len) == (batch, 2048)
+
+
+def test_a_configs_fsdp_config_key_says_fsdp() -> None:
+    request = parsed("8b lora fsdp_config: fsdp_sharding_strategy FULL_SHARD 8x a100")
+    assert request.sharding is Sharding.FSDP
+
+
+def test_a_benchmark_line_reads_its_run() -> None:
+    assert parsed("benchmark: 8b lora a100 seq 2048").seq_len == 2048

@@ -19,7 +19,8 @@ CONVERSATION_WORDS: Final = frozenset(
         "think", "reckon", "assume", "assuming", "please", "pls", "plz", "thanks", "thank",
         "thx", "cheers", "hello", "yo", "okay", "sure", "also", "just", "really",
         "actually", "maybe", "probably", "i'd", "i'm", "we're", "it's", "i'll", "we'll",
-        "gonna", "wanna",
+        "gonna", "wanna", "going", "thinking", "difference", "paper", "recipe", "benchmark",
+        "benchmarks", "benchmarking",
         # judging
         "feasible", "possibly", "realistic", "realistically", "rough", "doable", "good",
         "fitting", "cheap", "expensive", "fast", "speed",

@@ -67,7 +67,7 @@ KEYWORDS: Final = _table(
         # ``fsdp_sharding_strategy`` spell them (NO_SHARD is plain data parallelism).
         ("sharding", Sharding.FSDP): (
             "fsdp", "fsdp1", "fsdp2", "full-shard",
-            "use-fsdp",  # accelerate launch --use_fsdp
+            "use-fsdp", "fsdp-config",  # accelerate launch --use_fsdp; a config's fsdp_config:
         ),
         ("sharding", Sharding.NONE): ("ddp", "no-sharding", "no-shard",
                                       "distributed-data-parallel"),
