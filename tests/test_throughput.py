@@ -518,28 +518,27 @@ def test_dora_norms_launch_for_every_expert_reached_where_experts_loop(
     assert added > DORA_KERNELS_PER_ADAPTER * arch.moe_layers * arch.moe.num_experts * 3
 
 
+def _moe_warning(catalog: Catalog, framework: str, mode: str = "detailed") -> str:
+    """The MoE line of a Qwen3-30B-A3B LoRA reply on an H100 under ``framework``."""
+    est = estimate(Request(model="qwen3-30b-a3b", method="lora", framework=framework,
+                           mode=mode, gpu="h100-sxm", dataset_tokens=10**7), catalog)
+    return next(w for w in est.warnings if w.startswith("MoE model"))
+
+
 @pytest.mark.parametrize(("framework", "says"), [("hf", True), ("torchtitan", False)])
 def test_an_moe_reply_says_when_its_experts_run_one_after_another(
     catalog: Catalog, framework: str, says: bool
 ) -> None:
-    est = estimate(Request(model="qwen3-30b-a3b", method="lora", framework=framework,
-                           gpu="h100-sxm", dataset_tokens=10**7), catalog)
-    line = next(w for w in est.warnings if w.startswith("MoE model"))
-    assert ("runs the experts one after another" in line) is says
+    assert ("runs the experts one after another" in _moe_warning(catalog, framework)) is says
 
 
 def test_a_napkin_moe_reply_claims_no_kernel_launches(catalog: Catalog) -> None:
-    est = estimate(Request(model="qwen3-30b-a3b", method="lora", framework="hf", mode="napkin",
-                           gpu="h100-sxm", dataset_tokens=10**7), catalog)
-    line = next(w for w in est.warnings if w.startswith("MoE model"))
-    assert "launches its own kernels" not in line
+    assert "launches its own kernels" not in _moe_warning(catalog, "hf", mode="napkin")
 
 
 @pytest.mark.parametrize(("framework", "says"), [("hf", True), ("unsloth", False)])
 def test_an_hf_moe_reply_says_transformers_5_groups_its_experts(
     catalog: Catalog, framework: str, says: bool
 ) -> None:
-    est = estimate(Request(model="qwen3-30b-a3b", method="lora", framework=framework,
-                           gpu="h100-sxm", dataset_tokens=10**7), catalog)
-    line = next(w for w in est.warnings if w.startswith("MoE model"))
-    assert ("transformers 5 with PyTorch 2.9+ runs them as grouped matmuls" in line) is says
+    grouped = "transformers 5 with PyTorch 2.9+ runs them as grouped matmuls"
+    assert (grouped in _moe_warning(catalog, framework)) is says
