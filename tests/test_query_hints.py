@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.request import Sharding
+from engine.request import Sharding, Solve
 from tests.helpers import followup, parsed, refused
 
 
@@ -144,3 +144,12 @@ def test_a_configs_fsdp_config_key_says_fsdp() -> None:
 
 def test_a_benchmark_line_reads_its_run() -> None:
     assert parsed("benchmark: 8b lora a100 seq 2048").seq_len == 2048
+
+
+def test_largest_before_a_family_asks_for_its_largest_model() -> None:
+    assert parsed("largest llama I can qlora on a 16gb card").solve is Solve.MODEL
+
+
+def test_fewest_before_a_card_asks_for_the_fewest_of_it() -> None:
+    request = parsed("fewest a100 40gb cards to full fine-tune 8b 50M tokens")
+    assert (request.solve, request.gpu) == (Solve.GPU_COUNT, "a100-40gb-sxm")

@@ -14,6 +14,7 @@ from typing import Final
 
 from adapters.query.errors import error, quoted
 from adapters.query.fields import FIELDS
+from adapters.query.names import catalog_index, resolve_gpu
 from adapters.query.numbers import (
     ALL_UNITS,
     COUNT_RE,
@@ -74,6 +75,20 @@ def solve(s: State, i: int) -> int:
             return 0 if n == 1 else 1  # the "max" is filler; "seq 8k" is read next
         s.set("solve", goal, s.raw(i, n))
         return n
+    return _solve_before_a_name(s, i)
+
+
+def _solve_before_a_name(s: State, i: int) -> int:
+    """``largest llama``: the largest model of the family named next; ``fewest a100
+    cards``: the fewest of the card named next (the name is read next, as after
+    ``largest model`` and ``fewest cards``)."""
+    low, nxt = s.low(i), s.low(i + 1)
+    if low in ("largest", "biggest") and nxt in catalog_index(s.catalog).families:
+        s.set("solve", Solve.MODEL, s.raw(i))
+        return 1
+    if low in ("fewest", "least") and resolve_gpu(s.catalog, nxt) is not None:
+        s.set("solve", Solve.GPU_COUNT, s.raw(i))
+        return 1
     return 0
 
 
