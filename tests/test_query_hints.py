@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.request import Sharding, Solve
+from engine.request import Framework, Method, Sharding, Solve
 from tests.helpers import followup, parsed, refused
 
 
@@ -153,3 +153,12 @@ def test_largest_before_a_family_asks_for_its_largest_model() -> None:
 def test_fewest_before_a_card_asks_for_the_fewest_of_it() -> None:
     request = parsed("fewest a100 40gb cards to full fine-tune 8b 50M tokens")
     assert (request.solve, request.gpu) == (Solve.GPU_COUNT, "a100-40gb-sxm")
+
+
+@pytest.mark.parametrize(("text", "field", "value"), [
+    ("8b full_finetuning=True unsloth 1x h100", "method", Method.FULL),
+    ("8b lora use_unsloth: true a100", "framework", Framework.UNSLOTH),
+    ("8b full compile.enable true 8x h100 torchtitan", "compile", True),
+])
+def test_a_configs_own_key_for_a_setting_sets_it(text: str, field: str, value: object) -> None:
+    assert getattr(parsed(text), field) == value

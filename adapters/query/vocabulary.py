@@ -27,6 +27,7 @@ KEYWORDS: Final = _table(
         ("method", Method.FULL): (
             "full", "fft", "full-ft", "full-finetune", "full-fine-tune", "full-parameter",
             "full-params", "full-param", "full-parameters", "full-weight", "full-weights",
+            "full-finetuning",  # Unsloth's full_finetuning=True
         ),
         ("method", Method.LORA): ("lora", "use-peft"),  # TRL's --use_peft: LoRA
         ("method", Method.QLORA): ("qlora",),
@@ -82,7 +83,7 @@ KEYWORDS: Final = _table(
             "hf-trainer", "sfttrainer", "sft-trainer", "transformers-trainer",
             "axolotl.cli.train",  # torchrun/accelerate ... -m axolotl.cli.train
         ),
-        ("framework", Framework.UNSLOTH): ("unsloth",),
+        ("framework", Framework.UNSLOTH): ("unsloth", "use-unsloth"),  # LLaMA-Factory's key
         ("framework", Framework.TORCHTUNE): ("torchtune",),
         ("framework", Framework.LITGPT): ("litgpt", "lit-gpt"),
         # torchtitan's own launch: torchrun ... -m torchtitan.train
@@ -147,7 +148,7 @@ FLAGS: Final = {
                      # ZeRO-Infinity's NVMe offload: read as host memory (docs/query.md)
                      "nvme", "nvme-offload"),
                     "offload"),
-    **dict.fromkeys(("compile", "torch-compile", "torch.compile", "compiled",
+    **dict.fromkeys(("compile", "torch-compile", "torch.compile", "compiled", "compile.enable",
                      # torch.compile's modes (mode="max-autotune"): compiled either way
                      "max-autotune", "max-autotune-no-cudagraphs", "reduce-overhead"),
                     "compile"),
