@@ -17,7 +17,7 @@ from typing import Final
 
 from adapters.query.names import resolve_gpu
 from adapters.query.numbers import ALL_UNITS, SIZE_RE, read_number, whole
-from adapters.query.samples import SAMPLE_WORDS
+from adapters.query.samples import LENGTH_JOINS, SAMPLE_WORDS
 from adapters.query.state import State
 from adapters.query.vocabulary import CARD_WORDS, TOKEN_WORDS
 
@@ -43,7 +43,6 @@ DATASET_WORDS: Final = frozenset(
 )
 """Datasets fine-tuning posts and tutorials name (Hub ids as ``org/name``, lower case,
 ``_`` read as ``-``)."""
-_LENGTH_JOINS: Final = frozenset({"of", "x", "*", "at", "@", "avg", "averaging", "each"})
 MAX_CARDS_AFTER: Final = 1_024
 """A plain number up to this before a card is the card count (``alpaca 1000 h100``); a
 larger one, or one in thousands (``52k``), is the samples."""
@@ -77,7 +76,7 @@ def _samples_after(s: State, j: int) -> int:
         return 0
     s.set("samples", whole(num.scaled(), word, "samples"), s.raw(j - 1, 2), word)
     length = read_number(s.low(j + 2))
-    if s.low(j + 1) in _LENGTH_JOINS and length is not None and s.low(j + 3) in TOKEN_WORDS:
+    if s.low(j + 1) in LENGTH_JOINS and length is not None and s.low(j + 3) in TOKEN_WORDS:
         s.set("sample_tokens", whole(length.scaled(), s.raw(j + 2), "sample_tokens"),
               s.raw(j + 1, 3), s.raw(j + 2))
         return 4

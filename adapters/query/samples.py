@@ -25,10 +25,12 @@ SAMPLE_WORDS: Final = frozenset(
 )
 _SAMPLE_KEYS: Final = frozenset({"samples", "examples", "num-samples", "num-examples"})
 """Before a number: ``samples 10k``, HF Trainer's log line ``Num examples = 10,000``."""
-_LENGTH_JOINS: Final = frozenset(
+LENGTH_JOINS: Final = frozenset(
     {"of", "x", "*", "avg", "average", "mean", "at", "@", "with", "each", "~", "approx",
      "about", "around", "averaging", "avg-len", "avg-length", "typically"}
 )
+"""Words between a sample count and its length (``10k samples of 512 tokens``; also after
+a dataset's count, ``alpaca 52k x 300 tokens``)."""
 MAX_SAMPLE_TOKENS_ASKED: Final = 1_000_000
 """A token count beside a sample count below this may be their average length (the
 refusal asks); above it, it can only be the dataset's size."""
@@ -48,7 +50,7 @@ def samples(s: State, i: int) -> int:
     word = s.raw(at)
     s.set("samples", _count(num, word, "samples"), s.raw(i, 2), word)
     j = i + 2
-    while s.low(j) in _LENGTH_JOINS:
+    while s.low(j) in LENGTH_JOINS:
         j += 1
     length = read_number(s.low(j))
     if j > i + 2 and length is not None and s.low(j + 1) in TOKEN_WORDS:
