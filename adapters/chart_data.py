@@ -38,11 +38,11 @@ from adapters.report import (
     fmt_tokens,
 )
 from engine import Estimate, Method, Mode, Request, estimate
+from engine.choices import Solve
 from engine.constants import USABLE_FRACTION
 from engine.fit import Option, resolve_stage
 from engine.memory import COMPONENTS, Breakdown, footprint
 from engine.profiles import resolve
-from engine.request import Solve
 from engine.specs import Catalog, ModelSpec, label_capacity_gb
 
 CHART_FILENAME = "chart.png"

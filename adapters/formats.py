@@ -8,7 +8,7 @@ announcements and the follow-up change lines agree.
 
 from __future__ import annotations
 
-from engine.request import Method
+from engine.choices import Method
 from engine.wording import tokens_text
 
 METHOD_LABELS = {Method.FULL: "Full", Method.LORA: "LoRA", Method.QLORA: "QLoRA"}

@@ -22,12 +22,13 @@ from adapters.formats import (
 )
 from adapters.report_limits import limit_lines, solve_headline, solve_raises
 from engine import Estimate
+from engine.choices import Framework, Method, Mode, Solve
 from engine.collectives import nodes_for
 from engine.constants import MAX_SEQ_LEN
 from engine.fit import FIT_TIGHT, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
 from engine.profiles import PROFILES
-from engine.request import Framework, Method, Mode, Request, Solve
+from engine.request import Request
 from engine.specs import ModelSpec
 from engine.wording import epochs_text, share_text
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from adapters.formats import METHOD_LABELS, fmt_gb, fmt_hours, fmt_money, fmt_params
 from engine import Estimate
+from engine.choices import Solve
 from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES, USABLE_FRACTION
 from engine.fit import Option
-from engine.request import Solve
 from engine.solve import Solution
 
 # --------------------------------------------------------------------------- #

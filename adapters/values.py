@@ -14,8 +14,9 @@ from __future__ import annotations
 from enum import Enum
 
 from adapters.formats import METHOD_LABELS, fmt_tokens
+from engine.choices import Method, Solve
 from engine.fields import Display
-from engine.request import Method, Solve, field_meta
+from engine.request import field_meta
 
 
 def show_number(display: Display, value: float) -> str:

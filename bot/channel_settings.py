@@ -25,7 +25,7 @@ from adapters.parse import QueryError, parse_fields
 from bot.store_types import StoreUnavailable, count_unavailable
 from catalog.echo import quoted
 from engine import Request
-from engine.request import Framework
+from engine.choices import Framework
 from engine.specs import Catalog
 
 if TYPE_CHECKING:  # a name only: the store loads with its backend

@@ -16,8 +16,9 @@ from adapters.report import Report
 from adapters.values import show_change, show_value
 from bot.store_types import ThreadKey, request_json
 from engine import Estimate, Request
+from engine.choices import Method
 from engine.profiles import resolve
-from engine.request import Method, field_meta, field_metas
+from engine.request import field_meta, field_metas
 from engine.specs import UnknownId
 
 if TYPE_CHECKING:  # the price commands pull in the live price sources (aiohttp)

@@ -6,18 +6,18 @@
 5.7
 """
 
-from engine.estimate import Estimate, WhatIf, estimate
-from engine.request import (
+from engine.choices import (
     Framework,
     LoraTargets,
     Method,
     Mode,
     Optimizer,
     Precision,
-    Request,
     Sharding,
     StatePrecision,
 )
+from engine.estimate import Estimate, WhatIf, estimate
+from engine.request import Request
 
 __all__ = [
     "Estimate",

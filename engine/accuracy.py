@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from engine.choices import Method, Mode, Sharding
 from engine.constants import PLANNING_UNCERTAINTY
-from engine.request import Method, Mode, Request, Sharding
+from engine.request import Request
 
 
 @dataclass(frozen=True, slots=True)

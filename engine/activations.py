@@ -63,6 +63,7 @@ from typing import Literal
 
 from engine import selective
 from engine.architecture import Architecture
+from engine.choices import LoraTargets, Method, Precision, StatePrecision
 from engine.constants import (
     ACTIVATION_BYTES,
     DORA_EYE_BYTES,
@@ -75,7 +76,7 @@ from engine.constants import (
     TORCHAO_NF4_EAGER_PEAK_BYTES,
 )
 from engine.profiles import eager_nf4_dequant, fp32_residual_stream, logits_bytes, profile
-from engine.request import LoraTargets, Method, Precision, Request, StatePrecision
+from engine.request import Request
 
 
 @dataclass(frozen=True, slots=True)

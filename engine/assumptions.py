@@ -6,6 +6,7 @@ check every number against what they meant to ask.
 from __future__ import annotations
 
 from engine.activations import logits_bytes_per_token
+from engine.choices import Framework, Method, Mode, Sharding, StatePrecision
 from engine.compute import uses_flat_rule
 from engine.constants import (
     CUDA_CONTEXT_GB,
@@ -25,14 +26,7 @@ from engine.profiles import (
     profile,
 )
 from engine.rates import framework_picks_native_attention, matmul_rate
-from engine.request import (
-    Framework,
-    Method,
-    Mode,
-    Request,
-    Sharding,
-    StatePrecision,
-)
+from engine.request import Request
 from engine.specs import GpuSpec
 from engine.warning_context import Context
 from engine.wording import epochs_text, sharding_text, tokens_text

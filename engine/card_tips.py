@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from engine.choices import Framework, Method, Mode, Optimizer, Sharding
 from engine.constants import (
     BAND_FULL,
     BF16_ADAPTERS_TIP_SHARE,
@@ -22,7 +23,6 @@ from engine.fit import Option
 from engine.memory import footprint
 from engine.profiles import fp32_residual_stream
 from engine.rates import framework_picks_native_attention
-from engine.request import Framework, Method, Mode, Optimizer, Sharding
 from engine.throughput import Workload, step_time, workload, zero3_hook_share
 from engine.warning_context import Context
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 from engine.architecture import Architecture
+from engine.choices import Sharding
 from engine.constants import (
     CP_KV_PASSES,
     GPUS_PER_NODE,
@@ -35,7 +36,7 @@ from engine.constants import (
     TP_COLLECTIVES_PER_LAYER,
 )
 from engine.records import record
-from engine.request import Request, Sharding
+from engine.request import Request
 from engine.specs import GpuSpec
 
 

@@ -23,13 +23,14 @@ from __future__ import annotations
 from dataclasses import field
 
 from engine.architecture import Architecture
+from engine.choices import Mode, Sharding
 from engine.constants import (
     DEFAULT_MFU,
     FLOPS_PER_PARAM_TOKEN,
     RUN_STARTUP_S,
 )
 from engine.records import record
-from engine.request import Mode, Request, Sharding
+from engine.request import Request
 from engine.specs import GpuSpec
 from engine.throughput import Workload, step_time, workload
 

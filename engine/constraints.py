@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.accuracy import uncertainty
+from engine.choices import Method, Mode
 from engine.collectives import named_node_cards
 from engine.compute import Compute, compute
 from engine.constants import (
@@ -44,7 +45,7 @@ from engine.fit import (
     resolve_stage,
 )
 from engine.memory import Footprint, footprint
-from engine.request import Method, Mode, Request
+from engine.request import Request
 from engine.specs import Catalog, GpuSpec, ModelSpec, gpus_of_memory
 
 DIMINISHING_RETURNS = 1.10

@@ -13,6 +13,7 @@ from typing import Any
 from engine import warnings as caveats
 from engine.accuracy import Uncertainty, uncertainty
 from engine.assumptions import assumptions
+from engine.choices import Method, Mode, StatePrecision
 from engine.compute import Compute, compute, uses_flat_rule
 from engine.constants import CUDA_CONTEXT_GB, MAX_OPTIONS, MAX_SEQ_LEN
 from engine.constraints import Constrained, constrain
@@ -34,7 +35,7 @@ from engine.fit import (
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
 from engine.profiles import resolve
 from engine.records import record
-from engine.request import Method, Mode, Request, StatePrecision
+from engine.request import Request
 from engine.solve import Solution, solve
 from engine.specs import Catalog, GpuSpec, ModelSpec, UnknownId
 from engine.warning_context import Context, changes_on_lead

@@ -29,6 +29,7 @@ import bisect
 import math
 from dataclasses import dataclass
 
+from engine.choices import Mode, Sharding
 from engine.collectives import hsdp_group
 from engine.compute import Compute, Timing, flat_gpu_seconds, timing, tokens_per_second
 from engine.constants import (
@@ -43,7 +44,6 @@ from engine.constants import (
 )
 from engine.memory import Breakdown, Footprint
 from engine.records import record
-from engine.request import Mode, Sharding
 from engine.specs import GpuSpec, gpus_of_memory, label_capacity_gb
 from engine.throughput import seconds_per_token_floor
 

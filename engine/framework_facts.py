@@ -1,6 +1,6 @@
 """Each framework's facts that its users do not know they chose, named and sourced.
 
-One table per fact, keyed by framework (``engine.request.Framework`` values);
+One table per fact, keyed by framework (``engine.choices.Framework`` values);
 ``engine.profiles`` turns them into a ``Profile`` per framework and is the only reader.
 ``generic`` keeps the specification's assumptions in every table. Numbers shared with
 the rest of the estimate (bytes per logit, kernel counts) live in ``engine.constants``.

@@ -11,9 +11,10 @@ last, after the embedding's (``FSDP_ROOT_UNIT_GATHERED`` in ``engine.framework_f
 from __future__ import annotations
 
 from engine.architecture import Architecture
+from engine.choices import Method
 from engine.constants import ACTIVATION_BYTES
 from engine.profiles import keeps_fsdp1_root
-from engine.request import Method, Request
+from engine.request import Request
 
 
 def fsdp1_units(

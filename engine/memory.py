@@ -90,6 +90,7 @@ from engine.activations import (
     dora_workspace_bytes,
 )
 from engine.architecture import Architecture
+from engine.choices import Method, Mode, Optimizer, Sharding, StatePrecision
 from engine.collectives import hsdp_group, named_node_cards
 from engine.constants import (
     ADAPTER_BYTES,
@@ -108,7 +109,7 @@ from engine.constants import (
 from engine.fsdp_units import fsdp1_units
 from engine.profiles import fp32_residual_stream, profile, trained_architecture
 from engine.records import record
-from engine.request import Method, Mode, Optimizer, Request, Sharding, StatePrecision
+from engine.request import Request
 from engine.weight_bytes import (
     base_weight_bytes,
     full_gradient_bytes,

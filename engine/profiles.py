@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Literal
 
 from engine.architecture import Architecture
+from engine.choices import Framework, Method, Precision, Sharding, StatePrecision
 from engine.framework_facts import (
     FSDP_ACCUMULATES_UNSHARDED,
     FSDP_FROZEN_GRADS,
@@ -48,7 +49,7 @@ from engine.framework_facts import (
     PROFILE_TRAINS_EVERY_WEIGHT,
     PROFILE_UNTIED_HEAD,
 )
-from engine.request import Framework, Method, Precision, Request, Sharding, StatePrecision
+from engine.request import Request
 
 Scope = Literal[
     "any", "adapters", "fp32-adapters", "full", "zero", "full-outside-zero", "qlora-eager",

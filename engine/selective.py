@@ -18,8 +18,9 @@ whose output was not kept; attention is not recomputed.
 from __future__ import annotations
 
 from engine.architecture import Architecture, Linear
+from engine.choices import Method
 from engine.constants import ACTIVATION_BYTES, FP32_BYTES, SAC_MATMUL_SAVE_PERIOD
-from engine.request import Method, Request
+from engine.request import Request
 
 
 def _matmuls(arch: Architecture, request: Request) -> list[tuple[int, int, bool]]:

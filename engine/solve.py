@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.choices import Method, Mode, ModelPick, Solve
 from engine.constants import (
     BIGGER_CARD_FACTOR,
     FIT_SLACK,
@@ -44,7 +45,7 @@ from engine.fit import (
 )
 from engine.memory import Breakdown, Footprint, footprint
 from engine.profiles import resolve
-from engine.request import Method, Mode, ModelPick, Request, Solve
+from engine.request import Request
 from engine.specs import Catalog, GpuSpec, ModelSpec, label_capacity_gb
 
 Value = int | str

@@ -64,6 +64,7 @@ from dataclasses import dataclass, replace
 from engine import selective
 from engine.activations import layer_activation_bytes, logits_bytes_per_token
 from engine.architecture import Architecture
+from engine.choices import Method, Optimizer, Sharding, StatePrecision
 from engine.collectives import (
     cp_comm_bytes,
     data_parallel_seconds,
@@ -111,7 +112,7 @@ from engine.profiles import (
 )
 from engine.rates import attention_rate, framework_picks_native_attention, matmul_rate
 from engine.records import record
-from engine.request import Method, Optimizer, Request, Sharding, StatePrecision
+from engine.request import Request
 from engine.specs import GpuSpec
 from engine.variant_work import (
     dora_work,

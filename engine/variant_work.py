@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from engine import selective
 from engine.activations import adapter_path, uses_dora, uses_fp32_adapters
 from engine.architecture import Architecture, Linear
+from engine.choices import Method
 from engine.constants import (
     DENSE_MLP_KERNELS,
     DORA_KERNELS_PER_ADAPTER,
@@ -27,7 +28,7 @@ from engine.constants import (
     PEFT_ADAPTER_KERNELS,
 )
 from engine.profiles import profile
-from engine.request import Method, Request
+from engine.request import Request
 from engine.specs import GpuSpec
 
 

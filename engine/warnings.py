@@ -13,6 +13,7 @@ from collections.abc import Callable
 from engine.accuracy import uncertainty
 from engine.activations import logits_bytes_per_token
 from engine.card_tips import card_tips
+from engine.choices import Framework, Method, Mode, ModelPick, Sharding, Solve
 from engine.collectives import group_nodes, link_bytes_per_s, named_node_cards, nodes_for
 from engine.compute import uses_flat_rule
 from engine.constants import (
@@ -32,15 +33,7 @@ from engine.fit import Option, not_recommended_reason
 from engine.profiles import (
     profile,
 )
-from engine.request import (
-    Framework,
-    Method,
-    Mode,
-    ModelPick,
-    Request,
-    Sharding,
-    Solve,
-)
+from engine.request import Request
 from engine.specs import Catalog
 from engine.warning_context import Context
 from engine.wording import share_text

@@ -6,6 +6,7 @@ adapters, and a unit ZeRO-3/FSDP gathers. Bytes, not GB; the memory model
 from __future__ import annotations
 
 from engine.architecture import Architecture
+from engine.choices import Method, StatePrecision
 from engine.constants import (
     ADAPTER_BYTES,
     GPTQ_BITS,
@@ -15,7 +16,7 @@ from engine.constants import (
     ZERO3_GATHERED_UNITS,
 )
 from engine.profiles import profile
-from engine.request import Method, Request, StatePrecision
+from engine.request import Request
 
 
 def quantized_bits(request: Request) -> float:

@@ -3,8 +3,8 @@ replies built on them: one spelling of a token count and of an epoch count every
 
 from __future__ import annotations
 
+from engine.choices import Sharding
 from engine.constants import BAND_FULL, USABLE_FRACTION
-from engine.request import Sharding
 
 
 def tokens_text(n: float) -> str:

@@ -12,10 +12,10 @@ from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.trainconfig import read_config
 from catalog.loader import default_catalog
 from engine import Request, estimate
+from engine.choices import Sharding
 from engine.constants import FA_EFFICIENCY
 from engine.profiles import resolve
 from engine.rates import attention_rate, matmul_rate
-from engine.request import Sharding
 from engine.specs import Catalog, GpuSpec
 from engine.throughput import step_time, workload
 from tests.helpers import H100_LIKE, catalog_with, gpu

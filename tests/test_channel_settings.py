@@ -17,7 +17,7 @@ from bot.channel_settings import (
 )
 from bot.service import ReplyKind, Service
 from bot.store_sqlite import SQLiteStore
-from engine.request import Framework
+from engine.choices import Framework
 
 
 @pytest.fixture

@@ -5,11 +5,11 @@ offered on (``MAX_CLUSTER_NODES``)."""
 from __future__ import annotations
 
 from engine import Request, estimate
+from engine.choices import Sharding
 from engine.collectives import nodes_for
 from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
 from engine.fit import card_limit
 from engine.profiles import resolve
-from engine.request import Sharding
 from engine.throughput import step_time, workload
 from tests.helpers import H100_LIKE, catalog_with, gpu
 

@@ -6,9 +6,9 @@ import pytest
 
 from adapters.parse import parse_query
 from engine import Request, estimate
+from engine.choices import Mode
 from engine.compute import compute, timing, training_flops
 from engine.constants import RUN_STARTUP_S
-from engine.request import Mode
 from tests.helpers import catalog_with, gpu
 
 

@@ -15,11 +15,11 @@ from adapters.trainconfig.build import apply_config
 from catalog.loader import default_catalog
 from engine import Request, estimate
 from engine.activations import activation_bytes
+from engine.choices import Sharding
 from engine.collectives import cp_comm_bytes
 from engine.constants import GB
 from engine.fit import Sizer
 from engine.profiles import resolve
-from engine.request import Sharding
 from engine.specs import Catalog
 from engine.throughput import step_time, workload
 from tests.helpers import H100_LIKE, catalog_with, resolved_footprint
@@ -177,7 +177,7 @@ def test_a_budget_tries_only_whole_rings() -> None:
 def test_auto_shards_a_named_count_under_context_parallelism(catalog) -> None:
     """`auto` shards over the rings from the first, whether the count is named or picked."""
     from engine import Request, estimate
-    from engine.request import Sharding
+    from engine.choices import Sharding
 
     fields = dict(model="llama-3.1-8b", method="lora", framework="hf", gpu="h100-sxm",
                   seq_len=32768, context_parallel=2)

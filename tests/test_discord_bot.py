@@ -24,7 +24,7 @@ from bot.ratelimit import RateLimiter
 from bot.service import Service
 from bot.store import ThreadKey
 from bot.store_sqlite import SQLiteStore
-from engine.request import Framework
+from engine.choices import Framework
 from tests.fakes.discord_server import (
     FLAG_EPHEMERAL,
     FakeDiscord,

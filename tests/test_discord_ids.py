@@ -11,6 +11,16 @@ from adapters.discord import ids
 from adapters.parse import parse_query
 from catalog.loader import default_catalog
 from engine import Method, Request
+from engine.choices import (
+    LoraTargets,
+    Mode,
+    ModelPick,
+    Optimizer,
+    Precision,
+    Sharding,
+    Solve,
+    StatePrecision,
+)
 from engine.constants import (
     MAX_BUDGET_USD,
     MAX_DATASET_TOKENS,
@@ -33,16 +43,6 @@ from engine.constants import (
     MIN_GPU_MEMORY_GB,
     MIN_MFU,
     MIN_PRICE_PER_GPU_HOUR,
-)
-from engine.request import (
-    LoraTargets,
-    Mode,
-    ModelPick,
-    Optimizer,
-    Precision,
-    Sharding,
-    Solve,
-    StatePrecision,
 )
 
 CATALOG = default_catalog()

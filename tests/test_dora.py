@@ -11,10 +11,10 @@ from adapters.trainconfig import read_config
 from catalog.loader import default_catalog
 from engine import Request, estimate
 from engine.activations import activation_bytes, dora_workspace_bytes
+from engine.choices import Sharding
 from engine.constants import DORA_SAVED_BYTES, DORA_WEIGHT_BYTES
 from engine.memory import footprint
 from engine.profiles import resolve
-from engine.request import Sharding
 from engine.specs import Catalog
 from engine.throughput import step_time, workload
 from engine.variant_work import dora_work

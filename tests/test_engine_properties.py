@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from catalog.loader import default_catalog
 from engine import Request
+from engine.choices import Sharding
 from engine.estimate import resolve
 from engine.fit import Sizer
 from engine.memory import footprint
-from engine.request import Sharding
 from engine.throughput import step_time, workload
 
 CATALOG = default_catalog()

@@ -9,9 +9,9 @@ import pytest
 
 from catalog.loader import default_catalog
 from engine import Request, estimate
+from engine.choices import Framework
 from engine.fit import cards, cards_of_memory
 from engine.memory import COMPONENTS
-from engine.request import Framework
 from engine.specs import Catalog, UnknownId, synthetic_model
 from tests.helpers import catalog_with, gpu
 

@@ -8,6 +8,7 @@ import pytest
 
 from adapters.parse import parse_query
 from engine import Request, estimate
+from engine.choices import Sharding
 from engine.compute import Compute, compute
 from engine.fit import (
     Sizer,
@@ -20,7 +21,6 @@ from engine.fit import (
     run_seconds_floor,
 )
 from engine.memory import footprint
-from engine.request import Sharding
 from engine.specs import Catalog
 from tests.helpers import catalog_with, gpu
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from engine import Request, estimate
+from engine.choices import Sharding
 from engine.constants import GEMM_EFFICIENCY
 from engine.memory import footprint
 from engine.profiles import resolve
-from engine.request import Sharding
 from engine.specs import Catalog
 from engine.throughput import step_time, workload
 from engine.variant_work import float8_speedup

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from engine import Request, estimate
+from engine.choices import Sharding
 from engine.collectives import data_parallel_seconds
 from engine.fit import Sizer
 from engine.profiles import resolve
-from engine.request import Sharding
 from engine.specs import Catalog
 from engine.throughput import step_time, workload
 from tests.helpers import H100_LIKE, catalog_with, resolved_footprint

@@ -8,9 +8,9 @@ import pytest
 
 from engine import Request, estimate
 from engine.activations import layer_activation_bytes
+from engine.choices import Sharding
 from engine.constants import GPTQ_BITS
 from engine.memory import footprint
-from engine.request import Sharding
 from engine.specs import Catalog
 from engine.weight_bytes import base_weight_bytes
 

@@ -10,9 +10,9 @@ from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.trainconfig import read_config
 from catalog.loader import default_catalog
 from engine import Request
+from engine.choices import Sharding
 from engine.memory import footprint
 from engine.profiles import resolve
-from engine.request import Sharding
 from engine.specs import Catalog
 from engine.throughput import step_time, workload
 from tests.helpers import H100_LIKE

@@ -24,16 +24,8 @@ from adapters.parse import (
 from adapters.query.vocabulary import FLAGS, KEYWORDS, PHRASES
 from catalog.loader import default_catalog
 from engine.architecture import Architecture
-from engine.request import (
-    LoraTargets,
-    Method,
-    Mode,
-    Optimizer,
-    Precision,
-    Request,
-    Sharding,
-    StatePrecision,
-)
+from engine.choices import LoraTargets, Method, Mode, Optimizer, Precision, Sharding, StatePrecision
+from engine.request import Request
 from engine.specs import Catalog, GpuSpec, ModelSpec
 
 # --- a small catalog -------------------------------------------------------------

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adapters.parse import QueryError, apply_followup, parse_query
-from engine.request import Method, Request
+from engine.choices import Method
+from engine.request import Request
 from tests.test_parse import small_catalog
 
 CAT = small_catalog()

@@ -15,10 +15,10 @@ from engine.activations import (
     logits_bytes_per_token,
     saved_inputs,
 )
+from engine.choices import Framework, Method, Precision, Sharding, StatePrecision
 from engine.constants import LOGITS_BYTES, LOGITS_BYTES_HF
 from engine.memory import footprint
 from engine.profiles import PROFILES, changes_for, resolve, trained_architecture
-from engine.request import Framework, Method, Precision, Sharding, StatePrecision
 from engine.specs import Catalog
 
 

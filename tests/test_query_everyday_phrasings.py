@@ -6,7 +6,7 @@ import pytest
 
 from adapters.parse import QueryError, apply_followup, parse_query
 from catalog.loader import default_catalog
-from engine.request import LoraTargets, Method
+from engine.choices import LoraTargets, Method
 
 CAT = default_catalog()
 

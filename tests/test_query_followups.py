@@ -11,7 +11,8 @@ import pytest
 
 from adapters.parse import QueryError, apply_followup, parse_fields, parse_query
 from catalog.loader import default_catalog
-from engine.request import Method, Request, Sharding
+from engine.choices import Method, Sharding
+from engine.request import Request
 
 CAT = default_catalog()
 PREVIOUS_QUERY = "8b lora 50M tokens 2x a100 seq 2048 bs 4"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.request import Framework, Method, Sharding, Solve
+from engine.choices import Framework, Method, Sharding, Solve
 from tests.helpers import followup, parsed, refused
 
 

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from adapters.parse import parse_query
 from catalog.loader import default_catalog
 from catalog.skypilot import COUNT_FIXES, GCP_HOSTS, map_accelerator
-from engine.request import Sharding
+from engine.choices import Sharding
 from tests.helpers import catalog_with, followup, gpu, parsed, refused
 
 

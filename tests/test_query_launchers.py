@@ -13,14 +13,7 @@ from hypothesis import strategies as st
 
 from adapters.query import launchers, recipes
 from catalog.loader import default_catalog
-from engine.request import (
-    Framework,
-    Method,
-    ModelPick,
-    Precision,
-    Sharding,
-    StatePrecision,
-)
+from engine.choices import Framework, Method, ModelPick, Precision, Sharding, StatePrecision
 from tests.helpers import fields, parsed, refusal
 
 CAT = default_catalog()

@@ -13,7 +13,7 @@ from adapters.parse import parse_fields, parse_query
 from adapters.query.parser import Said
 from catalog.hub.ref import hub_ref_for_word
 from catalog.loader import default_catalog
-from engine.request import Method, Mode, ModelPick, Precision
+from engine.choices import Method, Mode, ModelPick, Precision
 from tests.helpers import example, fields, followup, refused, refused_followup
 
 CAT = default_catalog()

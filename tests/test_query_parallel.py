@@ -11,7 +11,8 @@ from adapters.parse import QueryError, apply_followup
 from adapters.trainconfig import ConfigError, read_config
 from adapters.trainconfig.build import apply_config
 from catalog.loader import default_catalog
-from engine.request import Framework, Method, Request, Sharding
+from engine.choices import Framework, Method, Sharding
+from engine.request import Request
 from tests.helpers import fields, parsed, refusal
 
 CAT = default_catalog()

@@ -10,14 +10,7 @@ import pytest
 
 from adapters.parse import parse_query
 from catalog.loader import default_catalog
-from engine.request import (
-    Framework,
-    LoraTargets,
-    Method,
-    Precision,
-    Sharding,
-    StatePrecision,
-)
+from engine.choices import Framework, LoraTargets, Method, Precision, Sharding, StatePrecision
 from tests.helpers import example, fields, followup, parsed, refused
 
 CAT = default_catalog()

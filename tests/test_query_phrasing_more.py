@@ -13,7 +13,7 @@ import pytest
 from adapters.parse import parse_query
 from catalog.hub.ref import hub_ref_for_word
 from catalog.loader import default_catalog
-from engine.request import Framework, Precision, Sharding, StatePrecision
+from engine.choices import Framework, Precision, Sharding, StatePrecision
 from tests.helpers import example, fields, parsed, refused, refused_followup
 
 CAT = default_catalog()

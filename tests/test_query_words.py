@@ -9,17 +9,9 @@ import pytest
 
 from adapters.parse import QueryError, apply_followup, parse_query
 from catalog.loader import default_catalog
+from engine.choices import Framework, LoraTargets, Method, ModelPick, Optimizer, Sharding, Solve
 from engine.estimate import estimate
-from engine.request import (
-    Framework,
-    LoraTargets,
-    Method,
-    ModelPick,
-    Optimizer,
-    Request,
-    Sharding,
-    Solve,
-)
+from engine.request import Request
 from tests.helpers import fields, followup, refused
 
 CAT = default_catalog()

@@ -9,8 +9,8 @@ from adapters.parse import parse_query
 from catalog.loader import default_catalog
 from engine import Request, estimate
 from engine.activations import activation_bytes
+from engine.choices import Sharding
 from engine.profiles import resolve
-from engine.request import Sharding
 from engine.selective import recomputed_params, saved_bytes_per_token
 from engine.throughput import step_time, workload
 from tests.helpers import gpu

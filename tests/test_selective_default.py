@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from engine import Request, estimate
+from engine.choices import Framework, Solve
 from engine.profiles import PROFILES, changes_for, resolve
-from engine.request import Framework, Solve
 from engine.specs import Catalog
 from tests.helpers import parsed
 

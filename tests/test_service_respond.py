@@ -20,7 +20,7 @@ from bot.service import (
 )
 from bot.store_sqlite import SQLiteStore
 from engine import Request
-from engine.request import Framework
+from engine.choices import Framework
 from engine.specs import Catalog
 from tests.fakes.clock import ManualClock
 

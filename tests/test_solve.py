@@ -12,9 +12,9 @@ import pytest
 from adapters.cli import main
 from adapters.report import build_report
 from engine import Method, Request, estimate
+from engine.choices import ModelPick, Solve
 from engine.constants import SOLVE_REFERENCE_GPU, SOLVE_SEQ_STEP, USABLE_FRACTION
 from engine.estimate import Estimate, question
-from engine.request import ModelPick, Solve
 from engine.solve import largest, solve
 from engine.specs import Catalog
 

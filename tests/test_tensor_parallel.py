@@ -10,12 +10,12 @@ import pytest
 
 from adapters.report import build_report
 from engine import Request, estimate
+from engine.choices import Method, Sharding, Solve
 from engine.collectives import tp_comm_bytes
 from engine.constants import TP_COLLECTIVES_PER_LAYER
 from engine.fit import Sizer, resolve_stage
 from engine.memory import COMPONENTS, tensor_parallel_share
 from engine.profiles import resolve
-from engine.request import Method, Sharding, Solve
 from engine.specs import Catalog
 from engine.throughput import step_time, workload
 from tests.helpers import H100_LIKE, catalog_with, resolved_footprint

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import Request, estimate
+from engine.choices import Mode, Sharding
 from engine.collectives import link_bytes_per_s, nodes_for
 from engine.compute import compute, napkin_gpu_hours, timing
 from engine.constants import (
@@ -16,7 +17,6 @@ from engine.constants import (
     ZERO3_HOST_OPS_GRADIENT,
 )
 from engine.profiles import resolve
-from engine.request import Mode, Sharding
 from engine.specs import Catalog
 from engine.throughput import fused_step_bytes, step_time, workload, zero3_host_ops
 from tests.helpers import H100_LIKE, catalog_with, gpu

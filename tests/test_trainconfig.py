@@ -26,15 +26,8 @@ from adapters.trainconfig.formats import tune_model_name
 from bot.config_questions import answer_config
 from bot.replies import ReplyKind
 from bot.service import Service
-from engine.request import (
-    Framework,
-    LoraTargets,
-    Method,
-    Optimizer,
-    Precision,
-    Request,
-    Sharding,
-)
+from engine.choices import Framework, LoraTargets, Method, Optimizer, Precision, Sharding
+from engine.request import Request
 from engine.specs import Catalog
 
 FIXTURES = Path(__file__).parent / "fixtures" / "trainconfig"

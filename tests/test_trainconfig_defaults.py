@@ -14,7 +14,7 @@ from adapters.cli import main
 from adapters.trainconfig import ConfigRead, config_notes, read_config
 from adapters.trainconfig.ask import builder
 from adapters.trainconfig.load import ConfigError
-from engine.request import Method, Precision, Sharding
+from engine.choices import Method, Precision, Sharding
 from engine.specs import Catalog
 
 AXOLOTL = "base_model: meta-llama/Llama-3.1-8B\n"

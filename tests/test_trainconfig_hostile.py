@@ -22,8 +22,8 @@ from adapters.trainconfig.load import MAX_DEPTH
 from bot.config_questions import answer_config, answer_shared_config
 from bot.replies import ReplyKind
 from bot.service import Service
+from engine.choices import LoraTargets, Sharding
 from engine.constants import MAX_STEPS
-from engine.request import LoraTargets, Sharding
 from engine.specs import Catalog
 
 MODEL = "meta-llama/Llama-3.1-8B"

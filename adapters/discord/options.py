@@ -21,7 +21,8 @@ from adapters.parse import QueryError, Said, apply_followup, parse_fields, parse
 from bot.service import Reply, RequestBuilder, Service
 from catalog.echo import quoted
 from engine import Request
-from engine.request import Framework, field_metas
+from engine.choices import Framework
+from engine.request import field_metas
 from engine.specs import Catalog
 
 
@@ -36,7 +37,7 @@ class Options:
     seq: str | None = None
     epochs: float | None = None
     framework: str | None = None
-    """A :class:`~engine.request.Framework` value (the option is a choice)."""
+    """A :class:`~engine.choices.Framework` value (the option is a choice)."""
 
     @property
     def given(self) -> bool:

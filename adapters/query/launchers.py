@@ -20,7 +20,7 @@ from adapters.query.numbers import read_number, whole
 from adapters.query.recipes import check_flavor, settle_model
 from adapters.query.state import State
 from adapters.query.vocabulary import KEYWORDS
-from engine.request import Framework, Method, Precision, Sharding, StatePrecision
+from engine.choices import Framework, Method, Precision, Sharding, StatePrecision
 
 COUNT_EXAMPLE: Final = "8b full fsdp torchrun --nproc_per_node 8 h100"
 

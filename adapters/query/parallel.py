@@ -19,8 +19,9 @@ from adapters.query.errors import error, quoted
 from adapters.query.fields import FIELDS
 from adapters.query.numbers import TP_WORDS, read_number, whole
 from adapters.query.state import State
+from engine.choices import Method, Sharding
 from engine.constants import MAX_NODES
-from engine.request import QLORA_TP_REFUSAL, Method, Sharding
+from engine.request import QLORA_TP_REFUSAL
 
 TP_EXAMPLE: Final = FIELDS["tensor_parallel"].example
 

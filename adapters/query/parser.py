@@ -49,8 +49,9 @@ from adapters.query.steps import (
 )
 from adapters.values import show_value
 from catalog.loader import default_catalog
+from engine.choices import Method, ModelPick, Solve
 from engine.estimate import answered
-from engine.request import Method, ModelPick, Request, Solve, field_meta
+from engine.request import Request, field_meta
 from engine.solve import settled
 from engine.specs import Catalog
 

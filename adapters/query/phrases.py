@@ -27,9 +27,9 @@ from adapters.query.numbers import (
 from adapters.query.state import State
 from adapters.query.steps import card_beneath
 from adapters.query.vocabulary import FOUR_BIT_WORDS
+from engine.choices import Framework, Method, Precision, Sharding, Solve
 from engine.constants import GPUS_PER_NODE
 from engine.framework_facts import PROFILE_DEEPSPEED_ZERO
-from engine.request import Framework, Method, Precision, Sharding, Solve
 from engine.specs import Catalog
 
 # --- solve for a limit -------------------------------------------------------------

@@ -33,7 +33,8 @@ from adapters.query.numbers import (
 )
 from adapters.query.state import State
 from adapters.query.vocabulary import CARD_WORDS, KEYWORDS, TOKEN_WORDS
-from engine.request import Framework, Method, Precision, Request, Sharding
+from engine.choices import Framework, Method, Precision, Sharding
+from engine.request import Request
 
 _BATCH_WORDS: Final = frozenset(w for w, u in ALL_UNITS.items() if u.field == "micro_batch")
 _PLAIN_BATCH: Final = frozenset({"bs", "bsz", "batch", "batch-size"})

@@ -20,7 +20,7 @@ from adapters.query.names import resolve_model, size_model
 from adapters.query.numbers import SIZE_RE
 from adapters.query.state import State
 from adapters.query.tokenizer import FILE_NAME
-from engine.request import Framework, Method, ModelPick, Sharding
+from engine.choices import Framework, Method, ModelPick, Sharding
 
 TUNE_EXAMPLE: Final = "tune run lora_finetune_distributed --config llama3_1/8B_lora 8x a100"
 LITGPT_EXAMPLE: Final = "litgpt finetune_lora meta-llama/Meta-Llama-3.1-8B --devices 2 a100"

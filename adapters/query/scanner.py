@@ -48,7 +48,7 @@ from adapters.query.state import State, require
 from adapters.query.tokenizer import settings_joined, tokenize
 from adapters.query.unknown_cards import CARD_MAKERS, unknown_card
 from adapters.query.vocabulary import CARD_WORDS, FILLER, FLAGS, HOURLY, KEYWORDS, NEGATIONS
-from engine.request import ModelPick
+from engine.choices import ModelPick
 from engine.specs import Catalog, normalize_name
 
 Handler = Callable[[State, int], int]

@@ -8,7 +8,7 @@ from adapters.query.errors import error, quoted
 from adapters.query.fields import FIELDS, check_field
 from adapters.query.numbers import SIZE_RE, Num, Unit, read_number
 from adapters.query.tokenizer import Word
-from engine.request import Method, ModelPick
+from engine.choices import Method, ModelPick
 from engine.specs import Catalog
 
 

@@ -31,8 +31,9 @@ from adapters.query.fields import out_of_range
 from adapters.query.numbers import finite, read_number, whole
 from adapters.query.state import State
 from adapters.query.vocabulary import TOKEN_WORDS
+from engine.choices import Solve
 from engine.constants import MAX_DATASET_TOKENS
-from engine.request import Request, Solve, data_parallel_ranks
+from engine.request import Request, data_parallel_ranks
 
 STEPS_EXAMPLE: Final = "8b lora 1000 steps bs 8 seq 2048 4x a100"
 OTHER_LENGTHS: Final = ("dataset_tokens", "samples", "epochs")

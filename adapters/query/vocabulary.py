@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from adapters.query.conversation import CONVERSATION_WORDS
-from engine.request import (
+from engine.choices import (
     Framework,
     LoraTargets,
     Method,

@@ -29,8 +29,8 @@ from adapters.slack.announce import prices_blocks, prices_text
 from bot.service import Reply, ReplyKind, request_to_compact_json
 from catalog.echo import backticks_as_quotes
 from engine import Method, Request
+from engine.choices import Framework
 from engine.estimate import question
-from engine.request import Framework
 
 MAX_BLOCKS = 50
 MAX_TEXT = 3000  # section text, and any mrkdwn text object (context elements)

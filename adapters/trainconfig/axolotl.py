@@ -11,8 +11,8 @@ from adapters.trainconfig import shared as sh
 from adapters.trainconfig.checks import conflict
 from adapters.trainconfig.hf import activation_offloading
 from adapters.trainconfig.reader import UNSET, Reader, number_range, range_error
+from engine.choices import Method
 from engine.constants import MAX_GRAD_ACCUM
-from engine.request import Method
 
 _KERNELS = ("flash_attention", "sdp_attention", "xformers_attention", "flex_attention")
 

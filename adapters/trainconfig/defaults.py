@@ -7,7 +7,7 @@ cites the file (in the public repositories named) it was read from.
 from __future__ import annotations
 
 from adapters.trainconfig.reader import Reader
-from engine.request import Method
+from engine.choices import Method
 
 
 def epochs_meaning(epochs: float, reader: Reader) -> str:

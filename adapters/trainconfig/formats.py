@@ -25,7 +25,7 @@ from adapters.trainconfig.hf import read_llama_factory, read_trl
 from adapters.trainconfig.reader import ConfigFormat, ConfigRead, Reader
 from adapters.trainconfig.shared import DATASET_NOTE
 from adapters.trainconfig.torchtune import read_torchtune, tune_model_name
-from engine.request import Framework
+from engine.choices import Framework
 
 _LLAMA_FACTORY_KEYS = frozenset(
     {"finetuning_type", "cutoff_len", "quantization_bit", "lora_target", "template",

@@ -11,7 +11,7 @@ from adapters.trainconfig import mappings as m
 from adapters.trainconfig import shared as sh
 from adapters.trainconfig.checks import conflict
 from adapters.trainconfig.reader import Reader
-from engine.request import Framework, Method
+from engine.choices import Framework, Method
 
 
 def training_arguments(r: Reader) -> None:

@@ -18,7 +18,7 @@ from typing import Any, Final
 from adapters.trainconfig.checks import conflict
 from adapters.trainconfig.load import ConfigError
 from adapters.trainconfig.reader import Reader, shown
-from engine.request import LoraTargets, Optimizer, Precision, Sharding
+from engine.choices import LoraTargets, Optimizer, Precision, Sharding
 
 _OPTIMIZERS: Final[dict[str, tuple[Optimizer, str | None]]] = {
     **dict.fromkeys(

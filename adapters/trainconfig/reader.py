@@ -11,7 +11,8 @@ from typing import Any, Final
 from adapters.query.fields import field_bounds as request_field_bounds
 from adapters.trainconfig.load import ConfigError
 from catalog.echo import one_line
-from engine.request import Framework, field_meta
+from engine.choices import Framework
+from engine.request import field_meta
 
 MAX_SHOWN_VALUE: Final = 48
 """Characters of a value echoed back in the list of keys read."""

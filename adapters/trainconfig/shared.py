@@ -12,7 +12,7 @@ from adapters.trainconfig.checks import conflict
 from adapters.trainconfig.defaults import epochs_meaning
 from adapters.trainconfig.load import ConfigError
 from adapters.trainconfig.reader import Reader
-from engine.request import Method, Precision
+from engine.choices import Method, Precision
 
 DATASET_NOTE: Final = (
     "The datasets are named but not counted: add `N tokens` (or `N samples of L tokens`) "

@@ -11,7 +11,7 @@ from adapters.trainconfig import mappings as m
 from adapters.trainconfig import shared as sh
 from adapters.trainconfig.checks import conflict
 from adapters.trainconfig.reader import Reader
-from engine.request import Method, Optimizer
+from engine.choices import Method, Optimizer
 
 _TUNE_NAME = re.compile(r"^(?:q?lora_)?(?P<name>[a-z0-9_]+)$")
 BUILDER_EXAMPLE: Final = "a model builder such as torchtune.models.llama3_1.lora_llama3_1_8b"
