@@ -50,7 +50,8 @@ from engine import Request, estimate  # noqa: E402
 from engine.constants import CUDA_CONTEXT_GB  # noqa: E402
 from engine.fit import resolve_stage  # noqa: E402
 from engine.profiles import resolve  # noqa: E402
-from engine.throughput import Tuning, step_time, workload  # noqa: E402
+from engine.throughput import Tuning, step_time  # noqa: E402
+from engine.workload import workload  # noqa: E402
 
 DATA = Path(__file__).with_name("measurements.yaml")
 UNIT_BYTES = {"GB": 1e9, "GiB": 2**30, "bytes": 1.0, "MB": 1e6, "MiB": 2**20}

@@ -23,8 +23,9 @@ from engine.fit import Option
 from engine.memory import footprint
 from engine.profiles import fp32_residual_stream
 from engine.rates import framework_picks_native_attention
-from engine.throughput import Workload, step_time, workload, zero3_hook_share
+from engine.throughput import step_time, zero3_hook_share
 from engine.warning_context import Context
+from engine.workload import Workload, workload
 
 
 def card_tips(ctx: Context, o: Option) -> list[str]:

@@ -32,7 +32,8 @@ from engine.constants import (
 from engine.records import record
 from engine.request import Request
 from engine.specs import GpuSpec
-from engine.throughput import Workload, step_time, workload
+from engine.throughput import step_time
+from engine.workload import Workload, workload
 
 
 @record

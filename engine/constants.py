@@ -340,7 +340,7 @@ WEIGHT_READ_BYTES: Final = 2.0
 GRADIENT_READ_BYTES: Final = 2.0
 """A fused optimizer step reads each 16-bit gradient once; with FP32 master weights it
 also writes the 16-bit weight copy once (2 B). With the master weight and the states
-read and written once each (``engine.throughput.fused_step_bytes``), a fused AdamW step
+read and written once each (``engine.workload.fused_step_bytes``), a fused AdamW step
 moves 28 B per parameter with FP32 states (DeepSpeed's FusedAdam,
 ``torch.optim.AdamW(fused=True)``) and 14 B in pure BF16."""
 FOREACH_ADAMW_ACCESSES: Final = 21

@@ -7,7 +7,7 @@ to the longest sample in its micro-batch (Hugging Face's ``DataCollatorWithPaddi
 ``padding="longest"``, the default of TRL's SFT collator without packing) and cut at the
 maximum length; padded positions cost compute (attention and MLPs run on them) though
 they add no loss. The time model runs each micro-batch at the average sample length
-(``engine.throughput.timed_seq_len``) and the memory at the limit (the longest batch sets
+(``engine.workload.timed_seq_len``) and the memory at the limit (the longest batch sets
 the peak), so this says how far padding can push compute above the estimate.
 """
 

@@ -17,7 +17,8 @@ from engine.constants import FA_EFFICIENCY
 from engine.profiles import resolve
 from engine.rates import attention_rate, matmul_rate
 from engine.specs import Catalog, GpuSpec
-from engine.throughput import step_time, workload
+from engine.throughput import step_time
+from engine.workload import workload
 from tests.helpers import H100_LIKE, catalog_with, gpu
 
 # The same card with the FlashAttention-2 rate the catalog gives Hopper cards (0.35 of

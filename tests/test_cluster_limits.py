@@ -10,7 +10,8 @@ from engine.collectives import nodes_for
 from engine.constants import GPUS_PER_NODE, MAX_CLUSTER_NODES
 from engine.fit import card_limit
 from engine.profiles import resolve
-from engine.throughput import step_time, workload
+from engine.throughput import step_time
+from engine.workload import workload
 from tests.helpers import H100_LIKE, catalog_with, gpu
 
 ONE_PER_MACHINE = gpu("solo", 80, bf16_tflops=1000.0, matmul_tflops=800.0, hbm_gbps=3000.0,

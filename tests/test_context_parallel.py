@@ -21,7 +21,8 @@ from engine.constants import GB
 from engine.fit import Sizer
 from engine.profiles import resolve
 from engine.specs import Catalog
-from engine.throughput import step_time, workload
+from engine.throughput import step_time
+from engine.workload import workload
 from tests.helpers import H100_LIKE, catalog_with, resolved_footprint
 
 CARD = H100_LIKE

@@ -16,8 +16,9 @@ from engine.constants import DORA_SAVED_BYTES, DORA_WEIGHT_BYTES
 from engine.memory import footprint
 from engine.profiles import resolve
 from engine.specs import Catalog
-from engine.throughput import step_time, workload
+from engine.throughput import step_time
 from engine.variant_work import dora_work
+from engine.workload import workload
 from tests.helpers import gpu
 
 CAT = default_catalog()

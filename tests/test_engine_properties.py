@@ -12,7 +12,8 @@ from engine.choices import Sharding
 from engine.estimate import resolve
 from engine.fit import Sizer
 from engine.memory import footprint
-from engine.throughput import step_time, workload
+from engine.throughput import step_time
+from engine.workload import workload
 
 CATALOG = default_catalog()
 MODELS = st.sampled_from(sorted(CATALOG.models))

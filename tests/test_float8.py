@@ -11,8 +11,9 @@ from engine.constants import GEMM_EFFICIENCY
 from engine.memory import footprint
 from engine.profiles import resolve
 from engine.specs import Catalog
-from engine.throughput import step_time, workload
+from engine.throughput import step_time
 from engine.variant_work import float8_speedup
+from engine.workload import workload
 from tests.helpers import catalog_with, gpu
 
 FP8_CARD = gpu("f8", 80, bf16_tflops=1000.0, fp8_tflops=2000.0, matmul_tflops=800.0,

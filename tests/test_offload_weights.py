@@ -14,7 +14,8 @@ from engine.choices import Sharding
 from engine.memory import footprint
 from engine.profiles import resolve
 from engine.specs import Catalog
-from engine.throughput import step_time, workload
+from engine.throughput import step_time
+from engine.workload import workload
 from tests.helpers import H100_LIKE
 
 CAT = default_catalog()

@@ -15,8 +15,8 @@ from engine.constants import (
 )
 from engine.profiles import resolve
 from engine.specs import Catalog
-from engine.throughput import workload
 from engine.variant_work import fp32_adapter_work
+from engine.workload import workload
 from tests.helpers import resolved_footprint
 
 

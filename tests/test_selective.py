@@ -12,7 +12,8 @@ from engine.activations import activation_bytes
 from engine.choices import Sharding
 from engine.profiles import resolve
 from engine.selective import recomputed_params, saved_bytes_per_token
-from engine.throughput import step_time, workload
+from engine.throughput import step_time
+from engine.workload import workload
 from tests.helpers import gpu
 
 CAT = default_catalog()

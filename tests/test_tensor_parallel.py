@@ -17,7 +17,8 @@ from engine.fit import Sizer, resolve_stage
 from engine.memory import COMPONENTS, tensor_parallel_share
 from engine.profiles import resolve
 from engine.specs import Catalog
-from engine.throughput import step_time, workload
+from engine.throughput import step_time
+from engine.workload import workload
 from tests.helpers import H100_LIKE, catalog_with, resolved_footprint
 
 CARD = H100_LIKE

@@ -18,7 +18,8 @@ from engine.constants import (
 )
 from engine.profiles import resolve
 from engine.specs import Catalog
-from engine.throughput import fused_step_bytes, step_time, workload, zero3_host_ops
+from engine.throughput import step_time
+from engine.workload import fused_step_bytes, workload, zero3_host_ops
 from tests.helpers import H100_LIKE, catalog_with, gpu
 
 CARD = H100_LIKE
