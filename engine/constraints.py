@@ -38,13 +38,13 @@ from engine.fit import (
     Sizer,
     auto_sharded,
     card_limit,
-    hourly_price,
     make_option,
     not_recommended_reason,
     replica_fits,
     resolve_stage,
 )
 from engine.memory import Footprint, footprint
+from engine.ranking import hourly_price
 from engine.request import Request
 from engine.specs import Catalog, GpuSpec, ModelSpec, gpus_of_memory
 

@@ -19,21 +19,17 @@ from engine.constants import CUDA_CONTEXT_GB, MAX_OPTIONS, MAX_SEQ_LEN
 from engine.constraints import Constrained, constrain
 from engine.datasets import dataset_assumptions
 from engine.fit import (
-    Card,
     Option,
     Sizer,
-    cards,
-    cards_of_memory,
     count_on_card,
     fewest_cards,
-    hourly_price,
     make_option,
-    rank_cards,
     resolve_stage,
     stage_on,
 )
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
 from engine.profiles import resolve
+from engine.ranking import Card, cards, cards_of_memory, hourly_price, rank_cards
 from engine.records import record
 from engine.request import Request
 from engine.solve import Solution, solve

@@ -10,8 +10,8 @@ import pytest
 from catalog.loader import default_catalog
 from engine import Request, estimate
 from engine.choices import Framework
-from engine.fit import cards, cards_of_memory
 from engine.memory import COMPONENTS
+from engine.ranking import cards, cards_of_memory
 from engine.specs import Catalog, UnknownId, synthetic_model
 from tests.helpers import catalog_with, gpu
 

@@ -10,17 +10,9 @@ from adapters.parse import parse_query
 from engine import Request, estimate
 from engine.choices import Sharding
 from engine.compute import Compute, compute
-from engine.fit import (
-    Sizer,
-    cards,
-    fit_band,
-    hourly_price,
-    rank_cards,
-    resolve_stage,
-    run_seconds,
-    run_seconds_floor,
-)
+from engine.fit import Sizer, fit_band, resolve_stage
 from engine.memory import footprint
+from engine.ranking import cards, hourly_price, rank_cards, run_seconds, run_seconds_floor
 from engine.specs import Catalog
 from tests.helpers import catalog_with, gpu
 

@@ -1,0 +1,218 @@
+"""The order cards are offered in: each card sized, priced and timed, the best kept.
+
+Ranking: live cards before end-of-life ones, and cards fit for training before those
+marked not recommended (AMD/Intel, since bitsandbytes NF4 and fused optimizers are
+CUDA-first; cards without BF16 tensor cores; cards without FlashAttention 2, i.e.
+before Ampere). Then, when a dataset size is given, the cheapest option first with
+time as the tie-break; for memory-only questions the detailed calculator's order:
+closeness to 85% use (in 5-point steps, so near-equal cards tie), then fewer cards,
+cost last.
+
+A card is sized by :class:`engine.fit.Sizer`; with a dataset it is timed only when its
+cost floor (:func:`run_seconds_floor`) could put it among the best.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+
+from engine.choices import Mode, Sharding
+from engine.compute import Compute, flat_gpu_seconds, tokens_per_second
+from engine.constants import FIT_SLACK, RUN_STARTUP_S, USABLE_FRACTION
+from engine.fit import Sizer, card_limit, not_recommended_reason
+from engine.specs import GpuSpec, gpus_of_memory
+from engine.throughput import seconds_per_token_floor
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """A GPU's figures that ranking needs, computed once per catalog."""
+
+    gpu: GpuSpec
+    capacity: float
+    napkin_capacity: float
+    price: float | None
+    order: tuple[bool, bool]
+    """(end of life, not recommended for training): the leading part of the sort key."""
+    flagged: bool
+    """Either of ``order``: the card ranks after every unflagged one."""
+    most_cards: int
+    """:func:`card_limit`."""
+
+
+def cards(gpus: list[GpuSpec]) -> list[Card]:
+    """The ranking table of ``gpus``: each card's capacity, order and limits, computed once
+    per catalog."""
+    table = []
+    for g in gpus:
+        order = (g.status != "live", not_recommended_reason(g) is not None)
+        table.append(
+            Card(
+                gpu=g,
+                capacity=g.capacity_gb,
+                napkin_capacity=g.memory_gb,
+                price=g.price_per_gpu_hour,
+                order=order,
+                flagged=order[0] or order[1],
+                most_cards=card_limit(g),
+            )
+        )
+    return table
+
+
+def cards_of_memory(table: list[Card], memory_gb: float | None) -> list[Card]:
+    """The cards of ``table`` a question that names a card by its memory (``24gb``)
+    chooses from (:func:`engine.specs.gpus_of_memory`); ``table`` when none is named."""
+    if memory_gb is None:
+        return table
+    chosen = {g.id for g in gpus_of_memory([c.gpu for c in table], memory_gb)}
+    return [c for c in table if c.gpu.id in chosen]
+
+
+def hourly_price(gpu: GpuSpec, override: float | None, spot: bool) -> float | None:
+    """USD per GPU-hour: the price the user gave, else the card's spot price when spot is
+    asked for and the card has one, else its on-demand price."""
+    if override:
+        return override
+    if spot and gpu.spot_price_per_gpu_hour is not None:
+        return gpu.spot_price_per_gpu_hour
+    return gpu.price_per_gpu_hour
+
+
+def run_seconds(
+    work: Compute,
+    gpu: GpuSpec,
+    count: int,
+    stage: Sharding,
+    mode: Mode,
+    offload: bool,
+    nodes: int | None = None,
+) -> float:
+    """GPU-seconds of the whole run on ``count`` cards (inf without FLOPs)."""
+    if work.flops is None or work.trained_tokens is None:
+        return math.inf
+    if work.workload is None:
+        return flat_gpu_seconds(work, gpu, count, mode)
+    rate, _ = tokens_per_second(work, gpu, count, stage, offload, nodes)
+    return work.trained_tokens / rate + count * RUN_STARTUP_S
+
+
+_Ranked = tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]
+"""A card in the ranking: ``(sort key, catalog index, card, count, sharding)``."""
+_Waiting = tuple[tuple[bool, bool, float], int, Card, int, Sharding]
+"""A card waiting to be timed, by the floor of its key: ``(order, order, cost floor)``."""
+
+
+def run_seconds_floor(
+    work: Compute, gpu: GpuSpec, count: int, stage: Sharding, mode: Mode
+) -> float:
+    """A lower bound of :func:`run_seconds` (GPU-seconds) that skips the step-time model:
+    the trained tokens at :func:`seconds_per_token_floor`, plus the start-up (the flat
+    rule, which has no model, exactly)."""
+    if work.flops is None or work.trained_tokens is None:
+        return 0.0  # untimed: run_seconds is inf
+    if work.workload is None:
+        return flat_gpu_seconds(work, gpu, count, mode)
+    floor = work.trained_tokens * seconds_per_token_floor(work.workload, gpu, stage)
+    return floor * (1.0 - FIT_SLACK) + count * RUN_STARTUP_S
+
+
+def rank_cards(
+    sizer: Sizer,
+    table: list[Card],
+    work: Compute,
+    price_override: float | None,
+    mode: Mode,
+    keep: int,
+    offload: bool = False,
+    nodes: int | None = None,
+    count: int | None = None,
+    spot: bool = False,
+) -> list[tuple[Card, int, Sharding]]:
+    """The best ``keep`` cards for one footprint, as ``(card, count, sharding)``.
+
+    With a dataset size: cheapest first, then fastest (wall-clock). Without: closest
+    to 85% use, then fewer cards, then hourly price (see the module docstring). A
+    ``count`` the user named (for no card in particular) keeps only the cards that hold
+    the run at that count and are rented that many (:func:`card_limit`: 16 GeForce cards
+    are two machines no cloud networks together). This
+    loop runs for every card on every estimate and what-if, so it is plain arithmetic
+    plus at most one step-time evaluation per card (:func:`_timed_best`).
+    """
+    if keep < 1:
+        return []
+    napkin = sizer.napkin_total is not None
+    timed = work.flops is not None
+    per_card_nodes = sizer.hsdp and not sizer.nodes  # hsdp's groups: each card's node
+    ranked: list[_Ranked] = []
+    # With a dataset, each card that holds the run waits with a floor of its cost; cards
+    # are timed cheapest floor first, until the next floor is above the ``keep``-th best.
+    waiting: list[_Waiting] = []
+    # Flagged cards sort after every other card, so they are sized and timed only when
+    # fewer than ``keep`` of the others hold the run.
+    for flagged in (False, True):
+        if flagged and len(waiting if timed else ranked) >= keep:
+            break
+        for index, card in enumerate(table):
+            if card.flagged is not flagged or (count is not None and count > card.most_cards):
+                continue
+            capacity = card.napkin_capacity if napkin else card.capacity
+            cap = USABLE_FRACTION * capacity
+            node = card.gpu.gpus_per_node if per_card_nodes else None
+            found = (
+                sizer.fewest_for(cap, card.most_cards, node) if count is None
+                else sizer.at_count_for(cap, count, node)
+            )
+            if found is None:
+                continue
+            n, stage, per_gpu = found
+            price = hourly_price(card.gpu, price_override, spot)
+            if timed:
+                floor = run_seconds_floor(work, card.gpu, n, stage, mode)
+                cost = math.inf if price is None else floor / 3600 * price
+                waiting.append(((card.order[0], card.order[1], cost), index, card, n, stage))
+            else:
+                closeness = round(abs(USABLE_FRACTION - per_gpu / capacity) / 0.05)
+                hourly = math.inf if price is None else price * n
+                key = (card.order[0], card.order[1], float(closeness), float(n), hourly)
+                ranked.append((key, index, card, n, stage))
+    if waiting:
+        ranked = _timed_best(waiting, work, keep, price_override, mode, offload, nodes, spot)
+    if keep == 1:
+        return [min(ranked)[2:]] if ranked else []
+    ranked.sort()
+    return [item[2:] for item in ranked[:keep]]
+
+
+def _timed_best(
+    waiting: list[_Waiting],
+    work: Compute,
+    keep: int,
+    price_override: float | None,
+    mode: Mode,
+    offload: bool,
+    nodes: int | None,
+    spot: bool,
+) -> list[_Ranked]:
+    """Ranking entries ``(key, index, card, count, sharding)`` for the cards ``waiting``
+    to be timed, given as ``(floor key, index, card, count, sharding)``: timed in order of
+    their cost floors, stopping where the next floor is above the ``keep``-th best timed
+    key, so a card left untimed cannot be among the best ``keep`` (a floor never exceeds
+    the cost, :func:`run_seconds_floor`)."""
+    waiting.sort()  # by floor, then catalog order (indices are unique: no card compared)
+    ranked: list[_Ranked] = []
+    best: list[tuple[bool, bool, float, float, float]] = []  # the best keys, at most ``keep``
+    for floor, index, card, n, stage in waiting:
+        if len(best) == keep and floor > best[-1][:3]:
+            break
+        seconds = run_seconds(work, card.gpu, n, stage, mode, offload, nodes)
+        price = hourly_price(card.gpu, price_override, spot)
+        cost = math.inf if price is None else seconds / 3600 * price
+        key = (card.order[0], card.order[1], cost, seconds / n, float(n))
+        ranked.append((key, index, card, n, stage))
+        if len(best) < keep or key < best[-1]:
+            bisect.insort(best, key)
+            del best[keep:]
+    return ranked
