@@ -21,7 +21,8 @@ from adapters.parse import (
     parse_fields,
     parse_query,
 )
-from adapters.query.vocabulary import FLAGS, KEYWORDS, PHRASES
+from adapters.query.multiword import PHRASES
+from adapters.query.vocabulary import FLAGS, KEYWORDS
 from catalog.loader import default_catalog
 from engine.architecture import Architecture
 from engine.choices import LoraTargets, Method, Mode, Optimizer, Precision, Sharding, StatePrecision

@@ -10,6 +10,7 @@ from typing import Final
 
 from adapters.query.errors import MAX_QUERY_CHARS, error
 from adapters.query.hints import CLOUDS
+from adapters.query.multiword import PHRASE_LENGTHS, PHRASES, SECTION_PREFIXES
 from adapters.query.names import resolve_gpu, resolve_model
 from adapters.query.numbers import (
     ALL_UNITS,
@@ -29,10 +30,7 @@ from adapters.query.vocabulary import (
     KEYWORDS,
     NEGATIONS,
     NUMBER_WORDS,
-    PHRASE_LENGTHS,
-    PHRASES,
     SCALE_LETTERS,
-    SECTION_PREFIXES,
     SPELLED_SCALE,
     VARIANT_SUFFIXES,
 )
