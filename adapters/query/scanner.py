@@ -18,6 +18,7 @@ from adapters.query import (
     recipes,
     relative,
     samples,
+    sharding_words,
     steps,
     versions,
 )
@@ -435,8 +436,8 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrasing.unit_of,
     phrasing.sequence,
     phrasing.node_of_cards,
-    phrasing.deepspeed_words,
-    phrasing.parallel_degree,
+    sharding_words.deepspeed_words,
+    sharding_words.parallel_degree,
     phrasing.framework_words,
     phrasing_configs.published,
     samples.samples,
@@ -525,6 +526,7 @@ def scan(text: str, catalog: Catalog) -> State:
     instances.check_instance(state)
     phrases.check_nodes(state)
     phrasing.check_phrasing(state)
+    sharding_words.check_sharding(state)
     phrasing_configs.check_published(state)
     _check_card_memory(state)
     steps.check_global_batch(state)

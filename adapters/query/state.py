@@ -44,8 +44,9 @@ class Launch:
 
 @dataclass
 class Pending:
-    """What the phrasings of :mod:`adapters.query.phrasing` said that is settled once
-    every word is read (:func:`adapters.query.phrasing.check_phrasing`)."""
+    """What the phrasings of :mod:`adapters.query.phrasing` and
+    :mod:`adapters.query.sharding_words` said that is settled once every word is read
+    (their ``check_phrasing`` and ``check_sharding``)."""
 
     batch_word: str | None = None
     """The unit word that set the micro-batch (``bs``, ``batch-size``, ``micro-batch``):
