@@ -66,6 +66,9 @@ FRAMEWORK_LABELS: dict[Framework, str] = {f: p.short for f, p in PROFILES.items(
 """How the platforms name a framework (Slack's framework menu, Discord's embed line): the
 profiles' own short names (``engine.profiles``)."""
 NO_FIT = "no fit"
+FASTEST_SAVING = 0.10
+"""The share of the pick's wall-clock the catalog's fastest card must save for the
+headline to name it (``fastest: ...``): a near-tie is no reason to switch cards."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +227,9 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
         f"{lead.capacity_gb:.1f} GB, {lead.band})"
     )
     if not lead.runs:
-        need = f"{lead.needed} would" if lead.needed else "no count fits"
+        need = "no count fits"
+        if lead.needed:
+            need = f"{lead.needed} would" + (" (tight)" if lead.needed_tight else "")
         head = f"{head}: {need}."
     priced = est.priced  # time and cost only mean something on a count that holds the run
     cost = None
@@ -248,20 +253,21 @@ def _headline(est: Estimate) -> tuple[str, str | None, str]:
 
 
 def _fastest(est: Estimate, pick: Option) -> str | None:
-    """The option with the shortest wall-clock when not the pick (priced if the pick is),
-    and only when it is faster than the pick (a named count in the tight band is the
-    pick without being among the options that fit)."""
-    timed = [o for o in est.options if o.fits and o.timing.wall_hours is not None
-             and (o.timing.cost_usd is not None or pick.timing.cost_usd is None)]
-    best = min(timed, key=lambda o: (o.timing.wall_hours or 0.0, o.timing.cost_usd or 0.0),
-               default=None)  # fmt: skip
-    if best is None or best is pick or (best.gpu.id == pick.gpu.id and best.count == pick.count):
+    """The catalog's fastest card (:attr:`Estimate.fastest`) when it is not the pick and
+    finishes at least ``FASTEST_SAVING`` sooner (a near-tie is no reason to switch); with
+    no price for the pick, any, else only a priced one."""
+    best, mine = est.fastest, pick.timing.wall_hours
+    if best is None or best.timing.wall_hours is None or mine is None:
         return None
-    mine = pick.timing.wall_hours
-    if mine is not None and (best.timing.wall_hours or 0.0) >= mine:
+    if (best.gpu.id, best.count) == (pick.gpu.id, pick.count):
         return None
+    if best.timing.wall_hours > mine * (1.0 - FASTEST_SAVING):
+        return None
+    if best.timing.cost_usd is None and pick.timing.cost_usd is not None:
+        return None
+    arm = " (Arm host)" if best.gpu.host_arch == "aarch64" else ""
     return (
-        f"{best.count}x {best.gpu.id}, {fmt_hours(best.timing.wall_hours)}, "
+        f"{best.count}x {best.gpu.id}{arm}, {fmt_hours(best.timing.wall_hours)}, "
         f"{fmt_money(best.timing.cost_usd)}"
     )
 

@@ -12,11 +12,15 @@ from engine.constants import (
     BAND_FULL,
     BF16_ADAPTERS_TIP_SHARE,
     CONTEXT_PARALLEL_TIP_SHARE,
+    LAUNCH_BOUND_TIP_FACTORS,
+    LAUNCH_BOUND_TIP_SHARE,
+    MAX_MICRO_BATCH,
     NATIVE_ATTENTION_TIP_SHARE,
     OPTIMIZER_BYTES,
     OPTIMIZER_BYTES_PURE_BF16,
     PURE_BF16_TIP_SHARE,
     SINGLE_DEVICE_RECIPE_TIP_SHARE,
+    USABLE_FRACTION,
     ZERO3_HOOKS_WARNING_SHARE,
 )
 from engine.fit import Option
@@ -32,12 +36,14 @@ def card_tips(ctx: Context, o: Option) -> list[str]:
     """Every tip that applies to ``o``, in the order a reply shows them."""
     return [
         *_zero3_hooks_warning(ctx, o),
+        *_launch_bound_tip(ctx, o),
         *_native_attention_tip(ctx, o),
         *_bf16_adapters_tip(ctx, o),
         *_pure_bf16_tip(ctx, o),
         *_single_device_recipe_tip(ctx, o),
         *_context_parallel_tip(ctx, o),
         *_whole_layer_checkpointing_tip(ctx, o),
+        *_arm_host_tip(o),
     ]
 
 
@@ -46,6 +52,42 @@ def _time_saved(ctx: Context, o: Option, faster: Workload) -> float:
     r = ctx.request
     fast = step_time(faster, o.gpu, o.count, o.stage, r.offload, r.nodes).tokens_per_second
     return 1.0 - (o.timing.tokens_per_second or fast) / fast
+
+
+def _launch_bound_tip(ctx: Context, o: Option) -> list[str]:
+    """A step the host's kernel launches bound (``StepTime.launch_floor_s`` above the
+    GPU's own ``compute_s``): the longest micro-batch of ``LAUNCH_BOUND_TIP_FACTORS`` that
+    still holds the run within the planning line, and the time it would save. Not beside
+    DeepSpeed ZeRO-3, whose hooks' own warning says the same."""
+    r, work = ctx.request, ctx.compute.workload
+    if work is None or o.timing.tokens_per_second is None or o.stage is Sharding.ZERO3:
+        return []
+    step = step_time(work, o.gpu, o.count, o.stage, r.offload, r.nodes)
+    if step.launch_floor_s <= step.compute_s:
+        return []
+    arch = ctx.model.architecture
+    for factor in LAUNCH_BOUND_TIP_FACTORS:
+        batch = r.micro_batch * factor
+        if batch > MAX_MICRO_BATCH:
+            continue
+        longer = r.model_copy(update={"micro_batch": batch})
+        gb = footprint(arch, longer).on_card(o.gpu.gpus_per_node).per_gpu(
+            o.stage, o.count, r.offload).total
+        if gb > USABLE_FRACTION * o.capacity_gb:
+            continue
+        saving = _time_saved(ctx, o, workload(arch, longer))
+        if saving < LAUNCH_BOUND_TIP_SHARE:
+            return []
+        idle = 1.0 - step.compute_s / step.launch_floor_s
+        accum = (f", and 1/{factor} of the accumulation to keep the global batch"
+                 if r.grad_accum % factor == 0 and r.grad_accum > 1 else "")
+        return [
+            f"At micro-batch {r.micro_batch} the host's kernel launches set the pace on "
+            f"{o.count}x {o.gpu.id}: the GPU waits on them {idle:.0%} of each step. "
+            f"Micro-batch {batch} (`batch {batch}`{accum}) would take about {saving:.0%} "
+            f"less time, at {gb:.1f} GB per GPU ({gb / o.capacity_gb:.0%} of the card)."
+        ]
+    return []
 
 
 def _context_parallel_tip(ctx: Context, o: Option) -> list[str]:
@@ -225,3 +267,15 @@ def _whole_layer_checkpointing_tip(ctx: Context, o: Option) -> list[str]:
         slower = step_time(workload(arch, full), o.gpu, o.count, o.stage, r.offload, r.nodes)
         line += f", about {now.tokens_per_second / slower.tokens_per_second - 1:.0%} slower"
     return [line + "."]
+
+
+def _arm_host_tip(o: Option) -> list[str]:
+    """A card on an Arm host (Grace: GH200, GB200), whose Python packages with compiled
+    code need aarch64 builds."""
+    if o.gpu.host_arch != "aarch64":
+        return []
+    return [
+        f"{o.gpu.id}'s host CPU is Arm (aarch64, NVIDIA Grace): check that your stack's "
+        "compiled packages (bitsandbytes, flash-attn, DeepSpeed's ops) have aarch64 builds "
+        "for your CUDA before renting, or build them there."
+    ]

@@ -270,6 +270,13 @@ SINGLE_DEVICE_RECIPE_TIP_SHARE: Final = 0.15
 """A torchtune full fine-tune on one card counted with plain AdamW is told what its
 single-device recipes' 8-bit paged AdamW stepped in backward would hold instead when that
 saves at least this share of the card's memory."""
+LAUNCH_BOUND_TIP_SHARE: Final = 0.25
+"""A run whose step the host's kernel launches bound (the launch floor above the GPU's
+own time) is told what a longer micro-batch would save when that is at least this share
+of the time: the cheapest fix for a small model, or a short sequence, at batch 1."""
+LAUNCH_BOUND_TIP_FACTORS: Final = (8, 4, 2)
+"""Micro-batches the launch-bound tip tries, as multiples of the run's, largest first: the
+first that holds the run within the planning line is the one it names."""
 BF16_ADAPTERS_TIP_SHARE: Final = 0.10
 """Suggest ``bf16 adapters`` when PEFT's FP32 adapter casts take this share of the time or
 more (long micro-batches on fast cards, where the casts' memory traffic rivals the
@@ -361,6 +368,11 @@ FOREACH_ADAMW_STEP_BYTES: Final = {
 GPUS_PER_NODE: Final = 8
 """Cards in one server (HGX/DGX boards and most cloud GPU VMs): beyond this a run
 spans nodes."""
+MACHINE_SIZES: Final = (1, 2, 3, 4, 8)
+"""Cards in one rented machine, below a whole node: the counts SkyPilot's public catalog
+snapshot offers one machine with (AcceleratorCount over its 11 clouds: 1, 2, 4 and 8
+everywhere; 3 on RunPod's newer listing, Vast and Hyperbolic). A plan of 5, 6 or 7 cards
+is billed as a machine of 8 (``engine.fit.rented_cards``)."""
 MAX_GPUS_PER_NODE: Final = 72
 """The largest NVLink domain a catalog card may declare (GB200 NVL72): a bound on
 ``GpuSpec.gpus_per_node`` read from outside."""

@@ -13,9 +13,9 @@ from typing import Any
 from engine import warnings as caveats
 from engine.accuracy import Uncertainty, uncertainty
 from engine.assumptions import assumptions
-from engine.choices import Method, Mode, StatePrecision
+from engine.choices import Method, Mode, Sharding, StatePrecision
 from engine.compute import Compute, compute, uses_flat_rule
-from engine.constants import CUDA_CONTEXT_GB, MAX_OPTIONS, MAX_SEQ_LEN
+from engine.constants import BAND_FULL, CUDA_CONTEXT_GB, MAX_OPTIONS, MAX_SEQ_LEN
 from engine.constraints import Constrained, constrain
 from engine.datasets import dataset_assumptions
 from engine.fit import (
@@ -24,6 +24,7 @@ from engine.fit import (
     count_on_card,
     fewest_cards,
     make_option,
+    priced_option,
     resolve_stage,
     stage_on,
 )
@@ -94,6 +95,10 @@ class Estimate:
     framework_changes: list[str] = field(default_factory=list)
     """The framework profile's facts that touch this run on the card choice shown
     (``Context.framework_changes``)."""
+    fastest: Option | None = None
+    """The card with the shortest wall-clock at its fewest cards (as the options are
+    sized), over the whole catalog, whether or not it is among the options; None when
+    untimed or under a budget or deadline (which choose their own options)."""
 
     @property
     def effective(self) -> Request:
@@ -107,16 +112,8 @@ class Estimate:
 
     @property
     def priced(self) -> Option | None:
-        """The option the headline's time and cost are for: the headline's own when it
-        holds the run (``Option.runs``: the tight band included), else the same card at
-        the count that does, which follows it; None when there is neither."""
-        if not self.options:
-            return None
-        lead = self.options[0]
-        if lead.runs:
-            return lead
-        fixed = [o for o in self.options[1:2] if o.gpu.id == lead.gpu.id and o.fits]
-        return fixed[0] if fixed else None
+        """The option the headline's time and cost are for (:func:`priced_option`)."""
+        return priced_option(self.options)
 
     @property
     def total_gb(self) -> float:
@@ -156,6 +153,8 @@ class Estimate:
             "uncertainty": None if self.uncertainty is None else self.uncertainty.to_json(),
             "options": [_option_json(o, self.effective) for o in self.options],
             "priced": None if self.priced is None else self.options.index(self.priced),
+            "fastest": None if self.fastest is None else _option_json(self.fastest,
+                                                                      self.effective),
             "what_if": [
                 {
                     "label": w.label,
@@ -179,6 +178,7 @@ class Estimate:
                 if uses_flat_rule(self.effective) else None,  # the physical model timed it
             },
             "warnings": list(self.warnings),
+            "notes": list(self.notes),
             **({} if self.solution is None else {"solve": self.solution.to_json()}),
             **({} if self.constraints is None else {"constraints": self.constraints.to_json()}),
         }
@@ -242,15 +242,17 @@ def _card_table(catalog: Catalog) -> list[Card]:
 
 
 def _best_options(
-    fp: Footprint, request: Request, work: Compute, table: list[Card], keep: int
-) -> list[Option]:
-    """The fewest-cards option for every card that can hold the run, best ``keep``.
+    fp: Footprint, request: Request, work: Compute, table: list[Card], keep: int,
+    fastest: bool = False,
+) -> tuple[list[Option], Option | None]:
+    """The fewest-cards option for every card that can hold the run, best ``keep``, and
+    with ``fastest`` the one with the shortest wall-clock (:attr:`Estimate.fastest`).
 
     Every card is sized and ranked with plain arithmetic; only the options shown
     are built in full.
     """
     sizer = Sizer(fp, request.sharding, request.offload)
-    best = rank_cards(
+    ranking = rank_cards(
         sizer,
         table,
         work,
@@ -261,28 +263,22 @@ def _best_options(
         request.nodes,
         request.gpu_count if request.gpu is None else None,
         request.spot,
+        fastest,
     )
-    if not best and request.gpu is None and request.gpu_count is not None:
+    if not ranking.best and request.gpu is None and request.gpu_count is not None:
         # No card holds the run at the count named: show the fewest that do (a warning
         # says why the count could not be honoured).
-        best = rank_cards(
+        ranking = rank_cards(
             sizer, table, work, request.price_per_gpu_hour, request.mode, keep,
-            request.offload, request.nodes, spot=request.spot,
+            request.offload, request.nodes, spot=request.spot, fastest=fastest,
         )
-    return [
-        make_option(
-            fp,
-            card.gpu,
-            count,
-            stage,
-            work,
-            _price(request, card.gpu),
-            request.mode,
-            request.offload,
-            nodes=request.nodes,
-        )
-        for card, count, stage in best
-    ]
+
+    def option(card: Card, count: int, stage: Sharding) -> Option:
+        return make_option(fp, card.gpu, count, stage, work, _price(request, card.gpu),
+                           request.mode, request.offload, nodes=request.nodes)
+
+    quickest = None if ranking.fastest is None else option(*ranking.fastest)
+    return [option(*choice) for choice in ranking.best], quickest
 
 
 def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) -> Option:
@@ -291,6 +287,9 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
     memory band (``make_option``'s ``margin``): the run may well start."""
     found = fewest_cards(fp, gpu, request.sharding, request.offload)
     needed = found[0] if found else None
+    tight = None
+    if found is None:  # no count within the planning line: one may still hold it, tight
+        tight = fewest_cards(fp, gpu, request.sharding, request.offload, BAND_FULL)
     margin = 0.0
     if request.gpu_count is not None:
         count = request.gpu_count
@@ -310,25 +309,29 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
         request.mode,
         request.offload,
         named=True,
-        needed=needed,
+        needed=needed if tight is None else tight[0],
         nodes=request.nodes,
         margin=margin,
+        needed_tight=tight is not None,
     )
 
 
 def _plan(
     request: Request, model: ModelSpec, table: list[Card], catalog: Catalog, keep: int
-) -> tuple[Footprint, Compute, list[Option]]:
+) -> tuple[Footprint, Compute, list[Option], Option | None]:
+    """The footprint, the work, the options (the named card first) and the fastest card
+    (:attr:`Estimate.fastest`)."""
     fp = footprint(model.architecture, request)
     work = compute(model.active_params, request, model.architecture)
     if request.gpu is None:
         table = cards_of_memory(table, request.gpu_memory_gb)
-    options = _best_options(fp, request, work, table, keep)
+    options, fastest = _best_options(fp, request, work, table, keep, fastest=True)
     if request.gpu is not None:
         named = _named_option(fp, request, work, catalog.gpu(request.gpu))
         lead = [named]
-        if not named.fits and named.needed:
-            # Right after a named count that is too small: the same card at a count that fits.
+        if not named.fits and named.needed and named.needed != named.count:
+            # Right after a named count that is too small: the same card at a count that
+            # fits (or, where none does within the planning line, runs tight: timed too).
             stage = stage_on(fp, request.sharding, named.gpu, named.needed, request.offload)
             price = named.price_per_gpu_hour
             lead.append(
@@ -341,11 +344,12 @@ def _plan(
                     price,
                     request.mode,
                     request.offload,
+                    named=named.needed_tight,
                     nodes=request.nodes,
                 )
             )
         options = [*lead, *(o for o in options if o.gpu.id != request.gpu)]
-    return fp, work, options
+    return fp, work, options, fastest
 
 
 def _what_if_variants(request: Request) -> list[tuple[str, Request]]:
@@ -436,7 +440,7 @@ def _what_ifs(
                     nodes=variant.nodes,
                 )
         if option is None:
-            best = _best_options(fp, variant.model_copy(update={"gpu": None}), work, table, 1)
+            best, _ = _best_options(fp, variant.model_copy(update={"gpu": None}), work, table, 1)
             elsewhere = best[0] if best and best[0].fits else None
         shown = option or elsewhere
         note = None
@@ -492,7 +496,8 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         model = catalog.model(asked.model)
         request = resolve(asked, model.architecture)
     # --
-    fp, work, options = _plan(request, model, _card_table(catalog), catalog, keep=MAX_OPTIONS)
+    fp, work, options, fastest = _plan(request, model, _card_table(catalog), catalog,
+                                       keep=MAX_OPTIONS)
     fits_anywhere = any(o.fits for o in options)
     # -- issue 16: a budget or deadline keeps only the options that meet it.
     limits = None
@@ -535,6 +540,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         solution=solution,
         constraints=limits,
         framework_changes=list(context.framework_changes),
+        fastest=None if limits is not None else fastest,
     )
 
 

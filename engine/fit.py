@@ -20,6 +20,7 @@ The order cards are offered in is :mod:`engine.ranking`.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from engine.choices import Mode, Sharding
 from engine.collectives import hsdp_group
@@ -30,6 +31,7 @@ from engine.constants import (
     BAND_LOOSE,
     CEIL_SLACK,
     FIT_SLACK,
+    MACHINE_SIZES,
     MAX_CLUSTER_NODES,
     USABLE_FRACTION,
 )
@@ -66,6 +68,9 @@ class Option:
     named: bool = False
     needed: int | None = None
     """For a named count that is too small: how many cards would hold the run."""
+    needed_tight: bool = False
+    """``needed`` holds the run only above the planning line (the ``tight`` band): no
+    count of the card holds it within 85%."""
 
     @property
     def per_gpu_gb(self) -> float:
@@ -251,7 +256,21 @@ class Sizer:
     def fewest(self, gpu: GpuSpec) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` for the fewest cards that fit, or None."""
         cap = USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None)
-        return self.fewest_for(cap, card_limit(gpu), self.node_cards_on(gpu))
+        node = self.node_cards_on(gpu)
+        return self.rentable(self.fewest_for(cap, card_limit(gpu), node), gpu, cap, node)
+
+    def rentable(
+        self, found: tuple[int, Sharding, float] | None, gpu: GpuSpec, cap: float,
+        node_cards: int | None = None,
+    ) -> tuple[int, Sharding, float] | None:
+        """``found`` (a :meth:`fewest_for` answer) on a count ``gpu`` is rented in: rounded
+        up to its ``rent_step`` (GB200's 4-GPU trays) where that count still fits
+        ``cap``; ``found`` itself for other cards."""
+        step = gpu.rent_step
+        if found is None or step is None or found[0] % step == 0:
+            return found
+        whole = math.ceil(found[0] / step) * step
+        return self.at_count_for(cap, whole, node_cards) or found
 
     def at_count(self, gpu: GpuSpec, count: int) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` when exactly ``count`` cards of ``gpu`` hold
@@ -325,6 +344,33 @@ class Sizer:
         return n * self.tp, self.multi, self._per_gpu(n, node)
 
 
+def rented_cards(count: int, gpu: GpuSpec) -> int:
+    """Cards a cloud bills for a run of ``count`` cards of ``gpu``: multiples of its
+    ``rent_step`` where it has one (GB200's trays of 4); else whole nodes
+    (``gpus_per_node``) past one node, and below it the smallest machine size that holds
+    ``count`` (``MACHINE_SIZES``: 7 cards are a machine of 8)."""
+    per_node = gpu.gpus_per_node
+    if gpu.rent_step is not None:
+        return math.ceil(count / gpu.rent_step) * gpu.rent_step
+    if count > per_node:
+        return math.ceil(count / per_node) * per_node
+    return min((n for n in MACHINE_SIZES if count <= n <= per_node), default=per_node)
+
+
+def priced_option(options: Sequence[Option]) -> Option | None:
+    """The option a reply's time and cost are for: the first (the headline's) when it
+    holds the run (``Option.runs``: the tight band included), else the same card at the
+    count that does, which follows it; None when there is neither."""
+    if not options:
+        return None
+    lead = options[0]
+    if lead.runs:
+        return lead
+    fixed = [o for o in options[1:2]
+             if o.gpu.id == lead.gpu.id and (o.runs if lead.needed_tight else o.fits)]
+    return fixed[0] if fixed else None
+
+
 def card_limit(gpu: GpuSpec) -> int:
     """The most cards of ``gpu`` a plan the user did not size is offered on: its machines
     (``GpuSpec.max_nodes``, else ``MAX_CLUSTER_NODES``, the largest cluster the catalog's
@@ -336,14 +382,23 @@ def card_limit(gpu: GpuSpec) -> int:
 
 
 def fewest_cards(
-    fp: Footprint, gpu: GpuSpec, requested: Sharding, offload: bool
+    fp: Footprint, gpu: GpuSpec, requested: Sharding, offload: bool,
+    share: float = USABLE_FRACTION,
 ) -> tuple[int, Sharding] | None:
-    """The fewest cards of ``gpu`` that hold the run, with the sharding used there.
+    """The fewest cards of ``gpu`` that hold the run within ``share`` of each card's memory
+    (the planning line; ``BAND_FULL`` for the whole card, the ``tight`` band), with the
+    sharding used there.
 
-    None when no count up to ``MAX_CARDS`` does (e.g. the unsharded part alone is
-    larger than the card, or sharding is ``none`` and one card is too small).
+    None when no count up to the card's limit (:func:`card_limit`) does (e.g. the
+    unsharded part alone is larger than the card, or sharding is ``none`` and one card is
+    too small).
     """
-    found = Sizer(fp, requested, offload).fewest(gpu)
+    sizer = Sizer(fp, requested, offload)
+    if share == USABLE_FRACTION:
+        found = sizer.fewest(gpu)
+    else:
+        cap = share * card_capacity(gpu, sizer.napkin_total is not None)
+        found = sizer.fewest_for(cap, card_limit(gpu), sizer.node_cards_on(gpu))
     return None if found is None else (found[0], found[1])
 
 
@@ -382,6 +437,7 @@ def make_option(
     needed: int | None = None,
     nodes: int | None = None,
     margin: float = 0.0,
+    needed_tight: bool = False,
 ) -> Option:
     """An option on ``count`` cards. It is timed when it holds the run: within the
     planning line, or for a card the user named within its full memory (the ``tight``
@@ -393,4 +449,4 @@ def make_option(
     limit = (BAND_FULL * (1.0 + margin) if named else USABLE_FRACTION) * capacity
     timed = memory.total <= limit + FIT_SLACK
     cost = timing(work, gpu, count, price, mode, stage, offload, nodes) if timed else NO_TIMING
-    return Option(gpu, count, stage, memory, price, cost, capacity, named, needed)
+    return Option(gpu, count, stage, memory, price, cost, capacity, named, needed, needed_tight)

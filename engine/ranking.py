@@ -22,6 +22,7 @@ from engine.choices import Mode, Sharding
 from engine.compute import Compute, flat_gpu_seconds, tokens_per_second
 from engine.constants import FIT_SLACK, RUN_STARTUP_S, USABLE_FRACTION
 from engine.fit import Sizer, card_limit, not_recommended_reason
+from engine.records import record
 from engine.specs import GpuSpec, gpus_of_memory
 from engine.throughput import seconds_per_token_floor
 
@@ -99,10 +100,24 @@ def run_seconds(
     return work.trained_tokens / rate + count * RUN_STARTUP_S
 
 
-_Ranked = tuple[tuple[bool, bool, float, float, float], int, Card, int, Sharding]
+_Key = tuple[bool, bool, float, float, float]
+_Ranked = tuple[_Key, int, Card, int, Sharding]
 """A card in the ranking: ``(sort key, catalog index, card, count, sharding)``."""
 _Waiting = tuple[tuple[bool, bool, float], int, Card, int, Sharding]
-"""A card waiting to be timed, by the floor of its key: ``(order, order, cost floor)``."""
+"""A card waiting to be timed, by the floor of its key: ``(order, order, floor)``."""
+Choice = tuple[Card, int, Sharding]
+"""A card choice: the card, how many, and how they share the state."""
+
+
+@record
+class Ranking:
+    """The cards :func:`rank_cards` ranked for one footprint."""
+
+    best: list[Choice]
+    """The best ``keep``: cheapest first with a dataset size, else closest to 85% use."""
+    fastest: Choice | None = None
+    """The card with the shortest wall-clock at its count (asked for with a dataset size;
+    None otherwise)."""
 
 
 def run_seconds_floor(
@@ -130,26 +145,29 @@ def rank_cards(
     nodes: int | None = None,
     count: int | None = None,
     spot: bool = False,
-) -> list[tuple[Card, int, Sharding]]:
-    """The best ``keep`` cards for one footprint, as ``(card, count, sharding)``.
+    fastest: bool = False,
+) -> Ranking:
+    """The best ``keep`` cards for one footprint, and with ``fastest`` the one with the
+    shortest wall-clock, each as ``(card, count, sharding)``.
 
     With a dataset size: cheapest first, then fastest (wall-clock). Without: closest
-    to 85% use, then fewer cards, then hourly price (see the module docstring). A
-    ``count`` the user named (for no card in particular) keeps only the cards that hold
-    the run at that count and are rented that many (:func:`card_limit`: 16 GeForce cards
-    are two machines no cloud networks together). This
-    loop runs for every card on every estimate and what-if, so it is plain arithmetic
-    plus at most one step-time evaluation per card (:func:`_timed_best`).
+    to 85% use, then fewer cards, then hourly price (see the module docstring); nothing
+    is timed, so there is no fastest. A ``count`` the user named (for no card in
+    particular) keeps only the cards that hold the run at that count and are rented that
+    many (:func:`card_limit`: 16 GeForce cards are two machines no cloud networks
+    together). This loop runs for every card on every estimate and what-if, so it is
+    plain arithmetic plus at most one step-time evaluation per card (:func:`_timed_best`;
+    the fastest reuses the cheapest's timings).
     """
     if keep < 1:
-        return []
+        return Ranking([])
     napkin = sizer.napkin_total is not None
     timed = work.flops is not None
     per_card_nodes = sizer.hsdp and not sizer.nodes  # hsdp's groups: each card's node
     ranked: list[_Ranked] = []
-    # With a dataset, each card that holds the run waits with a floor of its cost; cards
+    # With a dataset, each card that holds the run waits with a floor of its time; cards
     # are timed cheapest floor first, until the next floor is above the ``keep``-th best.
-    waiting: list[_Waiting] = []
+    waiting: list[tuple[float, float | None, int, Card, int, Sharding]] = []
     # Flagged cards sort after every other card, so they are sized and timed only when
     # fewer than ``keep`` of the others hold the run.
     for flagged in (False, True):
@@ -162,7 +180,8 @@ def rank_cards(
             cap = USABLE_FRACTION * capacity
             node = card.gpu.gpus_per_node if per_card_nodes else None
             found = (
-                sizer.fewest_for(cap, card.most_cards, node) if count is None
+                sizer.rentable(sizer.fewest_for(cap, card.most_cards, node), card.gpu, cap,
+                               node) if count is None
                 else sizer.at_count_for(cap, count, node)
             )
             if found is None:
@@ -171,46 +190,70 @@ def rank_cards(
             price = hourly_price(card.gpu, price_override, spot)
             if timed:
                 floor = run_seconds_floor(work, card.gpu, n, stage, mode)
-                cost = math.inf if price is None else floor / 3600 * price
-                waiting.append(((card.order[0], card.order[1], cost), index, card, n, stage))
+                waiting.append((floor, price, index, card, n, stage))
             else:
                 closeness = round(abs(USABLE_FRACTION - per_gpu / capacity) / 0.05)
                 hourly = math.inf if price is None else price * n
                 key = (card.order[0], card.order[1], float(closeness), float(n), hourly)
                 ranked.append((key, index, card, n, stage))
-    if waiting:
-        ranked = _timed_best(waiting, work, keep, price_override, mode, offload, nodes, spot)
-    if keep == 1:
-        return [min(ranked)[2:]] if ranked else []
+    if not waiting:
+        ranked.sort()
+        return Ranking([item[2:] for item in ranked[:keep]])
+    timer = _Timer(work, mode, offload, nodes)
+    ranked = _timed_best(waiting, timer, keep, by_time=False)
     ranked.sort()
-    return [item[2:] for item in ranked[:keep]]
+    quickest = _timed_best(waiting, timer, 1, by_time=True) if fastest else []
+    return Ranking([item[2:] for item in ranked[:keep]],
+                   min(quickest)[2:] if quickest else None)
+
+
+class _Timer:
+    """GPU-seconds of card choices (:func:`run_seconds`), each computed once per ranking."""
+
+    __slots__ = ("mode", "nodes", "offload", "seconds", "work")
+
+    def __init__(self, work: Compute, mode: Mode, offload: bool, nodes: int | None) -> None:
+        self.work, self.mode, self.offload, self.nodes = work, mode, offload, nodes
+        self.seconds: dict[int, float] = {}
+
+    def __call__(self, index: int, gpu: GpuSpec, n: int, stage: Sharding) -> float:
+        """GPU-seconds of catalog card ``index`` (``gpu``) on ``n`` cards (its one count
+        in a ranking)."""
+        hit = self.seconds.get(index)
+        if hit is None:
+            hit = run_seconds(self.work, gpu, n, stage, self.mode, self.offload, self.nodes)
+            self.seconds[index] = hit
+        return hit
 
 
 def _timed_best(
-    waiting: list[_Waiting],
-    work: Compute,
+    waiting: list[tuple[float, float | None, int, Card, int, Sharding]],
+    timer: _Timer,
     keep: int,
-    price_override: float | None,
-    mode: Mode,
-    offload: bool,
-    nodes: int | None,
-    spot: bool,
+    by_time: bool,
 ) -> list[_Ranked]:
     """Ranking entries ``(key, index, card, count, sharding)`` for the cards ``waiting``
-    to be timed, given as ``(floor key, index, card, count, sharding)``: timed in order of
-    their cost floors, stopping where the next floor is above the ``keep``-th best timed
-    key, so a card left untimed cannot be among the best ``keep`` (a floor never exceeds
-    the cost, :func:`run_seconds_floor`)."""
-    waiting.sort()  # by floor, then catalog order (indices are unique: no card compared)
+    to be timed, given as ``(GPU-seconds floor, hourly price, index, card, count,
+    sharding)``: timed in order of their key's floor (the cost, or ``by_time`` the
+    wall-clock), stopping where the next floor is above the ``keep``-th best timed key, so
+    a card left untimed cannot be among the best ``keep`` (a floor never exceeds the time,
+    :func:`run_seconds_floor`)."""
+    floors: list[tuple[tuple[bool, bool, float], int]] = []
+    for k, (floor, price, _, card, n, _) in enumerate(waiting):
+        cost = math.inf if price is None else floor / 3600 * price
+        first = floor / n if by_time else cost
+        floors.append(((card.order[0], card.order[1], first), k))
+    floors.sort()  # by floor, then place in the catalog's order
     ranked: list[_Ranked] = []
-    best: list[tuple[bool, bool, float, float, float]] = []  # the best keys, at most ``keep``
-    for floor, index, card, n, stage in waiting:
-        if len(best) == keep and floor > best[-1][:3]:
+    best: list[_Key] = []  # the best keys, at most ``keep``
+    for floor_key, k in floors:
+        if len(best) == keep and floor_key > best[-1][:3]:
             break
-        seconds = run_seconds(work, card.gpu, n, stage, mode, offload, nodes)
-        price = hourly_price(card.gpu, price_override, spot)
+        _, price, index, card, n, stage = waiting[k]
+        seconds = timer(index, card.gpu, n, stage)
         cost = math.inf if price is None else seconds / 3600 * price
-        key = (card.order[0], card.order[1], cost, seconds / n, float(n))
+        first, second = (seconds / n, cost) if by_time else (cost, seconds / n)
+        key = (card.order[0], card.order[1], first, second, float(n))
         ranked.append((key, index, card, n, stage))
         if len(best) < keep or key < best[-1]:
             bisect.insort(best, key)

@@ -174,6 +174,14 @@ class GpuSpec(BaseModel):
     many as the sizer allows. GeForce cards rent as single machines (``max_nodes_source``),
     so a plan past one machine's cards is not offered."""
     max_nodes_source: str = ""
+    rent_step: int | None = Field(default=None, ge=1, le=MAX_GPUS_PER_NODE)
+    """Cards come only in multiples of this many (GB200: 4-GPU compute trays, the
+    smallest slice clouds rent), so a plan's count is rounded up to it; None: any count
+    (machines of ``MACHINE_SIZES``, billed as ``engine.fit.rented_cards`` says)."""
+    rent_step_source: str = ""
+    host_arch: Literal["x86_64", "aarch64"] = "x86_64"
+    """The host CPU's architecture: ``aarch64`` on Grace (GH200, GB200), where compiled
+    training packages (bitsandbytes, flash-attn) need Arm builds."""
     bf16: bool
     flash_attention_2: Literal["yes", "partial", "no"]
     interconnect: str

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from engine.collectives import hsdp_group
 from engine.compute import Compute
-from engine.fit import Option
+from engine.fit import Option, priced_option
 from engine.memory import Footprint
 from engine.profiles import changes_for
 from engine.request import Request
@@ -34,6 +34,12 @@ class Context:
     def lead(self) -> Option | None:
         """The reply's own option (the headline's card choice), None when nothing fits."""
         return self.options[0] if self.options else None
+
+    @property
+    def priced(self) -> Option | None:
+        """The option the reply's time and cost are for (:func:`engine.fit.priced_option`):
+        the lead, or the count of its card that holds the run."""
+        return priced_option(self.options)
 
     @property
     def hsdp_group_cards(self) -> int:

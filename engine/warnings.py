@@ -26,10 +26,12 @@ from engine.constants import (
     LOGITS_BYTES,
     LOGITS_BYTES_HF,
     LONG_SEQ_WARNING,
+    MACHINE_SIZES,
     SMALL_DATASET_TOKENS,
     USABLE_FRACTION,
 )
-from engine.fit import Option, not_recommended_reason
+from engine.fit import Option, not_recommended_reason, rented_cards
+from engine.model_caveats import time_caveat
 from engine.profiles import (
     profile,
 )
@@ -98,7 +100,11 @@ def _named_card(ctx: Context) -> str | None:
     if lead is None or not lead.named:
         return None
     if not lead.runs:
-        need = f"{lead.needed}x {lead.gpu.id} would." if lead.needed else "no count of them would."
+        need = "no count of them would."
+        if lead.needed:
+            need = f"{lead.needed}x {lead.gpu.id} would" + (
+                ", tight: no count holds it within the 85% planning line."
+                if lead.needed_tight else ".")
         maybe = ""
         if lead.timing.gpu_hours is not None:  # within the memory band: timed all the same
             maybe = (" It is over by less than the estimate's own memory uncertainty, so it "
@@ -120,7 +126,7 @@ def _named_card(ctx: Context) -> str | None:
                 "a longer batch or allocator fragmentation can push it over; ")
     return (
         f"Tight: {share_text(lead.utilization)} of {lead.gpu.id}'s memory. {runs}"
-        + (f"{lead.needed}x would leave room." if lead.needed else
+        + (f"{lead.needed}x would leave room." if lead.needed and not lead.needed_tight else
            "checkpointing helps." if not r.grad_checkpointing else
            "a shorter sequence or a smaller micro-batch helps.")
     )
@@ -257,6 +263,13 @@ def _gptq(ctx: Context) -> str | None:
         "dequantization speed (auto-gptq kernels) is timed as bitsandbytes' NF4, which it "
         "may not match."
     )
+
+
+def _model_time(ctx: Context) -> str | None:
+    """A measured way this model's time differs from the estimate (timed replies only)."""
+    if ctx.compute.flops is None or ctx.compute.workload is None:
+        return None
+    return time_caveat(ctx.model, ctx.request)
 
 
 def _mixture_of_experts(ctx: Context) -> str | None:
@@ -523,24 +536,30 @@ def notes(ctx: Context, catalog: Catalog) -> list[str]:
 
 
 def _whole_nodes(ctx: Context) -> str | None:
-    """Where the fewest cards that hold the run leave the last node part-used (19 cards
-    on nodes of 8): what renting whole nodes costs, and how to plan on all their cards.
-    Clouds rent multi-node data-center cards by the node; the count stays the fewest
-    (the specification's ``16-17 cards``), the bill of the idle cards is said."""
-    lead = ctx.lead
-    if lead is None or ctx.request.gpu_count is not None or ctx.request.nodes is not None:
+    """Where the cards the reply prices leave a machine part-used (19 cards on nodes of
+    8; 7 cards, rented as a machine of 8): what renting whole machines costs, and how to
+    plan on all their cards. The count stays the fewest that hold the run (the
+    specification's ``16-17 cards``); the bill of the idle cards is said. Not for nodes
+    the user named, nor a count, unless the card is never rented so few (``rent_step``)."""
+    o, r = ctx.priced, ctx.request
+    if o is None or r.nodes is not None or (r.gpu_count == o.count and o.gpu.rent_step is None):
         return None
-    per_node, count = lead.gpu.gpus_per_node, lead.count
-    if count <= per_node or count % per_node == 0:
+    per_node, count = o.gpu.gpus_per_node, o.count
+    whole = rented_cards(count, o.gpu)
+    if whole == count:
         return None
-    nodes = nodes_for(count, None, per_node)
-    whole = nodes * per_node
-    cost = lead.timing.cost_usd
+    cost = o.timing.cost_usd
     bill = "" if cost is None else f" (about ${cost * whole / count:,.0f}, {whole - count} idle)"
-    return (
-        f"{count} cards span {nodes} nodes of {per_node}: where a cloud rents whole nodes you "
-        f"pay for {whole}{bill}; ask for `{whole}x {lead.gpu.id}` to use them all."
-    )
+    if o.gpu.rent_step is not None:
+        where = f"{count} cards: {o.gpu.id} is rented {o.gpu.rent_step} at a time, so"
+    elif count > per_node:
+        where = (f"{count} cards span {nodes_for(count, None, per_node)} nodes of {per_node}: "
+                 "where a cloud rents whole nodes")
+    else:
+        *smaller, largest = [str(n) for n in MACHINE_SIZES if n <= per_node]
+        sizes = f"{', '.join(smaller)} or {largest}" if smaller else largest
+        where = f"{count} cards: clouds rent machines of {sizes} {o.gpu.id} cards, so"
+    return f"{where} you pay for {whole}{bill}; ask for `{whole}x {o.gpu.id}` to use them all."
 
 
 _CHECKS: tuple[Callable[[Context], str | list[str] | None], ...] = (
@@ -559,6 +578,7 @@ _CHECKS: tuple[Callable[[Context], str | list[str] | None], ...] = (
     _few_steps,
     _small_batch_flat_rule,
     _gptq,
+    _model_time,
     _mixture_of_experts,
     _napkin,
     _band,

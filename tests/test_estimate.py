@@ -21,6 +21,8 @@ JSON_KEYS = {
     "memory",
     "options",
     "priced",
+    "fastest",
+    "notes",
     "what_if",
     "compute",
     "warnings",

@@ -270,14 +270,41 @@ def test_ranking_that_skips_cards_by_their_floor_picks_what_timing_every_card_pi
     every.sort()
     for keep in (1, 3, 6):
         picked = rank_cards(sizer, table, work, None, request_.mode, keep, request_.offload)
-        assert [(c.gpu.id, n) for c, n, _ in picked] == [(g, n) for *_, g, n in every[:keep]]
+        assert [(c.gpu.id, n) for c, n, _ in picked.best] == [
+            (g, n) for *_, g, n in every[:keep]]
+
+
+@pytest.mark.parametrize("request_", _FLOOR_REQUESTS)
+def test_the_fastest_card_skipped_by_floors_is_what_timing_every_card_finds(
+    request_, catalog
+) -> None:
+    sizer, work = _sized(request_, catalog)
+    table = cards(list(catalog.gpus.values()))
+    every = []
+    for index, card in enumerate(table):
+        if card.flagged:
+            continue
+        found = sizer.fewest(card.gpu)
+        if found is None:
+            continue
+        n, stage, _ = found
+        seconds = run_seconds(work, card.gpu, n, stage, request_.mode, request_.offload)
+        price = hourly_price(card.gpu, None, False)
+        cost = math.inf if price is None else seconds / 3600 * price
+        every.append(((seconds / n, cost, float(n)), index, card.gpu.id, n))
+    ranking = rank_cards(sizer, table, work, None, request_.mode, 6, request_.offload,
+                         fastest=True)
+    assert ranking.fastest is not None
+    card, n, _ = ranking.fastest
+    assert (card.gpu.id, n) == min(every)[2:]
 
 
 def test_ranking_for_no_cards_returns_none(catalog) -> None:
     request_ = _FLOOR_REQUESTS[0]
     sizer, work = _sized(request_, catalog)
-    assert rank_cards(sizer, cards(list(catalog.gpus.values())), work, None,
-                      request_.mode, 0) == []
+    ranking = rank_cards(sizer, cards(list(catalog.gpus.values())), work, None,
+                         request_.mode, 0, fastest=True)
+    assert ranking.best == [] and ranking.fastest is None
 
 
 @pytest.mark.parametrize("framework", ["generic", "hf", "litgpt"])
