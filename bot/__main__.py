@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TextIO
 
-from bot.config import Config, ConfigError, SlackMode, load_config
+from bot.config import Config, ConfigError, SlackMode
 from bot.config_checks import secret_warnings
+from bot.config_load import load_config
 from bot.logs import setup_logging
 from bot.runtime import PLATFORMS, PlatformStartError, Runtime
 from bot.store import StoreError

@@ -7,11 +7,11 @@ YAML file (``python -m bot --config bot.yml``) validated with ``extra="forbid"``
 (an unknown or misspelt key is an error naming it), and a few deployment knobs
 (``PORT``, ``HEALTH_PORT``, ``STORE_URL``, ``SLACK_API_BASE_URL``) may be
 overridden by the environment, which wins over the file (:meth:`Config.origin` says which
-variable set a value, for ``check-config``). :func:`load_config` reports every problem it
-finds in one :class:`ConfigError`: numbers YAML writes that pydantic would take silently
-(:func:`bot.config_yaml.written_numbers`), the rules of :mod:`bot.config_checks` (hosts,
-team sheets' workspaces, clouds, the refresh schedule) and pydantic's own, in the
-operator's words.
+variable set a value, for ``check-config``). :func:`bot.config_load.load_config` reads
+them and reports every problem it finds in one :class:`ConfigError`: numbers YAML writes
+that pydantic would take silently (:func:`bot.config_yaml.written_numbers`), the rules of
+:mod:`bot.config_checks` (hosts, team sheets' workspaces, clouds, the refresh schedule)
+and pydantic's own, in the operator's words.
 
 Environment variables:
 
@@ -33,16 +33,18 @@ Environment variables:
 ``FTCOST_RATE_LIMIT``        commands per person per minute (default 20; 0: no limit)
 ``HF_ENDPOINT``              the Hugging Face Hub (default ``https://huggingface.co``)
 ``HF_TOKEN``                 a Hub read token, for gated or private ``org/name`` models
+``HTTPS_PROXY``              an outbound proxy (price sources, Hub, Discord); ``NO_PROXY``
 ==========================  =========================================================
+
+An empty ``STORE_URL`` / ``FTCOST_STORE`` is refused, a whole-number variable (``PORT``)
+must be digits, and an unknown ``FTCOST_*`` variable, or a ``SLACK_*`` / ``DISCORD_*`` one
+spelt like one the bot reads, is a warning (:data:`KNOWN_ENV`,
+:func:`bot.config_checks.unknown_variable_warnings`).
 """
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Iterator, Mapping
 from enum import StrEnum
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
@@ -51,29 +53,19 @@ from pydantic import (
     Field,
     PrivateAttr,
     SecretStr,
-    ValidationError,
     field_validator,
     model_validator,
 )
-from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
 
 from bot.config_checks import (
-    Loc,
-    Problem,
-    error_words,
     missing_file,
-    setting_loc,
-    value_problems,
-    where,
 )
-from bot.config_yaml import ConfigError, model_in, number, read_yaml, written_numbers
+from bot.config_yaml import ConfigError
 from bot.prices import PricesConfig
 from bot.store import StoreError, redact_url
 from bot.store_factory import open_store_from
 from catalog.echo import shown
 from catalog.hub.settings import HubSettings
-from engine.constants import MAX_PRICE_PER_GPU_HOUR
 
 DEFAULT_SLACK_API_BASE_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
@@ -104,6 +96,15 @@ ftcost-bot: no chat platform is configured. Set the variables for at least one:
 docs/slack.md and docs/discord.md show how to create the apps."""
 
 
+MEMORY_STORES = (":memory:", "sqlite:///:memory:", "sqlite://:memory:")
+"""Store locations that keep nothing across a restart."""
+
+
+def in_memory(location: str) -> bool:
+    """Whether the store at ``location`` lives in memory only (:data:`MEMORY_STORES`)."""
+    return location.strip() in MEMORY_STORES
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -118,8 +119,9 @@ class SlackSettings(_Section):
 
     command: str = Field(default="/ftcost", pattern=r"^/[a-z0-9_-]{1,31}$")
     """The slash command, as declared in the app manifest."""
-    events_path: str = Field(default="/slack/events", pattern=r"^/\S*$")
-    """HTTP mode: the path Slack POSTs commands, events and interactions to."""
+    events_path: str = Field(default="/slack/events", pattern=r"^/[^\s?#{}]*$")
+    """HTTP mode: the path Slack POSTs commands, events and interactions to: ``/`` then
+    no spaces, ``?``, ``#`` or braces (:func:`bot.config_checks.events_path_problem`)."""
     host: str = "0.0.0.0"
     """HTTP mode: the interface to listen on (every one by default: the image's listener
     must take every interface for Docker's port mapping). It answers ``/healthz`` and
@@ -251,7 +253,7 @@ class Secrets(BaseModel):
 
 
 class Config(_Section):
-    """The whole configuration. Build it with :func:`load_config`."""
+    """The whole configuration. Build it with :func:`bot.config_load.load_config`."""
 
     port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
     """HTTP mode: the port of ``/slack/events`` and ``/healthz`` (0 picks a free one)."""
@@ -288,6 +290,8 @@ class Config(_Section):
     """Settings the file wrote that a variable replaced."""
     _source: str | None = PrivateAttr(default=None)
     """The YAML file read, if any."""
+    _variable_warnings: list[str] = PrivateAttr(default_factory=list)
+    """Misspelt variables in the environment read (:func:`unknown_variable_warnings`)."""
 
     @field_validator("slack_api_base_url")
     @classmethod
@@ -366,7 +370,12 @@ class Config(_Section):
             if path is not None:
                 out.append(f"{key}: no file {path} here: each refresh marks that source "
                            "failed until it exists")  # fmt: skip
-        return out
+        if in_memory(self.store.path):
+            out.append(f"store.path is {self.store.path!r}{self.origin('store.path')}: "
+                       "thread contexts, channel settings, subscriptions and prices are lost "
+                       "at every restart, and replicas share nothing; give a SQLite file "
+                       f"({DEFAULT_STORE_PATH}) or a Redis URL to keep them")  # fmt: skip
+        return out + self._variable_warnings
 
     def check_credentials(self) -> None:
         """Raise :class:`ConfigError` unless at least one platform is fully configured."""
@@ -392,179 +401,3 @@ class Config(_Section):
 
 
 # ------------------------------------------------------------------------------------------
-
-
-def _secret(env: Mapping[str, str], name: str) -> SecretStr | None:
-    value = env.get(name, "").strip()
-    return SecretStr(value) if value else None
-
-
-_ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
-    "PORT": ("port",),
-    "HEALTH_PORT": ("health_port",),
-    "HEALTH_HOST": ("health_host",),
-    "SLACK_API_BASE_URL": ("slack_api_base_url",),
-    "DISCORD_API_BASE_URL": ("discord", "api_base_url"),
-    "FTCOST_STORE": ("store", "path"),
-    "STORE_URL": ("store", "path"),  # after FTCOST_STORE: wins when both are set
-    "FTCOST_LOG_LEVEL": ("log", "level"),
-    "FTCOST_RATE_LIMIT": ("rate_limit_per_minute",),
-}
-
-
-_CEILINGS = (
-    ("max_change_ratio", MAX_CHANGE_RATIO, "5", "would never hold a price back"),
-    ("max_price_per_gpu_hour", MAX_PRICE_PER_GPU_HOUR, "100", "would let any price through"),
-)
-
-
-def _ceilings(data: Mapping[str, Any]) -> Iterator[Problem]:
-    """The price limits past which nothing is checked (finite, but meaningless)."""
-    prices = data.get("prices")
-    limits = prices.get("limits") if isinstance(prices, Mapping) else None
-    if not isinstance(limits, Mapping):
-        return
-    for key, top, default, why in _CEILINGS:
-        value = number(limits.get(key))
-        if value is not None and math.isfinite(value) and value > top:
-            yield ("prices", "limits", key), (f"{value:g} {why}: write at most {top:g} "
-                                              f"(default {default})")  # fmt: skip
-
-
-def _field_at(loc: Loc) -> tuple[type[BaseModel] | None, FieldInfo | None]:
-    """The section that holds the setting at ``loc``, and the setting's field (None for
-    an unknown key, or past the sections: a ``cloud_urls`` entry)."""
-    section: type[BaseModel] | None = None
-    model: type[BaseModel] | None = Config
-    field: FieldInfo | None = None
-    for part in loc:
-        if isinstance(part, int):  # an item of a list: its model is the list's
-            continue
-        if model is None:
-            return None, None
-        section, field = model, model.model_fields.get(part)
-        if field is None:
-            return section, None
-        model = model_in(field.annotation)
-    return section, field
-
-
-def _joined(words: list[str]) -> str:
-    """One line for the errors of one setting (a union's members: ``must be a whole
-    number or 'auto'``)."""
-    if len(words) > 1 and all(w.startswith("must be ") for w in words):
-        return "must be " + " or ".join(w.removeprefix("must be ") for w in words)
-    return "; ".join(words)
-
-
-def _validation_problems(exc: ValidationError) -> list[Problem]:
-    """pydantic's errors as settings' problems, worded by :func:`error_words`."""
-    found: dict[Loc, list[str]] = {}
-    for err in exc.errors():
-        loc = setting_loc(err["loc"])
-        section, field = _field_at(loc)
-        default = None if field is None or field.default is PydanticUndefined else field.default
-        keys = [k for k in section.model_fields if k != "secrets"] if section else []
-        words = error_words(err, loc, default, keys)
-        if words not in found.setdefault(loc, []):
-            found[loc].append(words)
-    return [(loc, _joined(words)) for loc, words in found.items()]
-
-
-def _problems(data: dict[str, Any]) -> tuple[list[Problem], Config | None]:
-    """Everything wrong with the raw settings ``data`` (at most one line per setting:
-    the checks of :mod:`bot.config_checks` before pydantic's), and the configuration when
-    nothing is."""
-    problems = [*written_numbers(Config, data), *_ceilings(data), *value_problems(data)]
-    config = None
-    try:
-        config = Config.model_validate(data)
-    except ValidationError as exc:
-        problems += _validation_problems(exc)
-    first: dict[Loc, str] = {}
-    for loc, text in problems:
-        first.setdefault(loc, text)
-    return sorted(first.items(), key=_in_order), config if not first else None
-
-
-_ORDER = {name: i for i, name in enumerate(Config.model_fields)}
-
-
-def _in_order(problem: Problem) -> int:
-    """Problems in the order of the sections (``port`` ... ``hub``); an unknown key last."""
-    return _ORDER.get(str(problem[0][0]), len(_ORDER)) if problem[0] else -1
-
-
-def _with_environment(data: dict[str, Any], env: Mapping[str, str]
-                      ) -> tuple[dict[str, Any], dict[Loc, str]]:  # fmt: skip
-    """``data`` with the variables of :data:`_ENV_OVERRIDES` that are set written in
-    (a copy), and which setting each set."""
-    merged = dict(data)
-    set_by: dict[Loc, str] = {}
-    for var, loc in _ENV_OVERRIDES.items():
-        value = env.get(var, "").strip()
-        if not value:
-            continue
-        set_by[loc] = var
-        target = merged
-        for part in loc[:-1]:
-            section = target.get(part)
-            target[part] = section = dict(section) if isinstance(section, dict) else {}
-            target = section
-        target[loc[-1]] = value
-    return merged, set_by
-
-
-def _written_in(data: Mapping[str, Any], loc: Loc) -> bool:
-    """Whether the file ``data`` sets the setting at ``loc``."""
-    for part in loc[:-1]:
-        section = data.get(str(part))
-        if not isinstance(section, Mapping):
-            return False
-        data = section
-    return loc[-1] in data
-
-
-def _variable(loc: Loc, set_by: Mapping[Loc, str]) -> str | None:
-    return next((v for k, v in set_by.items() if loc[: len(k)] == k), None)
-
-
-def _refusal(path: str | Path | None, lines: list[tuple[str, bool]]) -> ConfigError:
-    """One error for every problem: ``lines`` are (line, from the environment)."""
-    parts = ([str(path)] if path is not None and not all(env for _, env in lines) else []) \
-        + (["the environment"] if any(env for _, env in lines) else [])  # fmt: skip
-    count = f" ({len(lines)} problems)" if len(lines) > 1 else ""
-    head = f"ftcost-bot: invalid configuration in {' and '.join(parts)}{count}:"
-    return ConfigError("\n".join([head, *(line for line, _ in lines)]))
-
-
-def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
-    """Build the configuration from ``path`` (YAML, optional) and ``env`` (default
-    ``os.environ``). Raises :class:`ConfigError` with an operator-facing message naming
-    every problem found (the YAML's own syntax aside, which stops the reading)."""
-    env = os.environ if env is None else env
-    if path is None and env.get("FTCOST_CONFIG"):
-        path = env["FTCOST_CONFIG"]
-    data = read_yaml(path) if path is not None else {}
-    lines: list[tuple[str, bool]] = []
-    if "secrets" in data:
-        data = {k: v for k, v in data.items() if k != "secrets"}
-        lines.append(("  secrets: unknown key (secrets are read from the environment only, "
-                      "e.g. SLACK_BOT_TOKEN)", False))  # fmt: skip
-    merged, set_by = _with_environment(data, env)
-    merged["secrets"] = Secrets(**{name.lower(): _secret(env, name) for name in SECRET_ENV})
-    problems, config = _problems(merged)
-    for loc, text in problems:
-        var = _variable(loc, set_by)
-        lines.append((f"  {where(loc)}{f' (set by {var})' if var else ''}: {text}", bool(var)))
-    if set_by:  # a bad value in the file that a variable replaces is still an error
-        for loc, text in _problems(data)[0]:
-            var = _variable(loc, set_by)
-            if var is not None:
-                lines.append((f"  {where(loc)}: {text} (in the file; {var} replaces it)", False))
-    if lines or config is None:
-        raise _refusal(path, lines)
-    config._source = None if path is None else str(path)
-    config._set_by.update({where(loc): var for loc, var in set_by.items()})
-    config._over_file.update(where(loc) for loc in set_by if _written_in(data, loc))
-    return config

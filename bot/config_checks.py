@@ -2,13 +2,14 @@
 file that cannot be read. Two kinds:
 
 - **rules on values** (:func:`value_problems`): a host that is neither an IP address nor a
-  host name, a team sheet without a valid ``workspace``, a cloud the price source cannot
-  read, a schema version that is not ``v8``-shaped, a price refresh more often than once
-  an hour. They read the raw settings (the YAML merged with the environment), so they
-  run whatever else is wrong and :func:`bot.config.load_config` reports every problem in
-  one message;
-- **warnings** (:func:`secret_warnings`): ``check-config`` prints them, ``run`` logs them
-  at start-up; the bot still starts.
+  host name, an ``events_path`` with a ``?``, ``#`` or braces, a team sheet without a
+  valid ``workspace``, a cloud the price source cannot read, a schema version that is not
+  ``v8``-shaped, a price refresh more often than once an hour. They read the raw
+  settings (the YAML merged with the environment), so they run whatever else is wrong
+  and :func:`bot.config_load.load_config` reports every problem in one message;
+- **warnings** (:func:`secret_warnings`; a misspelt ``FTCOST_*`` / ``SLACK_*`` /
+  ``DISCORD_*`` variable: :func:`bot.config_variables.unknown_variable_warnings`):
+  ``check-config`` prints them, ``run`` logs them at start-up; the bot still starts.
 
 This module imports nothing from :mod:`bot.config`: that module imports from here, and
 the layering allows no cycle.
@@ -25,7 +26,7 @@ import ipaddress
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,12 @@ def secret_warnings(env: Mapping[str, str] | None = None) -> list[str]:
     return out
 
 
+def nearest(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The choice spelt most like ``word`` (at least ``cutoff`` alike), or None: the
+    "did you mean" of an unknown key or variable."""
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return near[0] if near else None
+
 
 # -- rules on values -------------------------------------------------------------------------
 Loc = tuple[str | int, ...]
@@ -186,6 +193,30 @@ def host_problem(value: str) -> str | None:
                 f"{HOST_EXAMPLES}")
     if len(value) > 253 or labels[-1].isdigit() or not all(_LABEL.fullmatch(x) for x in labels):
         return f"{_quoted(value)} is not an IP address or a host name: {HOST_EXAMPLES}"
+    return None
+
+EVENTS_PATH_EXAMPLE = "/slack/events"
+_ROUTE_BREAKERS = (
+    ("?", "'?' (a query: Slack posts to the path alone)"),
+    ("#", "'#' (a fragment: never sent to the bot)"),
+    ("{}", "braces (the bot's router reads {...} as a variable part)"),
+)  # fmt: skip
+"""Characters that make ``slack.events_path`` match something else than the path written,
+and what they are."""
+
+
+def events_path_problem(value: str) -> str | None:
+    """What is wrong with ``slack.events_path``, or None: it must be a path, ``/`` then no
+    spaces, and none of :data:`_ROUTE_BREAKERS` (the route would not be the path Slack
+    posts to: ``/slack/events?x=1`` never matches, ``/slack/{id}`` matches any path)."""
+    example = f"write a path such as {EVENTS_PATH_EXAMPLE}"
+    if not value.startswith("/"):
+        return f"{_quoted(value)} does not start with '/': {example}"
+    if any(c.isspace() for c in value):
+        return f"{_quoted(value)} has a space or line break in it: {example}"
+    found = [words for chars, words in _ROUTE_BREAKERS if any(c in value for c in chars)]
+    if found:
+        return f"{_quoted(value)} contains {' and '.join(found)}: {example}"
     return None
 
 
@@ -360,10 +391,18 @@ def _duration(seconds: float) -> str | None:
     return None
 
 
+def number_text(value: float) -> str:
+    """A default or a bound as a message writes it: a whole number in full (33554432,
+    never 3.35544e+07), any other number in six significant digits."""
+    if math.isfinite(value) and float(value).is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return f"{value:g}"
+
+
 def _written(amount: float, up: bool) -> str:
     """``amount`` in six significant digits, rounded ``up`` (a minimum: the number shown is
-    allowed) or down (a maximum)."""
-    text = f"{amount:g}"
+    allowed) or down (a maximum); a whole number in full."""
+    text = number_text(amount)
     if amount == 0 or not math.isfinite(amount) or float(text) == amount:
         return text
     scale = 10.0 ** (5 - math.floor(math.log10(abs(amount))))
@@ -398,7 +437,7 @@ def bound_words(key: str, value: float, kind: str, bound: float, default: Any = 
     n = _written(bound, up)
     text = f"{_in_unit(key, f'{value:g}')} " + words.format(bound=_in_unit(key, n, bound), n=n)
     if isinstance(default, int | float) and not isinstance(default, bool):
-        text += f" (default {default:g})"
+        text += f" (default {number_text(default)})"
     return text
 
 
@@ -413,6 +452,9 @@ def value_problems(data: Mapping[str, Any]) -> list[Problem]:
     host = slack.get("host") if isinstance(slack, Mapping) else None
     if isinstance(host, str) and (problem := host_problem(host)):
         out.append((("slack", "host"), problem))
+    path = slack.get("events_path") if isinstance(slack, Mapping) else None
+    if isinstance(path, str) and (problem := events_path_problem(path)):
+        out.append((("slack", "events_path"), problem))
     prices = data.get("prices")
     if isinstance(prices, Mapping):
         out += _prices_problems(prices)
@@ -434,7 +476,8 @@ _TYPE_WORDS = {
 _PATTERN_WORDS: dict[Loc, str] = {
     ("slack", "command"): "must be a slash command: / then 1 to 31 lower-case letters, "
                           "digits, - or _ (e.g. /ftcost)",
-    ("slack", "events_path"): "must be a path: / then no spaces (e.g. /slack/events)",
+    ("slack", "events_path"): "must be a path: / then no spaces, '?', '#', '{' or '}' "
+                              f"(e.g. {EVENTS_PATH_EXAMPLE})",
 }  # fmt: skip
 _MISSING_WORDS = {
     "location": "required: where the sheet is, an http(s):// URL or a file path",
@@ -444,6 +487,20 @@ _MISSING_WORDS = {
 _UNION_TAG = re.compile(r".*[\[(].*|int|str|float|bool|none|dict|list|tuple")
 """A part of pydantic's location that names a union member (``int``, ``literal['auto']``)
 or a dict key's check (``[key]``), not a setting."""
+
+
+def secret_variable(loc: Loc) -> str:
+    """The variable that holds the secret a YAML key at ``loc`` tried to set:
+    ``DISCORD_TOKEN`` under ``discord:``, ``SLACK_APP_TOKEN`` for an app token, else
+    ``SLACK_BOT_TOKEN`` (or ``SLACK_SIGNING_SECRET`` for a secret)."""
+    key = str(loc[-1]).upper() if loc else ""
+    if key in SECRETS_CHECKED:
+        return key
+    if loc and loc[0] == "discord":
+        return "DISCORD_TOKEN"
+    if "APP" in key:
+        return "SLACK_APP_TOKEN"
+    return "SLACK_SIGNING_SECRET" if "SECRET" in key else "SLACK_BOT_TOKEN"
 
 
 def setting_loc(loc: tuple[str | int, ...]) -> Loc:
@@ -463,7 +520,7 @@ def _example(default: Any) -> str:
     if isinstance(default, bool) or default is None:
         return ""
     if isinstance(default, int | float):
-        return f", such as {default:g}"
+        return f", such as {number_text(default)}"
     return f", such as {default}" if isinstance(default, str) and default else ""
 
 
@@ -478,9 +535,10 @@ def error_words(err: Mapping[str, Any], loc: Loc, default: Any, keys: list[str])
     if kind == "extra_forbidden":
         key = str(loc[-1]) if loc else ""
         if key.upper() in SECRETS_CHECKED or "token" in key.lower() or "secret" in key.lower():
-            return "unknown key (secrets are read from the environment only, e.g. SLACK_BOT_TOKEN)"
-        near = difflib.get_close_matches(key, keys, n=1)
-        return f"unknown key (did you mean {near[0]}?)" if near else \
+            return f"unknown key (secrets are read from the environment only, e.g. " \
+                   f"{secret_variable(loc)})"  # fmt: skip
+        near = nearest(key, keys)
+        return f"unknown key (did you mean {near}?)" if near else \
             f"unknown key: the keys here are {', '.join(keys)}"  # fmt: skip
     if kind == "missing":
         return _MISSING_WORDS.get(str(loc[-1]) if loc else "", "required")
@@ -503,13 +561,14 @@ def error_words(err: Mapping[str, Any], loc: Loc, default: Any, keys: list[str])
     if bound and value is not None and limit is not None and loc:
         return bound_words(str(loc[-1]), value, limit[0], float(limit[1]), default)
     if bound and isinstance(default, int | float) and not isinstance(default, bool):
-        message += f" (default {default:g})"
+        message += f" (default {number_text(default)})"
     return message
 
 
 __all__ = [
     "SHOWN_CHARS", "Loc", "Problem", "bound_words",
-    "error_words", "host_problem", "location_problem",
-    "missing_file", "schedule_problem", "secret_warnings", "setting_loc", "unreadable_config",
+    "error_words", "events_path_problem", "host_problem", "location_problem",
+    "missing_file", "nearest", "number_text", "schedule_problem", "secret_variable",
+    "secret_warnings", "setting_loc", "unreadable_config",
     "value_problems", "where", "workspace_problem",
 ]  # fmt: skip

@@ -8,6 +8,11 @@ fails (HTTP error, timeout, too large, not UTF-8, malformed) becomes a failed
 never an exception, so one bad source cannot break a refresh: its previous prices are kept
 (``build_snapshot``) and the failure is logged and counted in the snapshot's statuses.
 
+Downloads honour the standard proxy variables (``HTTPS_PROXY``, ``HTTP_PROXY``,
+``NO_PROXY``: aiohttp's ``trust_env``). A file source is read in chunks up to
+``max_bytes`` whatever its size claims to be, and must be a regular file (a FIFO or a
+device is refused, never waited on).
+
 On HTTP 429 from the primary location (GitHub rate-limits raw downloads) a cloud's
 catalog is fetched once from ``mirror_url`` instead, as SkyPilot itself does.
 """
@@ -16,9 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
@@ -27,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from catalog.price_build import CloudFetch, TeamFetch, build_snapshot
 from catalog.price_snapshot import Limits, PriceChoice, PriceSnapshot
 from catalog.prices import floor_prices
+from catalog.proxy import PROXY_ERRORS
 from catalog.skypilot import MalformedCatalog, parse_vms_csv
 from catalog.team_sheets import MalformedSheet, parse_team_sheet
 from engine.specs import Catalog
@@ -52,6 +61,10 @@ that :func:`catalog.skypilot.parse_vms_csv` reads: the ones its ``ACCELERATOR_MA
 and the rest of SkyPilot's hosted clouds, whose cards the cloud-free rules map. The bot's
 config refuses another name in ``prices.clouds`` unless ``cloud_urls`` gives its file."""
 USER_AGENT = "ftcost-price-refresh (+https://github.com/ftcost)"
+READ_CHUNK = 1 << 16
+"""Bytes read at a time from a price file or a download."""
+PROXY_HINT = ("the proxy refused or could not be reached: check HTTPS_PROXY (or HTTP_PROXY "
+              "for an http:// source), or list the source's host in NO_PROXY")  # fmt: skip
 
 
 class TeamSheetSource(BaseModel):
@@ -142,13 +155,15 @@ async def _http_get(session: aiohttp.ClientSession, url: str, settings: PriceSet
             if resp.content_length is not None and resp.content_length > settings.max_bytes:
                 raise FetchError(f"larger than {settings.max_bytes:,} bytes")
             body = bytearray()
-            async for chunk in resp.content.iter_chunked(1 << 16):
+            async for chunk in resp.content.iter_chunked(READ_CHUNK):
                 body += chunk
                 if len(body) > settings.max_bytes:
                     raise FetchError(f"larger than {settings.max_bytes:,} bytes")
             return bytes(body)
     except TimeoutError as exc:
         raise FetchError(f"timed out after {settings.timeout_s:g} s") from exc
+    except PROXY_ERRORS as exc:
+        raise FetchError(f"{PROXY_HINT} ({type(exc).__name__})") from exc
     except aiohttp.ClientConnectorError as exc:
         raise FetchError(f"cannot connect ({exc.os_error.strerror or exc.os_error})") from exc
     except aiohttp.ClientError as exc:
@@ -156,12 +171,47 @@ async def _http_get(session: aiohttp.ClientSession, url: str, settings: PriceSet
 
 
 def _read_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of the regular file ``path``, read in chunks and refused past
+    ``max_bytes`` (its size as ``stat`` says it is not trusted: 0 for a ``/proc`` file).
+    Anything but a regular file (a FIFO, a device such as ``/dev/zero``, a directory) is
+    refused: opened without blocking, so a FIFO with no writer cannot hang the refresh."""
     try:
-        if path.stat().st_size > max_bytes:
-            raise FetchError(f"larger than {max_bytes:,} bytes")
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise FetchError(f"cannot read file ({exc.strerror})") from exc
+    try:
+        kind = _not_regular(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise FetchError(f"{kind}, not a regular file: point the price source at a "
+                             ".csv, .yaml or .json file")  # fmt: skip
+        with os.fdopen(fd, "rb", buffering=0, closefd=False) as file:
+            return _read_capped(file, max_bytes)
+    except OSError as exc:
+        raise FetchError(f"cannot read file ({exc.strerror})") from exc
+    finally:
+        os.close(fd)
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a file of ``mode`` is when it is not a regular file (``a directory``), else
+    None."""
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a pipe (FIFO)"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"))  # fmt: skip
+    return next((word for test, word in kinds if test(mode)), "a special file")
+
+
+def _read_capped(file: BinaryIO, max_bytes: int) -> bytes:
+    """Everything ``file`` holds, in :data:`READ_CHUNK` pieces; :class:`FetchError`, as for
+    a download, once it holds more than ``max_bytes``."""
+    body = bytearray()
+    while chunk := file.read(min(READ_CHUNK, max_bytes + 1 - len(body))):
+        body += chunk
+        if len(body) > max_bytes:
+            raise FetchError(f"larger than {max_bytes:,} bytes")
+    return bytes(body)
 
 
 async def read_location(
@@ -235,7 +285,7 @@ async def fetch_all(
     """Fetch every configured source concurrently."""
     own = session is None
     if session is None:
-        session = aiohttp.ClientSession(headers={"User-Agent": USER_AGENT})
+        session = aiohttp.ClientSession(headers={"User-Agent": USER_AGENT}, trust_env=True)
     try:
         clouds = await asyncio.gather(*(fetch_cloud(session, c, settings) for c in settings.clouds))
         teams = await asyncio.gather(
@@ -294,8 +344,10 @@ def log_snapshot(snapshot: PriceSnapshot) -> None:
             h.card, h.statistic, h.old, h.new, h.ratio, h.workspace or "-",
         )  # fmt: skip
     for r in snapshot.rejected:
+        where = (r.where,) if r.where else ()
         log.warning(
-            "price rejected source=%s card=%s kind=%s price=%s reason=%r where=%r",
+            "price rejected source=%s card=%s kind=%s price=%s reason=%r"
+            + (" where=%r" if where else ""),
             r.source, r.card, r.kind, "-" if r.price is None else f"{r.price:.4f}", r.reason,
-            r.where,
+            *where,
         )  # fmt: skip

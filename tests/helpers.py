@@ -164,7 +164,8 @@ def config_refused(tmp_path: Path, text: str, env: dict[str, str]) -> str:
     """The ConfigError message the configuration ``text`` with ``env`` is refused with."""
     import pytest
 
-    from bot.config import ConfigError, load_config
+    from bot.config import ConfigError
+    from bot.config_load import load_config
 
     with pytest.raises(ConfigError) as err:
         load_config(write_config(tmp_path, text), env)

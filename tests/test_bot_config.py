@@ -9,13 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import main, manifest_text
-from bot.config import (
-    DEFAULT_SLACK_API_BASE_URL,
-    NO_CREDENTIALS_MESSAGE,
-    ConfigError,
-    SlackMode,
-    load_config,
-)
+from bot.config import DEFAULT_SLACK_API_BASE_URL, NO_CREDENTIALS_MESSAGE, ConfigError, SlackMode
+from bot.config_load import load_config
 
 TOKEN = "xoxb-secret-bot-token-42"
 SIGNING = "signing-secret-value-42"

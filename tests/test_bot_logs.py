@@ -9,7 +9,7 @@ import logging
 import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.config import load_config
+from bot.config_load import load_config
 from bot.logs import (
     LIBRARY_LOGGERS,
     REDACTED,

@@ -8,7 +8,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.config import load_config
+from bot.config_load import load_config
 from bot.runtime import PLATFORMS, PlatformRunner, PlatformSpec, PlatformStartError, Runtime
 from tests.fakes import FakeSlack
 

@@ -15,7 +15,8 @@ import yaml
 
 import bot.__main__ as entry
 from bot.__main__ import main, request_url
-from bot.config import Config, load_config
+from bot.config import Config
+from bot.config_load import load_config
 
 BOT_TOKEN = "xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
 APP_TOKEN = "xapp-1-A0123456789-1234567890123-0123456789abcdef0123456789abcdef"

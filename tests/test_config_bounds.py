@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import main
-from bot.config import load_config
+from bot.config_load import load_config
 from tests.helpers import config_refused, write_config
 
 ENV = {"DISCORD_TOKEN": "x"}

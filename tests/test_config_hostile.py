@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import main
-from bot.config import ConfigError, load_config
+from bot.config import ConfigError
+from bot.config_load import load_config
 from bot.config_yaml import MAX_CONFIG_DEPTH
 
 

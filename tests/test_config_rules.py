@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config, ConfigError, load_config
+from bot.config import Config, ConfigError
 from bot.config_checks import host_problem, schedule_problem, workspace_problem
+from bot.config_load import load_config
 from catalog.price_sources import DEFAULT_CLOUDS, KNOWN_CLOUDS, MARKETPLACE_CLOUDS
 from catalog.skypilot import ACCELERATOR_MAP
 from tests.helpers import config_refused, write_config

@@ -14,7 +14,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from bot.config import load_config
+from bot.config_load import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 

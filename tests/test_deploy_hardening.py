@@ -22,8 +22,9 @@ from aiohttp import web
 
 import bot.runtime as runtime_module
 from bot.__main__ import health_address, main, manifest_text
-from bot.config import Config, ConfigError, load_config
+from bot.config import Config, ConfigError
 from bot.config_checks import SHOWN_CHARS, secret_warnings
+from bot.config_load import load_config
 from bot.config_yaml import read_yaml
 from bot.runtime import SHUTDOWN_CLOSE_S, SHUTDOWN_FINAL_S, Runtime, shutdown_bound_s
 from bot.store_sqlite import SQLiteStore

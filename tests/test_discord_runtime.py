@@ -18,7 +18,8 @@ import pytest
 from adapters.discord.endpoints import DEFAULT_API_BASE_URL
 from adapters.discord.runner import settings_from_config
 from bot.__main__ import main
-from bot.config import ConfigError, load_config
+from bot.config import ConfigError
+from bot.config_load import load_config
 from bot.runtime import Runtime
 from bot.store import ThreadKey
 from tests.fakes import FakeSlack, request_headers, slash_command_body

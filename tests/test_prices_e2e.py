@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.config import load_config
+from bot.config_load import load_config
 from bot.runtime import Runtime
 from catalog.price_sources import refresh_prices
 from tests.fakes import FakeSlack, request_headers, slash_command_body

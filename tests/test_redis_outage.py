@@ -16,7 +16,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.config import load_config
+from bot.config_load import load_config
 from bot.runtime import Runtime
 from tests.fakes import FakeSlack, event_body, message_event, request_headers, slash_command_body
 from tests.fakes.slack_signing import BOT_USER_ID

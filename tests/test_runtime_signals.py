@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from bot.config import Config, load_config
+from bot.config import Config
+from bot.config_load import load_config
 from bot.runtime import PlatformStartError, Runtime, StartInterrupted
 
 

@@ -19,7 +19,8 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.config import Config, load_config
+from bot.config import Config
+from bot.config_load import load_config
 from bot.metrics import sample
 from bot.price_store import PRICE_REFRESH_LOCK
 from bot.runtime import Runtime

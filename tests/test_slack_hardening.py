@@ -26,7 +26,8 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack.delivery import PERMISSION_UNCHECKED
 from adapters.slack.runner import MAX_BODY_BYTES
-from bot.config import Config, load_config
+from bot.config import Config
+from bot.config_load import load_config
 from tests.fakes import FakeSlack, request_headers, sign
 from tests.fakes import slash_command_body as slash_body
 from tests.slack_harness import BOT_TOKEN, SECRET, Harness, StartBot, bot_env, starting

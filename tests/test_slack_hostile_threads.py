@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 
 from adapters.slack.blocks import ACTION_METHOD, ACTION_SEQ, ACTIONS_BLOCK_ID
-from bot.config import Config, load_config
+from bot.config import Config
+from bot.config_load import load_config
 from bot.ratelimit import RateLimiter
 from bot.store import ThreadKey
 from engine import Method

@@ -20,7 +20,8 @@ from adapters.slack.blocks import (
     ACTIONS_BLOCK_ID,
     FRAMEWORK_BLOCK_ID,
 )
-from bot.config import Config, load_config
+from bot.config import Config
+from bot.config_load import load_config
 from bot.ratelimit import RateLimiter
 from bot.store import ThreadKey
 from tests.fakes import (

@@ -17,7 +17,8 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 from adapters.slack.runner import SlackRunner
-from bot.config import SlackMode, load_config
+from bot.config import SlackMode
+from bot.config_load import load_config
 from bot.runtime import Runtime
 from bot.store import ThreadKey
 from tests.fakes import (

@@ -14,6 +14,12 @@ appear at once (useful while trying the bot); without it they are global. A serv
 that is not a positive snowflake is refused before anything is sent; an unreachable API
 ends it with the same one line as ``run`` (exit 1), never a traceback.
 
+With ``HTTPS_PROXY`` (or ``HTTP_PROXY`` for an ``http://`` API) set and the API's host
+not in ``NO_PROXY``, the client's REST calls and gateway websocket go through that proxy
+(:func:`proxy_options`).
+
+:meth:`DiscordRunner.health` is ``ok`` only while the gateway websocket is open and READY.
+
 The bot has no voice: discord.py's start-up warnings that the voice libraries (PyNaCl,
 davey) are missing are switched off (:func:`quiet_voice_warnings`).
 """
@@ -24,6 +30,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import sys
 from typing import Any, TextIO
@@ -35,6 +42,7 @@ from adapters.discord.client import ClientSettings, FtcostClient, ShardedFtcostC
 from adapters.discord.endpoints import DEFAULT_API_BASE_URL, point_discord_at
 from bot.platform_api import PlatformStartError
 from bot.service import Service
+from catalog.proxy import PROXY_ERRORS, env_proxy
 
 log = logging.getLogger("ftcost.discord")
 
@@ -53,7 +61,13 @@ def quiet_voice_warnings() -> None:
 
 def unreachable_message(api_base_url: str, exc: BaseException) -> str:
     """The one line for a Discord API that cannot be reached (DNS, refused connection,
-    timeout): what failed and what to check."""
+    timeout, a proxy that refused): what failed and what to check."""
+    if isinstance(exc, PROXY_ERRORS):
+        return (
+            f"cannot reach the Discord API at {api_base_url} through the proxy "
+            f"({type(exc).__name__}): check HTTPS_PROXY (the proxy must allow CONNECT to "
+            "discord.com and gateway.discord.gg on port 443), or list the host in NO_PROXY"
+        )
     return (
         f"cannot reach the Discord API at {api_base_url} ({type(exc).__name__}): check "
         "this host's network and DNS (it must reach discord.com over HTTPS) and "
@@ -91,6 +105,20 @@ def settings_from_config(config: Any) -> ClientSettings:
     )
 
 
+def proxy_options(api_base_url: str) -> dict[str, Any]:
+    """``proxy`` and ``proxy_auth`` for discord.py's client when the environment names a
+    proxy for the Discord API (``HTTPS_PROXY`` / ``https_proxy`` for an ``https://`` API,
+    ``HTTP_PROXY`` for ``http://``; credentials in its URL become ``proxy_auth``) and
+    ``NO_PROXY`` does not list the API's host: the choice aiohttp's ``trust_env``
+    sessions (price sources, the Hub) make. discord.py sends both its REST calls and its
+    gateway websocket through it. Empty without a proxy."""
+    proxy, auth = env_proxy(api_base_url)
+    if proxy is None:
+        return {}
+    log.info("discord through the proxy %s", proxy)
+    return {"proxy": str(proxy), "proxy_auth": auth}
+
+
 def _token(config: Any) -> str:
     secret = getattr(getattr(config, "secrets", None), "discord_token", None)
     if secret is None or not secret.get_secret_value():
@@ -125,7 +153,8 @@ class DiscordRunner:
     async def start(self, ready_timeout: float = READY_TIMEOUT_S) -> None:
         point_discord_at(self.settings.api_base_url)
         quiet_voice_warnings()
-        client = create_client(self.service, self.settings, **self._client_kwargs)
+        options = {**proxy_options(self.settings.api_base_url), **self._client_kwargs}
+        client = create_client(self.service, self.settings, **options)
         self.client = client
         try:
             await client.login(self.token)
@@ -191,19 +220,42 @@ class DiscordRunner:
             self._task = None
 
     async def health(self) -> dict[str, Any]:
+        """``ok`` only while the gateway is connected and READY (as Slack's Socket Mode
+        check answers only while its socket is open): discord.py keeps ``is_ready()`` true
+        through a disconnect and its reconnect attempts, so the open websocket decides
+        (:func:`gateway_connected`). A latency not measured yet (``inf``, ``nan``) is
+        ``null``, keeping the body strict JSON."""
         client = self.client
         if client is None:
             return {"ok": False}
         ready = client.is_ready() and not client.is_closed()
-        latency = client.latency
+        connected = ready and gateway_connected(client)
         return {
-            "ok": ready,
+            "ok": connected,
             "ready": ready,
-            "latency_ms": round(latency * 1000, 1) if latency == latency else None,
+            "connected": connected,
+            "latency_ms": latency_ms(client.latency),
             "guilds": len(client.guilds),
             "shards": client.shard_count or 1,
             "inflight": client.inflight,
         }
+
+
+def gateway_connected(client: discord.Client) -> bool:
+    """Whether every gateway websocket of ``client`` is open: its one connection
+    (``Client.ws``), or each shard of an ``AutoShardedClient`` (``ShardInfo.is_closed``).
+    While discord.py waits to reconnect, the websocket it lost stays in place, closed."""
+    if isinstance(client, discord.AutoShardedClient):
+        shards = client.shards.values()
+        return bool(shards) and not any(shard.is_closed() for shard in shards)
+    ws = client.ws
+    return ws is not None and bool(ws.open)
+
+
+def latency_ms(latency: float) -> float | None:
+    """discord.py's heartbeat latency (seconds) in milliseconds, or None where there is
+    none (``nan`` before a connection, ``inf`` before the first heartbeat is answered)."""
+    return round(latency * 1000, 1) if math.isfinite(latency) else None
 
 
 # ------------------------------------------------------------------------------------------
@@ -221,7 +273,8 @@ async def sync_commands(
     settings = settings or ClientSettings()
     point_discord_at(settings.api_base_url)
     quiet_voice_warnings()
-    client = FtcostClient(service or Service(workers=0), settings)
+    client = FtcostClient(service or Service(workers=0), settings,
+                          **proxy_options(settings.api_base_url))
     async with client:
         await client.login(token)
         if guild_id is not None:

@@ -8,6 +8,12 @@ callers, so private repositories do not leak), ``GatedRepo``, ``RevisionNotFound
 ``EntryNotFound``; without it the status code decides. ``X-Repo-Commit`` names the
 commit a branch or tag resolved to.
 
+Requests go through the proxy the environment names for the endpoint (``HTTPS_PROXY``,
+``HTTP_PROXY`` for an ``http://`` endpoint; none when ``NO_PROXY`` lists its host), as
+aiohttp's ``trust_env`` chooses it, but without ``trust_env`` itself: that would also add
+``~/.netrc`` credentials for the Hub's host, which aiohttp refuses to combine with the
+``Authorization`` header of ``HF_TOKEN``. A proxy that refuses is named in the error.
+
 Each request (and the reading of its body) has ``timeout_s``. Bodies are read up to a
 cap, and a ``Range`` read stops after the bytes asked for even if the server ignores
 ``Range``, so a multi-gigabyte weight file is never downloaded.
@@ -24,6 +30,7 @@ import aiohttp
 
 from catalog.hub.errors import HubError, HubErrorKind, shown
 from catalog.hub.ref import HubRef
+from catalog.proxy import PROXY_ERRORS, env_proxy
 
 CONFIG_FILE: Final = "config.json"
 MAX_JSON_BYTES: Final = 4 * 1024 * 1024
@@ -126,10 +133,12 @@ class HubClient:
         if byte_range is not None:
             headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
         self.requests += 1
+        url = self._url(ref, filename, revision)
+        proxy, proxy_auth = env_proxy(url)
         try:
             async with asyncio.timeout(self.timeout_s):
                 async with self.session.get(
-                    self._url(ref, filename, revision), headers=headers
+                    url, headers=headers, proxy=proxy, proxy_auth=proxy_auth
                 ) as resp:
                     if resp.status not in (200, 206):
                         self._raise_for(resp, ref, filename, revision)
@@ -149,6 +158,14 @@ class HubClient:
                 f"The Hugging Face Hub did not answer within {self.timeout_s:g} s for "
                 f"{ref.id}. Try again in a moment ({self.timeout_setting} raises the "
                 "limit).",
+                ref.id,
+            ) from None
+        except PROXY_ERRORS as exc:
+            raise HubError(
+                HubErrorKind.UNAVAILABLE,
+                f"Cannot reach the Hugging Face Hub at {self.endpoint} through the proxy "
+                f"({type(exc).__name__}). Check HTTPS_PROXY (or list the Hub's host in "
+                "NO_PROXY) and try again.",
                 ref.id,
             ) from None
         except aiohttp.ClientError as exc:

@@ -161,7 +161,7 @@ class HubResolver:
     async def _fetch(self, ref: HubRef) -> ModelSpec:
         self.settings.require_online(ref.id)
         endpoint = self.endpoint
-        async with aiohttp.ClientSession() as session:
+        async with aiohttp.ClientSession() as session:  # the proxy: HubClient's, per request
             client = HubClient(session, endpoint, self.token, self.settings.timeout_s,
                                self.settings.timeout_setting)
             config, commit = await client.config(ref)
