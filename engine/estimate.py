@@ -277,8 +277,12 @@ def _best_options(
         return make_option(fp, card.gpu, count, stage, work, _price(request, card.gpu),
                            request.mode, request.offload, nodes=request.nodes)
 
-    quickest = None if ranking.fastest is None else option(*ranking.fastest)
-    return [option(*choice) for choice in ranking.best], quickest
+    best = [option(*choice) for choice in ranking.best]
+    if ranking.fastest is None:
+        return best, None
+    shown = {(o.gpu.id, o.count): o for o in best}  # built already: the same option
+    card, count, stage = ranking.fastest
+    return best, shown.get((card.gpu.id, count)) or option(card, count, stage)
 
 
 def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) -> Option:
