@@ -15,7 +15,13 @@ from engine.accuracy import Uncertainty, uncertainty
 from engine.assumptions import assumptions
 from engine.choices import Method, Mode, Sharding, StatePrecision
 from engine.compute import Compute, compute, uses_flat_rule
-from engine.constants import BAND_FULL, CUDA_CONTEXT_GB, MAX_OPTIONS, MAX_SEQ_LEN
+from engine.constants import (
+    BAND_FULL,
+    CUDA_CONTEXT_GB,
+    LOGITS_BYTES_HF,
+    MAX_OPTIONS,
+    MAX_SEQ_LEN,
+)
 from engine.constraints import Constrained, constrain
 from engine.datasets import dataset_assumptions
 from engine.fit import (
@@ -29,7 +35,7 @@ from engine.fit import (
     stage_on,
 )
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
-from engine.profiles import resolve
+from engine.profiles import logits_bytes, resolve
 from engine.ranking import Card, cards, cards_of_memory, hourly_price, rank_cards
 from engine.records import record
 from engine.request import Request
@@ -149,6 +155,8 @@ class Estimate:
                 "state_precision": self.effective.state_precision.value,
                 "lora_dropout": None if self.effective.effective_method is Method.FULL
                 else self.effective.lora_dropout,  # no adapters, no dropout
+                # the loss path as run; request.fused_ce / hf_loss are only the user's switches
+                "loss_bytes_per_logit": logits_bytes(self.effective, LOGITS_BYTES_HF),
             },
             "uncertainty": None if self.uncertainty is None else self.uncertainty.to_json(),
             "options": [_option_json(o, self.effective) for o in self.options],

@@ -158,3 +158,13 @@ def test_the_fastest_line_marks_an_arm_host(catalog) -> None:
     est = estimate(Request(model="llama-3.1-8b", dataset_tokens=10**7, gpu="rtx-5090"), catalog)
     assert est.fastest is not None and est.fastest.gpu.host_arch == "aarch64"
     assert f"{est.fastest.gpu.id} (Arm host)" in (build_report(est).cost_line or "")
+
+
+def test_the_json_says_the_loss_path_the_framework_runs(catalog) -> None:
+    unsloth = estimate(Request(model="llama-3.1-8b", method="qlora", dataset_tokens=10**7,
+                               gpu="rtx-4090", framework="unsloth"), catalog).to_json()
+    hf = estimate(Request(model="llama-3.1-8b", method="qlora", dataset_tokens=10**7,
+                          gpu="rtx-4090", framework="hf"), catalog).to_json()
+    assert unsloth["framework"]["loss_bytes_per_logit"] == 0
+    assert hf["framework"]["loss_bytes_per_logit"] == 12
+    assert hf["request"]["hf_loss"] is False  # the user's switch, not the path
