@@ -14,6 +14,7 @@ from engine import warnings as caveats
 from engine.accuracy import Uncertainty, uncertainty
 from engine.assumptions import assumptions
 from engine.choices import Method, Mode, Sharding, StatePrecision
+from engine.collectives import nodes_for
 from engine.compute import Compute, compute, uses_flat_rule
 from engine.constants import (
     BAND_FULL,
@@ -31,6 +32,7 @@ from engine.fit import (
     fewest_cards,
     make_option,
     priced_option,
+    rented_cards,
     resolve_stage,
     stage_on,
 )
@@ -215,6 +217,8 @@ def _option_json(o: Option, request: Request) -> dict[str, Any]:
         "fit": o.band,
         "sharding": option_sharding(o, request),
         "interconnect": o.gpu.interconnect,
+        "nodes": nodes_for(o.count, request.nodes, o.gpu.gpus_per_node),
+        "billed_cards": rented_cards(o.count, o.gpu),
         "price_per_gpu_hour": o.price_per_gpu_hour,
         "gpu_hours": _r(o.timing.gpu_hours),
         "wall_hours": _r(o.timing.wall_hours),
