@@ -38,6 +38,8 @@ OPTION_KEYS = {
     "fit",
     "sharding",
     "interconnect",
+    "nodes",
+    "billed_cards",
     "price_per_gpu_hour",
     "gpu_hours",
     "wall_hours",
