@@ -251,23 +251,30 @@ def test_the_cost_floor_is_never_above_a_cards_timed_run(request_, catalog) -> N
     assert checked >= 5
 
 
-@pytest.mark.parametrize("request_", _FLOOR_REQUESTS)
-def test_ranking_that_skips_cards_by_their_floor_picks_what_timing_every_card_picks(
-    request_, catalog
-) -> None:
+def _every_card_timed(request_: Request, catalog) -> list[tuple]:
+    """Every card's fewest count timed, without the ranking's floors: ``(card, index,
+    count, GPU-seconds, cost)``."""
     sizer, work = _sized(request_, catalog)
-    table = cards(list(catalog.gpus.values()))
-    every = []
-    for index, card in enumerate(table):
+    out = []
+    for index, card in enumerate(cards(list(catalog.gpus.values()))):
         found = sizer.fewest(card.gpu)
         if found is None:
             continue
         n, stage, _ = found
         seconds = run_seconds(work, card.gpu, n, stage, request_.mode, request_.offload)
         price = hourly_price(card.gpu, None, False)
-        cost = math.inf if price is None else seconds / 3600 * price
-        every.append(((*card.order, cost, seconds / n, float(n)), index, card.gpu.id, n))
-    every.sort()
+        out.append((card, index, n, seconds, math.inf if price is None else seconds / 3600 * price))
+    return out
+
+
+@pytest.mark.parametrize("request_", _FLOOR_REQUESTS)
+def test_ranking_that_skips_cards_by_their_floor_picks_what_timing_every_card_picks(
+    request_, catalog
+) -> None:
+    sizer, work = _sized(request_, catalog)
+    every = sorted(((*card.order, cost, seconds / n, float(n)), index, card.gpu.id, n)
+                   for card, index, n, seconds, cost in _every_card_timed(request_, catalog))
+    table = cards(list(catalog.gpus.values()))
     for keep in (1, 3, 6):
         picked = rank_cards(sizer, table, work, None, request_.mode, keep, request_.offload)
         assert [(c.gpu.id, n) for c, n, _ in picked.best] == [
@@ -279,24 +286,14 @@ def test_the_fastest_card_skipped_by_floors_is_what_timing_every_card_finds(
     request_, catalog
 ) -> None:
     sizer, work = _sized(request_, catalog)
-    table = cards(list(catalog.gpus.values()))
-    every = []
-    for index, card in enumerate(table):
-        if card.flagged:
-            continue
-        found = sizer.fewest(card.gpu)
-        if found is None:
-            continue
-        n, stage, _ = found
-        seconds = run_seconds(work, card.gpu, n, stage, request_.mode, request_.offload)
-        price = hourly_price(card.gpu, None, False)
-        cost = math.inf if price is None else seconds / 3600 * price
-        every.append(((seconds / n, cost, float(n)), index, card.gpu.id, n))
-    ranking = rank_cards(sizer, table, work, None, request_.mode, 6, request_.offload,
-                         fastest=True)
+    quickest = min(((seconds / n, cost, float(n)), index, card.gpu.id, n)
+                   for card, index, n, seconds, cost in _every_card_timed(request_, catalog)
+                   if not card.flagged)
+    ranking = rank_cards(sizer, cards(list(catalog.gpus.values())), work, None, request_.mode,
+                         6, request_.offload, fastest=True)
     assert ranking.fastest is not None
     card, n, _ = ranking.fastest
-    assert (card.gpu.id, n) == min(every)[2:]
+    assert (card.gpu.id, n) == quickest[2:]
 
 
 def test_ranking_for_no_cards_returns_none(catalog) -> None:
