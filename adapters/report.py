@@ -23,8 +23,8 @@ from adapters.formats import (
 from adapters.report_limits import limit_lines, solve_headline, solve_raises
 from engine import Estimate
 from engine.choices import Framework, Method, Mode, Solve
-from engine.collectives import nodes_for
 from engine.constants import MAX_SEQ_LEN
+from engine.estimate import option_nodes
 from engine.fit import FIT_TIGHT, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
 from engine.profiles import PROFILES
@@ -272,11 +272,11 @@ def _fastest(est: Estimate, pick: Option) -> str | None:
     )
 
 
-def _link(o: Option, nodes: int | None) -> str:
+def _link(o: Option, request: Request) -> str:
     """The links a card choice's collectives run over: the card's own fabric inside a
-    node, plus the network (``net``) when the run spans nodes; ``net`` alone for cards
-    rented one to a machine."""
-    if o.count <= 1 or nodes_for(o.count, nodes, o.gpu.gpus_per_node) <= 1:
+    node, plus the network (``net``) when the run spans nodes (:func:`option_nodes`);
+    ``net`` alone for cards rented one to a machine."""
+    if o.count <= 1 or option_nodes(o, request) <= 1:
         return o.gpu.fabric
     return "net" if o.gpu.gpus_per_node <= 1 else f"{o.gpu.fabric}+net"
 
@@ -291,7 +291,7 @@ def _cards(est: Estimate) -> Table:
                 f"{o.per_gpu_gb:.1f}",
                 share_text(o.utilization),
                 o.band,
-                _link(o, est.request.nodes),
+                _link(o, est.request),
                 _price(o),
                 fmt_hours(t.wall_hours),
                 fmt_money(t.cost_usd),

@@ -4,7 +4,10 @@ them exactly once.
 * :func:`plan_announcement` (pure): for one subscription, the cards that moved by at least
   its threshold between two snapshots (old -> new $/GPU-hour, %, source) and the effect on
   a reference estimate (the channel's last estimate, or ``70b qlora 50M tokens``):
-  "cheapest plan now $X on Y, was $Z". None when nothing the channel cares about moved.
+  "cheapest plan now $X on Y, was $Z". The plan runs on the card the channel's question
+  named, else on the subscription's cards (:func:`plan_cards`), at spot rates when the
+  question said ``spot``: a channel watching ``h100`` hears about H100 plans, not the
+  cheapest card of the catalog. None when nothing the channel cares about moved.
 * :class:`Fanout`: posts the planned announcements through one :class:`Poster` per
   platform. Each ``(snapshot, channel)`` is claimed in the store before the post and
   finished after it, under a store lock so one replica fans out at a time:
@@ -91,15 +94,20 @@ class Plan:
 @dataclass(frozen=True, slots=True)
 class ReferenceEffect:
     label: str
-    """``Llama 3.1 70B · QLoRA, 50M tokens``."""
+    """``Llama 3.1 70B · QLoRA, 50M tokens`` (``, on h100-sxm``, ``, spot`` when the plan
+    keeps to cards or is priced at spot)."""
     from_channel: bool
     """The channel's last estimate (else the default reference)."""
     now: Plan | None
     was: Plan | None
+    cards: tuple[str, ...] = ()
+    """The cards the plan keeps to (empty: any card in the catalog)."""
 
     def sentence(self) -> str:
         """``cheapest plan now $X on Y, was $Z`` (``on W`` when the card changed)."""
         if self.now is None:
+            if self.cards:
+                return f"no plan on {', '.join(self.cards)} can run it"
             return "no card in the catalog can run it"
         text = f"cheapest plan now {fmt_money(self.now.cost_usd)} on {self.now.cards}"
         if self.was is not None:
@@ -164,10 +172,39 @@ def default_cards(catalog: Catalog) -> tuple[str, ...]:
     )
 
 
-def cheapest_plan(request: Request, catalog: Catalog) -> Plan | None:
-    """The lowest-cost option that fits (None without a dataset size or a fitting card)."""
-    est = estimate(request, catalog)
-    priced = [o for o in est.options if o.fits and o.timing.cost_usd is not None]
+def plan_cards(request: Request, subscription: Subscription) -> tuple[str, ...]:
+    """The cards the reference plan may run on: the card the channel's question named,
+    else the subscription's cards; empty (any card) when neither names one."""
+    return (request.gpu,) if request.gpu else subscription.cards
+
+
+def _asked_on(request: Request, cards: tuple[str, ...]) -> list[Request]:
+    """``request`` asked on each of ``cards`` (an estimate names only its best few cards
+    otherwise); ``request`` itself when it names its card, or no cards are given."""
+    if not cards or request.gpu in cards:
+        return [request]
+    said = request.model_dump(exclude_unset=True)
+    return [Request.model_validate({**said, "gpu": card}) for card in cards]
+
+
+def cheapest_plan(
+    request: Request, catalog: Catalog, cards: tuple[str, ...] = ()
+) -> Plan | None:
+    """The lowest-cost option that fits, on one of ``cards`` when given (a card the
+    catalog no longer has is passed over), priced as the request says (spot where it says
+    ``spot``); None without a dataset size or a fitting card."""
+    options = []
+    try:
+        asked_on = _asked_on(request, cards)
+    except ValueError:  # a request no longer valid on the subscription's cards
+        return None
+    for asked in asked_on:
+        try:
+            options += estimate(asked, catalog).options
+        except (UnknownId, ValueError):  # a card gone from the catalog, or refused there
+            continue
+    priced = [o for o in options if o.fits and o.timing.cost_usd is not None
+              and (not cards or o.gpu.id in cards)]
     if not priced:
         return None
     best = min(priced, key=lambda o: (o.timing.cost_usd, o.count, o.gpu.id))
@@ -175,11 +212,14 @@ def cheapest_plan(request: Request, catalog: Catalog) -> Plan | None:
     return Plan(best.timing.cost_usd, f"{best.count}x {best.gpu.id}")
 
 
-def _label(request: Request, catalog: Catalog) -> str:
+def _label(request: Request, catalog: Catalog, cards: tuple[str, ...] = ()) -> str:
+    """``Llama 3.1 70B · QLoRA, 50M tokens, on h100-sxm, spot``."""
     model = catalog.model(request.model)
     method = METHOD_LABELS[request.effective_method]
     tokens = f", {fmt_tokens(request.dataset_tokens)} tokens" if request.dataset_tokens else ""
-    return f"{model.name} · {method}{tokens}"
+    on = f", on {', '.join(cards)}" if cards else ""
+    spot = ", spot" if request.spot else ""
+    return f"{model.name} · {method}{tokens}{on}{spot}"
 
 
 def reference_request(last: Request | None, catalog: Catalog) -> tuple[Request, bool]:
@@ -218,11 +258,13 @@ def plan_announcement(
     if not moves:
         return None
     request, from_channel = reference_request(last_request, catalog)
+    cards = plan_cards(request, subscription)
     reference = ReferenceEffect(
-        label=_label(request, catalog),
+        label=_label(request, catalog, cards),
         from_channel=from_channel,
-        now=cheapest_plan(request, priced_catalog(catalog, new, choice, workspace)),
-        was=cheapest_plan(request, priced_catalog(catalog, old, choice, workspace)),
+        now=cheapest_plan(request, priced_catalog(catalog, new, choice, workspace), cards),
+        was=cheapest_plan(request, priced_catalog(catalog, old, choice, workspace), cards),
+        cards=cards,
     )
     return Announcement(
         snapshot_id=new.id,

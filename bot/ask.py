@@ -38,8 +38,9 @@ class Ask:
     context_lost: bool = False
     """A follow-up whose estimate the store could not give (it is unreachable)."""
     context_expired: bool = False
-    """A follow-up under one of the bot's own estimates whose stored request is gone
-    (older than the store keeps threads: ``store.thread_ttl_days``)."""
+    """A follow-up under one of the bot's own estimates whose stored request is gone:
+    older than the store keeps threads (``store.thread_ttl_days``), lost (a store restarted
+    without its data) or unreadable (written by another version)."""
     may_manage: bool | ManageCheck | None = None
     """Whether the asker may change the channel's price announcements: a known answer,
     a check to run only when it matters, or None (the platform can't tell: anyone may)."""

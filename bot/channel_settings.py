@@ -12,6 +12,11 @@ Values are read as the query language reads them (``set framework trl`` is ``hf`
 ``8b lora trl`` is), and stored by their canonical name (:mod:`bot.settings_store`).
 Defaults apply to new questions only: a follow-up changes its thread's request, which
 already carries the channel's defaults of when it was asked.
+
+Every ``set`` / ``unset`` is logged at INFO on ``ftcost.settings`` (the audit trail:
+platform, channel, setting, old and new value, user id). A stored value this build does
+not know (written by another version, or by hand) is ignored: ``settings`` says so, and a
+WARNING names the channel and the setting (once per process for each such value).
 """
 
 from __future__ import annotations
@@ -32,9 +37,17 @@ if TYPE_CHECKING:  # a name only: the store loads with its backend
     from bot.settings_store import SettingsStore
 
 log = logging.getLogger("ftcost.bot")
+audit = logging.getLogger("ftcost.settings")
+"""Where each change of a channel setting is logged (INFO), and each stored value ignored
+(WARNING)."""
 
 MAX_SHOWN = 40
-"""Characters of a user's word echoed back in an error."""
+"""Characters of a user's word echoed back in an error (and of a stored value logged)."""
+MAX_WARNED = 1000
+"""Ignored stored values remembered as warned about (once each); past these the memory
+starts over, so a store full of them costs a warning now and then, not unbounded memory."""
+DEFAULT_SHOWN = "default"
+"""How the audit line shows a setting that was (or is now) not set."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +152,20 @@ def read_value(setting: Setting, word: str, catalog: Catalog | None = None) -> s
     return setting.name_of(fields[setting.field])
 
 
+def ignored_values(stored: Mapping[str, str]) -> dict[str, str]:
+    """The stored settings this build knows by name but whose value it does not (another
+    version's, or a hand edit): ignored, the default applies."""
+    settings = available()
+    return {name: value for name, value in stored.items()
+            if name in settings and value not in settings[name].values}
+
+
+def _logged(value: str | None) -> str:
+    """A setting's value in a log line: :data:`DEFAULT_SHOWN` when unset, else quoted and
+    cut to :data:`MAX_SHOWN` characters (a stored value may be anything)."""
+    return DEFAULT_SHOWN if value is None else repr(_shown(value))
+
+
 def defaults_from(stored: Mapping[str, str]) -> dict[str, object]:
     """The request fields a channel's stored settings set (unknown names and values,
     e.g. from another version, are skipped)."""
@@ -179,6 +206,23 @@ class ChannelSettings:
         self.store = store
         self._catalog = catalog
         self.command = command
+        self._warned: set[tuple[str, str, str, str]] = set()
+        """(platform, channel, setting, value) of the ignored values warned about."""
+
+    async def _stored(self, platform: str, channel: str) -> dict[str, str]:
+        """The channel's stored settings, each ignored value warned about (once)."""
+        assert self.store is not None
+        stored = await self.store.channel_settings(platform, channel)
+        for name, value in ignored_values(stored).items():
+            if (platform, channel, name, value) in self._warned:
+                continue
+            if len(self._warned) >= MAX_WARNED:
+                self._warned.clear()
+            self._warned.add((platform, channel, name, value))
+            audit.warning("stored channel setting ignored, not a value this version knows "
+                          "platform=%s channel=%s setting=%s value=%s", platform, channel,
+                          name, _logged(value))  # fmt: skip
+        return stored
 
     async def defaults(self, platform: str, channel: str | None) -> dict[str, object]:
         """The request fields the channel's settings set; empty without a store, without
@@ -186,18 +230,20 @@ class ChannelSettings:
         if self.store is None or not channel:
             return {}
         try:
-            return defaults_from(await self.store.channel_settings(platform, channel))
+            return defaults_from(await self._stored(platform, channel))
         except StoreUnavailable:
             count_unavailable("channel_settings")
             log.warning("store unavailable: channel defaults not applied")
             return {}
 
     async def handle(
-        self, text: str, platform: str, channel: str | None, command: str | None = None
+        self, text: str, platform: str, channel: str | None, command: str | None = None,
+        user: str | None = None,
     ) -> SettingsAnswer | None:
         """The answer to ``set NAME VALUE``, ``unset NAME`` or ``settings``; None when
         ``text`` is not a settings command. ``settings`` with words after it (``settings
-        of 8b``) is no command and no question either: the answer says how to ask."""
+        of 8b``) is no command and no question either: the answer says how to ask.
+        ``user`` (who asked) goes in the audit line of a change."""
         command = command or self.command
         words = _words(text)
         if len(words) > 1 and words[0].lower() in SHOW_WORDS:
@@ -214,9 +260,10 @@ class ChannelSettings:
         try:
             if verb in SHOW_WORDS:
                 return SettingsAnswer(await self._show(platform, channel, command))
+            where = (platform, channel, user)
             if verb in UNSET_WORDS:
-                return await self._set(platform, channel, words[1:], None, command, verb)
-            return await self._set(platform, channel, words[1:2], words[2:], command, verb)
+                return await self._set(where, words[1:], None, command, verb)
+            return await self._set(where, words[1:2], words[2:], command, verb)
         except StoreUnavailable:
             count_unavailable("channel_settings")
             return SettingsAnswer("Channel settings are unavailable right now: I can't reach "
@@ -224,23 +271,43 @@ class ChannelSettings:
                                   "minutes.", ok=False)
 
     async def _show(self, platform: str, channel: str, command: str) -> str:
-        assert self.store is not None
-        stored = await self.store.channel_settings(platform, channel)
+        stored = await self._stored(platform, channel)
+        ignored = ignored_values(stored)
         lines = ["Settings of this channel (new estimates; words in a query still win):"]
         for setting in available().values():
             value = stored.get(setting.name)
             if value in setting.values:
                 lines.append(f"• {setting.name}: {value}")
+            elif setting.name in ignored:
+                lines.append(
+                    f'• {setting.name}: {setting.default} (default: the stored value '
+                    f'"{_shown(ignored[setting.name])}" is not one I know, so it is ignored; '
+                    f"`{command} set {setting.name} {list(setting.values)[-1]}` replaces it, "
+                    f"`{command} unset {setting.name}` clears it)")
             else:
                 lines.append(f"• {setting.name}: {setting.default} (default)")
         lines.append(f"Change one with {_examples(command)}.")
         return "\n".join(lines)
 
+    async def _change(
+        self, where: tuple[str, str, str | None], setting: Setting, value: str | None
+    ) -> None:
+        """Store ``value`` (None: unset) as the channel's ``setting`` and log the change:
+        ``where`` is (platform, channel, user id)."""
+        assert self.store is not None
+        platform, channel, user = where
+        old = (await self.store.channel_settings(platform, channel)).get(setting.name)
+        await self.store.set_channel_setting(platform, channel, setting.name, value)
+        audit.info("channel setting changed platform=%s channel=%s setting=%s old=%s new=%s "
+                   "user=%s", platform, channel, setting.name, _logged(old), _logged(value),
+                   user or "unknown")  # fmt: skip
+
     async def _set(
-        self, platform: str, channel: str, name_words: list[str], value_words: list[str] | None,
-        command: str, verb: str = "set",
+        self, where: tuple[str, str, str | None], name_words: list[str],
+        value_words: list[str] | None, command: str, verb: str = "set",
     ) -> SettingsAnswer:
-        """``set NAME VALUE`` (``value_words`` a list) or ``unset NAME`` (None)."""
+        """``set NAME VALUE`` (``value_words`` a list) or ``unset NAME`` (None), in the
+        channel ``where`` names (platform, channel, user id)."""
         assert self.store is not None
         settings = available()
         names = ", ".join(f"`{n}`" for n in settings)
@@ -267,7 +334,7 @@ class ChannelSettings:
                                   f"`{command} set {setting.name} {list(setting.values)[-1]}`.",
                                   ok=False)
         if value_words is None or " ".join(value_words).lower() in DEFAULT_WORDS:
-            await self.store.set_channel_setting(platform, channel, setting.name, None)
+            await self._change(where, setting, None)
             return SettingsAnswer(f"This channel's {setting.name} setting is back to the "
                                   f"default, {setting.default}.")
         word = " ".join(value_words)
@@ -278,7 +345,7 @@ class ChannelSettings:
                                   f"setting: say one of {choices}, e.g. "
                                   f"`{command} set {setting.name} {list(setting.values)[-1]}`.",
                                   ok=False)
-        await self.store.set_channel_setting(platform, channel, setting.name, value)
+        await self._change(where, setting, value)
         return SettingsAnswer(
             f"This channel's {setting.name} setting is now {value}: new estimates use it "
             f"unless the question says otherwise. `{command} settings` shows every setting.")
@@ -291,6 +358,7 @@ __all__ = [
     "SettingsAnswer",
     "available",
     "defaults_from",
+    "ignored_values",
     "is_settings_command",
     "read_value",
     "with_defaults",

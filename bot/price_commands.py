@@ -29,6 +29,10 @@ from catalog.price_snapshot import (
 from catalog.prices import effective_prices
 from engine.specs import Catalog
 
+BUILT_IN_SUMMARY = "Built-in catalog prices (no refresh yet)."
+"""How the ``prices`` view opens before any snapshot (``bot.prices.noted_view`` words it
+otherwise after a failed refresh)."""
+
 MAX_MIN_CHANGE_PCT = 1000.0
 MIN_MIN_CHANGE_PCT = 1.0
 """The smallest minimum change ``subscribe`` takes: below it nearly every refresh would
@@ -373,7 +377,7 @@ def prices_view(
     table = Table(["card", "in use", "lowest", "median", "spot", "age"], rows, "lrllll")
     label = CHOICE_LABELS[choice]
     if snapshot is None:
-        summary = "Built-in catalog prices (no refresh yet)."
+        summary = BUILT_IN_SUMMARY
     else:
         age = fmt_age((now - snapshot.taken_at).total_seconds())
         refreshed = "just now" if age == "just now" else f"{age} ago"

@@ -9,8 +9,14 @@ A refresh (one per cron time, whatever the number of replicas):
 2. fetch every source (``catalog.price_sources.refresh_prices``: bad sources keep their
    last good prices and are marked stale), store the new snapshot with the id of the one
    it follows, and put it in force. A refresh in which every source failed stores nothing
-   and counts as failed: the previous snapshot stays in force, and the next scheduled
-   time (or a start-up after it) tries again, as after any failure;
+   and counts as failed: the previous snapshot stays in force, and the scheduler tries
+   again with back-off before the next scheduled time (``bot.scheduler``: 1, 2, 4 ...
+   minutes, at most an hour apart), as after any failure. A store that can't be reached
+   (taking the lock, reading or saving the snapshot) fails the refresh the same way,
+   counted in ``ftcost_price_refresh_runs_total{status="failed"}`` and in
+   ``ftcost_store_unavailable_total{operation="price_refresh"}``. The prices in force
+   remember the last failed try (:attr:`PriceBook.failed_try`), which ``/ftcost prices``
+   then names (:func:`noted_view`);
 3. announce the changes to subscribed channels (``bot.announce``) and mark the snapshot
    announced once every channel is settled. An unfinished fan-out (a crash) is resumed
    at start-up, before the next refresh and every ``reload_interval_s``: so a process
@@ -33,22 +39,39 @@ import os
 import secrets
 import socket
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from pydantic import Field, ValidationError, field_validator
 
+from adapters.formats import fmt_age
 from bot.announce import Fanout, FanoutResult, Poster, Target, plan_announcement
 from bot.clock import Clock
 from bot.cron import DEFAULT_SCHEDULE, CronSchedule
 from bot.metrics import record_announcement, record_refresh_run, record_refresh_source
+from bot.price_commands import BUILT_IN_SUMMARY, PricesView
 from bot.price_store import PRICE_REFRESH_LOCK, PriceStore, StoredSnapshot
+from bot.store_types import StoreUnavailable, count_unavailable
+from catalog.echo import shown
 from catalog.price_snapshot import PriceSnapshot
 from catalog.price_sources import PriceSettings, refresh_prices
 from catalog.prices import priced_catalog
 from engine.specs import Catalog
 
 log = logging.getLogger("ftcost.prices")
+
+STORE_OPERATION = "price_refresh"
+"""The ``operation`` label a refresh that found the store unreachable is counted under in
+``ftcost_store_unavailable_total``."""
+STORE_WAS_UNAVAILABLE = "the store could not be reached"
+MAX_FAILURES_SHOWN = 3
+"""Failed sources ``/ftcost prices`` names after a failed refresh; past these, ``and N
+more`` (each source's own line, under a stored snapshot, says the rest)."""
+MAX_FAILURE_CHARS = 80
+"""Each named failure (``aws: cannot connect (...)``) is cut to this many characters."""
+NONE_SUCCEEDED = "Built-in catalog prices: no refresh has succeeded yet."
+"""How :func:`noted_view` opens the built-in view's summary (``BUILT_IN_SUMMARY``) after a
+failed refresh."""
 
 Fetch = Callable[[PriceSettings, Catalog, PriceSnapshot | None, datetime], Awaitable[PriceSnapshot]]
 
@@ -115,15 +138,34 @@ def _why_invalid(exc: ValueError) -> str:
     return type(exc).__name__
 
 
+@dataclass(frozen=True, slots=True)
+class FailedTry:
+    """A refresh that failed: when it was tried and why (each failed source with its
+    error, or that the store could not be reached)."""
+
+    at: datetime
+    reasons: tuple[str, ...]
+
+
+def source_failures(snapshot: PriceSnapshot) -> tuple[str, ...]:
+    """``aws: cannot connect (...)``, one per failed source of a refresh, each cut to
+    :data:`MAX_FAILURE_CHARS`."""
+    return tuple(shown(f"{s.name}: {s.error or 'failed'}", MAX_FAILURE_CHARS)
+                 for s in snapshot.sources if not s.ok)
+
+
 class PriceBook:
     """The prices in force: the latest snapshot applied to the catalog, one catalog per
-    workspace with its own team sheet (shared by all others)."""
+    workspace with its own team sheet (shared by all others), and the last refresh this
+    process tried that failed (:attr:`failed_try`)."""
 
     def __init__(self, catalog: Catalog, config: PriceSettings | None = None) -> None:
         self.base = catalog
         self.choice = (config or PriceSettings()).choice
         self.snapshot: PriceSnapshot | None = None
         self._catalogs: dict[str | None, Catalog] = {}
+        self.failed_try: FailedTry | None = None
+        """The last failed refresh (None: none, or one succeeded since)."""
 
     def update(self, snapshot: PriceSnapshot | None) -> None:
         if snapshot is None or (self.snapshot is not None and snapshot.id == self.snapshot.id):
@@ -141,15 +183,58 @@ class PriceBook:
         return self._catalogs[key]
 
 
+def refresh_note(book: PriceBook, now: datetime) -> str | None:
+    """What ``/ftcost prices`` adds after a failed refresh newer than the prices in force:
+    when it was tried, what failed, which prices stay and where to look; None otherwise."""
+    tried = book.failed_try
+    if tried is None or (book.snapshot is not None and book.snapshot.taken_at >= tried.at):
+        return None
+    age = fmt_age((now - tried.at).total_seconds())
+    when = "just now" if age == "just now" else f"{age} ago"
+    reasons = list(tried.reasons[:MAX_FAILURES_SHOWN])
+    if len(tried.reasons) > MAX_FAILURES_SHOWN:
+        reasons.append(f"and {len(tried.reasons) - MAX_FAILURES_SHOWN} more")
+    kept = ("the built-in prices stay in use" if book.snapshot is None
+            else "the prices of the refresh before it stay in use")
+    return (f"The last refresh, tried {when} ({tried.at:%Y-%m-%d %H:%M} UTC), failed: "
+            f"{'; '.join(reasons) or 'no reason given'}; {kept}. It is retried within the "
+            "hour; if it keeps failing, check that the bot can reach its price sources "
+            "(its log says more).")
+
+
+def noted_view(view: PricesView, book: PriceBook, now: datetime) -> PricesView:
+    """The ``prices`` view with :func:`refresh_note` in its summary (the built-in opening
+    then says no refresh has succeeded, rather than that none was tried); ``view`` itself
+    when there is no note."""
+    note = refresh_note(book, now)
+    if note is None:
+        return view
+    summary = view.summary
+    if summary.startswith(BUILT_IN_SUMMARY):
+        summary = NONE_SUCCEEDED + summary[len(BUILT_IN_SUMMARY):]
+    return replace(view, summary=f"{summary} {note}")
+
+
 @dataclass(frozen=True, slots=True)
 class RefreshOutcome:
     status: str
     """``refreshed``, ``locked`` (another replica is at it), ``done`` (this scheduled
-    time already has a snapshot) or ``failed`` (every source failed: nothing stored)."""
+    time already has a snapshot) or ``failed`` (every source failed, or the store could
+    not be reached: nothing stored)."""
     snapshot: PriceSnapshot | None = None
     """The new snapshot; for ``done`` the one stored, for ``failed`` the one still in
     force (None: the built-in prices)."""
     announcements: FanoutResult | None = None
+    previous: PriceSnapshot | None = None
+    """For ``refreshed``: the snapshot it follows (what the announcements compare with)."""
+    slot: datetime | None = None
+    """The scheduled time it ran for: what a retry of a failed one runs for again
+    (``Scheduler.start(retry=...)`` for the start-up refresh)."""
+
+    @property
+    def failed(self) -> bool:
+        """The refresh failed: the scheduler retries it (``bot.scheduler``)."""
+        return self.status == "failed"
 
 
 class PriceJob:
@@ -235,7 +320,41 @@ class PriceJob:
         return None
 
     async def run(self, slot: datetime) -> RefreshOutcome:
-        """The refresh for the scheduled time ``slot``."""
+        """The refresh for the scheduled time ``slot``, then its announcements. A store
+        that can't be reached fails the refresh (counted, remembered for ``prices``, and
+        retried by the scheduler); while announcing, it leaves them to be resumed."""
+        return replace(await self._run(slot), slot=slot)
+
+    async def _run(self, slot: datetime) -> RefreshOutcome:
+        """:meth:`run` without the slot in its outcome."""
+        try:
+            outcome = await self._refresh(slot)
+        except StoreUnavailable as exc:
+            count_unavailable(STORE_OPERATION)
+            log.warning("price refresh failed: the store is unavailable slot=%s (%s)",
+                        _slot_label(slot), exc)  # fmt: skip
+            return self._failed((STORE_WAS_UNAVAILABLE,))
+        if outcome.status != "refreshed" or outcome.snapshot is None:
+            return outcome
+        try:
+            result = await self.announce(outcome.snapshot, outcome.previous)
+        except StoreUnavailable as exc:
+            count_unavailable(STORE_OPERATION)
+            log.warning("price announcements postponed: the store is unavailable "
+                        "snapshot=%s (%s); resumed once it answers", outcome.snapshot.id,
+                        exc)  # fmt: skip
+            result = None
+        return replace(outcome, announcements=result)
+
+    def _failed(self, reasons: tuple[str, ...]) -> RefreshOutcome:
+        """A failed refresh: counted, remembered with its ``reasons`` (for ``prices``)."""
+        record_refresh_run("failed")
+        self.book.failed_try = FailedTry(self.clock.now(), reasons)
+        return RefreshOutcome("failed", self.book.snapshot)
+
+    async def _refresh(self, slot: datetime) -> RefreshOutcome:
+        """Take the lock, fetch, store and put in force the snapshot for ``slot``; raises
+        :class:`StoreUnavailable` when the store can't be reached."""
         ttl = self.config.lock_ttl_s
         if not await self.store.acquire_lock(PRICE_REFRESH_LOCK, self.owner, ttl):
             log.info("price refresh skipped: another replica holds the lock slot=%s",
@@ -261,26 +380,35 @@ class PriceJob:
             for source in snapshot.sources:
                 record_refresh_source(source.name, source.ok)
             if every_source_failed(snapshot):
-                # Nothing new: storing it would cover this slot (no retry until the next
-                # one after it) and announce nothing anyway. Counted as any failure.
-                record_refresh_run("failed")
+                # Nothing new: storing it would cover this slot and announce nothing
+                # anyway. Counted as any failure, and retried by the scheduler.
                 log.warning("price refresh failed: every source failed (%d) slot=%s; keeping "
                             "snapshot=%s", len(snapshot.sources), _slot_label(slot),
                             previous.id if previous else "none (built-in prices)")  # fmt: skip
-                return RefreshOutcome("failed", self.book.snapshot)
+                return self._failed(source_failures(snapshot))
             await self.store.save_price_snapshot(
                 snapshot.id, snapshot.taken_at.timestamp(),
                 previous.id if previous else None, snapshot.to_json(),
             )  # fmt: skip
             self.book.update(snapshot)
+            self.book.failed_try = None
             log.info("price snapshot stored id=%s cards=%d stale_sources=%d held_back=%d",
                      snapshot.id, len(snapshot.cards), len(snapshot.stale_sources),
                      len(snapshot.held_back))  # fmt: skip
         finally:
-            await self.store.release_lock(PRICE_REFRESH_LOCK, self.owner)
+            await self._release()
         record_refresh_run("refreshed")
-        result = await self.announce(snapshot, previous)
-        return RefreshOutcome("refreshed", snapshot, result)
+        return RefreshOutcome("refreshed", snapshot, previous=previous)
+
+    async def _release(self) -> None:
+        """Release the refresh lock; with the store unreachable it is counted and left to
+        expire (``lock_ttl_s``) rather than failing a refresh that may have been stored."""
+        try:
+            await self.store.release_lock(PRICE_REFRESH_LOCK, self.owner)
+        except StoreUnavailable:
+            count_unavailable(STORE_OPERATION)
+            log.warning("price refresh lock not released: the store is unavailable; it "
+                        "expires by itself (lock_ttl_s)")
 
     async def resume_announcements(self) -> FanoutResult | None:
         """Finish the latest snapshot's fan-out if a crash interrupted it."""

@@ -367,8 +367,9 @@ class Runtime:
         ]
 
     async def _price_startup(self) -> None:
+        outcome = None
         try:
-            await self.price_job.startup()
+            outcome = await self.price_job.startup()
         except Exception:
             log.exception("price start-up (load, resume, catch-up refresh) failed")
         if self.config.prices.enabled:
@@ -376,7 +377,9 @@ class Runtime:
                 CronSchedule.parse(self.config.prices.schedule), self.price_job.run,
                 self.clock, name="price-refresh",
             )  # fmt: skip
-            self.price_scheduler.start()
+            # A failed catch-up refresh is retried with back-off, not left to the next slot.
+            retry = outcome.slot if outcome is not None and outcome.failed else None
+            self.price_scheduler.start(retry=retry)
 
     async def _stop_prices(self) -> None:
         tasks, self._price_tasks = self._price_tasks, []

@@ -107,6 +107,9 @@ CONTEXT_EXPIRED_NOTE = (
     "This thread's estimate is no longer kept, so this is a fresh estimate from your "
     "message alone, not a change to the estimate above."
 )
+STAND_IN_QUERY = "8b lora"
+"""Any estimate: a reply in a thread whose estimate is gone is read as a change of it
+(:meth:`Service.reads_as_followup`), to tell "what if 8k seq" from chatter."""
 CONTEXT_UNAVAILABLE_NOTE = (
     "Context unavailable: I can't reach my store right now, so this is a fresh estimate "
     "from your message alone, not a change to the estimate above."
@@ -316,6 +319,13 @@ class Service:
             except HubError:  # org/name@ with a malformed revision: answered with why
                 return True
         return True
+
+    def reads_as_followup(self, text: str, workspace: str | None = None) -> bool:
+        """Whether a reply in a thread whose estimate is gone (not kept, unreadable, the
+        store unreachable) is for the bot: a question on its own (:meth:`reads_as_question`)
+        or a change of any estimate ("what if 8k seq", then told how to ask in full)."""
+        stand_in = parse_query(STAND_IN_QUERY, self.catalog_for(workspace))
+        return any(self.reads_as_question(text, base, workspace) for base in (None, stand_in))
 
     def answer_without_context(
         self, text: str, workspace: str | None = None, expired: bool = False
@@ -534,6 +544,7 @@ class Service:
         if parsed is None:
             return None
         from bot.price_service import PERMISSION_UNCHECKED, PermissionUnchecked, PriceContext
+        from bot.prices import noted_view
 
         manage = ask.may_manage
         if callable(manage):
@@ -557,13 +568,16 @@ class Service:
             )
         if reply is None:
             return None
+        if reply.view is not None:  # a failed refresh is said in ``prices``
+            view = noted_view(reply.view, self.book, self.clock.now())
+            reply = dataclasses.replace(reply, text=view.summary, view=view)
         return Reply(ReplyKind.PRICES, text=reply.text, title=PRICES_TITLE, prices=reply)
 
     async def settings_reply(self, ask: Ask) -> Reply | None:
         """The reply to ``set NAME VALUE`` / ``unset NAME`` / ``settings`` for
         ``ask.channel`` (anyone in it may), or None when ``ask.text`` is not one."""
         answer = await self.channel_settings.handle(
-            ask.text, ask.platform, ask.channel, ask.command
+            ask.text, ask.platform, ask.channel, ask.command, user=ask.user
         )
         if answer is None:
             return None

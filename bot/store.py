@@ -39,8 +39,11 @@ Extending it:
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from pydantic import ValidationError
 
 from bot.price_store import PriceStore
 from bot.settings_store import SettingsStore
@@ -52,6 +55,29 @@ from bot.store_types import (
     request_json,
 )
 from engine import Request
+
+log = logging.getLogger("ftcost.store")
+
+
+def why_unreadable(exc: Exception) -> str:
+    """Where a stored value fails validation, in one line that holds none of the stored
+    values (``schema_v99_field: extra_forbidden (1 error)``): for logs."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the document"
+        count = exc.error_count()
+        return f"{where}: {first['type']} ({count} error{'s' if count != 1 else ''})"
+    return type(exc).__name__
+
+
+def warn_unreadable_context(key: ThreadKey, exc: Exception) -> None:
+    """The warning for a stored thread context that no longer validates (a request field
+    a later or earlier version does not know, a hand edit): the store then reads it as
+    missing, and the thread's follow-ups are answered as for an estimate no longer kept.
+    Names the thread, never the stored request (user words)."""
+    log.warning("stored thread context no longer validates, read as missing platform=%s "
+                "channel=%s thread=%s: %s", key.platform, key.channel, key.thread,
+                why_unreadable(exc))  # fmt: skip
 
 
 class Store(PriceStore, SettingsStore, ABC):
@@ -204,4 +230,6 @@ __all__ = [
     "redact_url",
     "request_json",
     "store_kind",
+    "warn_unreadable_context",
+    "why_unreadable",
 ]

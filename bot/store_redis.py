@@ -81,6 +81,7 @@ from bot.store import (
     ThreadKey,
     redact_url,
     request_json,
+    warn_unreadable_context,
 )
 from engine import Request
 
@@ -314,8 +315,11 @@ class RedisStore(RedisPriceKeys, RedisSettingsKeys, Store):
         try:
             request = Request.model_validate_json(row["request"])
             updated_at = float(row["updated_at"])
-        except (KeyError, ValueError):
-            return None  # written by an older schema: an unknown thread, as in SQLite
+        except (KeyError, ValueError) as exc:
+            # Written by another schema (or by hand): read as missing, said in a warning,
+            # as in SQLite.
+            warn_unreadable_context(key, exc)
+            return None
         return ThreadContext(key, request, row.get("message_id"), updated_at)
 
     async def save_thread(

@@ -38,6 +38,7 @@ from bot.store import (
     ThreadContext,
     ThreadKey,
     request_json,
+    warn_unreadable_context,
 )
 from engine import Request
 
@@ -282,9 +283,10 @@ class SQLiteStore(SQLitePriceTables, SQLiteSettingsTables, Store):
             return None
         try:
             request = Request.model_validate_json(row[0])
-        except ValueError:
-            # A context written by an older request schema that no longer validates:
-            # treat the thread as unknown rather than failing every follow-up.
+        except ValueError as exc:
+            # A context written by another request schema that no longer validates: read
+            # as missing (said in a warning) rather than failing every follow-up.
+            warn_unreadable_context(key, exc)
             return None
         return ThreadContext(key, request, row[1], row[2])
 

@@ -29,7 +29,7 @@ from engine.rates import framework_picks_native_attention, matmul_rate
 from engine.request import Request
 from engine.specs import GpuSpec
 from engine.warning_context import Context
-from engine.wording import epochs_text, sharding_text, tokens_text
+from engine.wording import epochs_text, machine_sizes_text, sharding_text, tokens_text
 
 
 def assumptions(ctx: Context) -> list[str]:
@@ -131,6 +131,8 @@ def _fit_line(ctx: Context) -> str:
     line = f"Fit: at most {USABLE_FRACTION:.0%} of card memory; {sharding}"
     if r.mode is not Mode.DETAILED:
         return line
+    line += (" Counts are the fewest that fit, rounded up to the machines clouds rent "
+             f"({machine_sizes_text()} cards, whole nodes past one), whose cards all train.")
     if r.tensor_parallel > 1:
         line += (
             f" Tensor parallel {r.tensor_parallel} with sequence parallelism: each card of a "

@@ -80,7 +80,8 @@ def _launch_bound_tip(ctx: Context, o: Option) -> list[str]:
             return []
         idle = 1.0 - step.compute_s / step.launch_floor_s
         accum = (f", and 1/{factor} of the accumulation to keep the global batch"
-                 if r.grad_accum % factor == 0 and r.grad_accum > 1 else "")
+                 if r.grad_accum % factor == 0 else
+                 f"; the global batch grows {factor}x, so there are fewer optimizer steps")
         return [
             f"At micro-batch {r.micro_batch} the host's kernel launches set the pace on "
             f"{o.count}x {o.gpu.id}: the GPU waits on them {idle:.0%} of each step. "

@@ -71,6 +71,9 @@ class Timing:
     """Achieved 6·P_active·tokens/s over the card's rated dense figure."""
     napkin_gpu_hours: float | None = None
     """The napkin rule's GPU-hours for the same run, for comparison."""
+    billed_cards: int | None = None
+    """Cards the cost pays for where clouds bill more than the run uses (whole nodes, the
+    next machine size: ``engine.fit.rented_cards``); None: the count itself."""
 
 
 def training_flops(active_params: float, trained_tokens: float) -> float:
@@ -152,12 +155,15 @@ def timing(
     stage: Sharding = Sharding.NONE,
     offload: bool = False,
     nodes: int | None = None,
+    billed_cards: int | None = None,
 ) -> Timing:
     """GPU-hours, wall-clock hours and cost of ``work`` on ``count`` cards of ``gpu``.
 
     Napkin and stated-MFU requests: the flat rule (module docstring). Otherwise
     GPU-hours = trained tokens / (tokens/s per GPU · 3600) + count · ``RUN_STARTUP_S``;
-    wall-clock = GPU-hours / count; cost = GPU-hours · $/GPU-hour.
+    wall-clock = GPU-hours / count; cost = GPU-hours · $/GPU-hour, or with
+    ``billed_cards`` (more than ``count``: the machines clouds rent) wall-clock ·
+    ``billed_cards`` · $/GPU-hour, the idle cards' hours included.
     """
     if work.flops is None or work.trained_tokens is None:
         # No dataset, so no hours; the share of a step spent waiting still holds.
@@ -173,6 +179,7 @@ def timing(
     else:
         rate, overhead = tokens_per_second(work, gpu, count, stage, offload, nodes)
         hours = work.trained_tokens / (rate * 3600) + count * RUN_STARTUP_S / 3600
-    cost = None if price is None else hours * price
+    billed = billed_cards if billed_cards is not None and billed_cards > count else None
+    cost = None if price is None else hours * price * (billed or count) / count
     mfu = rate * work.flops / work.trained_tokens / (gpu.train_tflops * 1e12)
-    return Timing(hours, hours / count, cost, overhead, rate, mfu, napkin)
+    return Timing(hours, hours / count, cost, overhead, rate, mfu, napkin, billed)

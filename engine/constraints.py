@@ -162,6 +162,7 @@ def _card_options(
             option = make_option(
                 fp, gpu, named, stage, work, price, request.mode, request.offload,
                 named=True, nodes=request.nodes, margin=uncertainty(request).memory,
+                billed=request.price_per_gpu_hour is None,
             )
             if option.runs:
                 yield option
@@ -174,6 +175,7 @@ def _card_options(
                               auto_sharded(fp))
         yield make_option(
             fp, gpu, n, stage, work, price, request.mode, request.offload, nodes=request.nodes,
+            billed=request.price_per_gpu_hour is None,
         )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from engine import warnings as caveats
 from engine.accuracy import Uncertainty, uncertainty
+from engine.activations import logits_bytes_per_token
 from engine.assumptions import assumptions
 from engine.choices import Method, Mode, Sharding, StatePrecision
 from engine.collectives import nodes_for
@@ -19,7 +20,6 @@ from engine.compute import Compute, compute, uses_flat_rule
 from engine.constants import (
     BAND_FULL,
     CUDA_CONTEXT_GB,
-    LOGITS_BYTES_HF,
     MAX_OPTIONS,
     MAX_SEQ_LEN,
 )
@@ -32,12 +32,11 @@ from engine.fit import (
     fewest_cards,
     make_option,
     priced_option,
-    rented_cards,
     resolve_stage,
     stage_on,
 )
 from engine.memory import COMPONENTS, Breakdown, Footprint, footprint
-from engine.profiles import logits_bytes, resolve
+from engine.profiles import resolve
 from engine.ranking import Card, cards, cards_of_memory, hourly_price, rank_cards
 from engine.records import record
 from engine.request import Request
@@ -158,7 +157,8 @@ class Estimate:
                 "lora_dropout": None if self.effective.effective_method is Method.FULL
                 else self.effective.lora_dropout,  # no adapters, no dropout
                 # the loss path as run; request.fused_ce / hf_loss are only the user's switches
-                "loss_bytes_per_logit": logits_bytes(self.effective, LOGITS_BYTES_HF),
+                "loss_bytes_per_logit": logits_bytes_per_token(
+                    self.model.architecture, self.effective) / self.model.architecture.vocab_size,
             },
             "uncertainty": None if self.uncertainty is None else self.uncertainty.to_json(),
             "options": [_option_json(o, self.effective) for o in self.options],
@@ -198,6 +198,13 @@ def _r(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
+def option_nodes(o: Option, request: Request) -> int:
+    """Machines ``o``'s cards span: the nodes the user named, for the card they named (or
+    for any card where they named none), else the card's own (``gpus_per_node`` each)."""
+    named = request.nodes if request.gpu in (None, o.gpu.id) else None
+    return nodes_for(o.count, named, o.gpu.gpus_per_node)
+
+
 def option_sharding(o: Option, request: Request) -> str:
     """How ``o``'s cards share the state, as replies name it (``DDP``, ``ZeRO-3``...): its
     data-parallel ranks are its cards over the tensor-parallel degree. The napkin rules
@@ -217,8 +224,8 @@ def _option_json(o: Option, request: Request) -> dict[str, Any]:
         "fit": o.band,
         "sharding": option_sharding(o, request),
         "interconnect": o.gpu.interconnect,
-        "nodes": nodes_for(o.count, request.nodes, o.gpu.gpus_per_node),
-        "billed_cards": rented_cards(o.count, o.gpu),
+        "nodes": option_nodes(o, request),
+        "billed_cards": o.timing.billed_cards or o.count,
         "price_per_gpu_hour": o.price_per_gpu_hour,
         "gpu_hours": _r(o.timing.gpu_hours),
         "wall_hours": _r(o.timing.wall_hours),
@@ -230,6 +237,12 @@ def _option_json(o: Option, request: Request) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- #
+
+
+def _billed(request: Request) -> bool:
+    """Whether a plan's cost pays for the machines clouds rent (the catalog's prices), not
+    only the cards used: a price the user gives is for their own cards."""
+    return request.price_per_gpu_hour is None
 
 
 def _price(request: Request, gpu: GpuSpec) -> float | None:
@@ -264,6 +277,8 @@ def _best_options(
     are built in full.
     """
     sizer = Sizer(fp, request.sharding, request.offload)
+    # Nodes the user named are the named card's; other cards run on their own nodes.
+    nodes = request.nodes if request.gpu is None else None
     ranking = rank_cards(
         sizer,
         table,
@@ -272,7 +287,7 @@ def _best_options(
         request.mode,
         keep,
         request.offload,
-        request.nodes,
+        nodes,
         request.gpu_count if request.gpu is None else None,
         request.spot,
         fastest,
@@ -282,12 +297,13 @@ def _best_options(
         # says why the count could not be honoured).
         ranking = rank_cards(
             sizer, table, work, request.price_per_gpu_hour, request.mode, keep,
-            request.offload, request.nodes, spot=request.spot, fastest=fastest,
+            request.offload, nodes, spot=request.spot, fastest=fastest,
         )
 
     def option(card: Card, count: int, stage: Sharding) -> Option:
         return make_option(fp, card.gpu, count, stage, work, _price(request, card.gpu),
-                           request.mode, request.offload, nodes=request.nodes)
+                           request.mode, request.offload, nodes=nodes,
+                           billed=_billed(request))
 
     best = [option(*choice) for choice in ranking.best]
     if ranking.fastest is None:
@@ -329,6 +345,7 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
         nodes=request.nodes,
         margin=margin,
         needed_tight=tight is not None,
+        billed=_billed(request),
     )
 
 
@@ -341,7 +358,8 @@ def _plan(
     work = compute(model.active_params, request, model.architecture)
     if request.gpu is None:
         table = cards_of_memory(table, request.gpu_memory_gb)
-    options, fastest = _best_options(fp, request, work, table, keep, fastest=True)
+    limited = request.budget_usd is not None or request.deadline_hours is not None
+    options, fastest = _best_options(fp, request, work, table, keep, fastest=not limited)
     if request.gpu is not None:
         named = _named_option(fp, request, work, catalog.gpu(request.gpu))
         lead = [named]
@@ -362,6 +380,7 @@ def _plan(
                     request.offload,
                     named=named.needed_tight,
                     nodes=request.nodes,
+                    billed=_billed(request),
                 )
             )
         options = [*lead, *(o for o in options if o.gpu.id != request.gpu)]
@@ -454,6 +473,7 @@ def _what_ifs(
                     variant.offload,
                     named=variant.gpu_count is not None,  # timed in the tight band too
                     nodes=variant.nodes,
+                    billed=_billed(variant),
                 )
         if option is None:
             best, _ = _best_options(fp, variant.model_copy(update={"gpu": None}), work, table, 1)
@@ -556,7 +576,7 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         solution=solution,
         constraints=limits,
         framework_changes=list(context.framework_changes),
-        fastest=None if limits is not None else fastest,
+        fastest=fastest,
     )
 
 

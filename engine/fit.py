@@ -256,21 +256,33 @@ class Sizer:
     def fewest(self, gpu: GpuSpec) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` for the fewest cards that fit, or None."""
         cap = USABLE_FRACTION * card_capacity(gpu, self.napkin_total is not None)
-        node = self.node_cards_on(gpu)
-        return self.rentable(self.fewest_for(cap, card_limit(gpu), node), gpu, cap, node)
+        return self.fewest_rentable(gpu, cap, card_limit(gpu), self.node_cards_on(gpu))
 
     def rentable(
         self, found: tuple[int, Sharding, float] | None, gpu: GpuSpec, cap: float,
-        node_cards: int | None = None,
+        node_cards: int | None = None, machines: bool = True,
     ) -> tuple[int, Sharding, float] | None:
-        """``found`` (a :meth:`fewest_for` answer) on a count ``gpu`` is rented in: rounded
-        up to its ``rent_step`` (GB200's 4-GPU trays) where that count still fits
-        ``cap``; ``found`` itself for other cards."""
-        step = gpu.rent_step
-        if found is None or step is None or found[0] % step == 0:
+        """``found`` (a :meth:`fewest_for` answer) on the count clouds rent ``gpu`` in
+        (:func:`rented_cards`: whole nodes past one, the next machine size below, GB200's
+        trays of 4), so the cards paid for all train, where that count is whole
+        tensor-parallel groups and rings and holds the run within ``cap`` and the card's
+        limit; ``found`` itself where it does not, and in napkin mode, whose rule sizes
+        the count alone. ``machines=False``: only to the card's ``rent_step`` (a count no
+        cloud rents at all), as the fewest-cards question asks."""
+        if found is None or self.napkin_total is not None:
             return found
-        whole = math.ceil(found[0] / step) * step
+        whole = rented_cards(found[0], gpu, machines)
+        if whole == found[0] or whole % self.step or whole > card_limit(gpu):
+            return found
         return self.at_count_for(cap, whole, node_cards) or found
+
+    def fewest_rentable(
+        self, gpu: GpuSpec, cap: float, most: int, node_cards: int | None = None,
+        machines: bool = True,
+    ) -> tuple[int, Sharding, float] | None:
+        """:meth:`fewest_for` on ``gpu``, on a count it is rented in (:meth:`rentable`)."""
+        return self.rentable(self.fewest_for(cap, most, node_cards), gpu, cap, node_cards,
+                             machines)
 
     def at_count(self, gpu: GpuSpec, count: int) -> tuple[int, Sharding, float] | None:
         """``(count, sharding, per-GPU GB)`` when exactly ``count`` cards of ``gpu`` hold
@@ -344,17 +356,30 @@ class Sizer:
         return n * self.tp, self.multi, self._per_gpu(n, node)
 
 
-def rented_cards(count: int, gpu: GpuSpec) -> int:
+def rented_cards(count: int, gpu: GpuSpec, machines: bool = True) -> int:
     """Cards a cloud bills for a run of ``count`` cards of ``gpu``: multiples of its
     ``rent_step`` where it has one (GB200's trays of 4); else whole nodes
     (``gpus_per_node``) past one node, and below it the smallest machine size that holds
-    ``count`` (``MACHINE_SIZES``: 7 cards are a machine of 8)."""
+    ``count`` (``MACHINE_SIZES``: 7 cards are a machine of 8). ``machines=False``: the
+    ``rent_step`` alone, ``count`` for other cards."""
     per_node = gpu.gpus_per_node
     if gpu.rent_step is not None:
         return math.ceil(count / gpu.rent_step) * gpu.rent_step
+    if not machines:
+        return count
     if count > per_node:
         return math.ceil(count / per_node) * per_node
     return min((n for n in MACHINE_SIZES if count <= n <= per_node), default=per_node)
+
+
+def billed_cards(count: int, gpu: GpuSpec, mode: Mode) -> int | None:
+    """The cards a plan of ``count`` pays for at the catalog's prices where clouds rent
+    more (:func:`rented_cards`), else None. The napkin rules price the count itself, as
+    the specification does."""
+    if mode is Mode.NAPKIN:
+        return None
+    rented = rented_cards(count, gpu)
+    return rented if rented > count else None
 
 
 def priced_option(options: Sequence[Option]) -> Option | None:
@@ -394,11 +419,8 @@ def fewest_cards(
     too small).
     """
     sizer = Sizer(fp, requested, offload)
-    if share == USABLE_FRACTION:
-        found = sizer.fewest(gpu)
-    else:
-        cap = share * card_capacity(gpu, sizer.napkin_total is not None)
-        found = sizer.fewest_for(cap, card_limit(gpu), sizer.node_cards_on(gpu))
+    cap = share * card_capacity(gpu, sizer.napkin_total is not None)
+    found = sizer.fewest_rentable(gpu, cap, card_limit(gpu), sizer.node_cards_on(gpu))
     return None if found is None else (found[0], found[1])
 
 
@@ -438,15 +460,19 @@ def make_option(
     nodes: int | None = None,
     margin: float = 0.0,
     needed_tight: bool = False,
+    billed: bool = False,
 ) -> Option:
     """An option on ``count`` cards. It is timed when it holds the run: within the
     planning line, or for a card the user named within its full memory (the ``tight``
     band) and ``margin`` beyond it: a count the user named is timed while its estimate
     exceeds the card by less than the estimate's own memory uncertainty, as it may run
-    (``engine.accuracy``'s band; the option still reads "does not fit")."""
+    (``engine.accuracy``'s band; the option still reads "does not fit"). ``billed``: its
+    cost pays for the machines clouds rent (:func:`billed_cards`)."""
     memory = fp.on_card(gpu.gpus_per_node).per_gpu(stage, count, offload)
     capacity = card_capacity(gpu, fp.napkin)
     limit = (BAND_FULL * (1.0 + margin) if named else USABLE_FRACTION) * capacity
     timed = memory.total <= limit + FIT_SLACK
-    cost = timing(work, gpu, count, price, mode, stage, offload, nodes) if timed else NO_TIMING
+    rented = billed_cards(count, gpu, mode) if billed else None
+    cost = (timing(work, gpu, count, price, mode, stage, offload, nodes, rented) if timed
+            else NO_TIMING)
     return Option(gpu, count, stage, memory, price, cost, capacity, named, needed, needed_tight)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from engine.choices import Mode, Sharding
 from engine.compute import Compute, flat_gpu_seconds, tokens_per_second
 from engine.constants import FIT_SLACK, RUN_STARTUP_S, USABLE_FRACTION
-from engine.fit import Sizer, card_limit, not_recommended_reason
+from engine.fit import Sizer, billed_cards, card_limit, not_recommended_reason
 from engine.records import record
 from engine.specs import GpuSpec, gpus_of_memory
 from engine.throughput import seconds_per_token_floor
@@ -103,8 +103,9 @@ def run_seconds(
 _Key = tuple[bool, bool, float, float, float]
 _Ranked = tuple[_Key, int, Card, int, Sharding]
 """A card in the ranking: ``(sort key, catalog index, card, count, sharding)``."""
-_Waiting = tuple[tuple[bool, bool, float], int, Card, int, Sharding]
-"""A card waiting to be timed, by the floor of its key: ``(order, order, floor)``."""
+_Waiting = tuple[float, float | None, int, Card, int, Sharding]
+"""A card waiting to be timed: ``(GPU-seconds floor, price per card used and hour,
+catalog index, card, count, sharding)``."""
 Choice = tuple[Card, int, Sharding]
 """A card choice: the card, how many, and how they share the state."""
 
@@ -167,7 +168,7 @@ def rank_cards(
     ranked: list[_Ranked] = []
     # With a dataset, each card that holds the run waits with a floor of its time; cards
     # are timed cheapest floor first, until the next floor is above the ``keep``-th best.
-    waiting: list[tuple[float, float | None, int, Card, int, Sharding]] = []
+    waiting: list[_Waiting] = []
     # Flagged cards sort after every other card, so they are sized and timed only when
     # fewer than ``keep`` of the others hold the run.
     for flagged in (False, True):
@@ -179,15 +180,19 @@ def rank_cards(
             capacity = card.napkin_capacity if napkin else card.capacity
             cap = USABLE_FRACTION * capacity
             node = card.gpu.gpus_per_node if per_card_nodes else None
-            found = (
-                sizer.rentable(sizer.fewest_for(cap, card.most_cards, node), card.gpu, cap,
-                               node) if count is None
-                else sizer.at_count_for(cap, count, node)
-            )
+            if count is None:
+                found = sizer.fewest_rentable(card.gpu, cap, card.most_cards, node)
+            elif card.gpu.rent_step and count % card.gpu.rent_step:
+                continue  # not rented that many (GB200's trays of 4)
+            else:
+                found = sizer.at_count_for(cap, count, node)
             if found is None:
                 continue
             n, stage, per_gpu = found
             price = hourly_price(card.gpu, price_override, spot)
+            rented = billed_cards(n, card.gpu, mode) if price_override is None else None
+            if price is not None and rented is not None:
+                price *= rented / n  # per card used: the idle cards' hours paid too
             if timed:
                 floor = run_seconds_floor(work, card.gpu, n, stage, mode)
                 waiting.append((floor, price, index, card, n, stage))
@@ -202,7 +207,9 @@ def rank_cards(
     timer = _Timer(work, mode, offload, nodes)
     ranked = _timed_best(waiting, timer, keep, by_time=False)
     ranked.sort()
-    quickest = _timed_best(waiting, timer, 1, by_time=True) if fastest else []
+    # The fastest of the priced cards; an unpriced one only where no card has a price.
+    priced = [w for w in waiting if w[1] is not None] or waiting
+    quickest = _timed_best(priced, timer, 1, by_time=True) if fastest else []
     return Ranking([item[2:] for item in ranked[:keep]],
                    min(quickest)[2:] if quickest else None)
 
@@ -227,7 +234,7 @@ class _Timer:
 
 
 def _timed_best(
-    waiting: list[tuple[float, float | None, int, Card, int, Sharding]],
+    waiting: list[_Waiting],
     timer: _Timer,
     keep: int,
     by_time: bool,

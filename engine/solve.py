@@ -287,7 +287,10 @@ def _limit(
     fp = _on(footprint(model.architecture, request), target.gpu)
     sizer = Sizer(fp, request.sharding, request.offload)
     most = card_limit(target.gpu) if target.gpu is not None else MAX_CARDS  # its machines
-    found = sizer.fewest_for(target.usable_gb, most, sizer.node_cards_on(target.gpu))
+    node = sizer.node_cards_on(target.gpu)
+    found = (sizer.fewest_for(target.usable_gb, most, node) if target.gpu is None
+             else sizer.fewest_rentable(target.gpu, target.usable_gb, most, node,
+                                        machines=False))  # the fewest, not the billed
     if found is None:  # even the most cards its machines hold: what they would need
         top = max(fp.card_step, most - most % fp.card_step)
         at_top = fp.per_gpu(

@@ -26,11 +26,10 @@ from engine.constants import (
     LOGITS_BYTES,
     LOGITS_BYTES_HF,
     LONG_SEQ_WARNING,
-    MACHINE_SIZES,
     SMALL_DATASET_TOKENS,
     USABLE_FRACTION,
 )
-from engine.fit import Option, not_recommended_reason, rented_cards
+from engine.fit import Option, not_recommended_reason
 from engine.model_caveats import time_caveat
 from engine.profiles import (
     profile,
@@ -38,7 +37,7 @@ from engine.profiles import (
 from engine.request import Request
 from engine.specs import Catalog
 from engine.warning_context import Context
-from engine.wording import share_text
+from engine.wording import machine_sizes_text, share_text
 
 
 def _smaller_run(r: Request) -> str:
@@ -537,29 +536,24 @@ def notes(ctx: Context, catalog: Catalog) -> list[str]:
 
 def _whole_nodes(ctx: Context) -> str | None:
     """Where the cards the reply prices leave a machine part-used (19 cards on nodes of
-    8; 7 cards, rented as a machine of 8): what renting whole machines costs, and how to
-    plan on all their cards. The count stays the fewest that hold the run (the
-    specification's ``16-17 cards``); the bill of the idle cards is said. Not for nodes
-    the user named, nor a count, unless the card is never rented so few (``rent_step``)."""
-    o, r = ctx.priced, ctx.request
-    if o is None or r.nodes is not None or (r.gpu_count == o.count and o.gpu.rent_step is None):
+    8; 7 cards, rented as a machine of 8; GB200's trays of 4), the cost pays for the whole
+    machines (``Timing.billed_cards``): say so, and how to plan on all their cards. The
+    count stays the fewest that hold the run (the specification's ``16-17 cards``)."""
+    o = ctx.priced
+    whole = None if o is None else o.timing.billed_cards
+    if o is None or whole is None:
         return None
-    per_node, count = o.gpu.gpus_per_node, o.count
-    whole = rented_cards(count, o.gpu)
-    if whole == count:
-        return None
-    cost = o.timing.cost_usd
-    bill = "" if cost is None else f" (about ${cost * whole / count:,.0f}, {whole - count} idle)"
+    count, per_node = o.count, o.gpu.gpus_per_node
     if o.gpu.rent_step is not None:
-        where = f"{count} cards: {o.gpu.id} is rented {o.gpu.rent_step} at a time, so"
+        where = f"{o.gpu.id} is rented {o.gpu.rent_step} at a time"
     elif count > per_node:
-        where = (f"{count} cards span {nodes_for(count, None, per_node)} nodes of {per_node}: "
-                 "where a cloud rents whole nodes")
+        where = (f"{count} cards span {nodes_for(count, None, per_node)} nodes of {per_node}, "
+                 "and clouds rent whole nodes")
     else:
-        *smaller, largest = [str(n) for n in MACHINE_SIZES if n <= per_node]
-        sizes = f"{', '.join(smaller)} or {largest}" if smaller else largest
-        where = f"{count} cards: clouds rent machines of {sizes} {o.gpu.id} cards, so"
-    return f"{where} you pay for {whole}{bill}; ask for `{whole}x {o.gpu.id}` to use them all."
+        where = f"clouds rent machines of {machine_sizes_text(per_node)} {o.gpu.id} cards"
+    use = (f"; ask for `{whole}x {o.gpu.id}` to use them all"
+           if whole % ctx.footprint.card_step == 0 else "")
+    return f"{where}: the cost pays for {whole} cards ({whole - count} idle){use}."
 
 
 _CHECKS: tuple[Callable[[Context], str | list[str] | None], ...] = (

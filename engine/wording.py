@@ -4,7 +4,7 @@ replies built on them: one spelling of a token count and of an epoch count every
 from __future__ import annotations
 
 from engine.choices import Sharding
-from engine.constants import BAND_FULL, USABLE_FRACTION
+from engine.constants import BAND_FULL, GPUS_PER_NODE, MACHINE_SIZES, USABLE_FRACTION
 
 
 def tokens_text(n: float) -> str:
@@ -49,3 +49,8 @@ def sharding_text(stage: Sharding, ranks: int) -> str:
         return SHARDING_LABELS[stage]
     return "DDP" if ranks > 1 else "unsharded"
 
+
+def machine_sizes_text(per_node: int = GPUS_PER_NODE) -> str:
+    """The machine sizes clouds rent a card in, up to ``per_node``: ``1, 2, 3, 4 or 8``."""
+    *smaller, largest = [str(n) for n in MACHINE_SIZES if n <= per_node] or [str(per_node)]
+    return f"{', '.join(smaller)} or {largest}" if smaller else largest

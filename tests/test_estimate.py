@@ -131,22 +131,35 @@ def test_no_method_on_torchtitan_means_a_full_headline_and_says_why(catalog: Cat
     assert any("headline uses a full fine-tune, as torchtitan's recipes" in n for n in est.notes)
 
 
-def test_fewest_cards_that_leave_a_node_part_used_say_what_whole_nodes_cost() -> None:
+def test_fewest_cards_that_leave_a_node_part_used_are_rounded_to_whole_nodes() -> None:
     request = Request(model="llama-3.1-70b", method="full", dataset_tokens=50_000_000,
                       gpu="h100-sxm")
     est = estimate(request, default_catalog())
 
-    assert est.options[0].count == 19
-    (note,) = [n for n in est.notes if "nodes of 8" in n]
-    assert note.startswith("19 cards span 3 nodes of 8")
-    assert "pay for 24" in note and "`24x h100-sxm`" in note
+    assert est.options[0].count == 24  # 19 hold it; clouds rent 3 nodes of 8
+    assert est.options[0].timing.billed_cards is None
+    assert not [n for n in est.notes if "idle" in n]
 
 
-def test_a_named_count_gets_no_whole_node_note() -> None:
+def test_a_named_count_that_leaves_a_node_part_used_costs_the_whole_nodes() -> None:
     request = Request(model="llama-3.1-70b", method="full", dataset_tokens=50_000_000,
                       gpu="h100-sxm", gpu_count=19)
     est = estimate(request, default_catalog())
+    o = est.options[0]
+    t = o.timing
+    assert t.billed_cards == 24 and t.cost_usd is not None and t.wall_hours is not None
+    assert t.cost_usd == pytest.approx(t.wall_hours * 24 * o.gpu.price_per_gpu_hour)
+    (note,) = [n for n in est.notes if "nodes of 8" in n]
+    assert note.startswith("19 cards span 3 nodes of 8")
+    assert "pays for 24 cards (5 idle)" in note and "`24x h100-sxm`" in note
 
+
+def test_a_price_the_user_gives_pays_for_the_cards_used_only() -> None:
+    request = Request(model="llama-3.1-70b", method="full", dataset_tokens=50_000_000,
+                      gpu="h100-sxm", price_per_gpu_hour=2.0)
+    est = estimate(request, default_catalog())
+    t = est.options[0].timing
+    assert t.billed_cards is None and t.cost_usd == pytest.approx(t.gpu_hours * 2.0)
     assert not [n for n in est.notes if "nodes of" in n]
 
 
@@ -406,7 +419,7 @@ def test_the_logits_warning_counts_one_cards_ring_share(catalog) -> None:
 
 def test_cards_held_up_by_one_sequences_activations_are_told_about_cp(catalog) -> None:
     request = Request(model="llama-3.1-8b", method="lora", seq_len=131072,
-                      dataset_tokens=10**7)
+                      dataset_tokens=10**7, gpu="h200-sxm")
     est = estimate(request, catalog)
     assert est.options[0].count > 1
     assert any("Context parallelism (`cp 2`" in w for w in est.warnings)

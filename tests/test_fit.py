@@ -10,7 +10,7 @@ from adapters.parse import parse_query
 from engine import Request, estimate
 from engine.choices import Sharding
 from engine.compute import Compute, compute
-from engine.fit import Sizer, fit_band, resolve_stage
+from engine.fit import Sizer, billed_cards, fit_band, resolve_stage
 from engine.memory import footprint
 from engine.ranking import cards, hourly_price, rank_cards, run_seconds, run_seconds_floor
 from engine.specs import Catalog
@@ -263,7 +263,9 @@ def _every_card_timed(request_: Request, catalog) -> list[tuple]:
         n, stage, _ = found
         seconds = run_seconds(work, card.gpu, n, stage, request_.mode, request_.offload)
         price = hourly_price(card.gpu, None, False)
-        out.append((card, index, n, seconds, math.inf if price is None else seconds / 3600 * price))
+        paid = (billed_cards(n, card.gpu, request_.mode) or n) / n  # idle cards paid too
+        cost = math.inf if price is None else seconds / 3600 * price * paid
+        out.append((card, index, n, seconds, cost))
     return out
 
 

@@ -212,9 +212,11 @@ def test_generic_says_what_hf_would_add_when_the_logits_are_large(catalog: Catal
 
 
 def test_an_hf_run_at_batch_8_needs_more_than_generic(catalog: Catalog) -> None:
-    generic = estimate(Request(model="llama-3.1-8b", method="lora", micro_batch=8), catalog)
-    hf = estimate(Request(model="llama-3.1-8b", method="lora", micro_batch=8, framework="hf"),
-                  catalog)
+    on_one = {"gpu": "a100-80gb-sxm", "gpu_count": 1}
+    generic = estimate(Request(model="llama-3.1-8b", method="lora", micro_batch=8, **on_one),
+                       catalog)
+    hf = estimate(Request(model="llama-3.1-8b", method="lora", micro_batch=8, framework="hf",
+                          **on_one), catalog)
     assert hf.memory.total > generic.memory.total + 10
 
 

@@ -402,15 +402,6 @@ async def test_a_whole_question_under_an_expired_estimate_is_a_fresh_estimate_sa
     assert "is no longer kept, so this is a fresh estimate" in all_text(answer.args["blocks"])
 
 
-async def test_a_reply_under_a_recent_bot_message_without_an_estimate_is_ignored(bot, slack):
-    recent = f"{time.time() - 3600:.6f}"  # an announcement an hour ago, say
-    await bot.post(under_the_bots_message("what if 8k seq", recent, "EvX3"))
-    await bot.settle()
-
-    assert slack.calls_to("chat.postMessage") == []
-    assert slack.calls_to("chat.postEphemeral") == []
-
-
 async def test_two_quick_replies_in_a_thread_each_build_on_the_last(bot, slack):
     ts = await slash(bot, slack, "8b lora 10M tokens")
     await asyncio.gather(

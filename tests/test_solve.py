@@ -15,6 +15,7 @@ from engine import Method, Request, estimate
 from engine.choices import ModelPick, Solve
 from engine.constants import SOLVE_REFERENCE_GPU, SOLVE_SEQ_STEP, USABLE_FRACTION
 from engine.estimate import Estimate, question
+from engine.fit import rented_cards
 from engine.solve import largest, solve
 from engine.specs import Catalog
 
@@ -168,13 +169,15 @@ def test_fewest_cards_fits_and_one_fewer_does_not(catalog: Catalog) -> None:
     assert not fits_named(catalog, **base, gpu_count=solved.value - 1)
 
 
-def test_fewest_cards_is_the_count_the_estimate_picks_on_that_card(catalog: Catalog) -> None:
+def test_the_estimate_rents_the_machines_that_hold_the_fewest_cards(catalog: Catalog) -> None:
     base = {"model": "llama-3.1-70b", "method": Method.LORA, "gpu": "a100-40gb-sxm"}
     solved = ask(catalog, **base, solve=Solve.GPU_COUNT)
     plain = ask(catalog, **base)
     assert plain.options[0].named and plain.options[0].fits
     assert solved.solution is not None
-    assert solved.solution.value == plain.options[0].count == solved.options[0].count
+    assert solved.solution.value == solved.options[0].count
+    assert plain.options[0].count == rented_cards(int(solved.solution.value),
+                                                  catalog.gpu("a100-40gb-sxm"))
 
 
 def test_fewest_cards_under_context_parallelism_sizes_the_count_below_as_the_estimate_does(

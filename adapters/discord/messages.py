@@ -90,25 +90,29 @@ class MessageHandlers(ClientCore):
         self, message: discord.Message, thread: discord.Thread, where: Where, text: str,
         mentioned: bool, start: float,
     ) -> None:
-        """Answer one message in ``thread`` (its turn held: :meth:`_thread_message`)."""
+        """Answer one message in ``thread`` (its turn held: :meth:`_thread_message`). In
+        the bot's own thread without a context the store can give (expired, lost,
+        unreadable, the store down), a question is answered afresh and a change ("what
+        if 8k seq") told how to ask in full, each saying why, as on Slack."""
         previous, unavailable, expired = await self._thread_context(thread, where)
-        ours = unavailable and self._own_thread(thread)
-        if previous is None and not mentioned and not ours and not expired:
+        workspace = guild_workspace(message)
+        gone = previous is None and (unavailable or expired)
+        if previous is None and not mentioned and not gone:
             return  # a thread the bot has no estimate in
-        if not mentioned and not self.service.reads_as_question(
-            text, previous, guild_workspace(message)
-        ):
+        reads = (self.service.reads_as_followup(text, workspace) if gone
+                 else self.service.reads_as_question(text, previous, workspace))
+        if not mentioned and not reads:
             self._log("followup", None, "ignored", start)
             return  # chatter: not answered, and not counted against the rate limit
         if await self._limited_message(message, start, "followup"):
             return
         # prices / subscribe / unsubscribe and settings work in a thread too, for its channel.
         reply = await self._respond(
-            text, where.channel, guild_workspace(message), previous=previous,
+            text, where.channel, workspace, previous=previous,
             user=str(message.author.id), may_manage=_may_manage(message),
             context_lost=unavailable, context_expired=expired,
         )
-        if reply.kind is ReplyKind.ERROR and not mentioned:
+        if reply.kind is ReplyKind.ERROR and not mentioned and not gone:
             self._log("followup", reply, "ignored", start)
             return
         await self._post_reply(message, thread, where, reply, text, start, "followup",
@@ -118,24 +122,18 @@ class MessageHandlers(ClientCore):
         self, thread: discord.Thread, where: Where
     ) -> tuple[Request | None, bool, bool]:
         """What a reply in ``thread`` follows up on: ``(stored request or None, store
-        unreachable?, expired?)``; expired: the bot's own thread, older than the store
-        keeps them, whose estimate is gone. Read in the thread's turn."""
+        unreachable?, expired?)``; expired: the bot's own thread (opened on one of its
+        estimates) whose estimate the store no longer has: older than the store keeps
+        them, lost with its data, or unreadable after an upgrade. Read in the thread's
+        turn."""
         previous, unavailable = await self._lookup(where.thread_key())
-        expired = (previous is None and not unavailable and self._own_thread(thread)
-                   and self._past_ttl(thread))
+        expired = previous is None and not unavailable and self._own_thread(thread)
         return previous, unavailable, expired
 
     def _own_thread(self, thread: discord.Thread) -> bool:
         """Whether the bot opened ``thread`` (on one of its estimates)."""
         me = self.user  # type: ignore[attr-defined]
         return me is not None and thread.owner_id == me.id
-
-    def _past_ttl(self, thread: discord.Thread) -> bool:
-        """Whether ``thread`` started (its id's Discord timestamp) longer ago than the store
-        keeps thread contexts: a context can only have expired then."""
-        started = discord.utils.snowflake_time(thread.id)
-        age_s = (self.service.clock.now() - started).total_seconds()
-        return age_s > self.settings.thread_ttl_days * 86400
 
     async def _limited_message(
         self, message: discord.Message, start: float, trigger: str
@@ -189,12 +187,15 @@ class MessageHandlers(ClientCore):
         previous, unavailable = await self._lookup(key)
         me = self.user  # type: ignore[attr-defined]
         resolved = ref.resolved if isinstance(ref.resolved, discord.Message) else None
-        if unavailable and me is not None and resolved is not None and (
-                resolved.author.id == me.id):
-            # one of the bot's messages, whose estimate the store can't give now
+        mine = me is not None and resolved is not None and resolved.author.id == me.id
+        # one of the bot's messages whose estimate the store can't give: it is down, or it
+        # no longer has it (an estimate: its buttons; an announcement has none)
+        if mine and (unavailable or (previous is None and resolved is not None
+                                     and bool(resolved.components))):
             reply = await self._respond(
                 text, where.channel, guild_workspace(message), user=str(message.author.id),
-                may_manage=_may_manage(message), context_lost=True,
+                may_manage=_may_manage(message), context_lost=unavailable,
+                context_expired=not unavailable,
             )
             await self._post_reply(message, message.channel, where, reply, text, start,
                                    "followup", reference=True)

@@ -101,7 +101,6 @@ def settings_from_config(config: Any) -> ClientSettings:
         shard_ids=tuple(shard_ids) if shard_ids else None,
         api_base_url=str(getattr(section, "api_base_url", None) or DEFAULT_API_BASE_URL),
         thread_auto_archive_minutes=getattr(section, "thread_auto_archive_minutes", 1440),
-        thread_ttl_days=float(getattr(getattr(config, "store", None), "thread_ttl_days", 90.0)),
     )
 
 

@@ -26,10 +26,6 @@ class ClientSettings:
     api_base_url: str = DEFAULT_API_BASE_URL
     thread_auto_archive_minutes: Literal[60, 1440, 4320, 10080] = 1440
     command: str = "/ftcost"
-    thread_ttl_days: float = 90.0
-    """How long the store keeps an estimate's thread (``store.thread_ttl_days``): a
-    message in an older thread of the bot's own is told its estimate is gone."""
-
 
 
 __all__ = ["ARCHIVE_DURATIONS", "ClientSettings"]

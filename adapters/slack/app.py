@@ -9,7 +9,11 @@ HTTP (or Socket Mode) acknowledgement never waits for the estimate, the store or
   asker only. When the bot can't post there, the estimate goes in-channel through
   ``response_url`` with a note on inviting the bot.
 * a reply in an estimate's thread: a what-if on that thread's last request,
-  answered in the thread, becoming its new context.
+  answered in the thread, becoming its new context. Under the bot's own message with no
+  context the store can give (expired, lost, unreadable, the store down), a question is
+  answered afresh and a change is told how to ask in full, each saying why.
+* a slash command other than ``slack.command`` (the manifest and the config disagree):
+  the asker is told privately and one line is logged (:mod:`adapters.slack.wiring`).
 * ``@ftcost QUERY`` anywhere: a new estimate, in the mention's thread.
 * a training config (issue 16): a YAML/JSON file or snippet shared with a mention or in
   an estimate's thread, or pasted in a code block after ``/ftcost``; the other words
@@ -54,11 +58,7 @@ from typing import Any
 import aiohttp
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
-from slack_bolt.middleware.request_verification import RequestVerification
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncRateLimitErrorRetryHandler,
-    async_default_handlers,
-)
+from slack_bolt.error import BoltUnhandledRequestError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.blocks import (
@@ -80,6 +80,7 @@ from adapters.slack.delivery import (
     may_manage,
 )
 from adapters.slack.files import ConfigAsk, SlackConfigs
+from adapters.slack.wiring import bolt_logger, build_client, unhandled_response
 from bot.config import Config, SlackMode
 from bot.logs import log_command
 from bot.service import Ask, ReplyKind, Service, Trigger, request_from_json
@@ -103,49 +104,8 @@ log = logging.getLogger("ftcost.slack")
 _RECEIVED: ContextVar[float] = ContextVar("ftcost_slack_received")
 
 
-QUIET_BOLT_MESSAGES = (
-    "As you gave `client` as well",
-    "Invalid request signature detected",
-    "A global middleware (",
-)
-"""Beginnings of the bolt log messages dropped: its warning that the ``SLACK_BOT_TOKEN`` it
-reads from the environment is unused (the bot passes its own client, on purpose), and the
-two that print a request body (the signature one, at INFO, prints a refused request whole:
-the runner refuses those before bolt sees them, and this covers the rest)."""
-
-
-class _QuietBolt(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith(QUIET_BOLT_MESSAGES)
-
-
-def _bolt_logger() -> logging.Logger:
-    """Bolt's logger, quietened (:data:`QUIET_BOLT_MESSAGES`). Bolt copies its filters to
-    the loggers it makes for its middleware; ``slack_bolt.RequestVerification`` (bolt's
-    naming) gets it directly too, in case another app made that logger first."""
-    logger = logging.getLogger("ftcost.slack.bolt")
-    for target in (logger, logging.getLogger(f"slack_bolt.{RequestVerification.__name__}")):
-        if not any(isinstance(f, _QuietBolt) for f in target.filters):
-            target.addFilter(_QuietBolt())
-    return logger
-
-
 def _workspace(team_id: str | None) -> str | None:
     return f"slack:{team_id}" if team_id else None
-
-
-def build_client(config: Config) -> AsyncWebClient:
-    """The Web API client: ``SLACK_API_BASE_URL``, the bot token, slack_sdk's default
-    retry handlers (connection errors) plus its rate-limit handler (429 + Retry-After)."""
-    token = config.secrets.slack_bot_token
-    return AsyncWebClient(
-        token=token.get_secret_value() if token else None,
-        base_url=config.slack_api_base_url,
-        retry_handlers=[
-            *async_default_handlers(),
-            AsyncRateLimitErrorRetryHandler(max_retry_count=config.slack.rate_limit_retries),
-        ],
-    )
 
 
 class SlackBot:
@@ -187,7 +147,10 @@ class SlackBot:
             # Listeners ack and return at once; the work runs in our own tracked task
             # ("ack immediately and post asynchronously"), so there is no poll for ack().
             process_before_response=True,
-            logger=_bolt_logger(),
+            # A request no listener takes reaches on_error, which answers a slash command
+            # the config does not name and logs one line (bolt: a multi-line suggestion).
+            raise_error_for_unhandled_request=True,
+            logger=bolt_logger(),
         )
         self._register()
 
@@ -219,7 +182,9 @@ class SlackBot:
             self.spawn(self.answer_action(body, action, respond, context.bot_user_id))
 
         @app.error
-        async def on_error(error):
+        async def on_error(error, body):
+            if isinstance(error, BoltUnhandledRequestError):  # no listener took it
+                return unhandled_response(error, body, self.command)
             # The traceback says where it failed; never the body (user text) or tokens.
             log.error("unhandled error in a Slack listener: %s", type(error).__name__,
                       exc_info=error)  # fmt: skip
@@ -280,17 +245,6 @@ class SlackBot:
             return True
         key = f"slack:{body.get('team_id', '')}:{event_id}"
         return await self.service.first_seen(key, self.config.store.seen_ttl_hours * 3600)
-
-    def _past_thread_ttl(self, thread_ts: str) -> bool:
-        """Whether the thread started (its parent's ``ts``, Unix seconds) longer ago than
-        the store keeps thread contexts (``store.thread_ttl_days``): a context can only
-        have expired then."""
-        try:
-            started = float(thread_ts)
-        except ValueError:
-            return False
-        age_s = self.service.clock.now().timestamp() - started
-        return age_s > self.config.store.thread_ttl_days * 86400
 
     def _ask(
         self, text: str, channel: str | None, user: str | None, workspace: str | None,
@@ -445,24 +399,24 @@ class SlackBot:
             text = slack_to_plain(event.get("text") or "", self._bot_id(bot_user_id))
             workspace = _workspace(body.get("team_id"))
             ours = event.get("parent_user_id") == self._bot_id(bot_user_id)
-            expired = False
+            pasted = bool(event.get("files")) or "```" in text  # a config
             try:
                 context = await self.service.thread(ThreadKey(PLATFORM, channel, thread_ts))
+                lost = False
             except StoreUnavailable:
-                if not ours:  # only threads under the bot's own message: elsewhere stay quiet
-                    return None
-                base = None
-            else:
-                # Under the bot's own message, a thread older than the store keeps them was
-                # an estimate it no longer has; any other without context is not for it.
-                expired = context is None and ours and self._past_thread_ttl(thread_ts)
-                if context is None and not expired:
-                    return None
-                base = context.request if context is not None else None
+                context, lost = None, True
+            # Under the bot's own message, a thread without a context had an estimate the
+            # store can't give: expired, lost (a wiped volume), unreadable after an upgrade,
+            # or the store is down. A question is answered afresh, a change told how to ask
+            # in full; chatter there (an announcement's thread) and other threads: quiet.
+            if context is None and not (ours and (
+                    pasted or self.service.reads_as_followup(text, workspace))):
+                return None
+            base = context.request if context is not None else None
+            expired = context is None and not lost
             if not await self._first_delivery(body):
                 return None
-            if (self.config.slack.followup_errors == "ignore" and not event.get("files")
-                    and "```" not in text  # a pasted config
+            if (self.config.slack.followup_errors == "ignore" and not pasted
                     and not self.service.reads_as_question(text, base, workspace)):
                 return "error", "ignored"  # chatter: not counted against the rate limit
             reply = await self.service.admit(PLATFORM, event.get("user"))
@@ -477,7 +431,7 @@ class SlackBot:
                 return None  # only a file that is no config (a screenshot): not a question
             reply = reply or await self.service.respond(self._ask(
                 text, channel, event.get("user"), workspace, base,
-                context_lost=base is None and not expired, context_expired=expired))
+                context_lost=lost, context_expired=expired))
             if (reply.kind is ReplyKind.ERROR and asked is None
                     and self.config.slack.followup_errors == "ignore"):
                 return reply.kind.value, "ignored"
