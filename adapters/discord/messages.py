@@ -96,7 +96,8 @@ class MessageHandlers(ClientCore):
         if 8k seq") told how to ask in full, each saying why, as on Slack."""
         previous, unavailable, expired = await self._thread_context(thread, where)
         workspace = guild_workspace(message)
-        gone = previous is None and (unavailable or expired)
+        # Only the bot's own thread: in anyone else's, a store outage says nothing.
+        gone = previous is None and (expired or (unavailable and self._own_thread(thread)))
         if previous is None and not mentioned and not gone:
             return  # a thread the bot has no estimate in
         reads = (self.service.reads_as_followup(text, workspace) if gone
