@@ -24,11 +24,11 @@ from adapters.report_limits import limit_lines, solve_headline, solve_raises
 from engine import Estimate
 from engine.choices import Framework, Method, Mode, Solve
 from engine.constants import MAX_SEQ_LEN
-from engine.estimate import option_nodes
 from engine.fit import FIT_TIGHT, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
 from engine.profiles import PROFILES
 from engine.request import Request
+from engine.result import option_nodes
 from engine.specs import ModelSpec
 from engine.wording import epochs_text, share_text
 

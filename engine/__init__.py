@@ -16,8 +16,9 @@ from engine.choices import (
     Sharding,
     StatePrecision,
 )
-from engine.estimate import Estimate, WhatIf, estimate
+from engine.estimate import estimate
 from engine.request import Request
+from engine.result import Estimate, WhatIf
 
 __all__ = [
     "Estimate",

@@ -15,8 +15,8 @@ from adapters.report import build_report
 from engine import Method, Request, estimate
 from engine.constants import GPUS_PER_NODE
 from engine.constraints import counts
-from engine.estimate import Estimate
 from engine.fit import not_recommended_reason
+from engine.result import Estimate
 from engine.specs import Catalog
 
 EIGHT_B_FULL = {"model": "llama-3.1-8b", "method": Method.FULL, "dataset_tokens": 20_000_000}

@@ -14,8 +14,9 @@ from adapters.report import build_report
 from engine import Method, Request, estimate
 from engine.choices import ModelPick, Solve
 from engine.constants import SOLVE_REFERENCE_GPU, SOLVE_SEQ_STEP, USABLE_FRACTION
-from engine.estimate import Estimate, question
+from engine.estimate import question
 from engine.fit import rented_cards
+from engine.result import Estimate
 from engine.solve import largest, solve
 from engine.specs import Catalog
 
