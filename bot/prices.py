@@ -306,12 +306,21 @@ class PriceJob:
 
     async def startup(self) -> RefreshOutcome | None:
         """Load the prices in force, finish an interrupted fan-out, and refresh now when
-        a scheduled time passed since the last snapshot (or there is none)."""
-        await self.load()
-        await self.resume_announcements()
-        if not (self.config.enabled and self.config.refresh_on_start):
-            return None
-        latest = await self.store.latest_price_snapshot()
+        a scheduled time passed since the last snapshot (or there is none). A store that
+        can't be reached (the bot starting beside its Redis) fails the start-up refresh,
+        counted and remembered like any, so the scheduler retries it."""
+        try:
+            await self.load()
+            await self.resume_announcements()
+            if not (self.config.enabled and self.config.refresh_on_start):
+                return None
+            latest = await self.store.latest_price_snapshot()
+        except StoreUnavailable as exc:
+            count_unavailable(STORE_OPERATION)
+            log.warning("price start-up failed: the store is unavailable (%s)", exc)
+            if not self.config.enabled:
+                return None
+            return replace(self._failed((STORE_WAS_UNAVAILABLE,)), slot=FIRST_SLOT)
         if latest is None:
             return await self.run(FIRST_SLOT)
         missed = self.schedule.next_after(_time(latest.taken_at))

@@ -131,8 +131,10 @@ def _fit_line(ctx: Context) -> str:
     line = f"Fit: at most {USABLE_FRACTION:.0%} of card memory; {sharding}"
     if r.mode is not Mode.DETAILED:
         return line
-    line += (" Counts are the fewest that fit, rounded up to the machines clouds rent "
-             f"({machine_sizes_text()} cards, whole nodes past one), whose cards all train.")
+    if ctx.compute.flops is not None and r.gpu_count is None and r.solve is None:
+        line += (" Counts are the fewest that fit, rounded up to the machines clouds rent "
+                 f"({machine_sizes_text()} cards, whole nodes past one), whose cards all "
+                 "train.")
     if r.tensor_parallel > 1:
         line += (
             f" Tensor parallel {r.tensor_parallel} with sequence parallelism: each card of a "

@@ -37,6 +37,7 @@ from engine.fit import (
     Option,
     Sizer,
     auto_sharded,
+    bills_machines,
     card_limit,
     make_option,
     not_recommended_reason,
@@ -162,7 +163,7 @@ def _card_options(
             option = make_option(
                 fp, gpu, named, stage, work, price, request.mode, request.offload,
                 named=True, nodes=request.nodes, margin=uncertainty(request).memory,
-                billed=request.price_per_gpu_hour is None,
+                billed=bills_machines(request.price_per_gpu_hour),
             )
             if option.runs:
                 yield option
@@ -175,7 +176,7 @@ def _card_options(
                               auto_sharded(fp))
         yield make_option(
             fp, gpu, n, stage, work, price, request.mode, request.offload, nodes=request.nodes,
-            billed=request.price_per_gpu_hour is None,
+            billed=bills_machines(request.price_per_gpu_hour),
         )
 
 

@@ -22,6 +22,7 @@ from engine.datasets import dataset_assumptions
 from engine.fit import (
     Option,
     Sizer,
+    bills_machines,
     count_on_card,
     fewest_cards,
     make_option,
@@ -41,9 +42,8 @@ from engine.warning_context import Context, changes_on_lead
 
 
 def _billed(request: Request) -> bool:
-    """Whether a plan's cost pays for the machines clouds rent (the catalog's prices), not
-    only the cards used: a price the user gives is for their own cards."""
-    return request.price_per_gpu_hour is None
+    """Whether ``request``'s plans pay for the machines clouds rent (:func:`bills_machines`)."""
+    return bills_machines(request.price_per_gpu_hour)
 
 
 def _price(request: Request, gpu: GpuSpec) -> float | None:
@@ -77,7 +77,7 @@ def _best_options(
     Every card is sized and ranked with plain arithmetic; only the options shown
     are built in full.
     """
-    sizer = Sizer(fp, request.sharding, request.offload)
+    sizer = Sizer(fp, request.sharding, request.offload, machines=work.flops is not None)
     # Nodes the user named are the named card's; other cards run on their own nodes.
     nodes = request.nodes if request.gpu is None else None
     ranking = rank_cards(
@@ -118,11 +118,12 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
     """The card the user named, at the count named (or the fewest that fit). A count the
     user named is timed even a little over the card's memory, within the estimate's own
     memory band (``make_option``'s ``margin``): the run may well start."""
-    found = fewest_cards(fp, gpu, request.sharding, request.offload)
+    timed = work.flops is not None  # a plan to rent: on the machines clouds rent
+    found = fewest_cards(fp, gpu, request.sharding, request.offload, machines=timed)
     needed = found[0] if found else None
     tight = None
     if found is None:  # no count within the planning line: one may still hold it, tight
-        tight = fewest_cards(fp, gpu, request.sharding, request.offload, BAND_FULL)
+        tight = fewest_cards(fp, gpu, request.sharding, request.offload, BAND_FULL, timed)
     margin = 0.0
     if request.gpu_count is not None:
         count = request.gpu_count
@@ -164,7 +165,8 @@ def _plan(
     if request.gpu is not None:
         named = _named_option(fp, request, work, catalog.gpu(request.gpu))
         lead = [named]
-        if not named.fits and named.needed and named.needed != named.count:
+        tight_too = named.runs and named.needed_tight  # another tight count: no better
+        if not named.fits and named.needed and named.needed != named.count and not tight_too:
             # Right after a named count that is too small: the same card at a count that
             # fits (or, where none does within the planning line, runs tight: timed too).
             stage = stage_on(fp, request.sharding, named.gpu, named.needed, request.offload)
@@ -261,7 +263,8 @@ def _what_ifs(
         if variant is request and headline is not None and headline.runs:
             option = headline  # the request's own row is the headline's answer
         elif pick is not None:
-            found = count_on_card(fp, pick, variant.sharding, variant.offload, variant.gpu_count)
+            found = count_on_card(fp, pick, variant.sharding, variant.offload, variant.gpu_count,
+                                  machines=work.flops is not None)
             if found is not None:
                 option = make_option(
                     fp,

@@ -201,11 +201,17 @@ class Sizer:
     """
 
     __slots__ = (
-        "auto", "cp", "hsdp", "lines", "multi", "napkin_total", "node_cards", "nodes", "one",
-        "one_stage", "step", "tp",
+        "auto", "cp", "hsdp", "lines", "machines", "multi", "napkin_total", "node_cards",
+        "nodes", "one", "one_stage", "step", "tp",
     )
 
-    def __init__(self, fp: Footprint, requested: Sharding, offload: bool) -> None:
+    def __init__(
+        self, fp: Footprint, requested: Sharding, offload: bool, machines: bool = False
+    ) -> None:
+        self.machines = machines and not fp.napkin
+        """Round the fewest cards up to the machines clouds rent (:meth:`rentable`): a plan
+        that is timed and priced in detailed mode; a memory-only answer, and the napkin
+        rules, keep the fewest."""
         self.tp = fp.tensor_parallel
         self.cp = fp.context_parallel
         self.step = fp.card_step
@@ -267,11 +273,12 @@ class Sizer:
         trays of 4), so the cards paid for all train, where that count is whole
         tensor-parallel groups and rings and holds the run within ``cap`` and the card's
         limit; ``found`` itself where it does not, and in napkin mode, whose rule sizes
-        the count alone. ``machines=False``: only to the card's ``rent_step`` (a count no
-        cloud rents at all), as the fewest-cards question asks."""
+        the count alone. ``machines=False`` (or a sizer made without ``machines``): only
+        to the card's ``rent_step`` (a count no cloud rents at all), as the fewest-cards
+        question and memory-only answers ask."""
         if found is None or self.napkin_total is not None:
             return found
-        whole = rented_cards(found[0], gpu, machines)
+        whole = rented_cards(found[0], gpu, machines and self.machines)
         if whole == found[0] or whole % self.step or whole > card_limit(gpu):
             return found
         return self.at_count_for(cap, whole, node_cards) or found
@@ -372,6 +379,12 @@ def rented_cards(count: int, gpu: GpuSpec, machines: bool = True) -> int:
     return min((n for n in MACHINE_SIZES if count <= n <= per_node), default=per_node)
 
 
+def bills_machines(price_override: float | None) -> bool:
+    """Whether a plan's cost pays for the machines clouds rent: at the catalog's prices.
+    A price the user gives (``$2/hr``) is for their own cards, which it pays for alone."""
+    return price_override is None
+
+
 def billed_cards(count: int, gpu: GpuSpec, mode: Mode) -> int | None:
     """The cards a plan of ``count`` pays for at the catalog's prices where clouds rent
     more (:func:`rented_cards`), else None. The napkin rules price the count itself, as
@@ -408,7 +421,7 @@ def card_limit(gpu: GpuSpec) -> int:
 
 def fewest_cards(
     fp: Footprint, gpu: GpuSpec, requested: Sharding, offload: bool,
-    share: float = USABLE_FRACTION,
+    share: float = USABLE_FRACTION, machines: bool = False,
 ) -> tuple[int, Sharding] | None:
     """The fewest cards of ``gpu`` that hold the run within ``share`` of each card's memory
     (the planning line; ``BAND_FULL`` for the whole card, the ``tight`` band), with the
@@ -418,20 +431,22 @@ def fewest_cards(
     unsharded part alone is larger than the card, or sharding is ``none`` and one card is
     too small).
     """
-    sizer = Sizer(fp, requested, offload)
+    sizer = Sizer(fp, requested, offload, machines)
     cap = share * card_capacity(gpu, sizer.napkin_total is not None)
     found = sizer.fewest_rentable(gpu, cap, card_limit(gpu), sizer.node_cards_on(gpu))
     return None if found is None else (found[0], found[1])
 
 
 def count_on_card(
-    fp: Footprint, gpu: GpuSpec, requested: Sharding, offload: bool, named: int | None
+    fp: Footprint, gpu: GpuSpec, requested: Sharding, offload: bool, named: int | None,
+    machines: bool = False,
 ) -> tuple[int, Sharding] | None:
     """The cards of ``gpu`` a run takes, with the sharding used there: the ``named`` count
     when it holds the run within the whole card (the ``tight`` band, as the headline
-    allows a count the user named), else the fewest within the planning line, and never
-    fewer than named. None when no count up to ``MAX_CARDS`` holds it."""
-    sizer = Sizer(fp, requested, offload)
+    allows a count the user named), else the fewest within the planning line (on the
+    machines clouds rent, with ``machines``: :class:`Sizer`), and never fewer than named.
+    None when no count up to ``MAX_CARDS`` holds it."""
+    sizer = Sizer(fp, requested, offload, machines)
     if named is not None:
         capacity = card_capacity(gpu, sizer.napkin_total is not None)
         found = sizer.at_count_for(BAND_FULL * capacity, named, sizer.node_cards_on(gpu),

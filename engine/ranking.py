@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from engine.choices import Mode, Sharding
 from engine.compute import Compute, flat_gpu_seconds, tokens_per_second
 from engine.constants import FIT_SLACK, RUN_STARTUP_S, USABLE_FRACTION
-from engine.fit import Sizer, billed_cards, card_limit, not_recommended_reason
+from engine.fit import Sizer, billed_cards, bills_machines, card_limit, not_recommended_reason
 from engine.records import record
 from engine.specs import GpuSpec, gpus_of_memory
 from engine.throughput import seconds_per_token_floor
@@ -190,7 +190,7 @@ def rank_cards(
                 continue
             n, stage, per_gpu = found
             price = hourly_price(card.gpu, price_override, spot)
-            rented = billed_cards(n, card.gpu, mode) if price_override is None else None
+            rented = billed_cards(n, card.gpu, mode) if bills_machines(price_override) else None
             if price is not None and rented is not None:
                 price *= rented / n  # per card used: the idle cards' hours paid too
             if timed:

@@ -20,6 +20,7 @@ the reply says which. GB = 10^9 bytes throughout.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -297,10 +298,13 @@ def _limit(
             resolve_stage(request.sharding, top, fp.tensor_parallel, sharded=auto_sharded(fp)),
             top, request.offload)
         return None, None, top, at_top.total
-    # Whole tensor-parallel groups and rings; under hsdp, on every named node.
+    # Whole tensor-parallel groups and rings; under hsdp, on every named node; on a card
+    # rented in steps (GB200's trays of 4), whole steps: fewer would not be rented at all.
     n, step = found[0], fp.card_step * (fp.nodes if sizer.hsdp and fp.nodes else 1)
+    if target.gpu is not None and target.gpu.rent_step is not None:
+        step = math.lcm(step, target.gpu.rent_step)
     memory = fp.per_gpu(found[1], n, request.offload)
-    if n == step:
+    if n <= step:
         return n, memory, None, None
     fewer = n - step
     below = fp.per_gpu(

@@ -138,7 +138,8 @@ def _count_not_honoured(ctx: Context) -> str | None:
         return None
     return (
         f"No card holds this run on exactly {r.gpu_count} card(s) within "
-        f"{USABLE_FRACTION:.0%} of its memory; these are the fewest cards that do. Name a "
+        f"{USABLE_FRACTION:.0%} of its memory; these are the fewest that do, on the "
+        f"machines clouds rent. Name a "
         f"card (`{r.gpu_count}x {lead.gpu.id}`) to see it at your count."
     )
 
@@ -537,8 +538,9 @@ def notes(ctx: Context, catalog: Catalog) -> list[str]:
 def _whole_nodes(ctx: Context) -> str | None:
     """Where the cards the reply prices leave a machine part-used (19 cards on nodes of
     8; 7 cards, rented as a machine of 8; GB200's trays of 4), the cost pays for the whole
-    machines (``Timing.billed_cards``): say so, and how to plan on all their cards. The
-    count stays the fewest that hold the run (the specification's ``16-17 cards``)."""
+    machines (``Timing.billed_cards``): say so, and how to plan on all their cards. A
+    count the user named, or one rounding to a machine would split into uneven groups or
+    rings, is such a count; the ranked ones are rounded up to machines already."""
     o = ctx.priced
     whole = None if o is None else o.timing.billed_cards
     if o is None or whole is None:

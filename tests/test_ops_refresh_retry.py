@@ -25,6 +25,7 @@ from bot.cron import CronSchedule
 from bot.metrics import sample
 from bot.scheduler import RETRY_MAX_S, Job, Scheduler, retry_delay
 from bot.store_sqlite import SQLiteStore
+from bot.store_types import StoreUnavailable
 from engine.specs import Catalog
 from tests.fakes.clock import ManualClock
 from tests.fakes.price_server import PriceServer
@@ -236,3 +237,28 @@ async def test_a_refresh_where_every_source_failed_is_retried_once_they_answer(
 
     assert await store.latest_price_snapshot() is not None
     assert sched.failures == 1 and sched.retries == 1
+
+
+class _DownAtStart(SQLiteStore):
+    """A store that cannot be reached while ``down`` (Redis still starting beside the bot)."""
+
+    down = True
+
+    async def latest_price_snapshot(self):  # type: ignore[no-untyped-def]
+        if self.down:
+            raise StoreUnavailable("the store is starting")
+        return await super().latest_price_snapshot()
+
+
+async def test_a_start_up_with_the_store_down_fails_its_refresh_for_the_scheduler_to_retry(
+    path: Path, server: PriceServer, clock: ManualClock, catalog: Catalog
+) -> None:
+    async with _DownAtStart(path, clock=clock.time) as store:
+        job = make_job(store, server, clock, catalog)
+        missed = sample(UNAVAILABLE, operation="price_refresh")
+
+        outcome = await job.startup()
+
+        assert outcome is not None and outcome.failed and outcome.slot is not None
+        assert sample(UNAVAILABLE, operation="price_refresh") == missed + 1
+        assert job.book.failed_try is not None

@@ -254,3 +254,26 @@ def test_the_tight_count_of_gb200_is_whole_trays(catalog) -> None:
     est = estimate(Request(model="llama-3.1-8b", method="lora", dataset_tokens=10**7,
                            seq_len=32768, grad_checkpointing=False, gpu="gb200"), catalog)
     assert est.options[0].needed is not None and est.options[0].needed % 4 == 0
+
+
+def test_a_memory_only_answer_keeps_the_fewest_cards(catalog) -> None:
+    est = estimate(Request(model="llama-3.1-70b", method="full", gpu="h100-sxm"), catalog)
+    assert est.options[0].count == 19
+
+
+def test_a_memory_only_ranking_is_by_the_fewest_cards_use(catalog) -> None:
+    est = estimate(Request(model="llama-3.1-70b", method="full"), catalog)
+    assert (est.options[0].gpu.id, est.options[0].count) == ("b300", 5)
+
+
+def test_a_named_count_that_runs_tight_gets_no_second_tight_row(catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="full", dataset_tokens=2 * 10**7,
+                           gpu="rtx-4090", gpu_count=7), catalog)
+    assert [o.count for o in est.options if o.gpu.id == "rtx-4090"] == [7]
+
+
+def test_the_json_bills_a_named_count_with_or_without_a_dataset(catalog) -> None:
+    for tokens in (None, 2 * 10**7):
+        doc = estimate(Request(model="llama-3.1-8b", method="full", dataset_tokens=tokens,
+                               gpu="rtx-4090", gpu_count=7), catalog).to_json()
+        assert doc["options"][0]["billed_cards"] == 8

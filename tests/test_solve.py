@@ -170,15 +170,25 @@ def test_fewest_cards_fits_and_one_fewer_does_not(catalog: Catalog) -> None:
     assert not fits_named(catalog, **base, gpu_count=solved.value - 1)
 
 
-def test_the_estimate_rents_the_machines_that_hold_the_fewest_cards(catalog: Catalog) -> None:
+def test_fewest_cards_is_the_count_a_memory_only_estimate_picks_on_that_card(
+    catalog: Catalog,
+) -> None:
     base = {"model": "llama-3.1-70b", "method": Method.LORA, "gpu": "a100-40gb-sxm"}
     solved = ask(catalog, **base, solve=Solve.GPU_COUNT)
     plain = ask(catalog, **base)
     assert plain.options[0].named and plain.options[0].fits
     assert solved.solution is not None
-    assert solved.solution.value == solved.options[0].count
-    assert plain.options[0].count == rented_cards(int(solved.solution.value),
-                                                  catalog.gpu("a100-40gb-sxm"))
+    assert solved.solution.value == plain.options[0].count == solved.options[0].count
+
+
+def test_a_priced_estimate_rents_the_machines_that_hold_the_fewest_cards(
+    catalog: Catalog,
+) -> None:
+    base = {"model": "llama-3.1-70b", "method": Method.LORA, "gpu": "a100-40gb-sxm"}
+    solved = ask(catalog, **base, solve=Solve.GPU_COUNT)
+    priced = ask(catalog, **base, dataset_tokens=10**7)
+    assert solved.solution is not None and solved.solution.value == 6
+    assert priced.options[0].count == rented_cards(6, catalog.gpu("a100-40gb-sxm")) == 8
 
 
 def test_fewest_cards_under_context_parallelism_sizes_the_count_below_as_the_estimate_does(
