@@ -276,7 +276,8 @@ class Sizer:
         the count alone. ``machines=False`` (or a sizer made without ``machines``): only
         to the card's ``rent_step`` (a count no cloud rents at all), as the fewest-cards
         question and memory-only answers ask."""
-        if found is None or self.napkin_total is not None:
+        if found is None or self.napkin_total is not None or not (
+                (machines and self.machines) or gpu.rent_step):
             return found
         whole = rented_cards(found[0], gpu, machines and self.machines)
         if whole == found[0] or whole % self.step or whole > card_limit(gpu):
@@ -375,8 +376,16 @@ def rented_cards(count: int, gpu: GpuSpec, machines: bool = True) -> int:
     if not machines:
         return count
     if count > per_node:
-        return math.ceil(count / per_node) * per_node
-    return min((n for n in MACHINE_SIZES if count <= n <= per_node), default=per_node)
+        return -(-count // per_node) * per_node
+    return min(_MACHINE_FOR[count] if count < len(_MACHINE_FOR) else per_node, per_node)
+
+
+_MACHINE_FOR: tuple[int, ...] = tuple(
+    min((n for n in MACHINE_SIZES if n >= k), default=max(MACHINE_SIZES))
+    for k in range(max(MACHINE_SIZES) + 1)
+)
+"""The smallest machine of ``MACHINE_SIZES`` that holds ``k`` cards, by ``k`` (a lookup:
+:func:`rented_cards` runs for every card of every ranking)."""
 
 
 def bills_machines(price_override: float | None) -> bool:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from engine.choices import Mode, Sharding
 from engine.compute import Compute, flat_gpu_seconds, tokens_per_second
 from engine.constants import FIT_SLACK, RUN_STARTUP_S, USABLE_FRACTION
-from engine.fit import Sizer, billed_cards, bills_machines, card_limit, not_recommended_reason
+from engine.fit import Sizer, bills_machines, card_limit, not_recommended_reason, rented_cards
 from engine.records import record
 from engine.specs import GpuSpec, gpus_of_memory
 from engine.throughput import seconds_per_token_floor
@@ -169,6 +169,8 @@ def rank_cards(
     # With a dataset, each card that holds the run waits with a floor of its time; cards
     # are timed cheapest floor first, until the next floor is above the ``keep``-th best.
     waiting: list[_Waiting] = []
+    # Priced plans pay for the idle cards of a machine too (memory-only ones price nothing).
+    bill = timed and bills_machines(price_override) and mode is Mode.DETAILED
     # Flagged cards sort after every other card, so they are sized and timed only when
     # fewer than ``keep`` of the others hold the run.
     for flagged in (False, True):
@@ -180,19 +182,21 @@ def rank_cards(
             capacity = card.napkin_capacity if napkin else card.capacity
             cap = USABLE_FRACTION * capacity
             node = card.gpu.gpus_per_node if per_card_nodes else None
+            gpu = card.gpu
             if count is None:
-                found = sizer.fewest_rentable(card.gpu, cap, card.most_cards, node)
-            elif card.gpu.rent_step and count % card.gpu.rent_step:
+                found = sizer.fewest_for(cap, card.most_cards, node)
+                if found is not None and (sizer.machines or gpu.rent_step):
+                    found = sizer.rentable(found, gpu, cap, node)
+            elif gpu.rent_step and count % gpu.rent_step:
                 continue  # not rented that many (GB200's trays of 4)
             else:
                 found = sizer.at_count_for(cap, count, node)
             if found is None:
                 continue
             n, stage, per_gpu = found
-            price = hourly_price(card.gpu, price_override, spot)
-            rented = billed_cards(n, card.gpu, mode) if bills_machines(price_override) else None
-            if price is not None and rented is not None:
-                price *= rented / n  # per card used: the idle cards' hours paid too
+            price = hourly_price(gpu, price_override, spot)
+            if bill and price is not None and (rented := rented_cards(n, gpu)) != n:
+                price *= rented / n  # per card used: the idle cards' hours too
             if timed:
                 floor = run_seconds_floor(work, card.gpu, n, stage, mode)
                 waiting.append((floor, price, index, card, n, stage))
