@@ -4,6 +4,7 @@ stand-in (``FakeSlack``), and a client that posts properly signed requests to it
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,6 +18,15 @@ from tests.fakes import FakeSlack, request_headers
 
 SECRET = "test-signing-secret-0123456789"
 BOT_TOKEN = "xoxb-1111-2222-test-bot-token"
+
+
+def http_bot_config(slack: FakeSlack, tmp_path: Path) -> Config:
+    """An HTTP-mode bot against ``slack`` on a SQLite store in ``tmp_path``, prices off."""
+    from bot.config_load import load_config
+
+    yml = tmp_path / "bot.yml"
+    yml.write_text(json.dumps({"slack": {"host": "127.0.0.1"}, "prices": {"enabled": False}}))
+    return load_config(yml, bot_env(slack, tmp_path / "state.sqlite3"))
 
 
 def bot_env(slack: FakeSlack, store: Path) -> dict[str, str]:

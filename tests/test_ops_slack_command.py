@@ -15,25 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config
-from bot.config_load import load_config
 from tests.fakes import FakeSlack, event_body, slash_command_body
-from tests.slack_harness import Harness, StartBot, bot_env, starting
+from tests.slack_harness import Harness, StartBot, http_bot_config, starting
 
 WRONG_COMMAND_LINE = (
     "received /cost but slack.command is /ftcost: set slack.command or fix the app manifest"
 )
 
 
-def bot_config(slack: FakeSlack, tmp_path: Path) -> Config:
-    yml = tmp_path / "bot.yml"
-    yml.write_text(json.dumps({"slack": {"host": "127.0.0.1"}, "prices": {"enabled": False}}))
-    return load_config(yml, bot_env(slack, tmp_path / "state.sqlite3"))
-
-
 @pytest.fixture
 async def start_bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[StartBot]:
-    async with starting(lambda: bot_config(slack, tmp_path)) as start:
+    async with starting(lambda: http_bot_config(slack, tmp_path)) as start:
         yield start
 
 

@@ -22,11 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config
-from bot.config_load import load_config
 from tests.fakes import FakeSlack, event_body, message_event, slash_command_body
 from tests.fakes.slack_signing import BOT_USER_ID
-from tests.slack_harness import Harness, StartBot, bot_env, starting
+from tests.slack_harness import Harness, StartBot, http_bot_config, starting
 
 NOT_KEPT = "is no longer kept, so this is a fresh estimate"
 ASK_IN_FULL = "Ask again with the whole query"
@@ -34,15 +32,9 @@ FOREIGN_FIELD = "schema_v99_field"
 STORED_WORDS = "private-words-of-the-asker"
 
 
-def bot_config(slack: FakeSlack, tmp_path: Path) -> Config:
-    yml = tmp_path / "bot.yml"
-    yml.write_text(json.dumps({"slack": {"host": "127.0.0.1"}, "prices": {"enabled": False}}))
-    return load_config(yml, bot_env(slack, tmp_path / "state.sqlite3"))
-
-
 @pytest.fixture
 async def start_bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[StartBot]:
-    async with starting(lambda: bot_config(slack, tmp_path)) as start:
+    async with starting(lambda: http_bot_config(slack, tmp_path)) as start:
         yield start
 
 

@@ -24,8 +24,6 @@ from typing import Any
 import pytest
 
 from adapters.slack.blocks import ACTION_METHOD, ACTION_SEQ, ACTIONS_BLOCK_ID
-from bot.config import Config
-from bot.config_load import load_config
 from bot.ratelimit import RateLimiter
 from bot.store import ThreadKey
 from engine import Method
@@ -38,20 +36,14 @@ from tests.fakes import (
     slash_command_body,
 )
 from tests.fakes.slack_signing import BOT_USER_ID
-from tests.slack_harness import Harness, StartBot, bot_env, starting
+from tests.slack_harness import Harness, StartBot, http_bot_config, starting
 
 QUERY = "8b lora 20M tokens"
 
 
-def bot_config(slack: FakeSlack, tmp_path: Path) -> Config:
-    yml = tmp_path / "bot.yml"
-    yml.write_text(json.dumps({"slack": {"host": "127.0.0.1"}, "prices": {"enabled": False}}))
-    return load_config(yml, bot_env(slack, tmp_path / "state.sqlite3"))
-
-
 @pytest.fixture
 async def start_bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[StartBot]:
-    async with starting(lambda: bot_config(slack, tmp_path)) as start:
+    async with starting(lambda: http_bot_config(slack, tmp_path)) as start:
         yield start
 
 
