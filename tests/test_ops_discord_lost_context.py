@@ -37,6 +37,15 @@ def text_of(message: dict[str, Any]) -> str:
     return json.dumps(message.get("embeds") or [], ensure_ascii=False)
 
 
+def stored_threads(path: Path) -> int:
+    """Thread contexts the store holds (read behind its back)."""
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM threads").fetchone()[0])
+    finally:
+        conn.close()
+
+
 def forget_every_thread(path: Path) -> None:
     """Lose every stored context behind the store's back, as a wiped volume would."""
     conn = sqlite3.connect(path)
@@ -107,6 +116,8 @@ async def test_a_mention_replying_to_an_estimate_the_store_lost_says_so(
     async with running(fake, sqlite_store):
         await slash(fake, {"query": "70b qlora 50M tokens h100"})
         estimate = int(fake.channel_messages()[-1]["id"])
+        # The context is stored after the estimate is posted: lose it only once it is there.
+        await wait_until(lambda: stored_threads(tmp_path / "bot.sqlite3") > 0)
         forget_every_thread(tmp_path / "bot.sqlite3")
         await fake.dispatch("MESSAGE_CREATE", fake.message_create(
             f"<@{fake.bot_user_id}> what if 8k seq", mentions=[fake.bot_user_id],
