@@ -117,8 +117,8 @@ class Ranking:
     best: list[Choice]
     """The best ``keep``: cheapest first with a dataset size, else closest to 85% use."""
     fastest: Choice | None = None
-    """The card with the shortest wall-clock at its count (asked for with a dataset size;
-    None otherwise)."""
+    """The card with the shortest wall-clock at its count, among those on no more cards
+    than the cheapest (asked for with a dataset size; None otherwise)."""
 
 
 def run_seconds_floor(
@@ -211,9 +211,12 @@ def rank_cards(
     timer = _Timer(work, mode, offload, nodes)
     ranked = _timed_best(waiting, timer, keep, by_time=False)
     ranked.sort()
-    # The fastest of the priced cards; an unpriced one only where no card has a price.
-    priced = [w for w in waiting if w[1] is not None] or waiting
-    quickest = _timed_best(priced, timer, 1, by_time=True) if fastest else []
+    # The fastest of the priced cards on no more cards than the cheapest takes (a card's
+    # speed, not a bigger cluster's); an unpriced one only where no card has a price.
+    most = ranked[0][3] if ranked else 0
+    priced = [w for w in waiting if w[1] is not None and w[4] <= most] or [
+        w for w in waiting if w[4] <= most]
+    quickest = _timed_best(priced, timer, 1, by_time=True) if fastest and priced else []
     return Ranking([item[2:] for item in ranked[:keep]],
                    min(quickest)[2:] if quickest else None)
 

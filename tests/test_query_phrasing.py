@@ -494,3 +494,14 @@ def test_steps_on_a_card_named_without_a_count_are_one_cards() -> None:
 
 def test_steps_with_no_card_still_ask_for_the_cards() -> None:
     assert "steps need the number of cards" in refused("8b lora 1000 steps bs 8").message
+
+
+def test_a_count_before_a_unit_whose_own_word_is_a_model_size_is_the_units() -> None:
+    request = parse_query("fsdp 3 epochs 70b", CAT)
+    assert request.epochs == 3 and request.model == "llama-3.1-70b"
+    assert request.sharding is Sharding.FSDP
+
+
+def test_a_count_before_a_unit_whose_own_word_is_a_price_is_the_units() -> None:
+    request = parse_query("70b fsdp 3 epochs $2.50/hr", CAT)
+    assert request.epochs == 3 and request.price_per_gpu_hour == 2.5

@@ -154,6 +154,11 @@ def test_a_card_much_faster_is_named_fastest() -> None:
     assert "fastest: 1x fast" in (build_report(est).cost_line or "")
 
 
+def test_the_fastest_card_is_sought_on_no_more_cards_than_the_cheapest(catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="lora", dataset_tokens=10**7), catalog)
+    assert est.fastest is not None and est.fastest.count <= est.options[0].count
+
+
 def test_a_budget_question_names_no_fastest(catalog) -> None:
     est = estimate(Request(model="llama-3.1-8b", dataset_tokens=10**8, budget_usd=50), catalog)
     assert est.fastest is None
@@ -211,7 +216,8 @@ def test_an_x86_card_says_nothing_of_its_host(catalog) -> None:
 
 
 def test_the_fastest_line_marks_an_arm_host(catalog) -> None:
-    est = estimate(Request(model="llama-3.1-8b", dataset_tokens=10**7, gpu="rtx-5090"), catalog)
+    est = estimate(Request(model="llama-3.1-405b", method="qlora", dataset_tokens=10**8),
+                   catalog)
     assert est.fastest is not None and est.fastest.gpu.host_arch == "aarch64"
     assert f"{est.fastest.gpu.id} (Arm host)" in (build_report(est).cost_line or "")
 

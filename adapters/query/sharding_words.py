@@ -104,9 +104,12 @@ def _degree(s: State, j: int) -> int | None:
     epochs``, ``8x``): a degree."""
     if not COUNT_RE.match(s.low(j)) or (value := whole_count(s.low(j))) is None:
         return None
-    nxt = s.low(j + 1)
-    claims = nxt in ALL_UNITS and not (  # "dp 4 tp 2": the unit has its own number
-        nxt in PREFIX_UNITS and read_number(s.low(j + 2)) is not None)
+    nxt, after = s.low(j + 1), read_number(s.low(j + 2))
+    # "dp 4 tp 2": the unit has its own number after it; "fsdp 3 epochs 70b" or "... 3
+    # epochs $2.50/hr": a model size or a price after it is no number of the unit's, so
+    # the 3 is the epochs'.
+    own_number = after is not None and after.suffix != "b" and not after.is_price
+    claims = nxt in ALL_UNITS and not (nxt in PREFIX_UNITS and own_number)
     if claims or nxt in CARD_WORDS or nxt in ("x", "*", "way"):
         return None
     return None if card_span(s, j + 1) is not None else value
