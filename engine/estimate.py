@@ -161,7 +161,10 @@ def _plan(
     if request.gpu is None:
         table = cards_of_memory(table, request.gpu_memory_gb)
     limited = request.budget_usd is not None or request.deadline_hours is not None
-    options, fastest = _best_options(fp, request, work, table, keep, fastest=not limited)
+    # Nodes named for a card are that card's: the other cards are sized on their own.
+    others = fp if request.gpu is None or request.nodes is None else footprint(
+        model.architecture, request.model_copy(update={"nodes": None}))
+    options, fastest = _best_options(others, request, work, table, keep, fastest=not limited)
     if request.gpu is not None:
         named = _named_option(fp, request, work, catalog.gpu(request.gpu))
         lead = [named]

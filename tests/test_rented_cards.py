@@ -283,3 +283,13 @@ def test_the_json_bills_a_named_count_with_or_without_a_dataset(catalog) -> None
         doc = estimate(Request(model="llama-3.1-8b", method="full", dataset_tokens=tokens,
                                gpu="rtx-4090", gpu_count=7), catalog).to_json()
         assert doc["options"][0]["billed_cards"] == 8
+
+
+def test_hsdp_nodes_named_for_a_card_leave_other_cards_sized_on_their_own(catalog) -> None:
+    named = Request(model="llama-3.1-70b", method="full", dataset_tokens=5 * 10**8,
+                    gpu="h100-sxm", gpu_count=16, nodes=2, sharding="hsdp")
+    alone = Request(model="llama-3.1-70b", method="full", dataset_tokens=5 * 10**8,
+                    sharding="hsdp")
+    b300 = next(o for o in estimate(named, catalog).options if o.gpu.id == "b300")
+    own = next(o for o in estimate(alone, catalog).options if o.gpu.id == "b300")
+    assert (b300.count, b300.per_gpu_gb) == (own.count, own.per_gpu_gb)
