@@ -505,3 +505,8 @@ def test_a_count_before_a_unit_whose_own_word_is_a_model_size_is_the_units() -> 
 def test_a_count_before_a_unit_whose_own_word_is_a_price_is_the_units() -> None:
     request = parse_query("70b fsdp 3 epochs $2.50/hr", CAT)
     assert request.epochs == 3 and request.price_per_gpu_hour == 2.5
+
+
+def test_a_count_before_a_unit_whose_own_number_belongs_to_the_next_unit_is_the_units() -> None:
+    request = parse_query("fsdp 3 epochs 8k seq 70b", CAT)
+    assert request.epochs == 3 and request.seq_len == 8192

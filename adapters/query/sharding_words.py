@@ -13,7 +13,7 @@ import re
 from typing import Final
 
 from adapters.query.errors import QueryError, error, quoted
-from adapters.query.numbers import ALL_UNITS, COUNT_RE, PREFIX_UNITS, read_number
+from adapters.query.numbers import ALL_UNITS, COUNT_RE, CP_WORDS, TP_WORDS, read_number
 from adapters.query.phrasing import card_span, whole_count
 from adapters.query.state import State
 from adapters.query.vocabulary import CARD_WORDS
@@ -97,6 +97,8 @@ _DP_WORDS: Final = frozenset({"dp", "dp-degree", "dp-size", "data-parallel",
 _FSDP_WORDS: Final = frozenset({"fsdp", "fsdp1", "fsdp2", "fsdp-degree"})
 _WAY: Final = re.compile(r"^([0-9]+)-way$")
 DP_EXAMPLE: Final = "8b full dp 8 8x h100"
+PARALLEL_WORDS: Final = frozenset({*TP_WORDS, *CP_WORDS, *_DP_WORDS, *_FSDP_WORDS})
+"""Degree words that take their own number after them (``dp 4 tp 2``)."""
 
 
 def _degree(s: State, j: int) -> int | None:
@@ -105,11 +107,12 @@ def _degree(s: State, j: int) -> int | None:
     if not COUNT_RE.match(s.low(j)) or (value := whole_count(s.low(j))) is None:
         return None
     nxt, after = s.low(j + 1), read_number(s.low(j + 2))
-    # "dp 4 tp 2": the unit has its own number after it; "fsdp 3 epochs 70b" or "... 3
-    # epochs $2.50/hr": a model size or a price after it is no number of the unit's, so
-    # the 3 is the epochs'.
-    own_number = after is not None and after.suffix != "b" and not after.is_price
-    claims = nxt in ALL_UNITS and not (nxt in PREFIX_UNITS and own_number)
+    # "dp 4 tp 2": another parallel degree with its own number after it; any other unit
+    # after the number is the number's ("fsdp 3 epochs 8k seq": 3 epochs), and so is a
+    # degree word whose next word is a model size or a price ("dp 4 tp 70b").
+    own_degree = (nxt in PARALLEL_WORDS and after is not None and after.suffix != "b"
+                  and not after.is_price)
+    claims = nxt in ALL_UNITS and not own_degree
     if claims or nxt in CARD_WORDS or nxt in ("x", "*", "way"):
         return None
     return None if card_span(s, j + 1) is not None else value
