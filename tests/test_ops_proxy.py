@@ -1,5 +1,6 @@
 """An outbound proxy from the environment (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``) is
-used by the price sources, the Hugging Face Hub client and the Discord client.
+used by the price sources, the Hugging Face Hub client, the Discord client and the Slack
+clients (whose SDK reads the proxy but not ``NO_PROXY``: the bot applies it).
 
 The proxy is a real HTTP forward proxy on 127.0.0.1 (:class:`ForwardProxy`): it records
 each request line as the client sent it (an absolute URI for ``http://``, ``CONNECT
@@ -17,19 +18,24 @@ from typing import Self
 import aiohttp
 import pytest
 from aiohttp import web
+from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.discord.client import ClientSettings
 from adapters.discord.runner import DiscordRunner, sync_commands
 from bot.platform_api import PlatformStartError
+from bot.runtime import Runtime
 from bot.service import Service
 from catalog.hub.errors import HubError, HubErrorKind
 from catalog.hub.resolver import HubResolver, MemoryCache
 from catalog.hub.settings import HubSettings
 from catalog.price_sources import PriceSettings, fetch_all
+from tests.fakes import FakeSlack
 from tests.fakes.discord_server import FakeDiscord, restore_discord_endpoints
 from tests.fakes.hub_configs import QWEN2_5_7B_INSTRUCT
 from tests.fakes.hub_server import TOKEN, FakeHub
 from tests.fakes.price_server import PriceServer
+from tests.slack_harness import http_bot_config
+from tests.test_slack_socket import FakeSocketMode, socket_config
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY",
                    "no_proxy", "ALL_PROXY", "all_proxy")  # fmt: skip
@@ -248,3 +254,60 @@ async def test_a_discord_proxy_that_refuses_stops_the_start_naming_https_proxy(
         restore_discord_endpoints()
 
     assert proxy.seen == ["CONNECT discord.example.invalid:443"]
+
+
+# -- Slack -----------------------------------------------------------------------------------
+def slack_client(slack: FakeSlack, tmp_path: Path) -> AsyncWebClient:
+    from adapters.slack.wiring import build_client
+
+    return build_client(http_bot_config(slack, tmp_path))
+
+
+async def test_slack_web_api_calls_go_through_https_proxy(
+    proxy_env: pytest.MonkeyPatch, proxy: ForwardProxy, slack: FakeSlack, tmp_path: Path
+) -> None:
+    proxy_env.setenv("HTTPS_PROXY", proxy.url)  # slack_sdk reads it for every URL
+
+    await slack_client(slack, tmp_path).auth_test()
+
+    assert proxy.saw(f"POST {slack.base_url}auth.test")
+
+
+async def test_a_slack_host_in_no_proxy_is_reached_directly(
+    proxy_env: pytest.MonkeyPatch, proxy: ForwardProxy, slack: FakeSlack, tmp_path: Path
+) -> None:
+    proxy_env.setenv("HTTPS_PROXY", proxy.url)
+    proxy_env.setenv("NO_PROXY", "localhost,127.0.0.1")
+
+    await slack_client(slack, tmp_path).auth_test()
+
+    assert proxy.seen == []
+    assert slack.calls_to("auth.test")
+
+
+@pytest.fixture
+async def socket_mode(slack: FakeSlack) -> AsyncIterator[FakeSocketMode]:
+    """The Socket Mode stand-in, named by ``apps.connections.open``."""
+    fake = await FakeSocketMode().start()
+    slack.on("apps.connections.open", lambda args: {"url": fake.url})
+    yield fake
+    await fake.stop()
+
+
+async def test_a_socket_mode_host_in_no_proxy_is_reached_directly(
+    proxy_env: pytest.MonkeyPatch, proxy: ForwardProxy, slack: FakeSlack,
+    socket_mode: FakeSocketMode, tmp_path: Path,
+) -> None:
+    proxy_env.setenv("HTTPS_PROXY", proxy.url)
+    proxy_env.setenv("NO_PROXY", "127.0.0.1")
+    runtime = Runtime(socket_config(slack, tmp_path))
+
+    await runtime.start()
+    try:
+        handler = runtime.runner("slack").socket_handler
+        connected = handler.client.current_session is not None
+    finally:
+        await runtime.stop()
+
+    assert connected and handler.client.proxy is None
+    assert proxy.seen == []

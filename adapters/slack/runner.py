@@ -38,6 +38,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.app import SlackBot
+from adapters.slack.wiring import slack_proxy
 from bot.config import Config, SlackMode
 from bot.platform_api import PlatformStartError
 from bot.service import Service
@@ -278,6 +279,7 @@ class SlackRunner:
         (which retries a failed attempt every 10 s), for at most
         :data:`SOCKET_CONNECT_TIMEOUT_S`."""
         handler.client.wss_uri = await self._socket_url(handler)
+        handler.client.proxy = slack_proxy(handler.client.wss_uri)  # NO_PROXY, as the API's
         try:
             await asyncio.wait_for(handler.connect_async(), SOCKET_CONNECT_TIMEOUT_S)
         except TimeoutError:

@@ -1,6 +1,6 @@
 """What the Slack app is built from, apart from its listeners (:mod:`adapters.slack.app`):
-the Web API client, bolt's logger quietened, and the answer to a request no listener
-takes (:func:`unhandled_response`).
+the Web API client, its proxy (:func:`slack_proxy`), bolt's logger quietened, and the
+answer to a request no listener takes (:func:`unhandled_response`).
 
 A slash command reaches the bot under the name the Slack app's manifest gives it; the bot
 listens for the one ``slack.command`` names (``/ftcost`` by default). When the two differ
@@ -20,6 +20,8 @@ from __future__ import annotations
 import logging
 import re
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import proxy_bypass
 
 from slack_bolt.error import BoltUnhandledRequestError
 from slack_bolt.middleware.request_verification import RequestVerification
@@ -28,6 +30,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
     async_default_handlers,
 )
+from slack_sdk.proxy_env_variable_loader import load_http_proxy_from_env
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import Config
@@ -74,14 +77,31 @@ def build_client(config: Config) -> AsyncWebClient:
     """The Web API client: ``SLACK_API_BASE_URL``, the bot token, slack_sdk's default
     retry handlers (connection errors) plus its rate-limit handler (429 + Retry-After)."""
     token = config.secrets.slack_bot_token
-    return AsyncWebClient(
+    base_url = config.slack_api_base_url
+    client = AsyncWebClient(
         token=token.get_secret_value() if token else None,
-        base_url=config.slack_api_base_url,
+        base_url=base_url,
         retry_handlers=[
             *async_default_handlers(),
             AsyncRateLimitErrorRetryHandler(max_retry_count=config.slack.rate_limit_retries),
         ],
     )
+    # Set after construction: the SDK reads HTTPS_PROXY for a ``proxy`` of None.
+    client.proxy = slack_proxy(base_url)
+    return client
+
+
+def slack_proxy(url: str) -> str | None:
+    """The proxy slack_sdk would use (``HTTPS_PROXY``, else ``HTTP_PROXY``, either case),
+    or None where ``NO_PROXY`` lists ``url``'s host (urllib's matching: a suffix such as
+    ``.slack.com``, an address, ``*``). slack_sdk reads the proxy variables but not
+    ``NO_PROXY``, so without this every Slack call went through the proxy; a client given
+    None reads the variables again, so callers set the returned value on it."""
+    proxy = load_http_proxy_from_env(log)
+    host = urlsplit(url).hostname
+    if proxy is not None and host and proxy_bypass(host):
+        return None
+    return proxy
 
 
 def command_name(received: object) -> str:
@@ -151,5 +171,6 @@ __all__ = [
     "other_command_reply",
     "other_command_warning",
     "request_kind",
+    "slack_proxy",
     "unhandled_response",
 ]
