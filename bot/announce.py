@@ -35,6 +35,7 @@ from typing import Protocol
 
 from adapters.formats import METHOD_LABELS, fmt_money, fmt_tokens
 from adapters.parse import parse_query
+from bot.announcement_thread import keep_announcement_request
 from bot.clock import Clock
 from bot.price_store import (
     FINAL_STATES,
@@ -44,6 +45,7 @@ from bot.price_store import (
     PriceStore,
     Subscription,
 )
+from bot.store_types import DEFAULT_THREAD_TTL_DAYS, ThreadKey
 from catalog.price_snapshot import PriceChoice, PriceSnapshot
 from catalog.prices import effective_prices, price_changes, priced_catalog
 from engine import Request, estimate
@@ -102,6 +104,9 @@ class ReferenceEffect:
     was: Plan | None
     cards: tuple[str, ...] = ()
     """The cards the plan keeps to (empty: any card in the catalog)."""
+    request: Request | None = None
+    """The reference estimate's request: kept beside the posted announcement, so a reply
+    in its thread changes it (:mod:`bot.thread_context`)."""
 
     def sentence(self) -> str:
         """``cheapest plan now $X on Y, was $Z`` (``on W`` when the card changed)."""
@@ -265,6 +270,7 @@ def plan_announcement(
         now=cheapest_plan(request, priced_catalog(catalog, new, choice, workspace), cards),
         was=cheapest_plan(request, priced_catalog(catalog, old, choice, workspace), cards),
         cards=cards,
+        request=request,
     )
     return Announcement(
         snapshot_id=new.id,
@@ -384,6 +390,7 @@ class Fanout:
         max_attempts: int = 3,
         max_rate_limit_waits: int = 5,
         lock_ttl_s: float = 600.0,
+        thread_ttl_s: float = DEFAULT_THREAD_TTL_DAYS * 86400,
     ) -> None:
         self.store = store
         self.posters = posters
@@ -393,6 +400,9 @@ class Fanout:
         self.max_attempts = max_attempts
         self.max_rate_limit_waits = max_rate_limit_waits
         self.lock_ttl_s = lock_ttl_s
+        self.thread_ttl_s = thread_ttl_s
+        """How long an announcement's reference request is kept for its thread (the
+        store's ``thread_ttl_days``)."""
 
     async def run(self, snapshot_id: str, targets: Sequence[Target]) -> FanoutResult:
         result = FanoutResult(snapshot_id)
@@ -527,4 +537,8 @@ class Fanout:
                 return
             await self._finish(target, AnnouncementState.SENT, message_id=message_id)
             result.sent.append(name)
+            reference = ann.reference.request if ann.reference is not None else None
+            if reference is not None and message_id:
+                key = ThreadKey(sub.platform, sub.channel, message_id)
+                await keep_announcement_request(self.store, key, reference, self.thread_ttl_s)
             return

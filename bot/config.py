@@ -64,6 +64,7 @@ from bot.config_yaml import ConfigError
 from bot.prices import PricesConfig
 from bot.store import StoreError, redact_url
 from bot.store_factory import open_store_from
+from bot.store_types import DEFAULT_THREAD_TTL_DAYS
 from catalog.echo import shown
 from catalog.hub.settings import HubSettings
 
@@ -150,7 +151,7 @@ class StoreSettings(_Section):
     """How long an event id is remembered for retry de-duplication: 10 minutes (0.166667)
     to 30 days (720). Slack retries an unanswered event up to three times, the last about
     5 minutes after the first: a shorter memory would act on a retry twice. A day is ample."""
-    thread_ttl_days: float = Field(default=90.0, ge=1 / 24, le=3650)
+    thread_ttl_days: float = Field(default=DEFAULT_THREAD_TTL_DAYS, ge=1 / 24, le=3650)
     """Thread contexts untouched this long are purged: 1 hour (0.0416667) to 10 years
     (3650). Shorter would forget a thread while people are still replying in it."""
     purge_interval_minutes: float = Field(default=60.0, ge=1, le=7 * 24 * 60)

@@ -185,6 +185,13 @@ class PriceStore(Protocol):
     @abstractmethod
     async def release_lock(self, name: str, owner: str) -> bool: ...
 
+    # -- the string cache (existing): an announcement's reference request ---------------------
+    @abstractmethod
+    async def cache_get(self, key: str) -> str | None: ...
+
+    @abstractmethod
+    async def cache_put(self, key: str, value: str, ttl_s: float) -> None: ...
+
     # -- price snapshots --------------------------------------------------------------------
     @abstractmethod
     async def save_price_snapshot(

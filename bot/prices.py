@@ -51,7 +51,7 @@ from bot.cron import DEFAULT_SCHEDULE, CronSchedule
 from bot.metrics import record_announcement, record_refresh_run, record_refresh_source
 from bot.price_commands import BUILT_IN_SUMMARY, PricesView
 from bot.price_store import PRICE_REFRESH_LOCK, PriceStore, StoredSnapshot
-from bot.store_types import StoreUnavailable, count_unavailable
+from bot.store_types import DEFAULT_THREAD_TTL_DAYS, StoreUnavailable, count_unavailable
 from catalog.echo import shown
 from catalog.price_snapshot import PriceSnapshot
 from catalog.price_sources import PriceSettings, refresh_prices
@@ -250,6 +250,7 @@ class PriceJob:
         owner: str | None = None,
         posters: Mapping[str, Poster] | None = None,
         fetch: Fetch = refresh_prices,
+        thread_ttl_s: float = DEFAULT_THREAD_TTL_DAYS * 86400,
     ) -> None:
         self.store = store
         self.book = book
@@ -258,6 +259,8 @@ class PriceJob:
         self.owner = owner or instance_id()
         self.posters = dict(posters or {})
         self.fetch = fetch
+        self.thread_ttl_s = thread_ttl_s
+        """How long an announcement's thread keeps its reference estimate."""
         self.schedule = CronSchedule.parse(config.schedule)
         self._served: set[str] = set()
         """Snapshots whose channels on this process's platforms are all settled."""
@@ -450,7 +453,7 @@ class PriceJob:
         fanout = Fanout(
             self.store, self.posters, self.clock, owner=self.owner,
             interval_s=self.config.announce_interval_s,
-            max_attempts=self.config.announce_max_attempts,
+            max_attempts=self.config.announce_max_attempts, thread_ttl_s=self.thread_ttl_s,
         )  # fmt: skip
         result = await fanout.run(snapshot.id, targets)
         for platform, outcome in result.outcomes():

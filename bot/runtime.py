@@ -150,6 +150,7 @@ class Runtime:
         self.price_job = PriceJob(
             self.store, self.book, config.prices, self.clock,
             fetch=price_fetch if price_fetch is not None else refresh_prices,
+            thread_ttl_s=config.store.thread_ttl_days * 86400,
         )  # fmt: skip
         self.price_scheduler: Scheduler | None = None
         self._price_tasks: list[asyncio.Task[Any]] = []

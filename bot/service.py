@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from adapters.parse import QueryError, apply_followup, parse_query
 from adapters.report import build_report
+from bot.announcement_thread import announcement_request
 from bot.ask import Ask, RequestBuilder
 from bot.channel_settings import ChannelSettings, is_settings_command, with_defaults
 from bot.clock import Clock, SystemClock
@@ -51,6 +52,7 @@ from bot.replies import (
     request_to_compact_json,
 )
 from bot.store_types import StoreUnavailable, ThreadContext, ThreadKey, count_unavailable
+from bot.thread_context import STAND_IN_QUERY, without_context
 from bot.turns import ThreadTurns
 from bot.words import (
     CHART_NEEDS_QUERY,
@@ -70,7 +72,6 @@ from bot.words import (
     with_chart,
     without_new,
 )
-from catalog.echo import quoted
 from catalog.hub import HubError, HubErrorKind, hub_ref_for_word, needs_hub
 from catalog.hub.settings import HubSettings
 from catalog.loader import default_catalog
@@ -85,9 +86,9 @@ if TYPE_CHECKING:  # names only: the HTTP client (aiohttp) and the store load on
     from catalog.hub.resolver import HubResolver
 
 __all__ = [
-    "CHART_NEEDS_QUERY", "CHART_WORD", "CONTEXT_EXPIRED_NOTE", "CONTEXT_UNAVAILABLE_NOTE",
-    "GPUS_WORDS", "HELP_WORDS", "MODELS_WORDS", "NEW_PREFIXES", "Ask", "Context", "Reply",
-    "ReplyKind", "RequestBuilder", "Service", "Trigger", "chart_only", "describe_changes",
+    "CHART_NEEDS_QUERY", "CHART_WORD", "GPUS_WORDS", "HELP_WORDS", "MODELS_WORDS",
+    "NEW_PREFIXES", "Ask", "Context", "Reply", "ReplyKind", "RequestBuilder", "Service",
+    "Trigger", "chart_only", "describe_changes",
     "request_from_json", "request_to_compact_json", "split_chart_word", "with_chart",
 ]
 
@@ -102,19 +103,6 @@ log = logging.getLogger("ftcost.bot")
 PRICES_TITLE = "GPU prices"
 """The title of a price command's replies, its own errors included: an error with a
 title is not the query's (front ends then point to no query language)."""
-
-CONTEXT_EXPIRED_NOTE = (
-    "This thread's estimate is no longer kept, so this is a fresh estimate from your "
-    "message alone, not a change to the estimate above."
-)
-STAND_IN_QUERY = "8b lora"
-"""Any estimate: a reply in a thread whose estimate is gone is read as a change of it
-(:meth:`Service.reads_as_followup`), to tell "what if 8k seq" from chatter."""
-CONTEXT_UNAVAILABLE_NOTE = (
-    "Context unavailable: I can't reach my store right now, so this is a fresh estimate "
-    "from your message alone, not a change to the estimate above."
-)
-
 
 def _answer(service: Service, *args: Any) -> Reply:
     """``service.answer(*args)`` (through the instance: a view, or a test's stand-in)."""
@@ -334,27 +322,7 @@ class Service:
         ``expired``: it no longer keeps the thread): a fresh estimate from the text alone,
         saying so; or, when the text is not a whole query ("what if 8k seq?"), a message
         saying what is missing and how to ask."""
-        reply = self.answer(text, None, workspace)
-        note = CONTEXT_EXPIRED_NOTE if expired else CONTEXT_UNAVAILABLE_NOTE
-        if reply.kind is ReplyKind.ESTIMATE and reply.report is not None:
-            report = dataclasses.replace(reply.report, notes=[note, *reply.report.notes])
-            return dataclasses.replace(reply, report=report)
-        if reply.kind is ReplyKind.ERROR:
-            said = quoted(" ".join(str(text).split()), 200)
-            why = ("This thread's estimate is no longer kept" if expired else
-                   "Context unavailable: I can't reach my store right now")
-            return Reply(
-                ReplyKind.ERROR,
-                text=(
-                    f"{why}, so I don't know which estimate “{said}” should change. Ask "
-                    "again with the whole query, e.g. `70b qlora 50M tokens seq 8k`."
-                ),
-                word=reply.word,  # lets run_resolved find an org/name Hub word
-                # Titled: the thread, not the query language, is the problem, so the
-                # platforms show this title rather than "Can't read that query".
-                title="Estimate no longer kept" if expired else "Context unavailable",
-            )
-        return reply
+        return without_context(self.answer(text, None, workspace), text, expired)
 
     # -- with Hugging Face Hub models -------------------------------------------------------
     async def run_resolved(
@@ -467,6 +435,12 @@ class Service:
         except StoreUnavailable:
             count_unavailable("get_thread")
             raise
+
+    async def announcement(self, key: ThreadKey) -> Request | None:
+        """The reference estimate's request under the price announcement whose thread
+        ``key`` is (:func:`~bot.thread_context.announcement_request`); None for any other
+        thread, or when the store can't say."""
+        return await announcement_request(self.store, key)
 
     def thread_turn(self, key: ThreadKey) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold thread ``key`` while one reply in it is read, answered, posted and

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Final
 
 from engine import Request
+
+DEFAULT_THREAD_TTL_DAYS: Final = 90.0
+"""How long a thread's context is kept untouched (``store.thread_ttl_days``'s default)."""
 
 
 @dataclass(frozen=True, slots=True)

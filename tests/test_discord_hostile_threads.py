@@ -18,9 +18,9 @@ import discord
 import pytest
 
 from bot.ratelimit import RateLimiter
-from bot.service import CONTEXT_UNAVAILABLE_NOTE
 from bot.store import ThreadKey
 from bot.store_sqlite import SQLiteStore
+from bot.thread_context import CONTEXT_UNAVAILABLE_NOTE
 from tests.fakes.discord_server import FLAG_EPHEMERAL, FakeDiscord
 from tests.test_discord_bot import (
     click,

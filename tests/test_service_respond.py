@@ -11,14 +11,9 @@ import pytest
 from adapters.parse import QueryError
 from bot.price_service import PERMISSION_UNCHECKED, PermissionUnchecked
 from bot.prices import PriceBook
-from bot.service import (
-    CONTEXT_EXPIRED_NOTE,
-    CONTEXT_UNAVAILABLE_NOTE,
-    Ask,
-    ReplyKind,
-    Service,
-)
+from bot.service import Ask, ReplyKind, Service
 from bot.store_sqlite import SQLiteStore
+from bot.thread_context import CONTEXT_EXPIRED_NOTE, CONTEXT_UNAVAILABLE_NOTE
 from engine import Request
 from engine.choices import Framework
 from engine.specs import Catalog

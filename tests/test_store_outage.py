@@ -16,9 +16,10 @@ import pytest
 from adapters.discord.embeds import error_embed
 from adapters.slack.blocks import error_message
 from bot.metrics import sample
-from bot.service import CONTEXT_UNAVAILABLE_NOTE, Context, ReplyKind, Service
+from bot.service import Context, ReplyKind, Service
 from bot.store import StoreUnavailable, ThreadKey
 from bot.store_sqlite import SQLiteStore
+from bot.thread_context import CONTEXT_UNAVAILABLE_NOTE
 
 
 class SwitchableStore(SQLiteStore):

@@ -400,20 +400,28 @@ class SlackBot:
             workspace = _workspace(body.get("team_id"))
             ours = event.get("parent_user_id") == self._bot_id(bot_user_id)
             pasted = bool(event.get("files")) or "```" in text  # a config
+            key = ThreadKey(PLATFORM, channel, thread_ts)
             try:
-                context = await self.service.thread(ThreadKey(PLATFORM, channel, thread_ts))
+                context = await self.service.thread(key)
                 lost = False
             except StoreUnavailable:
                 context, lost = None, True
+            base = context.request if context is not None else None
+            if base is None and ours and not lost:
+                # A price announcement's thread: a change of its reference estimate is
+                # answered as in an estimate's thread; chatter about the prices is not.
+                base = await self.service.announcement(key)
+                if base is not None and not (
+                        pasted or self.service.reads_as_question(text, base, workspace)):
+                    return None
             # Under the bot's own message, a thread without a context had an estimate the
             # store can't give: expired, lost (a wiped volume), unreadable after an upgrade,
             # or the store is down. A question is answered afresh, a change told how to ask
-            # in full; chatter there (an announcement's thread) and other threads: quiet.
-            if context is None and not (ours and (
+            # in full; chatter there and in other threads: quiet.
+            if base is None and not (ours and (
                     pasted or self.service.reads_as_followup(text, workspace))):
                 return None
-            base = context.request if context is not None else None
-            expired = context is None and not lost
+            expired = base is None and not lost
             if not await self._first_delivery(body):
                 return None
             if (self.config.slack.followup_errors == "ignore" and not pasted

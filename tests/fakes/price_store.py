@@ -25,6 +25,8 @@ class MemoryPriceStore:
         self.announcements: dict[tuple[str, str, str], AnnouncementRecord] = {}
         self.channel_requests: dict[tuple[str, str], Request] = {}
         self.lock_attempts: list[tuple[str, str, bool]] = []
+        self.cache: dict[str, tuple[str, float]] = {}
+        """key -> (value, expires at)."""
 
     async def acquire_lock(self, name: str, owner: str, ttl_s: float) -> bool:
         now = self.clock()
@@ -40,6 +42,16 @@ class MemoryPriceStore:
             del self.locks[name]
             return True
         return False
+
+    async def cache_get(self, key: str) -> str | None:
+        value, expires = self.cache.get(key, ("", 0.0))
+        return value if expires > self.clock() else None
+
+    async def cache_put(self, key: str, value: str, ttl_s: float) -> None:
+        if ttl_s <= 0:
+            self.cache.pop(key, None)
+            return
+        self.cache[key] = (value, self.clock() + ttl_s)
 
     async def save_price_snapshot(
         self, snapshot_id: str, taken_at: float, previous_id: str | None, document: str
