@@ -27,6 +27,7 @@ from engine.constants import MAX_SEQ_LEN
 from engine.fit import FIT_TIGHT, FIT_TOO_SMALL, Option
 from engine.memory import COMPONENTS
 from engine.profiles import PROFILES
+from engine.ranking import user_price
 from engine.request import Request
 from engine.result import option_nodes
 from engine.specs import ModelSpec
@@ -336,9 +337,10 @@ def _price_line(est: Estimate, now: datetime | None) -> str | None:
     lead = est.options[0] if est.options else None
     if lead is None or lead.price_per_gpu_hour is None:
         return None
-    if est.request.price_per_gpu_hour is not None:
-        return f"${est.request.price_per_gpu_hour:.2f}/hr as given"
     g = lead.gpu
+    given = user_price(est.request, g)
+    if given is not None:
+        return f"${given:.2f}/hr as given"
     head = f"{g.id} ${lead.price_per_gpu_hour:.2f}/hr"
     spot = est.request.spot and g.spot_price_per_gpu_hour is not None
     if est.request.spot and not spot:

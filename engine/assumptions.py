@@ -25,6 +25,7 @@ from engine.profiles import (
     logits_bytes,
     profile,
 )
+from engine.ranking import user_price
 from engine.rates import framework_picks_native_attention, matmul_rate
 from engine.request import Request
 from engine.specs import GpuSpec
@@ -157,8 +158,9 @@ def _price_line(ctx: Context) -> str | None:
     if lead is None or lead.price_per_gpu_hour is None:
         return None
     g = lead.gpu
-    if r.price_per_gpu_hour is not None:
-        return f"Price: ${r.price_per_gpu_hour:.2f}/GPU-hr as given."
+    given = user_price(r, g)
+    if given is not None:
+        return f"Price: ${given:.2f}/GPU-hr as given."
     if r.spot and g.spot_price_per_gpu_hour is not None:
         return (
             f"Price: {g.id} ${lead.price_per_gpu_hour:.2f}/GPU-hr at spot "

@@ -37,7 +37,6 @@ from engine.fit import (
     Option,
     Sizer,
     auto_sharded,
-    bills_machines,
     card_limit,
     make_option,
     not_recommended_reason,
@@ -45,7 +44,7 @@ from engine.fit import (
     resolve_stage,
 )
 from engine.memory import Footprint, footprint
-from engine.ranking import hourly_price
+from engine.ranking import request_bills_machines, request_price
 from engine.request import Request
 from engine.specs import Catalog, GpuSpec, ModelSpec, gpus_of_memory
 
@@ -148,7 +147,8 @@ def _card_options(
     found = Sizer(fp, request.sharding, request.offload).fewest(gpu)
     if found is None:
         return
-    price = hourly_price(gpu, request.price_per_gpu_hour, request.spot)
+    price = request_price(request, gpu)
+    billed = request_bills_machines(request, gpu)
     per_node = named_node_cards(request) or gpu.gpus_per_node
     replicas = replica_fits(fp, gpu, request.offload)  # the card's, whatever the count
     most = min(_most_cards(request, per_node), card_limit(gpu))
@@ -163,7 +163,7 @@ def _card_options(
             option = make_option(
                 fp, gpu, named, stage, work, price, request.mode, request.offload,
                 named=True, nodes=request.nodes, margin=uncertainty(request).memory,
-                billed=bills_machines(request.price_per_gpu_hour),
+                billed=billed,
             )
             if option.runs:
                 yield option
@@ -176,7 +176,7 @@ def _card_options(
                               auto_sharded(fp))
         yield make_option(
             fp, gpu, n, stage, work, price, request.mode, request.offload, nodes=request.nodes,
-            billed=bills_machines(request.price_per_gpu_hour),
+            billed=billed,
         )
 
 

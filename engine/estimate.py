@@ -22,7 +22,6 @@ from engine.datasets import dataset_assumptions
 from engine.fit import (
     Option,
     Sizer,
-    bills_machines,
     count_on_card,
     fewest_cards,
     make_option,
@@ -31,7 +30,14 @@ from engine.fit import (
 )
 from engine.memory import COMPONENTS, Footprint, footprint
 from engine.profiles import resolve
-from engine.ranking import Card, cards, cards_of_memory, hourly_price, rank_cards
+from engine.ranking import (
+    Card,
+    cards,
+    cards_of_memory,
+    rank_cards,
+    request_bills_machines,
+    request_price,
+)
 from engine.request import Request
 from engine.result import Estimate, WhatIf, option_sharding
 from engine.solve import solve
@@ -39,18 +45,6 @@ from engine.specs import Catalog, GpuSpec, ModelSpec, UnknownId
 from engine.warning_context import Context, changes_on_lead
 
 # --------------------------------------------------------------------------- #
-
-
-def _billed(request: Request) -> bool:
-    """Whether ``request``'s plans pay for the machines clouds rent (:func:`bills_machines`)."""
-    return bills_machines(request.price_per_gpu_hour)
-
-
-def _price(request: Request, gpu: GpuSpec) -> float | None:
-    """USD per GPU-hour: the price the user gave, else the card's spot price when the
-    request asks for spot and the card has one, else its on-demand price (the
-    assumptions say when spot fell back to on-demand)."""
-    return hourly_price(gpu, request.price_per_gpu_hour, request.spot)
 
 
 _CARD_TABLES: dict[int, tuple[Catalog, list[Card]]] = {}
@@ -80,11 +74,14 @@ def _best_options(
     sizer = Sizer(fp, request.sharding, request.offload, machines=work.flops is not None)
     # Nodes the user named are the named card's; other cards run on their own nodes.
     nodes = request.nodes if request.gpu is None else None
+    # A price said with a card is that card's (:func:`user_price`); the named card's own
+    # option is built apart (``_named_option``), so the ranking prices the others.
+    given = request.price_per_gpu_hour if request.gpu is None else None
     ranking = rank_cards(
         sizer,
         table,
         work,
-        request.price_per_gpu_hour,
+        given,
         request.mode,
         keep,
         request.offload,
@@ -97,14 +94,14 @@ def _best_options(
         # No card holds the run at the count named: show the fewest that do (a warning
         # says why the count could not be honoured).
         ranking = rank_cards(
-            sizer, table, work, request.price_per_gpu_hour, request.mode, keep,
+            sizer, table, work, given, request.mode, keep,
             request.offload, nodes, spot=request.spot, fastest=fastest,
         )
 
     def option(card: Card, count: int, stage: Sharding) -> Option:
-        return make_option(fp, card.gpu, count, stage, work, _price(request, card.gpu),
+        return make_option(fp, card.gpu, count, stage, work, request_price(request, card.gpu),
                            request.mode, request.offload, nodes=nodes,
-                           billed=_billed(request))
+                           billed=request_bills_machines(request, card.gpu))
 
     best = [option(*choice) for choice in ranking.best]
     if ranking.fastest is None:
@@ -139,7 +136,7 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
         count,
         stage,
         work,
-        _price(request, gpu),
+        request_price(request, gpu),
         request.mode,
         request.offload,
         named=True,
@@ -147,7 +144,7 @@ def _named_option(fp: Footprint, request: Request, work: Compute, gpu: GpuSpec) 
         nodes=request.nodes,
         margin=margin,
         needed_tight=tight is not None,
-        billed=_billed(request),
+        billed=request_bills_machines(request, gpu),
     )
 
 
@@ -186,7 +183,7 @@ def _plan(
                     request.offload,
                     named=named.needed_tight,
                     nodes=request.nodes,
-                    billed=_billed(request),
+                    billed=request_bills_machines(request, named.gpu),
                 )
             )
         options = [*lead, *(o for o in options if o.gpu.id != request.gpu)]
@@ -275,15 +272,20 @@ def _what_ifs(
                     found[0],
                     found[1],
                     work,
-                    _price(variant, pick),
+                    request_price(variant, pick),
                     variant.mode,
                     variant.offload,
                     named=variant.gpu_count is not None,  # timed in the tight band too
                     nodes=variant.nodes,
-                    billed=_billed(variant),
+                    billed=request_bills_machines(variant, pick),
                 )
         if option is None:
-            best, _ = _best_options(fp, variant.model_copy(update={"gpu": None}), work, table, 1)
+            # Any card: a price the user gave for the named card is not another card's.
+            anywhere = variant.model_copy(update={
+                "gpu": None,
+                "price_per_gpu_hour": variant.price_per_gpu_hour if variant.gpu is None else None,
+            })
+            best, _ = _best_options(fp, anywhere, work, table, 1)
             elsewhere = best[0] if best and best[0].fits else None
         shown = option or elsewhere
         note = None

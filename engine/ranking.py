@@ -23,6 +23,7 @@ from engine.compute import Compute, flat_gpu_seconds, tokens_per_second
 from engine.constants import FIT_SLACK, RUN_STARTUP_S, USABLE_FRACTION
 from engine.fit import Sizer, bills_machines, card_limit, not_recommended_reason, rented_cards
 from engine.records import record
+from engine.request import Request
 from engine.specs import GpuSpec, gpus_of_memory
 from engine.throughput import seconds_per_token_floor
 
@@ -80,6 +81,28 @@ def hourly_price(gpu: GpuSpec, override: float | None, spot: bool) -> float | No
     if spot and gpu.spot_price_per_gpu_hour is not None:
         return gpu.spot_price_per_gpu_hour
     return gpu.price_per_gpu_hour
+
+
+def user_price(request: Request, gpu: GpuSpec) -> float | None:
+    """The USD per GPU-hour the user gave, where it is ``gpu``'s: the named card's rent
+    when the request names a card (``4 a100s at $1.5/hr``), every card's when it names
+    none. Charging a price said for an A100 on a B200 made the fastest card look cheap."""
+    given = request.price_per_gpu_hour
+    return given if request.gpu is None or request.gpu == gpu.id else None
+
+
+def request_price(request: Request, gpu: GpuSpec) -> float | None:
+    """USD per GPU-hour of ``gpu`` for ``request``: the price the user gave for it
+    (:func:`user_price`), else its spot price when spot is asked for and it has one, else
+    its on-demand price (the assumptions say when spot fell back to on-demand)."""
+    return hourly_price(gpu, user_price(request, gpu), request.spot)
+
+
+def request_bills_machines(request: Request, gpu: GpuSpec) -> bool:
+    """Whether ``request``'s plans on ``gpu`` pay for the machines clouds rent: at the
+    catalog's prices, not at a price the user gave for their own cards
+    (:func:`engine.fit.bills_machines`)."""
+    return bills_machines(user_price(request, gpu))
 
 
 def run_seconds(

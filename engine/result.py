@@ -16,8 +16,9 @@ from engine.collectives import nodes_for
 from engine.compute import Compute, uses_flat_rule
 from engine.constants import CUDA_CONTEXT_GB
 from engine.constraints import Constrained
-from engine.fit import Option, billed_cards, bills_machines, priced_option
+from engine.fit import Option, billed_cards, priced_option
 from engine.memory import Breakdown
+from engine.ranking import request_bills_machines
 from engine.records import record
 from engine.request import Request
 from engine.solve import Solution
@@ -205,7 +206,7 @@ def _option_json(o: Option, request: Request) -> dict[str, Any]:
         "interconnect": o.gpu.interconnect,
         "nodes": option_nodes(o, request),
         "billed_cards": (billed_cards(o.count, o.gpu, request.mode)
-                         if bills_machines(request.price_per_gpu_hour) else None) or o.count,
+                         if request_bills_machines(request, o.gpu) else None) or o.count,
         "price_per_gpu_hour": o.price_per_gpu_hour,
         "gpu_hours": _r(o.timing.gpu_hours),
         "wall_hours": _r(o.timing.wall_hours),
