@@ -204,7 +204,7 @@ def _compute_line(ctx: Context) -> str:
         rule = ("napkin rule" if r.mode is Mode.NAPKIN else
                 "flat rule (MFU as measured: recompute and communication in it)")
         return f"{head}; {rule}: {mfu} of dense BF16."
-    lead = ctx.lead
+    lead = ctx.priced or ctx.lead  # the count the time and cost are for
     if lead is None or lead.timing.tokens_per_second is None:
         return f"{head}; time from the physical model (engine.throughput)."
     t = lead.timing

@@ -105,3 +105,13 @@ def test_the_compute_line_states_the_start_up_inside_the_gpu_hours() -> None:
 
     assert f"start-up per card (loading, set-up, warm-up): {startup:,.1f} GPU-hours" in line
     assert f"({share:.0%} of them)" in line
+
+
+def test_the_compute_line_times_the_count_the_reply_prices() -> None:
+    est = estimate(parse_query("qwen 72b qlora 2x rtx 3090 seq 1024 5M tokens"))
+    priced = est.options[1]  # the named 2x does not fit; the count that does follows it
+    assert not est.options[0].fits and priced.fits and priced.count != 2
+
+    line = next(a for a in est.assumptions if a.startswith("Compute:"))
+
+    assert f"modeled per micro-batch on {priced.count}x rtx-3090" in line
