@@ -284,11 +284,21 @@ class Sizer:
             return found
         return self.at_count_for(cap, whole, node_cards) or found
 
+    def most_cards(self, gpu: GpuSpec, most: int) -> int:
+        """``most`` cards of ``gpu`` (:func:`card_limit`), and under ``hsdp`` on nodes the
+        request names no more than those nodes hold: a shard group grows to a whole node
+        of the card (``gpus_per_node``), not past it."""
+        if self.hsdp and self.nodes:
+            return min(most, self.nodes * gpu.gpus_per_node)
+        return most
+
     def fewest_rentable(
         self, gpu: GpuSpec, cap: float, most: int, node_cards: int | None = None,
         machines: bool = True,
     ) -> tuple[int, Sharding, float] | None:
-        """:meth:`fewest_for` on ``gpu``, on a count it is rented in (:meth:`rentable`)."""
+        """:meth:`fewest_for` on ``gpu`` (within :meth:`most_cards`), on a count it is
+        rented in (:meth:`rentable`)."""
+        most = self.most_cards(gpu, most)
         return self.rentable(self.fewest_for(cap, most, node_cards), gpu, cap, node_cards,
                              machines)
 
@@ -328,7 +338,8 @@ class Sizer:
         have ``most_cards`` (:func:`card_limit`), on nodes of ``node_cards``
         (:meth:`node_cards_on`; default: the footprint's). Under ``hsdp`` memory stops
         falling at one node, so no count past it is sought; on nodes the request names,
-        each group holds ``count / nodes`` cards, so the count grows with the group."""
+        each group holds ``count / nodes`` cards, so the count grows with the group (up to
+        a whole node of the card: :meth:`most_cards`)."""
         node = node_cards or self.node_cards
         replicas = self.nodes if self.hsdp and self.nodes else 1  # one group per named node
         if self.napkin_total is not None:

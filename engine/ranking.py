@@ -207,7 +207,8 @@ def rank_cards(
             node = card.gpu.gpus_per_node if per_card_nodes else None
             gpu = card.gpu
             if count is None:
-                found = sizer.fewest_for(cap, card.most_cards, node)
+                limit = sizer.most_cards(gpu, card.most_cards) if sizer.hsdp else card.most_cards
+                found = sizer.fewest_for(cap, limit, node)
                 if found is not None and (sizer.machines or gpu.rent_step):
                     found = sizer.rentable(found, gpu, cap, node)
             elif gpu.rent_step and count % gpu.rent_step:

@@ -202,6 +202,14 @@ def test_on_named_nodes_the_fewest_count_grows_the_groups() -> None:
     assert est.options[0].needed == 4
 
 
+def test_on_named_nodes_the_groups_grow_no_further_than_a_node_of_the_card() -> None:
+    # One 8-card node cannot hold a 70B full fine-tune's shard: more cards would need
+    # bigger nodes than the card comes in, so no count of it holds the run under hsdp.
+    est = estimate(Request(model="llama-3.1-70b", method="full", sharding=Sharding.HSDP,
+                           gpu="g80", gpu_count=16, nodes=2), catalog_with(CARD))
+    assert not est.options[0].fits and est.options[0].needed is None
+
+
 def test_a_count_the_groups_do_not_divide_is_flagged() -> None:
     request = Request(**FULL_8B, sharding=Sharding.HSDP, gpu="g80", gpu_count=13)
     est = estimate(request, catalog_with(CARD))
