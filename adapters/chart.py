@@ -35,7 +35,7 @@ from adapters.chart_data import (
 )
 from adapters.report import (
     COMPONENT_COLOURS,
-    COMPONENT_LABELS,
+    component_labels,
     fmt_gb,
     fmt_hours,
     fmt_money,
@@ -132,6 +132,7 @@ def _memory_panel(fig: Figure, ax: Axes, data: ChartData) -> None:
     from matplotlib.patches import Rectangle
 
     ax.set_gid("memory")
+    labels = component_labels(data.napkin)
     ax.set_facecolor(BACKGROUND)
     ax.set_xlim(_X_LEFT, _GUTTER_RIGHT)
     ax.set_ylim(0, data.y_top)
@@ -150,7 +151,7 @@ def _memory_panel(fig: Figure, ax: Axes, data: ChartData) -> None:
             (patch,) = ax.bar(
                 x, gb, _BAR_WIDTH, bottom=bottom, color=colour, edgecolor=BACKGROUND,
                 linewidth=0.8, zorder=2,
-                label=COMPONENT_LABELS[key] if x == 0 else "_nolegend_",
+                label=labels[key] if x == 0 else "_nolegend_",
             ).patches
             patch.set_gid(f"{bar.method.value}:{key}")
             text = _segment_text(gb)
@@ -364,7 +365,8 @@ def build_figure(data: ChartData) -> Figure:
     _memory_panel(fig, ax, data)
     if data.wide:
         _picks_panel(fig, data, layout)
-    shown = {COMPONENT_LABELS[k] for k in COMPONENTS
+    names = component_labels(data.napkin)
+    shown = {names[k] for k in COMPONENTS
              if any(b.components[k] > 0.005 for b in data.bars)}
     handles, labels = ax.get_legend_handles_labels()
     keep = [(h, lab) for h, lab in zip(handles, labels, strict=True) if lab in shown]

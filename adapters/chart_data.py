@@ -119,6 +119,8 @@ class ChartData:
     y_top: float
     """Top of the memory axis, GB."""
     alt_text: str
+    napkin: bool = False
+    """Napkin mode: the adapter slot is the rules' remainder (``component_labels``)."""
 
     @property
     def wide(self) -> bool:
@@ -293,6 +295,7 @@ def chart_data(
         picks_note=picks_note,
         y_top=top,
         alt_text=_alt_text(title, bars, lines, [*off, *crowded], picks),
+        napkin=request.mode is Mode.NAPKIN,
     )
 
 

@@ -42,6 +42,18 @@ COMPONENT_LABELS: dict[str, str] = {
     "activations": "activations",
     "overhead": "overhead",
 }
+NAPKIN_REMAINDER_LABEL = "adapters + the rest"
+"""The napkin rules' second slot for LoRA and QLoRA: their flat bytes per parameter over
+the frozen base (0.5 and 0.25 B/param: the adapters, their gradients and moments, the
+activations and everything else the rule does not itemize), not the adapters alone."""
+
+
+def component_labels(napkin: bool) -> dict[str, str]:
+    """Each memory component's label; in napkin mode the adapter slot is the rules'
+    remainder (:data:`NAPKIN_REMAINDER_LABEL`)."""
+    return {**COMPONENT_LABELS, "adapter": NAPKIN_REMAINDER_LABEL} if napkin else COMPONENT_LABELS
+
+
 COMPONENT_GLYPHS: dict[str, str] = {
     "base_weights": "█",
     "master_weights": "▓",
@@ -362,8 +374,9 @@ def _price_line(est: Estimate, now: datetime | None) -> str | None:
 def _segments(est: Estimate) -> list[Segment]:
     values = est.memory.as_dict()
     total = sum(values.values()) or 1.0
+    labels = component_labels(est.request.mode is Mode.NAPKIN)
     return [
-        Segment(k, COMPONENT_LABELS[k], COMPONENT_GLYPHS[k], values[k], values[k] / total)
+        Segment(k, labels[k], COMPONENT_GLYPHS[k], values[k], values[k] / total)
         for k in COMPONENTS
     ]
 
