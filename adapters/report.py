@@ -199,6 +199,7 @@ def _title(est: Estimate) -> tuple[str, str]:
     parts = [f"{fmt_params(est.model.params)} params"]
     if est.model.is_moe:
         parts[0] += f" ({fmt_params(est.model.active_params)} active)"
+    r = est.effective  # the sequence as run: a dataset of long samples may have set it
     if r.steps is not None and r.dataset_tokens is not None:
         parts.append(f"{r.steps:,} steps = {fmt_tokens(r.dataset_tokens)} trained tokens")
     elif r.dataset_tokens is not None:

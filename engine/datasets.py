@@ -13,8 +13,27 @@ the peak), so this says how far padding can push compute above the estimate.
 
 from __future__ import annotations
 
+from engine.constants import DEFAULT_SEQ_LEN, MAX_SEQ_LEN
 from engine.request import Request
 from engine.wording import tokens_text
+
+SEQUENCE_FIELDS = frozenset({"seq_len", "max_len"})
+"""What names a run's sequence limit; a dataset of long samples sets it where neither is
+said (:func:`sequence_for_samples`)."""
+
+
+def sequence_for_samples(request: Request) -> int | None:
+    """The sequence limit of a dataset given as unpacked samples of an average length
+    longer than the default (``10k samples of 3000 tokens``) when the user named none: the
+    smallest power of two that holds the average sample (4,096), as a trainer's
+    ``max_seq_length`` would be set, rather than cutting every sample at 2,048. None
+    where the user named a limit, the samples are packed or fit the default."""
+    length = request.sample_tokens
+    if (length is None or request.samples is None or request.packing
+            or length <= DEFAULT_SEQ_LEN or not SEQUENCE_FIELDS.isdisjoint(
+                request.model_fields_set)):
+        return None
+    return min(1 << (length - 1).bit_length(), MAX_SEQ_LEN)
 
 
 def dataset_assumptions(request: Request) -> list[str]:
@@ -33,6 +52,10 @@ def dataset_assumptions(request: Request) -> list[str]:
             "tokens and no padding."
         ]
     lines = [f"{head}, not packed: each sample is its own sequence, cut at {cap:,} tokens."]
+    if "seq_len" not in request.model_fields_set and cap > DEFAULT_SEQ_LEN >= length / 2:
+        lines[0] = (f"{head}, not packed: each sample is its own sequence, cut at {cap:,} "
+                    f"tokens, the smallest power of two above the average (`seq "
+                    f"{DEFAULT_SEQ_LEN}` cuts them there).")
     if length > cap:
         lines.append(
             f"The average sample ({length:,} tokens) is longer than the {cap:,}-token limit: "

@@ -20,6 +20,7 @@ from typing import Literal
 
 from engine.architecture import Architecture
 from engine.choices import Framework, Method, Precision, Sharding, StatePrecision
+from engine.datasets import sequence_for_samples
 from engine.framework_facts import (
     FSDP_ACCUMULATES_UNSHARDED,
     FSDP_FROZEN_GRADS,
@@ -409,7 +410,9 @@ def resolve(request: Request, arch: Architecture | None = None) -> Request:
     ``state_precision``, ``lora_dropout``, ``activation_offload`` and ``fp32_adapters``
     come from the profile. Given the model's ``arch``, so does ``selective_checkpointing``
     where the request says nothing of checkpointing: on where the framework checkpoints
-    that model selectively, off elsewhere. What the profile sets stays unsaid in the
+    that model selectively, off elsewhere. A dataset of samples longer than the default
+    sequence sets ``seq_len`` where no limit is said
+    (:func:`engine.datasets.sequence_for_samples`). What is set here stays unsaid in the
     result, so resolving it again (another framework, another model) decides it afresh.
     The loss path is read from the profile by :func:`logits_bytes` unless the request
     says ``fused_ce`` or ``hf_loss``. Returns ``request`` itself when nothing changes.
@@ -430,6 +433,9 @@ def resolve(request: Request, arch: Architecture | None = None) -> Request:
         update["activation_offload"] = p.activation_offload
     if "fp32_adapters" not in said and request.fp32_adapters != p.fp32_adapters:
         update["fp32_adapters"] = p.fp32_adapters
+    seq = sequence_for_samples(request)  # a dataset of long samples sizes the sequence
+    if seq is not None and seq != request.seq_len:
+        update["seq_len"] = seq
     if arch is not None and said.isdisjoint(CHECKPOINTING_FIELDS):
         selective = request.grad_checkpointing and selective_by_default(request.framework, arch)
         if request.selective_checkpointing != selective:

@@ -75,3 +75,42 @@ def test_truncated_samples_take_the_time_of_the_tokens_they_keep() -> None:
     assert cut.recommended is not None and whole.recommended is not None
     assert cut.recommended.timing.gpu_hours == pytest.approx(
         whole.recommended.timing.gpu_hours, rel=1e-6)
+
+
+# -- a dataset of long samples sizes the sequence ---------------------------------------------
+def test_samples_longer_than_the_default_run_at_the_next_power_of_two() -> None:
+    est = estimate(parse_query("8b lora 10k samples of 3000 tokens h100"))
+
+    assert est.effective.seq_len == 4096 and est.effective.kept_share == 1.0
+
+
+def test_the_sequence_set_from_samples_is_not_taken_as_said() -> None:
+    est = estimate(parse_query("8b lora 10k samples of 3000 tokens h100"))
+
+    assert "seq_len" not in est.effective.model_fields_set
+
+
+def test_a_sequence_said_still_cuts_long_samples() -> None:
+    est = estimate(parse_query("8b lora 10k samples of 3000 tokens seq 2048 h100"))
+
+    assert est.effective.seq_len == 2048 and est.effective.kept_share < 1
+
+
+def test_packed_samples_keep_the_default_sequence() -> None:
+    est = estimate(parse_query("8b lora 10k samples of 3000 tokens packing h100"))
+
+    assert est.effective.seq_len == 2048
+
+
+def test_samples_shorter_than_the_default_keep_it() -> None:
+    est = estimate(parse_query("8b lora 10k samples of 300 tokens h100"))
+
+    assert est.effective.seq_len == 2048
+
+
+def test_the_reply_says_the_sequence_runs_and_how_to_cut_at_the_default() -> None:
+    est = estimate(parse_query("8b lora 10k samples of 3000 tokens h100"))
+
+    [line] = [a for a in est.assumptions if a.startswith("Dataset:")]
+    assert "cut at 4,096 tokens, the smallest power of two above the average" in line
+    assert "`seq 2048`" in line
