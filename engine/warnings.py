@@ -30,7 +30,7 @@ from engine.constants import (
     USABLE_FRACTION,
 )
 from engine.fit import Option, not_recommended_reason
-from engine.model_caveats import time_caveat
+from engine.model_caveats import precision_caveat, time_caveat
 from engine.profiles import (
     profile,
 )
@@ -265,11 +265,13 @@ def _gptq(ctx: Context) -> str | None:
     )
 
 
-def _model_time(ctx: Context) -> str | None:
-    """A measured way this model's time differs from the estimate (timed replies only)."""
+def _model_time(ctx: Context) -> list[str]:
+    """Known ways this run's time differs from the estimate (timed replies only): the
+    model's measured one, and FP32 weights timed under autocast."""
     if ctx.compute.flops is None or ctx.compute.workload is None:
-        return None
-    return time_caveat(ctx.model, ctx.request)
+        return []
+    found = (time_caveat(ctx.model, ctx.request), precision_caveat(ctx.request))
+    return [caveat for caveat in found if caveat is not None]
 
 
 def _mixture_of_experts(ctx: Context) -> str | None:
