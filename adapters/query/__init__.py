@@ -60,6 +60,10 @@ Ambiguities and how they resolve:
   ``a100 40gb``).
 * A family and a version without a size (``qwen 3``, ``qwen3``) is refused with the
   sizes of that generation in the catalog (:mod:`adapters.query.versions`).
+* ``a`` / ``an`` right before a card is one card (``on a 4090``), before a node one node
+  (``a h100 node``); elsewhere it is filler (:mod:`adapters.query.articles`).
+* A model the catalog lacks (``llama 4 scout``, ``llama-4-scout``) is refused as not in
+  the catalog, with how to name a Hub model (:mod:`adapters.query.unlisted`).
 * A bare ``$500`` (no ``/hr``, no ``under`` / ``budget``) is refused with a question:
   a budget or a rate per GPU-hour? Either guess would price every card wrong.
 * Numbers for tokens round to a whole count; sequence length, batch, rank and

@@ -8,6 +8,7 @@ from typing import Final
 
 from pydantic import ValidationError
 
+from adapters.query.articles import keep_fewest_cards
 from adapters.query.errors import (
     EXAMPLE,
     FOLLOWUP_EXAMPLE,
@@ -268,6 +269,7 @@ def apply_followup(
     except QueryError as err:
         raise as_followup(err) from None
     pick, sources = state.model_pick, state.sources
+    keep_fewest_cards(changes, state, previous.solve)  # "on an a100": the card, not 1
     apply_relative(_relative_base(previous, state, catalog), state, changes)
     refuse_asks(state, "under $500 | within 2 days | on 2x rtx-4090")
     merge_said(changes, said, sources)

@@ -184,7 +184,8 @@ def _set_deadline(s: State, found: tuple[float, int], phrase_at: int, n: int) ->
 
 # --- nodes -------------------------------------------------------------------------
 
-NODE_WORDS: Final = frozenset({"nodes", "node", "machines", "machine", "hosts", "servers"})
+NODE_WORDS: Final = frozenset({"nodes", "node", "machines", "machine", "hosts", "host",
+                                "servers", "server", "boxes", "box"})
 _GRID_RE: Final = re.compile(r"^([0-9]+)[x*]([0-9]+)$")
 
 

@@ -42,8 +42,8 @@ _PLAIN_BATCH: Final = frozenset({"bs", "bsz", "batch", "batch-size"})
 device, the one they set is the global batch."""
 _ACCUM_WORDS: Final = frozenset(w for w, u in ALL_UNITS.items() if u.field == "grad_accum")
 _NODE_WORDS: Final = frozenset({"nodes", "node", "machines", "machine", "hosts", "host",
-                                "servers", "server"})
-_ONE_NODE: Final = frozenset({"node", "machine", "host", "server"})
+                                "servers", "server", "boxes", "box"})
+_ONE_NODE: Final = frozenset({"node", "machine", "host", "server", "box"})
 
 # --- the batch said per device, and the global batch beside it ---------------------------
 
@@ -329,6 +329,42 @@ def node_of_cards(s: State, i: int) -> int:
     s.set("gpu_count", per_node * (nodes or 1), phrase, s.raw(j))
     if nodes is not None:
         s.set("nodes", nodes, phrase)
+    return end - i
+
+
+_DGX_CARDS: Final = frozenset({"a100-80gb-sxm", "a100-40gb-sxm", "h100-sxm", "h200-sxm",
+                               "b200", "b300"})
+"""The cards an NVIDIA DGX holds 8 of (DGX A100, H100, H200, B200, B300)."""
+_DGX_EXAMPLE: Final = "70b full 10M tokens dgx h100"
+
+
+def dgx(s: State, i: int) -> int:
+    """``dgx h100`` (``dgx-h100``): one DGX, a node of 8 of its card, as ``1 node of 8x
+    h100`` reads; ``2 dgx h100``, ``2x dgx h100s``, ``2 dgx h100 nodes``: 2 such nodes.
+    A DGX of another card (``dgx v100``: a DGX-1 or DGX-2), or none, is refused with the
+    count to name instead."""
+    j = i
+    if (glued := COUNT_X_RE.match(s.low(i))) or COUNT_RE.match(s.low(i)):
+        j = i + 1 + (not glued and s.low(i + 1) in ("x", "*"))
+    low = s.low(j)
+    if low != "dgx" and not low.startswith("dgx-"):
+        return 0
+    nodes = whole_count(glued.group(1) if glued else s.low(i)) if j > i else 1
+    if nodes is None:
+        return 0
+    card = card_span(s, j + 1) if low == "dgx" else (resolve_gpu(s.catalog, low[4:]), 0)
+    if card is None or card[0] is None or card[0] not in _DGX_CARDS:
+        size = card[1] if card and card[0] else 0
+        named, cards = s.raw(j, 1 + size), s.raw(j + 1, size) if size else "h100"
+        raise error(f'"{quoted(named)}": a DGX is read as one node of 8 cards for DGX A100, '
+                    f'H100, H200, B200 and B300; for another, name its cards ("8x '
+                    f'{quoted(cards)}").', named, example=_DGX_EXAMPLE)
+    end = j + 1 + card[1]
+    end += s.low(end) in _NODE_WORDS  # "dgx h100 node", "2 dgx h100 nodes"
+    phrase = s.raw(i, end - i)
+    s.set("gpu", card[0], s.raw(j, end - j))
+    s.set("gpu_count", 8 * nodes, phrase, s.raw(i))
+    s.set("nodes", nodes, phrase)
     return end - i
 
 

@@ -186,8 +186,10 @@ def _tokens_per_step(s: State, i: int) -> int:
     """Words at ``i`` that count a step's batch in tokens (``tokens/step 1M``, ``1M
     tokens per step``, ``global batch 4M tokens``), or 0."""
     low, number = s.low(i), read_number(s.low(i)) is not None
-    if low == "global-batch-size" and read_number(s.low(i + 1)) and s.low(i + 2) in TOKEN_WORDS:
-        return 3
+    of = s.low(i + 1) == "of"  # "global batch of 4M tokens"
+    if (low == "global-batch-size" and read_number(s.low(i + 1 + of))
+            and s.low(i + 2 + of) in TOKEN_WORDS):
+        return 3 + of
     if low in _PER_STEP:
         return 1 + (read_number(s.low(i + 1)) is not None)
     if number and s.low(i + 1) in _PER_STEP:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Final
 
 from adapters.query import (
+    articles,
     datasets,
     families,
     instances,
@@ -20,6 +21,7 @@ from adapters.query import (
     samples,
     sharding_words,
     steps,
+    unlisted,
     versions,
 )
 from adapters.query.errors import EXAMPLE, QueryError, error, quoted
@@ -48,7 +50,15 @@ from adapters.query.spelling import suggest
 from adapters.query.state import State, require
 from adapters.query.tokenizer import settings_joined, tokenize
 from adapters.query.unknown_cards import CARD_MAKERS, unknown_card
-from adapters.query.vocabulary import CARD_WORDS, FILLER, FLAGS, HOURLY, KEYWORDS, NEGATIONS
+from adapters.query.vocabulary import (
+    CARD_WORDS,
+    FILLER,
+    FLAGS,
+    HOURLY,
+    KEYWORDS,
+    NEGATIONS,
+    VARIANT_WORDS,
+)
 from engine.choices import ModelPick
 from engine.specs import Catalog, normalize_name
 
@@ -335,7 +345,9 @@ def _family_size(s: State, i: int) -> int:
     if normalize_name(family) not in families.families(s.catalog):
         return 0
     longer = _match_span(s, i, resolve_model)
-    if longer is not None and longer[1] > 2:
+    if longer is not None and longer[1] > 2 and not all(
+        w.low in VARIANT_WORDS for w in s.words[i + 2 : i + longer[1]]
+    ):  # "mistral 7b instruct" is "mistral 7b": a variant shares its base's architecture
         return 0  # "mistral 7b instruct v0.3": a name over more words, read by _named
     canonical = f"{float(size[:-1]):g}{size[-1]}"
     fits = families.newest_of_size(s.catalog, family, canonical)
@@ -400,6 +412,8 @@ def _dangling(s: State, i: int) -> int:
     card = unknown_card(s, i) or (unknown_card(s, i + 1) if COUNT_RE.match(low) else None)
     if card is not None:
         raise card
+    if (version := unlisted.unlisted_version(s, i)) is not None:
+        raise version  # "llama 4 scout": a generation the catalog lacks, not a count
     if read_number(low) or COUNT_X_RE.match(low) or low in ("x", "*"):
         # "50M tokns": a unit's word misspelt right after the number
         nxt = s.low(i + 1)  # not a plural's other form: "4 ranks" is no typo of "rank"
@@ -427,6 +441,7 @@ def _replaced(s: State, i: int) -> int:
 
 _HANDLERS: Final[tuple[Handler, ...]] = (
     _replaced,
+    articles.article,
     instances.instance,
     phrases.limit,
     phrases.solve,
@@ -436,6 +451,7 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     phrasing.unit_of,
     phrasing.sequence,
     phrasing.node_of_cards,
+    phrasing.dgx,
     sharding_words.deepspeed_words,
     sharding_words.parallel_degree,
     phrasing.framework_words,
@@ -491,6 +507,9 @@ def _unknown(s: State, i: int) -> QueryError:
     if settings_joined(s.low(i)):  # no word for a Hub lookup: it names no repository
         return error(f'I don\'t know "{quoted(word)}": write its words apart, each as a '
                      'setting ("seq 4096", "no ckpt"), or a Hugging Face model as org/name.')
+    model = unlisted.unlisted_version(s, i) or unlisted.unlisted_model(s, i)
+    if model is not None:  # "llama-4-scout", "codestral": a model the catalog lacks
+        return model
     return error(f'I don\'t know "{quoted(word)}".', word, suggest(s.low(i), s.catalog))
 
 
@@ -525,6 +544,7 @@ def scan(text: str, catalog: Catalog) -> State:
     launchers.check_launch(state)
     instances.check_instance(state)
     phrases.check_nodes(state)
+    articles.check_article(state)  # the weakest count: after every other way to say one
     phrasing.check_phrasing(state)
     sharding_words.check_sharding(state)
     phrasing_configs.check_published(state)

@@ -113,6 +113,9 @@ class State:
         self.full_ac: str | None = None
         """The words that said full checkpointing with ``full`` (``full ac``, ``ac full``):
         in a query that names no method, the method too."""
+        self.article: str | None = None
+        """The words that named one card with an article (``a 4090``): its count once
+        all are read (adapters/query/articles.py)."""
         self.four_bit: str | None = None
         """The word that said a 4-bit base (``nf4``, ``4-bit``): QLoRA once all are read."""
         self.launch = Launch()

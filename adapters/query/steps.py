@@ -123,9 +123,11 @@ _GLOBAL_EXAMPLE: Final = "8b lora global batch size 64 bs 4 8x h100"
 def global_batch(s: State, i: int) -> int:
     """``global batch size 64``, ``gbs 64``, ``64 global batch``: the sequences one
     optimizer step takes over all cards (litgpt's and torchtitan's ``global_batch_size``,
-    HF's "total train batch size"); read once all words are (:func:`check_global_batch`)."""
+    HF's "total train batch size"), ``a global batch of 128``; read once all words are
+    (:func:`check_global_batch`)."""
     if s.low(i) in _GLOBAL_BATCH_WORDS:
-        num, at = read_number(s.low(i + 1)), i + 1
+        at = i + 1 + (s.low(i + 1) == "of" and read_number(s.low(i + 2)) is not None)
+        num = read_number(s.low(at))
     elif (counted := s.count_before(i, _GLOBAL_BATCH_WORDS)) is not None:
         num, at = counted, i
     else:
@@ -136,14 +138,15 @@ def global_batch(s: State, i: int) -> int:
     if num.is_price or num.percent:
         raise error(f'"{quoted(s.raw(at))}" must be a plain count of sequences.', s.raw(at),
                     example=_GLOBAL_EXAMPLE)
+    n = max(at - i + 1, 2)  # "global batch of 128": three words
     # An infinite one would be an infinite accumulation: refused in the same words.
-    value = finite(num.scaled(), s.raw(i, 2), "grad_accum")
+    value = finite(num.scaled(), s.raw(i, n), "grad_accum")
     if s.global_batch is not None and s.global_batch[0] != value:
-        raise error(f'"{quoted(s.raw(i, 2))}" conflicts with "{quoted(s.global_batch[1])}": '
-                    "both set the global batch. Pick one.", s.raw(i, 2),
+        raise error(f'"{quoted(s.raw(i, n))}" conflicts with "{quoted(s.global_batch[1])}": '
+                    "both set the global batch. Pick one.", s.raw(i, n),
                     example=_GLOBAL_EXAMPLE)
-    s.global_batch = (value, s.raw(i, 2))
-    return 2
+    s.global_batch = (value, s.raw(i, n))
+    return n
 
 
 @dataclass(frozen=True, slots=True)

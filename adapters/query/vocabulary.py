@@ -265,6 +265,8 @@ VARIANT_SUFFIXES: Final = (
     "-instruct", "-chat", "-it", "-base", "-hf", "-sft", "-bnb-4bit", "-4bit",
 )
 """Checkpoint variants that share their base model's architecture (``-instruct``)."""
+VARIANT_WORDS: Final = frozenset(x[1:] for x in VARIANT_SUFFIXES if "4bit" not in x)
+"""The same variants said as a word apart (``mistral 7b instruct``)."""
 SPELLED_SCALE: Final = {
     "hundred": "00", "thousand": "k", "million": "m", "mil": "m", "mln": "m", "billion": "b",
     "bn": "b", "trillion": "t",
