@@ -91,6 +91,8 @@ class Plan:
     cost_usd: float
     cards: str
     """``2x h100-sxm``."""
+    gpu: str = ""
+    """The card's catalog id (``h100-sxm``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +107,9 @@ class ReferenceEffect:
     cards: tuple[str, ...] = ()
     """The cards the plan keeps to (empty: any card in the catalog)."""
     request: Request | None = None
-    """The reference estimate's request: kept beside the posted announcement, so a reply
-    in its thread changes it (:mod:`bot.thread_context`)."""
+    """The reference estimate's request, on the card its plan found: kept beside the
+    posted announcement, so a reply in its thread changes it
+    (:mod:`bot.announcement_thread`)."""
 
     def sentence(self) -> str:
         """``cheapest plan now $X on Y, was $Z`` (``on W`` when the card changed)."""
@@ -214,7 +217,7 @@ def cheapest_plan(
         return None
     best = min(priced, key=lambda o: (o.timing.cost_usd, o.count, o.gpu.id))
     assert best.timing.cost_usd is not None
-    return Plan(best.timing.cost_usd, f"{best.count}x {best.gpu.id}")
+    return Plan(best.timing.cost_usd, f"{best.count}x {best.gpu.id}", best.gpu.id)
 
 
 def _label(request: Request, catalog: Catalog, cards: tuple[str, ...] = ()) -> str:
@@ -264,13 +267,18 @@ def plan_announcement(
         return None
     request, from_channel = reference_request(last_request, catalog)
     cards = plan_cards(request, subscription)
+    now = cheapest_plan(request, priced_catalog(catalog, new, choice, workspace), cards)
+    # The thread's estimate is the one announced: on the plan's card where the plan kept
+    # to the subscription's cards (any card otherwise, as the plan chose among them).
+    kept = request if not cards or request.gpu or now is None else (
+        request.model_copy(update={"gpu": now.gpu}))
     reference = ReferenceEffect(
         label=_label(request, catalog, cards),
         from_channel=from_channel,
-        now=cheapest_plan(request, priced_catalog(catalog, new, choice, workspace), cards),
+        now=now,
         was=cheapest_plan(request, priced_catalog(catalog, old, choice, workspace), cards),
         cards=cards,
-        request=request,
+        request=kept,
     )
     return Announcement(
         snapshot_id=new.id,
@@ -311,6 +319,9 @@ class Poster(Protocol):
     """Posts announcements on one platform."""
 
     platform: str
+    threads: bool
+    """Whether the platform's bot answers replies under an announcement: the fan-out
+    keeps each one's reference request for them (:mod:`bot.announcement_thread`)."""
 
     async def post(self, channel: str, announcement: Announcement) -> str:
         """Post; return the message id. Raises :class:`ChannelGone`, :class:`RateLimited`
@@ -538,7 +549,7 @@ class Fanout:
             await self._finish(target, AnnouncementState.SENT, message_id=message_id)
             result.sent.append(name)
             reference = ann.reference.request if ann.reference is not None else None
-            if reference is not None and message_id:
+            if reference is not None and message_id and poster.threads:
                 key = ThreadKey(sub.platform, sub.channel, message_id)
                 await keep_announcement_request(self.store, key, reference, self.thread_ttl_s)
             return

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from bot.store_types import StoreUnavailable, ThreadKey, request_json
+from bot.store_types import ThreadKey, request_json
 from engine import Request
 
 log = logging.getLogger("ftcost.announce")
@@ -50,14 +50,12 @@ async def keep_announcement_request(
 
 async def announcement_request(store: AnnouncementCache | None, key: ThreadKey) -> Request | None:
     """The reference request kept beside the announcement whose thread ``key`` is; None
-    for any other thread, past the store's ``thread_ttl_days``, with no store, when the
-    store can't be reached, or when the kept request no longer validates."""
+    for any other thread, past the store's ``thread_ttl_days``, with no store, or when the
+    kept request no longer validates. Raises :class:`StoreUnavailable` when the store
+    can't be reached (the caller answers as during any store outage)."""
     if store is None:
         return None
-    try:
-        kept = await store.cache_get(announcement_cache_key(key))
-    except StoreUnavailable:
-        return None
+    kept = await store.cache_get(announcement_cache_key(key))
     if kept is None:
         return None
     try:

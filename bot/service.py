@@ -273,8 +273,12 @@ class Service:
         changes = [] if previous is None else describe_changes(
             answered(previous, catalog), est.request, catalog
         )
+        # The estimate's request, which says what the engine sized from the user's words
+        # (a dataset's sequence); a limit question stays the question (answered() finds
+        # its answer again).
+        kept = request if request.solve is not None else est.request
         return Reply(
-            ReplyKind.ESTIMATE, report=report, request=request, previous=previous,
+            ReplyKind.ESTIMATE, report=report, request=kept, previous=previous,
             changes=changes, estimate=est,
         )
 
@@ -438,9 +442,13 @@ class Service:
 
     async def announcement(self, key: ThreadKey) -> Request | None:
         """The reference estimate's request under the price announcement whose thread
-        ``key`` is (:func:`~bot.thread_context.announcement_request`); None for any other
-        thread, or when the store can't say."""
-        return await announcement_request(self.store, key)
+        ``key`` is (:func:`~bot.announcement_thread.announcement_request`); None for any
+        other thread. Raises :class:`StoreUnavailable` when the store can't be reached."""
+        try:
+            return await announcement_request(self.store, key)
+        except StoreUnavailable:
+            count_unavailable("cache_get")
+            raise
 
     def thread_turn(self, key: ThreadKey) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold thread ``key`` while one reply in it is read, answered, posted and

@@ -52,7 +52,7 @@ def dataset_assumptions(request: Request) -> list[str]:
             "tokens and no padding."
         ]
     lines = [f"{head}, not packed: each sample is its own sequence, cut at {cap:,} tokens."]
-    if "seq_len" not in request.model_fields_set and cap > DEFAULT_SEQ_LEN >= length / 2:
+    if sequence_for_samples(request) is not None:  # the sequence these samples set
         lines[0] = (f"{head}, not packed: each sample is its own sequence, cut at {cap:,} "
                     f"tokens, the smallest power of two above the average (`seq "
                     f"{DEFAULT_SEQ_LEN}` cuts them there).")

@@ -314,6 +314,15 @@ def _what_ifs(
     return out
 
 
+def _unsaid(request: Request, update: dict[str, object]) -> Request:
+    """``request`` with ``update``'s values, which stay unsaid (the engine's, not the
+    user's words)."""
+    said = set(request.model_fields_set)
+    out = request.model_copy(update=update)
+    out.__pydantic_fields_set__ = said
+    return out
+
+
 def _one_card_gb(request: Request, model: ModelSpec) -> float:
     fp = footprint(model.architecture, request)
     return fp.per_gpu(resolve_stage(request.sharding, 1), 1, request.offload).total
@@ -332,12 +341,14 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         catalog = default_catalog()
     model = catalog.model(request.model)
     asked, request = request, resolve(request, model.architecture)
+    if request.seq_len != asked.seq_len:
+        # A dataset of long samples sized the sequence (resolve): the reply's request
+        # says it, unsaid, so a follow-up (`double the seq`) and the buttons start there.
+        asked = _unsaid(asked, {"seq_len": request.seq_len})
     # -- issue 16: a limit question is answered first; the estimate is at the answer.
     solution = solve(request, model, catalog) if request.solve is not None else None
     if solution is not None and solution.update:
-        said = set(asked.model_fields_set)
-        asked = asked.model_copy(update=solution.update)
-        asked.__pydantic_fields_set__ = said  # the answer's values, not the user's words
+        asked = _unsaid(asked, solution.update)  # the answer's values, not the user's words
         model = catalog.model(asked.model)
         request = resolve(asked, model.architecture)
     # --

@@ -266,6 +266,7 @@ class Request(BaseModel):
     price_per_gpu_hour: Annotated[float | None, FieldMeta(
         label="price", noun="price per GPU-hour", key="P",
         example="70b qlora 50M tokens h100 $2.50/hr", display=Display.USD_PER_HOUR,
+        unset="catalog's",
     )] = Field(
         default=None, ge=MIN_PRICE_PER_GPU_HOUR, le=MAX_PRICE_PER_GPU_HOUR
     )

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from adapters.slack.announce import SlackPoster
-from bot.announce import Fanout, Target
+from bot.announce import Fanout, Target, plan_announcement
 from bot.announcement_thread import announcement_cache_key, announcement_request
 from bot.price_store import Subscription
-from bot.store_types import ThreadKey
+from bot.store_types import StoreUnavailable, ThreadKey
 from engine.specs import Catalog
 from tests.fakes import FakeSlack, event_body, message_event
 from tests.fakes.clock import ManualClock
@@ -30,7 +30,7 @@ from tests.fakes.poster import FakePoster
 from tests.fakes.price_store import MemoryPriceStore
 from tests.fakes.slack_signing import BOT_USER_ID
 from tests.slack_harness import Harness, StartBot, http_bot_config, starting
-from tests.test_prices_platforms import T1, announcement
+from tests.test_prices_platforms import NEW, OLD, T1, announcement
 
 DAY_S = 86400.0
 
@@ -83,9 +83,48 @@ async def test_a_store_that_cannot_keep_the_reference_leaves_the_announcement_se
 
 
 async def test_another_thread_has_no_announcement_reference(catalog: Catalog) -> None:
-    store = MemoryPriceStore(ManualClock(T1).time)
+    clock = ManualClock(T1)
+    store = MemoryPriceStore(clock.time)
+    ann = announcement(catalog)
+    await Fanout(store, {"slack": FakePoster()}, clock, owner="a").run(
+        ann.snapshot_id, [Target(Subscription("slack", "C1", "slack:T1"), ann)])
 
-    assert await announcement_request(store, ThreadKey("slack", "C1", "1700000000.1")) is None
+    assert await announcement_request(store, ThreadKey("slack", "C1", "C1-2")) is None
+    assert await announcement_request(store, ThreadKey("slack", "C2", "C1-1")) is None
+
+
+async def test_a_platform_that_reads_no_replies_under_announcements_keeps_nothing(
+    catalog: Catalog,
+) -> None:
+    clock = ManualClock(T1)
+    store = MemoryPriceStore(clock.time)
+    ann = announcement(catalog, "discord")
+    poster = FakePoster(platform="discord", threads=False)
+
+    await Fanout(store, {"discord": poster}, clock, owner="a").run(
+        ann.snapshot_id, [Target(Subscription("discord", "C1", "discord:T1"), ann)])
+
+    assert store.cache == {}
+
+
+def test_the_reference_is_on_the_plans_card_when_the_plan_kept_to_the_channels_cards(
+    catalog: Catalog,
+) -> None:
+    sub = Subscription("slack", "C1", "slack:T1", cards=("h100-sxm",))
+
+    ann = plan_announcement(sub, OLD, NEW, catalog)
+
+    assert ann is not None and ann.reference is not None
+    assert ann.reference.request is not None and ann.reference.request.gpu == "h100-sxm"
+
+
+def test_the_reference_keeps_to_no_card_when_the_plan_chose_among_all(
+    catalog: Catalog,
+) -> None:
+    ann = announcement(catalog)
+
+    assert ann.reference is not None and ann.reference.request is not None
+    assert ann.reference.request.gpu is None
 
 
 # -- replies in the announcement's Slack thread ----------------------------------------------
@@ -161,3 +200,18 @@ async def test_chatter_under_an_announcement_stays_unanswered(
 
     assert in_thread(slack, "chat.postMessage", thread) == []
     assert in_thread(slack, "chat.postEphemeral", thread) == []
+
+
+async def test_a_store_outage_under_an_announcement_is_answered_as_an_outage(
+    bot: Harness, slack: FakeSlack, catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thread = await announce(bot, slack, catalog)
+
+    async def unreachable(key: str) -> str | None:
+        raise StoreUnavailable("redis is down")
+
+    monkeypatch.setattr(bot.store, "cache_get", unreachable)
+    await reply(bot, "what if h200", thread, "EvA5")
+
+    [notice] = in_thread(slack, "chat.postEphemeral", thread)
+    assert "Context unavailable" in notice and "no longer kept" not in notice

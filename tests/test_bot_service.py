@@ -115,7 +115,7 @@ def test_describe_changes_words_values_for_people():
         "cards auto → 4",
         "tokens unset → 2M",
         "MFU 35% → 40%",
-        "price unset → $2.50/hr",
+        "price catalog's → $2.50/hr",
     ]
 
 

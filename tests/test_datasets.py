@@ -114,3 +114,27 @@ def test_the_reply_says_the_sequence_runs_and_how_to_cut_at_the_default() -> Non
     [line] = [a for a in est.assumptions if a.startswith("Dataset:")]
     assert "cut at 4,096 tokens, the smallest power of two above the average" in line
     assert "`seq 2048`" in line
+
+
+def test_a_followup_doubles_the_sequence_the_samples_set() -> None:
+    from bot.service import Service
+
+    service = Service(workers=0)
+    first = service.answer("8b lora 10k samples of 3000 tokens h100", None)
+
+    doubled = service.answer("double the seq", first.request)
+
+    assert doubled.changes == ["seq 4,096 → 8,192"]
+
+
+def test_the_estimates_request_says_the_sequence_the_samples_set() -> None:
+    est = estimate(parse_query("8b lora 10k samples of 3000 tokens h100"))
+
+    assert est.request.seq_len == 4096 and "seq_len" not in est.request.model_fields_set
+
+
+def test_much_longer_samples_also_say_how_to_cut_at_the_default() -> None:
+    est = estimate(parse_query("8b lora 10k samples of 5000 tokens h100"))
+
+    [line] = [a for a in est.assumptions if a.startswith("Dataset:")]
+    assert "cut at 8,192 tokens, the smallest power of two above the average" in line

@@ -18,4 +18,4 @@ def test_napkin_mode_labels_the_rules_remainder_not_the_adapter() -> None:
 def test_detailed_mode_labels_the_adapter_as_the_adapter() -> None:
     report = build_report(estimate(parse_query("8b lora 50M tokens h100")))
 
-    assert "adapter" in [s.label for s in report.segments]
+    assert {s.key: s.label for s in report.segments}["adapter"] == "adapter"

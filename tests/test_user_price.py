@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from adapters.parse import apply_followup, parse_query
 from adapters.report import build_report
 from engine import Request, estimate
 from engine.ranking import user_price
@@ -76,3 +77,21 @@ def test_a_budget_beside_a_named_card_prices_the_other_cards_from_the_catalog(
 
     assert all(o.price_per_gpu_hour == (GIVEN if o.gpu.id == "a100-80gb-sxm"
                                         else o.gpu.price_per_gpu_hour) for o in est.options)
+
+
+def test_a_followup_on_another_card_drops_the_price_said_for_the_first() -> None:
+    first = parse_query("70b qlora 50M tokens 4x h100 $1.50/hr")
+
+    assert apply_followup(first, "on 4x a100").price_per_gpu_hour is None
+
+
+def test_a_followup_on_another_card_with_its_own_price_keeps_that_price() -> None:
+    first = parse_query("70b qlora 50M tokens 4x h100 $1.50/hr")
+
+    assert apply_followup(first, "on 4x a100 $1.20/hr").price_per_gpu_hour == 1.2
+
+
+def test_a_followup_that_keeps_the_card_keeps_its_price() -> None:
+    first = parse_query("70b qlora 50M tokens 4x h100 $1.50/hr")
+
+    assert apply_followup(first, "what if 8k seq").price_per_gpu_hour == 1.5

@@ -108,6 +108,8 @@ class DiscordPoster:
     """Posts announcements with the bot's discord.py client (REST only)."""
 
     platform = "discord"
+    threads = False
+    """The bot reads replies only in its own threads, and announcements start none."""
 
     def __init__(self, client: discord.Client) -> None:
         self.client = client

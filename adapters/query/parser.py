@@ -303,6 +303,11 @@ def apply_followup(
         changes.setdefault("nodes", None)
     if changes.get("gpu") is not None:
         changes.setdefault("gpu_memory_gb", None)  # "on h100": the card, not the memory
+    if (previous.gpu is not None and changes.get("gpu", previous.gpu) != previous.gpu
+            and previous.price_per_gpu_hour is not None):
+        # A price said with a card is that card's rent (engine.ranking.user_price): another
+        # card is priced from the catalog unless this message gives its price too.
+        changes.setdefault("price_per_gpu_hour", None)
     if "model" in changes:
         changes["model_pick"] = pick
     if answers_sample_length(previous, changes):

@@ -135,6 +135,8 @@ class SlackPoster:
     """
 
     platform = "slack"
+    threads = True
+    """A reply under an announcement is read (``bot.announcement_thread``)."""
 
     def __init__(self, client: AsyncWebClient, command: str = "/ftcost") -> None:
         self.client = client

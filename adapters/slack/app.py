@@ -410,7 +410,10 @@ class SlackBot:
             if base is None and ours and not lost:
                 # A price announcement's thread: a change of its reference estimate is
                 # answered as in an estimate's thread; chatter about the prices is not.
-                base = await self.service.announcement(key)
+                try:
+                    base = await self.service.announcement(key)
+                except StoreUnavailable:
+                    lost = True
                 if base is not None and not (
                         pasted or self.service.reads_as_question(text, base, workspace)):
                     return None

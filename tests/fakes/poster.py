@@ -15,6 +15,7 @@ class Crash(BaseException):
 @dataclass
 class FakePoster:
     platform: str = "slack"
+    threads: bool = True
     posted: list[tuple[str, str]] = field(default_factory=list)
     """(channel, announcement key) per message that landed."""
     announcements: list[Announcement] = field(default_factory=list)
