@@ -7,7 +7,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -182,6 +182,35 @@ async def slack() -> AsyncIterator[FakeSlack]:
 
 
 # -- Discord ----------------------------------------------------------------------------------
+@pytest.fixture
+async def socket_mode(slack: FakeSlack) -> AsyncIterator[Any]:
+    """The Socket Mode stand-in (``tests.test_slack_socket.FakeSocketMode``), the URL
+    ``apps.connections.open`` answers with."""
+    from tests.test_slack_socket import FakeSocketMode
+
+    fake = await FakeSocketMode().start()
+    slack.on("apps.connections.open", lambda args: {"url": fake.url})
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture
+async def start_bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[Any]:
+    """``await start_bot()``: the bot in HTTP mode against ``slack``, on a SQLite store in
+    ``tmp_path`` (``tests.slack_harness``); stopped after the test. A test module that
+    needs other settings defines its own."""
+    from tests.slack_harness import http_bot_config, starting
+
+    async with starting(lambda: http_bot_config(slack, tmp_path)) as start:
+        yield start
+
+
+@pytest.fixture
+async def bot(start_bot: Any) -> Any:
+    """The started bot (``tests.slack_harness.Harness``)."""
+    return await start_bot()
+
+
 @pytest.fixture
 async def discord_fake() -> AsyncIterator[FakeDiscord]:
     """A started fake Discord gateway and REST API; discord.py's endpoints are restored

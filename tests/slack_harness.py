@@ -5,6 +5,7 @@ stand-in (``FakeSlack``), and a client that posts properly signed requests to it
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,7 +15,8 @@ import aiohttp
 
 from bot.config import Config
 from bot.runtime import Runtime
-from tests.fakes import FakeSlack, request_headers
+from tests.fakes import FakeSlack, event_body, message_event, request_headers
+from tests.fakes.slack_signing import BOT_USER_ID
 
 SECRET = "test-signing-secret-0123456789"
 BOT_TOKEN = "xoxb-1111-2222-test-bot-token"
@@ -112,3 +114,19 @@ async def starting(config_for: Callable[..., Config]) -> AsyncIterator[StartBot]
     finally:
         for harness in started:
             await harness.stop()
+
+
+async def reply_in_thread(bot: Harness, text: str, thread_ts: str, event_id: str) -> None:
+    """A person's reply in the thread under the bot's own message (an estimate, an
+    announcement), delivered and answered."""
+    event = message_event(text, ts=f"{time.time():.6f}", thread_ts=thread_ts)
+    event["parent_user_id"] = BOT_USER_ID
+    status, _ = await bot.post(event_body(event, event_id=event_id))
+    assert status == 200
+    await bot.settle()
+
+
+def in_thread(slack: FakeSlack, method: str, thread_ts: str) -> list[str]:
+    """The blocks (as text) of every ``method`` call in the thread."""
+    return [json.dumps(c.args.get("blocks"), ensure_ascii=False)
+            for c in slack.calls_to(method) if c.args.get("thread_ts") == thread_ts]

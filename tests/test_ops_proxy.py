@@ -285,15 +285,6 @@ async def test_a_slack_host_in_no_proxy_is_reached_directly(
     assert slack.calls_to("auth.test")
 
 
-@pytest.fixture
-async def socket_mode(slack: FakeSlack) -> AsyncIterator[FakeSocketMode]:
-    """The Socket Mode stand-in, named by ``apps.connections.open``."""
-    fake = await FakeSocketMode().start()
-    slack.on("apps.connections.open", lambda args: {"url": fake.url})
-    yield fake
-    await fake.stop()
-
-
 async def test_a_socket_mode_host_in_no_proxy_is_reached_directly(
     proxy_env: pytest.MonkeyPatch, proxy: ForwardProxy, slack: FakeSlack,
     socket_mode: FakeSocketMode, tmp_path: Path,

@@ -10,28 +10,15 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from tests.fakes import FakeSlack, event_body, slash_command_body
-from tests.slack_harness import Harness, StartBot, http_bot_config, starting
+from tests.slack_harness import Harness
 
 WRONG_COMMAND_LINE = (
     "received /cost but slack.command is /ftcost: set slack.command or fix the app manifest"
 )
-
-
-@pytest.fixture
-async def start_bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[StartBot]:
-    async with starting(lambda: http_bot_config(slack, tmp_path)) as start:
-        yield start
-
-
-@pytest.fixture
-async def bot(start_bot: StartBot) -> Harness:
-    return await start_bot()
 
 
 async def other_command(bot: Harness, slack: FakeSlack) -> tuple[int, str]:

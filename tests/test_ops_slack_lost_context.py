@@ -17,30 +17,17 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from tests.fakes import FakeSlack, event_body, message_event, slash_command_body
-from tests.fakes.slack_signing import BOT_USER_ID
-from tests.slack_harness import Harness, StartBot, http_bot_config, starting
+from tests.fakes import FakeSlack, slash_command_body
+from tests.slack_harness import Harness, in_thread, reply_in_thread
 
 NOT_KEPT = "is no longer kept, so this is a fresh estimate"
 ASK_IN_FULL = "Ask again with the whole query"
 FOREIGN_FIELD = "schema_v99_field"
 STORED_WORDS = "private-words-of-the-asker"
-
-
-@pytest.fixture
-async def start_bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[StartBot]:
-    async with starting(lambda: http_bot_config(slack, tmp_path)) as start:
-        yield start
-
-
-@pytest.fixture
-async def bot(start_bot: StartBot) -> Harness:
-    return await start_bot()
 
 
 async def estimate(bot: Harness, slack: FakeSlack) -> str:
@@ -57,15 +44,6 @@ def recent_ts() -> str:
     return f"{time.time() - 60:.6f}"
 
 
-async def reply(bot: Harness, text: str, thread_ts: str, event_id: str) -> None:
-    """A person's reply in the thread under the bot's own message."""
-    event = message_event(text, ts=f"{time.time():.6f}", thread_ts=thread_ts)
-    event["parent_user_id"] = BOT_USER_ID
-    status, _ = await bot.post(event_body(event, event_id=event_id))
-    assert status == 200
-    await bot.settle()
-
-
 def overwrite_context(path: Path, thread_ts: str) -> None:
     """The thread's stored request as another version would write it, behind the store's
     back: a field this version does not know."""
@@ -78,19 +56,13 @@ def overwrite_context(path: Path, thread_ts: str) -> None:
         conn.close()
 
 
-def in_thread(slack: FakeSlack, method: str, thread_ts: str) -> list[str]:
-    """The blocks (as text) of every ``method`` call in the thread."""
-    return [json.dumps(c.args.get("blocks"), ensure_ascii=False)
-            for c in slack.calls_to(method) if c.args.get("thread_ts") == thread_ts]
-
-
 # -- missing ----------------------------------------------------------------------------------
 async def test_a_whole_question_under_an_estimate_with_no_stored_context_is_a_fresh_estimate(
     bot: Harness, slack: FakeSlack
 ) -> None:
     thread = recent_ts()
 
-    await reply(bot, "8b lora seq 8k", thread, "EvL1")
+    await reply_in_thread(bot, "8b lora seq 8k", thread, "EvL1")
 
     [answer] = in_thread(slack, "chat.postMessage", thread)
     assert NOT_KEPT in answer
@@ -101,7 +73,7 @@ async def test_a_change_under_an_estimate_with_no_stored_context_says_how_to_ask
 ) -> None:
     thread = recent_ts()
 
-    await reply(bot, "what if 8k seq", thread, "EvL2")
+    await reply_in_thread(bot, "what if 8k seq", thread, "EvL2")
 
     [notice] = in_thread(slack, "chat.postEphemeral", thread)
     assert "estimate is no longer kept" in notice and ASK_IN_FULL in notice
@@ -113,7 +85,7 @@ async def test_chatter_under_a_bot_message_with_no_estimate_stays_unanswered(
 ) -> None:
     thread = recent_ts()  # an announcement, say
 
-    await reply(bot, "nice, thanks!", thread, "EvL3")
+    await reply_in_thread(bot, "nice, thanks!", thread, "EvL3")
 
     assert in_thread(slack, "chat.postMessage", thread) == []
     assert in_thread(slack, "chat.postEphemeral", thread) == []
@@ -126,7 +98,7 @@ async def test_a_change_under_an_unreadable_context_says_how_to_ask_in_full(
     thread = await estimate(bot, slack)
     overwrite_context(tmp_path / "state.sqlite3", thread)
 
-    await reply(bot, "what if 8k seq", thread, "EvU1")
+    await reply_in_thread(bot, "what if 8k seq", thread, "EvU1")
 
     [notice] = in_thread(slack, "chat.postEphemeral", thread)
     assert "estimate is no longer kept" in notice and ASK_IN_FULL in notice
@@ -138,7 +110,7 @@ async def test_a_whole_question_under_an_unreadable_context_is_a_fresh_estimate(
     thread = await estimate(bot, slack)
     overwrite_context(tmp_path / "state.sqlite3", thread)
 
-    await reply(bot, "70b qlora 50M tokens h100", thread, "EvU2")
+    await reply_in_thread(bot, "70b qlora 50M tokens h100", thread, "EvU2")
 
     [answer] = in_thread(slack, "chat.postMessage", thread)
     assert NOT_KEPT in answer
@@ -151,7 +123,7 @@ async def test_an_unreadable_context_is_warned_about_by_thread_never_by_contents
     overwrite_context(tmp_path / "state.sqlite3", thread)
 
     with caplog.at_level(logging.WARNING, logger="ftcost.store"):
-        await reply(bot, "what if 8k seq", thread, "EvU3")
+        await reply_in_thread(bot, "what if 8k seq", thread, "EvU3")
 
     [warning] = [r for r in caplog.records if "no longer validates" in r.getMessage()]
     assert warning.levelno == logging.WARNING

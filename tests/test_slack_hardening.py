@@ -54,11 +54,6 @@ async def start_bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[StartBot]
         yield start
 
 
-@pytest.fixture
-async def bot(start_bot: StartBot) -> Harness:
-    return await start_bot()
-
-
 async def post_raw(
     bot: Harness, data: Any, headers: dict[str, str] | None = None
 ) -> tuple[int, str]:

@@ -17,8 +17,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -36,20 +35,9 @@ from tests.fakes import (
     slash_command_body,
 )
 from tests.fakes.slack_signing import BOT_USER_ID
-from tests.slack_harness import Harness, StartBot, http_bot_config, starting
+from tests.slack_harness import Harness
 
 QUERY = "8b lora 20M tokens"
-
-
-@pytest.fixture
-async def start_bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[StartBot]:
-    async with starting(lambda: http_bot_config(slack, tmp_path)) as start:
-        yield start
-
-
-@pytest.fixture
-async def bot(start_bot: StartBot) -> Harness:
-    return await start_bot()
 
 
 async def slash(bot: Harness, slack: FakeSlack, text: str = QUERY) -> str:

@@ -59,11 +59,6 @@ async def start_bot(slack: FakeSlack, tmp_path: Path) -> AsyncIterator[StartBot]
         yield start
 
 
-@pytest.fixture
-async def bot(start_bot: StartBot) -> Harness:
-    return await start_bot()
-
-
 async def slash(bot: Harness, slack: FakeSlack, text: str = QUERY, channel: str = "C1") -> str:
     """Run a slash command that posts an estimate; return the estimate's ts."""
     status, _ = await bot.post(

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
 import aiohttp
-import pytest
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
@@ -91,14 +89,6 @@ class FakeSocketMode:
         return self.acks[envelope_id]
 
 
-@pytest.fixture
-async def socket(slack: FakeSlack) -> AsyncIterator[FakeSocketMode]:
-    fake = await FakeSocketMode().start()
-    slack.on("apps.connections.open", lambda args: {"url": fake.url})
-    yield fake
-    await fake.stop()
-
-
 def socket_config(slack: FakeSlack, tmp_path: Path):
     return load_config(None, {
         "SLACK_BOT_TOKEN": BOT_TOKEN,
@@ -127,7 +117,8 @@ async def test_socket_mode_handler_is_built_over_the_same_app_and_listeners(tmp_
     assert names == {"on_command", "on_mention", "on_message", "on_file_shared", "on_action"}
 
 
-async def test_socket_mode_end_to_end(slack, socket, tmp_path):
+async def test_socket_mode_end_to_end(slack, socket_mode, tmp_path):
+    socket = socket_mode
     runtime = Runtime(socket_config(slack, tmp_path))
     await runtime.start()
     try:
