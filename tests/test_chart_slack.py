@@ -1,7 +1,7 @@
 """The chart on Slack, end to end: the real bolt app over HTTP, the real slack_sdk
 ``files_upload_v2`` (files.getUploadURLExternal, the upload POST,
 files.completeUploadExternal) against the fake Web API."""
-# ruff: noqa: F401, F811  (fixtures imported from test_slack_http are test parameters)
+# ruff: noqa: F401  (fixtures imported from test_slack_http are test parameters)
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from tests.fakes import FakeSlack, block_action_body, event_body, message_event
 from tests.slack_harness import Harness
 from tests.test_slack_http import (  # the HTTP-mode bot and its fixtures, as they are
     QUERY,
-    bot,
     slash,
     start_bot,
 )

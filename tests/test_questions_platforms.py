@@ -21,14 +21,13 @@ from tests.test_discord_bot import slash as discord_slash
 from tests.test_slack_http import (  # noqa: F401  (fixtures)
     actions_of,
     all_text,
-    bot,
     start_bot,
 )
 from tests.test_slack_http import slash as slack_slash
 
 
 async def test_slack_max_seq_answers_with_the_limit_and_the_step_that_does_not_fit(
-    bot: Harness, slack: FakeSlack  # noqa: F811
+    bot: Harness, slack: FakeSlack
 ) -> None:
     ts = await slack_slash(bot, slack, "max seq 8b qlora rtx-4090")
     text = all_text(slack.messages[("C1", ts)]["blocks"])
@@ -37,7 +36,7 @@ async def test_slack_max_seq_answers_with_the_limit_and_the_step_that_does_not_f
 
 
 async def test_slack_budget_lists_only_options_within_it(
-    bot: Harness, slack: FakeSlack  # noqa: F811
+    bot: Harness, slack: FakeSlack
 ) -> None:
     ts = await slack_slash(bot, slack, "8b full 20M tokens under $2")
     text = all_text(slack.messages[("C1", ts)]["blocks"])
@@ -68,7 +67,7 @@ def typed_answer(query: str) -> str:
 
 
 async def test_slack_method_button_on_a_largest_model_answer_searches_every_model(
-    bot: Harness, slack: FakeSlack  # noqa: F811
+    bot: Harness, slack: FakeSlack
 ) -> None:
     ts = await slack_slash(bot, slack, "largest model lora rtx-4090")
     qlora = next(e for e in actions_of(slack, ts)["elements"]
@@ -83,7 +82,7 @@ async def test_slack_method_button_on_a_largest_model_answer_searches_every_mode
 
 
 async def test_slack_max_seq_answer_offers_no_double_seq_button(
-    bot: Harness, slack: FakeSlack  # noqa: F811
+    bot: Harness, slack: FakeSlack
 ) -> None:
     ts = await slack_slash(bot, slack, "max seq 8b qlora rtx-4090")
     actions = [e["action_id"] for e in actions_of(slack, ts)["elements"]]
@@ -107,7 +106,7 @@ async def test_discord_method_button_on_a_largest_model_answer_searches_every_mo
 
 
 async def test_slack_offers_no_qlora_button_under_tensor_parallelism(
-    bot: Harness, slack: FakeSlack  # noqa: F811
+    bot: Harness, slack: FakeSlack
 ) -> None:
     ts = await slack_slash(bot, slack, "8b lora 100M tokens 8x h100 tp 8")
     actions = [e["action_id"] for e in actions_of(slack, ts)["elements"]]
@@ -124,7 +123,7 @@ async def test_discord_offers_no_qlora_button_under_tensor_parallelism(
 
 
 async def test_slack_card_menu_reads_as_the_card_typed_in_the_thread(
-    bot: Harness, slack: FakeSlack  # noqa: F811
+    bot: Harness, slack: FakeSlack
 ) -> None:
     ts = await slack_slash(bot, slack, "70b lora 100M tokens 2 nodes of 8x h100")
     blocks = slack.messages[("C1", ts)]["blocks"]
