@@ -23,7 +23,7 @@ from engine.constants import (
     USABLE_FRACTION,
     ZERO3_HOOKS_WARNING_SHARE,
 )
-from engine.fit import Option
+from engine.fit import Option, card_capacity
 from engine.memory import footprint
 from engine.profiles import fp32_residual_stream
 from engine.rates import framework_picks_native_attention
@@ -45,6 +45,16 @@ def card_tips(ctx: Context, o: Option) -> list[str]:
         *_whole_layer_checkpointing_tip(ctx, o),
         *_arm_host_tip(o),
     ]
+
+
+def hsdp_holds(ctx: Context, o: Option) -> bool:
+    """Whether ``hsdp`` (sharded within each node of ``o``'s card, replicated across
+    nodes) holds the run on ``o``'s cards within the planning line: a remedy for traffic
+    between nodes only where it does (one node's shard of a 70B full fine-tune does not
+    fit an 80 GB card)."""
+    fp = ctx.footprint.on_card(o.gpu.gpus_per_node)
+    per_gpu = fp.per_gpu(Sharding.HSDP, o.count, ctx.request.offload).total
+    return per_gpu <= USABLE_FRACTION * card_capacity(o.gpu, fp.napkin)
 
 
 def _time_saved(ctx: Context, o: Option, faster: Workload) -> float:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from engine.accuracy import uncertainty
 from engine.activations import logits_bytes_per_token
-from engine.card_tips import card_tips
+from engine.card_tips import card_tips, hsdp_holds
 from engine.choices import Framework, Method, Mode, ModelPick, Sharding, Solve
 from engine.collectives import group_nodes, link_bytes_per_s, named_node_cards, nodes_for
 from engine.compute import uses_flat_rule
@@ -34,6 +34,7 @@ from engine.model_caveats import precision_caveat, time_caveat
 from engine.profiles import (
     profile,
 )
+from engine.refused_settings import optimizer_in_backward_accumulation
 from engine.request import Request
 from engine.specs import Catalog
 from engine.warning_context import Context
@@ -458,18 +459,20 @@ def _card_warnings(ctx: Context, o: Option) -> list[str]:
         if share >= COMM_WARNING_SHARE:
             out.append(
                 f"{o.count}x {o.gpu.id} on {where}: about {share:.0%} of each step waits on "
-                f"communication. {_comm_remedy(o.stage, nodes)} Fewer, larger cards or a "
+                f"communication. {_comm_remedy(o.stage, nodes > 1 and hsdp_holds(ctx, o))} "
+                "Fewer, larger cards or a "
                 "faster link would help too."
             )
     return out + card_tips(ctx, o)
 
 
-def _comm_remedy(stage: Sharding, nodes: int) -> str:
+def _comm_remedy(stage: Sharding, hsdp_helps: bool) -> str:
     """What amortizes ``stage``'s traffic (:func:`engine.collectives.data_parallel_seconds`
-    says when each stage sends)."""
+    says when each stage sends); ``hsdp_helps``: the run spans nodes and ``hsdp`` holds it
+    on these cards (:func:`engine.card_tips.hsdp_holds`)."""
     if stage in (Sharding.ZERO3, Sharding.FSDP, Sharding.HSDP):
         hsdp = " or `hsdp` (its gathers stay inside a node)" if (
-            nodes > 1 and stage is not Sharding.HSDP) else ""
+            hsdp_helps and stage is not Sharding.HSDP) else ""
         return (f"Every micro-batch gathers the weights again: a larger micro-batch{hsdp} "
                 "sends less per token.")
     if stage is Sharding.ZERO2:
@@ -565,6 +568,7 @@ _CHECKS: tuple[Callable[[Context], str | list[str] | None], ...] = (
     _named_card,
     _count_not_honoured,
     _past_positions,
+    optimizer_in_backward_accumulation,
     _checkpointing_off,
     _logits_warning,
     _tensor_parallel_warnings,
