@@ -55,7 +55,7 @@ from engine.request import Request
 Scope = Literal[
     "any", "adapters", "fp32-adapters", "full", "zero", "full-outside-zero", "qlora-eager",
     "qlora-fp32", "tied", "offload", "selective", "fsdp-accum", "compiled", "fsdp",
-    "fsdp-full", "several", "method-unsaid",
+    "fsdp-full", "several", "method-unsaid", "dropout-unsaid",
 ]
 """Which runs a profile fact touches: every run, LoRA/QLoRA, LoRA/QLoRA with adapters
 kept in FP32 (``fp32_adapters``, the profile's unless said), full fine-tunes, runs that
@@ -64,8 +64,8 @@ full fine-tunes that do not, QLoRA without ``torch.compile``, QLoRA whose weight
 not sharded, models with tied embeddings, offloaded runs, runs checkpointed
 selectively on a model the framework checkpoints selectively by default, runs that
 accumulate micro-batches under FSDP, runs under ``torch.compile``, runs FSDP1 shards
-(full fine-tunes among them), ``auto`` runs on several cards, or runs that name no
-method."""
+(full fine-tunes among them), ``auto`` runs on several cards, runs that name no
+method, or LoRA/QLoRA runs that name no dropout (a config's or the query's own stands)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +176,7 @@ def _profile(framework: Framework, label: str, short: str) -> Profile:
     if pure != PROFILE_PURE_BF16[generic]:
         changes.append(("pure BF16 weights and optimizer states", "any"))
     if dropout != PROFILE_LORA_DROPOUT[generic]:
-        changes.append((f"LoRA dropout {dropout:g}", "adapters"))
+        changes.append((f"LoRA dropout {dropout:g}", "dropout-unsaid"))
     if frozen:
         frozen_grads = "FSDP keeps gradients for frozen weights wrapped with adapters"
         changes.append((frozen_grads, "adapters"))
@@ -317,6 +317,7 @@ def changes_for(
         "fsdp": fsdp1_gathers(request, stage, shard_ranks),
         "fsdp-full": full and fsdp1_gathers(request, stage, shard_ranks),
         "method-unsaid": request.method is None,
+        "dropout-unsaid": not full and "lora_dropout" not in request.model_fields_set,
         "several": request.sharding is Sharding.AUTO and (
             stage.is_fsdp if stage is not None else (request.gpu_count or 1) > 1
         ),

@@ -607,3 +607,16 @@ def test_the_adapter_fields_are_those_the_metadata_marks_adapters_only() -> None
     from engine.request import ADAPTER_FIELDS, field_metas
 
     assert {n for n, meta in field_metas().items() if meta.adapters_only} == ADAPTER_FIELDS
+
+
+def test_the_profiles_lora_dropout_is_named_where_the_run_leaves_it_to_the_framework() -> None:
+    request = resolve(Request(model="llama-3.1-8b", method="lora", framework="hf"))
+
+    assert "LoRA dropout 0.05" in changes_for(request)
+
+
+def test_a_lora_dropout_the_run_states_is_not_named_as_the_frameworks() -> None:
+    request = resolve(Request(model="llama-3.1-8b", method="lora", framework="hf",
+                              lora_dropout=0.0))
+
+    assert not any("LoRA dropout" in c for c in changes_for(request))

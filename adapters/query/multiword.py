@@ -256,6 +256,7 @@ PHRASES: Final = {
     ("less", "than"): "less-than",
     ("at", "most"): "at-most",
     ("or", "less"): "or-less",
+    ("or", "under"): "or-under",  # "in 3 days or under"
     ("max", "budget"): "max-budget",
     ("budget", "is"): "budget",  # "my budget is $1000"
     ("up", "to"): "at-most",  # "up to 3 epochs", "up to $500"

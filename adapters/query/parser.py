@@ -51,10 +51,10 @@ from adapters.query.steps import (
 from adapters.values import show_value
 from catalog.loader import default_catalog
 from engine.choices import Method, ModelPick, Solve
-from engine.estimate import answered
+from engine.estimate import answered, estimate
 from engine.request import Request, field_meta
 from engine.solve import settled
-from engine.specs import Catalog
+from engine.specs import Catalog, UnknownId
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +248,28 @@ def _relative_base(previous: Request, state: State, catalog: Catalog | None) -> 
     return answered(previous, catalog)
 
 
+def keep_found_model(
+    previous: Request, changes: dict[str, object], catalog: Catalog | None
+) -> None:
+    """A follow-up that turns a ``largest model`` question into another (``fewest
+    cards``, ``max seq``) keeps the model its answer found (``changes`` gain it, as named
+    exactly): the question's own model is only the search's seed (or, for ``largest
+    llama``, the family it searched), not what the reply answered for. A follow-up that
+    keeps the question (``what if qlora``) searches again; one that names a model asks
+    at it; an answer that found no model leaves the request as it was."""
+    if previous.solve is not Solve.MODEL or "model" in changes:
+        return
+    if changes.get("solve", Solve.MODEL) is Solve.MODEL:
+        return
+    try:
+        solution = estimate(previous, catalog).solution
+    except UnknownId:  # a Hub model dropped from the cache: nothing to keep
+        return
+    found = solution.value if solution is not None else None
+    if isinstance(found, str):
+        changes.update(model=found, model_pick=ModelPick.EXACT)
+
+
 def apply_followup(
     previous: Request, text: str, catalog: Catalog | None = None, said: Said = NOTHING_SAID
 ) -> Request:
@@ -320,6 +342,7 @@ def apply_followup(
         changes.update(samples=None, sample_tokens=None)
     elif any(f in changes for f in (*OTHER_LENGTHS, "sample_tokens")):
         changes["steps"] = None  # the run is counted another way now
+    keep_found_model(previous, changes, catalog)  # "fewest cards" after "largest model"
     # Only what was said before (model_fields_set) carries over as said: a framework
     # profile still fills the rest (engine.profiles.resolve).
     merged = {**previous.model_dump(exclude_unset=True), **settled(previous, changes)}

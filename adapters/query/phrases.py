@@ -99,8 +99,13 @@ _LIMIT_WORDS: Final = frozenset(
      "less-than", "at-most", "cap", "<", "<=", "max", "maximum"}
 )
 _POSTFIX_LIMITS: Final = frozenset(
-    {"budget", "deadline", "max", "maximum", "cap", "or-less", "total"}
+    {"budget", "deadline", "max", "maximum", "cap", "or-less", "or-under", "total",
+     "at-most", "tops"}
 )
+_OR_LESS: Final = frozenset({"or-less", "or-under", "at-most", "max", "maximum", "tops"})
+"""After a limit said with its word first (``in 3 days or less``, ``under $500 at most``)
+they say nothing more; those of :data:`_AT_MOST` before a number (``within 3 days max
+$500``) start the next."""
 _AT_MOST: Final = frozenset({"max", "maximum", "at-most"})
 """Before an amount of something other than money or time (``max 50M tokens``, ``up to
 3 epochs``) they say that amount."""
@@ -143,10 +148,10 @@ def limit(s: State, i: int) -> int:
     if low in _LIMIT_WORDS:
         num = read_number(s.low(i + 1))
         if _money(num) and low not in ("in", "by", "within"):
-            return _set_budget(s, i + 1, i, 2)
+            return _set_budget(s, i + 1, i, 2 + _or_less(s, i + 2))
         found = _duration(s, i + 1)
         if found is not None and low not in ("budget", "max-budget", "cap"):
-            return _set_deadline(s, found, i, 1 + found[1])
+            return _set_deadline(s, found, i, 1 + found[1] + _or_less(s, i + 1 + found[1]))
         if low in _AT_MOST and num is not None and s.low(i + 2) in ALL_UNITS:
             return 1  # "max 50M tokens", "up to 3 epochs": the amount itself, read next
         if low in ("under", "below", "within", "less-than", "at-most") and num is not None:
@@ -161,12 +166,29 @@ def limit(s: State, i: int) -> int:
                 s.raw(i, 2), example="8b lora 50M tokens under $500 within 2 days",
             )
         return 0
-    if _money(read_number(low)) and s.low(i + 1) in _POSTFIX_LIMITS:
+    if _money(read_number(low)) and _postfix_limit(s, i + 1):
         return _set_budget(s, i, i, 2)
     found = _duration(s, i)
-    if found is not None and s.low(i + found[1]) in _POSTFIX_LIMITS:
+    if found is not None and _postfix_limit(s, i + found[1]):
         return _set_deadline(s, found, i, found[1] + 1)
     return 0
+
+
+def _postfix_limit(s: State, i: int) -> bool:
+    """Whether word ``i``, after an amount, makes it a limit (``$500 or less``, ``3 days
+    at most``); a word that starts another amount (``at most 3 epochs``) does not."""
+    return s.low(i) in _POSTFIX_LIMITS and not _starts_amount(s, i)
+
+
+def _or_less(s: State, i: int) -> int:
+    """1 when word ``i`` repeats that the limit before it is an upper one (``in 3 days or
+    less``, ``under $500 or less``), else 0."""
+    return int(s.low(i) in _OR_LESS and not _starts_amount(s, i))
+
+
+def _starts_amount(s: State, i: int) -> bool:
+    """Whether word ``i`` (``max``, ``at most``) comes before an amount it limits."""
+    return s.low(i) in (*_AT_MOST, "tops") and read_number(s.low(i + 1)) is not None
 
 
 def _set_budget(s: State, num_at: int, phrase_at: int, n: int) -> int:

@@ -12,6 +12,7 @@ from adapters.query import (
     families,
     instances,
     launchers,
+    network,
     parallel,
     phrases,
     phrasing,
@@ -456,6 +457,9 @@ _HANDLERS: Final[tuple[Handler, ...]] = (
     sharding_words.parallel_degree,
     phrasing.framework_words,
     phrasing_configs.published,
+    network.network,
+    network.n_node,
+    network.setup_word,
     samples.samples,
     samples.sample_length,
     samples.packed_to,
@@ -548,6 +552,7 @@ def scan(text: str, catalog: Catalog) -> State:
     phrasing.check_phrasing(state)
     sharding_words.check_sharding(state)
     phrasing_configs.check_published(state)
+    network.check_network(state)
     _check_card_memory(state)
     steps.check_global_batch(state)
     phrases.check_deepspeed(state)

@@ -30,12 +30,17 @@ def axolotl(r: Reader) -> None:
     """axolotl's schema defaults: ``num_epochs`` 1.0 and ``micro_batch_size`` 1
     (axolotl-ai-cloud/axolotl src/axolotl/utils/schemas/training.py,
     ``HyperparametersConfig``); ``sequence_len`` 512 and ``gradient_checkpointing`` False
-    (src/axolotl/utils/schemas/config.py, ``AxolotlInputConfig``)."""
+    (src/axolotl/utils/schemas/config.py, ``AxolotlInputConfig``); ``lora_dropout`` 0.0
+    with an adapter (src/axolotl/utils/schemas/peft.py, ``LoraConfig.lora_dropout`` and
+    its ``validate_lora_dropout``, which sets 0.0 when an adapter leaves it unset), not
+    the 0.05 of TRL's ``ModelConfig`` that the ``hf`` profile counts."""
     r.default("sequence_len", "sequence 512", "axolotl", seq_len=512)
     r.default("micro_batch_size", "micro-batch 1", "axolotl", micro_batch=1)
     r.default("num_epochs", epochs_meaning(1.0, r), "axolotl", epochs=1.0)
     r.default("gradient_checkpointing", "gradient checkpointing off", "axolotl",
               grad_checkpointing=False)
+    if _lora(r):
+        r.default("lora_dropout", "LoRA dropout 0", "axolotl", lora_dropout=0.0)
 
 
 def trainer(r: Reader, owner: str) -> None:
