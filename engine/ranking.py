@@ -179,7 +179,9 @@ def rank_cards(
     is timed, so there is no fastest. A ``count`` the user named (for no card in
     particular) keeps only the cards that hold the run at that count and are rented that
     many (:func:`card_limit`: 16 GeForce cards are two machines no cloud networks
-    together). This loop runs for every card on every estimate and what-if, so it is
+    together), on no more of its machines than the ``nodes`` named (``2 nodes`` of
+    one-GPU GH200 machines are 2 cards, not 16). This loop runs for every card on every
+    estimate and what-if, so it is
     plain arithmetic plus at most one step-time evaluation per card (:func:`_timed_best`;
     the fastest reuses the cheapest's timings).
     """
@@ -200,8 +202,10 @@ def rank_cards(
         if flagged and len(waiting if timed else ranked) >= keep:
             break
         for index, card in enumerate(table):
-            if card.flagged is not flagged or (count is not None and count > card.most_cards):
-                continue
+            if card.flagged is not flagged or (count is not None and (
+                    count > card.most_cards
+                    or (nodes and count > nodes * card.gpu.gpus_per_node))):
+                continue  # past the card's limit, or more of its machines than named
             capacity = card.napkin_capacity if napkin else card.capacity
             cap = USABLE_FRACTION * capacity
             node = card.gpu.gpus_per_node if per_card_nodes else None

@@ -293,3 +293,12 @@ def test_hsdp_nodes_named_for_a_card_leave_other_cards_sized_on_their_own(catalo
     b300 = next(o for o in estimate(named, catalog).options if o.gpu.id == "b300")
     own = next(o for o in estimate(alone, catalog).options if o.gpu.id == "b300")
     assert (b300.count, b300.per_gpu_gb) == (own.count, own.per_gpu_gb)
+
+
+def test_nodes_named_for_no_card_keep_each_card_to_that_many_machines(catalog) -> None:
+    est = estimate(Request(model="llama-3.1-8b", method="lora", dataset_tokens=5 * 10**7,
+                           gpu_count=16, nodes=2), catalog)
+
+    assert est.options
+    assert all(o.count <= 2 * o.gpu.gpus_per_node for o in est.options)
+    assert "gh200" not in {o.gpu.id for o in est.options}
