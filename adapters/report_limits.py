@@ -44,6 +44,8 @@ def solve_headline(est: Estimate, sol: Solution) -> str:
         Solve.MODEL: f"Largest model for {method} on {card}",
         Solve.GPU_COUNT: f"Fewest {card} for {method}",
     }[sol.goal]
+    if sol.within is not None:
+        return _within_headline(est, sol, what, line)
     if sol.value is None or sol.memory is None:
         if sol.next_value is None or sol.next_gb is None:
             return f"{what}: nothing fits ({line})."
@@ -70,6 +72,27 @@ def solve_headline(est: Estimate, sol: Solution) -> str:
         nxt = sol.next_value if isinstance(sol.next_value, str) else f"{sol.next_value:,}"
         verb = "do not fit" if sol.goal is Solve.GPU_COUNT else "does not fit"
         head += f" {nxt} {verb} ({fmt_gb(sol.next_gb, beside=t.usable_gb)})."
+    return head
+
+
+def _within_headline(est: Estimate, sol: Solution, what: str, line: str) -> str:
+    """``fewest cards`` under a budget or deadline: the fewest cards that meet it, the
+    count below that does not, and the fewest that only hold the run."""
+    w = sol.within
+    assert w is not None
+    what = f"{what} {_limits(w.budget_usd, w.deadline_hours)}"
+    held = f"{w.in_memory:,} hold{'s' if w.in_memory == 1 else ''} it in memory"
+    if sol.value is None or sol.memory is None:
+        closest = "" if w.below is None else f"; closest: {_option_phrase(w.below)}"
+        return (f"{what}: no count up to {w.most:,} cards meets it{closest}. {held} "
+                f"({line}).")
+    head = (f"{what}: {_solved(sol.goal, sol.value, est)}, {fmt_gb(sol.memory.total)} per "
+            f"GPU ({line}).")
+    if w.below is not None:
+        b = w.below
+        head += (f" {b.count:,} miss it ({fmt_money(b.timing.cost_usd)}, "
+                 f"{_shown_hours(b, w.deadline_hours)})")
+        return head + (f"; {held}." if w.in_memory != b.count else ".")
     return head
 
 
@@ -100,12 +123,17 @@ def _limits(budget: float | None, deadline: float | None) -> str:
 def _option_phrase(o: Option, deadline: float | None = None) -> str:
     """``24x b200: $2,360, 18.7 h``; a time that misses ``deadline`` by less than its
     rounding shows a finer figure (``1.01 h`` past ``1.0 h``, not ``1.0 h``)."""
+    return f"{o.count}x {o.gpu.id}: {fmt_money(o.timing.cost_usd)}, {_shown_hours(o, deadline)}"
+
+
+def _shown_hours(o: Option, deadline: float | None) -> str:
+    """``o``'s wall-clock; finer where it misses ``deadline`` by less than its rounding."""
     wall = o.timing.wall_hours
     shown = fmt_hours(wall)
     missed = deadline is not None and wall is not None and wall > deadline
     if missed and wall is not None and shown == fmt_hours(deadline):
         shown = f"{wall:.2f} h" if wall < 48 else f"{wall / 24:,.2f} d"
-    return f"{o.count}x {o.gpu.id}: {fmt_money(o.timing.cost_usd)}, {shown}"
+    return shown
 
 
 def _what_was_tried(est: Estimate) -> str:
@@ -119,11 +147,17 @@ def _what_was_tried(est: Estimate) -> str:
         cards = f"a {r.gpu_memory_gb:g} GB card"
     else:
         cards = "a card"
+    sol = est.solution
+    if sol is not None and sol.within is not None:
+        return (f"every count of {cards} from the fewest that hold the run "
+                f"({sol.within.in_memory:,}) was tried, fewest first")
+    if r.gpu_count is not None and "gpu_count" not in r.model_fields_set:
+        return f"{r.gpu_count}x {cards} (the count the limit was solved on) was tried"
     if r.gpu_count is not None:
-        return f"{r.gpu_count}x {cards} as named (or the fewest that hold the run)"
+        return f"{r.gpu_count}x {cards} as named (or the fewest that hold the run) was tried"
     nodes = r.nodes or MAX_CLUSTER_NODES
     return (f"any count of {cards} up to {nodes} of its machine{'s' if nodes > 1 else ''} "
-            f"(nodes of {GPUS_PER_NODE}, or as the card is rented)")
+            f"(nodes of {GPUS_PER_NODE}, or as the card is rented) was tried")
 
 
 def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
@@ -142,9 +176,10 @@ def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
         order = "cheapest first" if c.by_cost else "fastest first"
         return [
             f"Only options {limits} are listed ({len(c.options)}, {order}); "
-            f"{_what_was_tried(est)} was tried."
+            f"{_what_was_tried(est)}."
         ], []
-    closest = "; ".join(_option_phrase(o, c.deadline_hours) for o in c.options[:2])
+    near = c.closest or tuple(c.options)
+    closest = "; ".join(_option_phrase(o, c.deadline_hours) for o in near[:2])
     line = f"No option stays {limits}." + (
         f" Closest: {closest}." if closest else " No card holds the run as asked.")
     if c.suggestions:
@@ -153,4 +188,11 @@ def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
         ) + "."
     else:
         line += " No other method does either: raise the limit or train on fewer tokens."
+    r = est.request
+    if (r.gpu_count is not None and "gpu_count" not in r.model_fields_set
+            and r.solve is not Solve.GPU_COUNT and r.solve is not None):
+        card = r.gpu or "cards"
+        line += (f" The plan keeps the {r.gpu_count:,} card{'s' if r.gpu_count > 1 else ''} "
+                 f"the limit was solved on: name more (`{max(8, 2 * r.gpu_count)}x {card}`) "
+                 "to solve and plan on them.")
     return [], [line]

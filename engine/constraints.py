@@ -11,9 +11,11 @@ own time model (:func:`engine.fit.make_option`), none is extrapolated.
 
 Ranking: by cost when a deadline is given (the cheapest way to be done in time), by
 wall-clock under a budget alone (the fastest run the money buys). When no option meets
-them, the closest are kept instead (the cheapest over budget, the fastest past the
-deadline) and each other method is tried for the cheapest option that does meet them
-("QLoRA on 4x L40S: $410, 1.6 d").
+them, the closest are kept instead: each card's option that misses them by the least
+(:func:`shortfall`: the cost over the budget, the time over the deadline, the larger of
+the two as a multiple of its limit), closest first, with each card's cheapest beside them
+under a deadline (what the time would cost at least), and each other method is tried for
+the cheapest option that does meet them ("QLoRA on 4x L40S: $410, 1.6 d").
 """
 
 from __future__ import annotations
@@ -73,6 +75,10 @@ class Constrained:
     """Options meeting the limits, ranked; when none does, the closest ones."""
     suggestions: tuple[Suggestion, ...] = ()
     """When none meets them: other methods that do, each with its cheapest option."""
+    closest: tuple[Option, ...] = ()
+    """When none meets them: each card's option that misses them by the least
+    (:func:`shortfall`), closest first; :attr:`options` shows them with each card's
+    cheapest."""
     timed: bool = True
     """False when the question gave no dataset size, so nothing can be timed or costed."""
 
@@ -116,6 +122,19 @@ def meets(option: Option, budget: float | None, deadline: float | None) -> bool:
     return deadline is None or t.wall_hours <= deadline * (1 + FIT_SLACK)
 
 
+def shortfall(option: Option, budget: float | None, deadline: float | None) -> float:
+    """How far ``option`` misses the limits, as a multiple of each: its cost over the
+    budget and its wall-clock over the deadline, the larger of the two (1.0 or less: it
+    meets them); infinite when it is not timed."""
+    t = option.timing
+    ratios = [1.0]
+    if budget is not None:
+        ratios.append(float("inf") if t.cost_usd is None else t.cost_usd / budget)
+    if deadline is not None:
+        ratios.append(float("inf") if t.wall_hours is None else t.wall_hours / deadline)
+    return max(ratios)
+
+
 def counts(fewest: int, most: int, per_node: int = GPUS_PER_NODE) -> list[int]:
     """Card counts to try: every count up to one node of ``per_node`` cards, then whole
     nodes up to ``MAX_CLUSTER_NODES``, and past that every ``NODE_STEP_PAST_CLUSTER``-th
@@ -140,10 +159,11 @@ def _most_cards(request: Request, per_node: int) -> int:
     return min(nodes * per_node, MAX_CARDS)
 
 
-def _card_options(
+def card_options(
     fp: Footprint, work: Compute, request: Request, gpu: GpuSpec
 ) -> Iterable[Option]:
-    """Every count of ``gpu`` worth trying, each built with the estimate's time model."""
+    """Every count of ``gpu`` worth trying, fewest first, each built with the estimate's
+    time model (a count the request names alone, where it holds the run)."""
     found = Sizer(fp, request.sharding, request.offload).fewest(gpu)
     if found is None:
         return
@@ -196,7 +216,7 @@ def _best_per_card(
     best: list[Option] = []
     tried: list[Option] = []
     for gpu in gpus:
-        options = list(_card_options(fp, work, request, gpu))
+        options = list(card_options(fp, work, request, gpu))
         tried += options
         good = [o for o in options if meets(o, budget, deadline)]
         if good and request.mode is Mode.NAPKIN:
@@ -223,21 +243,41 @@ def _per_card(options: list[Option], by_cost: bool) -> list[Option]:
     return sorted(best.values(), key=lambda o: _rank_key(o, by_cost))
 
 
-def _closest(tried: list[Option], request: Request, keep: int) -> list[Option]:
-    """When nothing meets the limits: each card's cheapest option (over budget) and each
-    card's fastest (past the deadline), alternating, without repeats."""
+def _closest(
+    tried: list[Option], request: Request, keep: int
+) -> tuple[list[Option], list[Option]]:
+    """When nothing meets the limits: ``(the options shown, the closest)``. The closest
+    are each card's option that misses them by the least (:func:`shortfall`), closest
+    first; under a deadline each card's cheapest is shown beside them (and with a budget
+    too, each card's fastest), alternating, without repeats."""
+    budget, deadline = request.budget_usd, request.deadline_hours
     timed = [o for o in tried if o.fits and o.timing.wall_hours is not None]
-    cheapest = _per_card(timed, True)
-    fastest = _per_card(timed, False)
-    lists = [cheapest]
-    if request.deadline_hours is not None:
-        lists = [cheapest, fastest] if request.budget_usd is not None else [fastest, cheapest]
+    nearest: dict[str, Option] = {}
+    for o in timed:
+        held = nearest.get(o.gpu.id)
+        if held is None or _near_key(o, budget, deadline) < _near_key(held, budget, deadline):
+            nearest[o.gpu.id] = o
+    closest = sorted(nearest.values(), key=lambda o: _near_key(o, budget, deadline))
+    lists = [closest]
+    if deadline is not None:
+        lists.append(_per_card(timed, True))
+        if budget is not None:
+            lists.append(_per_card(timed, False))
     out: list[Option] = []
     for i in range(keep):
         for ranked in lists:
             if i < len(ranked) and all(ranked[i] is not o for o in out):
                 out.append(ranked[i])
-    return out[:keep]
+    return out[:keep], closest[:keep]
+
+
+def _near_key(
+    option: Option, budget: float | None, deadline: float | None
+) -> tuple[bool, float, float, float]:
+    """Closest to the limits first (:func:`shortfall`), cards fit for training before
+    the others, then by cost (under a deadline) or wall-clock."""
+    rank = _rank_key(option, deadline is not None)
+    return (rank[0], shortfall(option, budget, deadline), rank[1], rank[2])
 
 
 def _gpus(request: Request, catalog: Catalog) -> list[GpuSpec]:
@@ -278,9 +318,10 @@ def constrain(
         if found:
             suggestions.append(Suggestion(method, found[0]))
     suggestions.sort(key=lambda s: _rank_key(s.option, by_cost))
-    return Constrained(
-        budget, deadline, False, _closest(tried, request, keep), tuple(suggestions)
-    )
+    shown, closest = _closest(tried, request, keep)
+    return Constrained(budget, deadline, False, shown, tuple(suggestions), closest=tuple(closest))
 
 
-__all__ = ["Constrained", "Suggestion", "constrain", "counts", "meets"]
+__all__ = [
+    "Constrained", "Suggestion", "card_options", "constrain", "counts", "meets", "shortfall",
+]

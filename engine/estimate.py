@@ -10,7 +10,7 @@ from __future__ import annotations
 from engine import warnings as caveats
 from engine.accuracy import uncertainty
 from engine.assumptions import assumptions
-from engine.choices import Method, Mode, Sharding, StatePrecision
+from engine.choices import Method, Mode, Sharding, Solve, StatePrecision
 from engine.compute import Compute, compute
 from engine.constants import (
     BAND_FULL,
@@ -41,6 +41,7 @@ from engine.ranking import (
 from engine.request import Request
 from engine.result import Estimate, WhatIf, option_sharding
 from engine.solve import solve
+from engine.solve_limits import fewest_row, within_limits
 from engine.specs import Catalog, GpuSpec, ModelSpec, UnknownId
 from engine.warning_context import Context, changes_on_lead
 
@@ -234,10 +235,12 @@ def _what_ifs(
 
     "At your settings" (the specification's what-if panel): every row uses the card
     the headline picked, so methods are compared on one card, at the count the user named
-    where it holds the variant (as the headline allows, up to the whole card). A variant
-    no count of that card holds names the smallest card that does. ``headline`` is the
-    reply's own option (None when nothing fits) and ``planned`` the request's footprint
-    and workload: the request's own row reuses them.
+    where it holds the variant (as the headline allows, up to the whole card); under
+    ``fewest cards`` each on its own fewest count, as the answer's note counts them
+    (``engine.solve_limits.fewest_row``). A variant no count of that card holds names
+    the smallest card that does. ``headline`` is the reply's own option (None when nothing
+    fits) and ``planned`` the request's footprint and workload: the request's own row
+    reuses them.
     """
     pick = headline.gpu if headline is not None else None
     base_method = request.effective_method
@@ -262,6 +265,8 @@ def _what_ifs(
         elsewhere: Option | None = None
         if variant is request and headline is not None and headline.runs:
             option = headline  # the request's own row is the headline's answer
+        elif pick is not None and request.solve is Solve.GPU_COUNT:
+            option = fewest_row(variant, model, fp, work, pick)  # each on its own fewest
         elif pick is not None:
             found = count_on_card(fp, pick, variant.sharding, variant.offload, variant.gpu_count,
                                   machines=work.flops is not None)
@@ -347,6 +352,8 @@ def estimate(request: Request, catalog: Catalog | None = None) -> Estimate:
         asked = _unsaid(asked, {"seq_len": request.seq_len})
     # -- issue 16: a limit question is answered first; the estimate is at the answer.
     solution = solve(request, model, catalog) if request.solve is not None else None
+    if solution is not None:  # fewest cards under a budget or deadline: the fewest meeting it
+        solution = within_limits(solution, request, model, catalog)
     if solution is not None and solution.update:
         asked = _unsaid(asked, solution.update)  # the answer's values, not the user's words
         model = catalog.model(asked.model)

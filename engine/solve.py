@@ -13,19 +13,25 @@ model is the largest catalog model that fits, by total parameters, every candida
 evaluated (architectures differ, so size alone does not order memory); the count is
 :meth:`engine.fit.Sizer.fewest_for`, the estimate's own sizing.
 
-The card is the one named (one card unless a count is named), else a card memory
-(``24gb``, read as a label like the catalog's "24 GB"), else ``SOLVE_REFERENCE_GPU``, and
-the reply says which. GB = 10^9 bytes throughout.
+The card is the one named, else a card memory (``24gb``, read as a label like the
+catalog's "24 GB"), else ``SOLVE_REFERENCE_GPU``, and the reply says which. The count is the
+one named; without one, one card where one card holds the question's smallest step (a
+256-token sequence, a micro-batch of 1; any model), else the fewest that hold it, on the
+machines the estimate rents when the run is priced (:func:`solve_count`): the count the
+estimate below the answer plans on, so the answer and the priced plan name one cluster.
+With a budget or deadline that count is kept for the plan (``Solution.update``), which
+would otherwise choose its own. A model with a learned position table (GPT-2, OPT) stops
+the sequence at its rows. GB = 10^9 bytes throughout.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine.choices import Method, Mode, ModelPick, Solve
+from engine.choices import Method, Mode, ModelPick, Sharding, Solve
 from engine.constants import (
     BIGGER_CARD_FACTOR,
     FIT_SLACK,
@@ -37,6 +43,7 @@ from engine.constants import (
 )
 from engine.fit import (
     MAX_CARDS,
+    Option,
     Sizer,
     auto_sharded,
     card_limit,
@@ -65,9 +72,11 @@ class Target:
     """True capacity the fit is judged against, GB (the label read as GiB; the label
     itself in napkin mode), as ``engine.fit.card_capacity``."""
     count: int
-    """Cards the run is spread over (1 unless the question named a count)."""
+    """Cards the run is spread over: the count named, else :func:`solve_count`'s."""
     named: bool = True
     """False when no card was named and the reference card stands in."""
+    count_named: bool = True
+    """False when the question named no count and :func:`solve_count` chose it."""
 
     @property
     def usable_gb(self) -> float:
@@ -99,6 +108,22 @@ class Raise:
 
 
 @dataclass(frozen=True, slots=True)
+class Within:
+    """``fewest cards`` under a budget or deadline (``engine.solve_limits``): the fewest
+    cards that meet it, not only hold the run."""
+
+    budget_usd: float | None
+    deadline_hours: float | None
+    in_memory: int
+    """The fewest cards that hold the run in memory (the answer without the limits)."""
+    below: Option | None
+    """With an answer: the largest count tried below it, which misses the limits (None
+    when the answer is :attr:`in_memory`). Without one: the closest count tried."""
+    most: int
+    """The most cards tried."""
+
+
+@dataclass(frozen=True, slots=True)
 class Solution:
     """The answer to a limit question, with the step that does not fit."""
 
@@ -118,10 +143,25 @@ class Solution:
     notes: tuple[str, ...] = ()
     update: dict[str, Any] = field(default_factory=dict)
     """The request fields that put the estimate at the answer's setting."""
+    within: Within | None = None
+    """``fewest cards`` under a budget or deadline: how the limits moved the answer."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``"solve"`` member of the estimate document (docs/questions.md)."""
         t = self.target
+        extra: dict[str, Any] = {}
+        if self.within is not None:
+            b = self.within.below
+            extra["within_limits"] = {
+                "fewest_in_memory": self.within.in_memory,
+                "below": None if b is None else {
+                    "gpu_count": b.count,
+                    "wall_hours": None if b.timing.wall_hours is None
+                    else round(b.timing.wall_hours, 3),
+                    "cost_usd": None if b.timing.cost_usd is None
+                    else round(b.timing.cost_usd, 2),
+                },
+            }
         return {
             "for": self.goal.value,
             "value": self.value,
@@ -137,6 +177,7 @@ class Solution:
                 {"change": r.change, "value": r.value, "gpu": r.gpu, "gpu_count": r.count}
                 for r in self.raises
             ],
+            **extra,
         }
 
 
@@ -195,6 +236,48 @@ def target_for(request: Request, catalog: Catalog) -> Target:
     return Target(gpu, gpu.memory_gb, label_capacity_gb(gpu.memory_gb, napkin), count, False)
 
 
+def _fewest(
+    fp: Footprint, request: Request, target: Target, machines: bool
+) -> tuple[int, Sharding, float] | None:
+    """The fewest cards of the target that hold ``fp`` (``engine.fit.Sizer``, the
+    estimate's own sizing), up to the most its machines hold; on the machines clouds rent
+    with ``machines`` (a priced plan), else only to a card's ``rent_step``."""
+    sizer = Sizer(fp, request.sharding, request.offload, machines)
+    most = card_limit(target.gpu) if target.gpu is not None else MAX_CARDS
+    node = sizer.node_cards_on(target.gpu)
+    if target.gpu is None:
+        return sizer.fewest_for(target.usable_gb, most, node)
+    return sizer.fewest_rentable(target.gpu, target.usable_gb, most, node, machines=machines)
+
+
+def _most(fp: Footprint, target: Target) -> int:
+    """The most cards of the target a run is sized on, in whole groups and rings."""
+    most = card_limit(target.gpu) if target.gpu is not None else MAX_CARDS
+    return max(fp.card_step, most - most % fp.card_step)
+
+
+def solve_count(goal: Solve, request: Request, model: ModelSpec, target: Target) -> int:
+    """Cards a limit is solved on when the question names no count: one card (one
+    tensor-parallel group, one context-parallel ring) where one holds the question's
+    smallest step (a sequence of ``SOLVE_SEQ_STEP`` tokens, a micro-batch of 1; a
+    ``largest model`` question always starts from one), else the fewest that hold that
+    step, rounded up to the machines clouds rent when the run is priced, as the estimate
+    at the answer rents them (``max seq 70b full h100 50M tokens``: 24 H100s, not one card
+    that holds nothing beside a plan on 24); the most its machines hold when none do."""
+    one = request.tensor_parallel * request.context_parallel  # one group, one ring
+    if goal is Solve.SEQ_LEN:
+        start = request.model_copy(update={"seq_len": SOLVE_SEQ_STEP})
+    elif goal is Solve.MICRO_BATCH:
+        start = request.model_copy(update={"micro_batch": 1})
+    else:
+        return one
+    if target.holds(per_gpu(model, start, one, target.gpu).total):
+        return one
+    fp = _on(footprint(model.architecture, start), target.gpu)
+    found = _fewest(fp, start, target, machines=request.trained_tokens is not None)
+    return found[0] if found is not None else _most(fp, target)
+
+
 def _candidates(request: Request, model: ModelSpec, catalog: Catalog) -> list[ModelSpec]:
     """Catalog models a ``largest model`` question chooses from, smallest first: the named
     model's family when the question named one, else every catalog model."""
@@ -241,7 +324,7 @@ def _limit(
             return per_gpu(model, request.model_copy(update={"seq_len": k * SOLVE_SEQ_STEP}),
                            target.count, target.gpu)
 
-        top = MAX_SEQ_LEN // SOLVE_SEQ_STEP
+        top = seq_cap(model) // SOLVE_SEQ_STEP
         k = largest(1, top, lambda k: target.holds(at_seq(k).total))
         nxt = 1 if k is None else (k + 1 if k < top else None)
         return (
@@ -287,13 +370,9 @@ def _limit(
     # Solve.GPU_COUNT: the estimate's own sizing.
     fp = _on(footprint(model.architecture, request), target.gpu)
     sizer = Sizer(fp, request.sharding, request.offload)
-    most = card_limit(target.gpu) if target.gpu is not None else MAX_CARDS  # its machines
-    node = sizer.node_cards_on(target.gpu)
-    found = (sizer.fewest_for(target.usable_gb, most, node) if target.gpu is None
-             else sizer.fewest_rentable(target.gpu, target.usable_gb, most, node,
-                                        machines=False))  # the fewest, not the billed
+    found = _fewest(fp, request, target, machines=False)  # the fewest, not the billed
     if found is None:  # even the most cards its machines hold: what they would need
-        top = max(fp.card_step, most - most % fp.card_step)
+        top = _most(fp, target)
         at_top = fp.per_gpu(
             resolve_stage(request.sharding, top, fp.tensor_parallel, sharded=auto_sharded(fp)),
             top, request.offload)
@@ -316,6 +395,14 @@ def _limit(
 
 # --------------------------------------------------------------------------- #
 # what would raise the limit
+
+
+def seq_cap(model: ModelSpec) -> int:
+    """The longest sequence a ``max seq`` answer may reach: ``MAX_SEQ_LEN``, or the rows
+    of the model's learned position table (GPT-2's 1,024, OPT's 2,050) where it has one,
+    as ``engine.warnings`` judges a sequence past it: it cannot run at all."""
+    positions = model.architecture.learned_positions
+    return min(MAX_SEQ_LEN, positions) if positions else MAX_SEQ_LEN
 
 
 def _better(goal: Solve, new: Value | None, old: Value | None, catalog: Catalog) -> bool:
@@ -405,18 +492,40 @@ def _raises(
     return tuple(out)
 
 
-def _notes(goal: Solve, request: Request, target: Target, value: Value | None) -> list[str]:
+def _notes(
+    goal: Solve, request: Request, model: ModelSpec, target: Target, value: Value | None,
+    next_value: Value | None,
+) -> list[str]:
     out: list[str] = []
     if not target.named:
+        one = "one" if target.count == 1 else f"{target.count}x"
         out.append(
-            f"No card named: solved for one {target.name} ({target.label_gb:g} GB); name one "
-            "(`on a 4090`, `24gb`) to solve for it."
+            f"No card named: solved for {one} {target.name} ({target.label_gb:g} GB); name "
+            "one (`on a 4090`, `24gb`) to solve for it."
         )
     elif target.gpu is None:
         out.append(
             f"A {target.label_gb:g} GB card is read as its label in GiB, like the catalog's "
             f"cards: {target.capacity_gb:.1f} GB, planned to {target.usable_gb:.1f} GB "
             f"({USABLE_FRACTION:.0%})."
+        )
+    if not target.count_named and target.count > 1:
+        step = (f"a {SOLVE_SEQ_STEP}-token sequence" if goal is Solve.SEQ_LEN
+                else "a micro-batch of 1")
+        rented = " in whole machines, as the plan rents them" if (
+            request.trained_tokens is not None) else ""
+        card = target.gpu.id if target.gpu is not None else f"{target.label_gb:g}gb"
+        out.append(
+            f"No count named: solved on {target.count} cards, the fewest that hold {step}"
+            f"{rented} (fewer do not); name a count (`{2 * target.count}x {card}`) to "
+            "solve for it."
+        )
+    positions = model.architecture.learned_positions
+    if (goal is Solve.SEQ_LEN and isinstance(value, int) and next_value is None
+            and positions and seq_cap(model) < MAX_SEQ_LEN):
+        out.append(
+            f"{model.name}'s learned position table has {positions:,} rows: no sequence "
+            f"runs past it, so the answer stops at {value:,} tokens (memory would hold more)."
         )
     if request.mode is Mode.NAPKIN and goal in (Solve.SEQ_LEN, Solve.MICRO_BATCH):
         out.append("The napkin rule has no activations: sequence and batch do not change its "
@@ -439,7 +548,10 @@ def solve(request: Request, model: ModelSpec, catalog: Catalog) -> Solution:
         raise ValueError("solve() needs a request that asks for a limit (request.solve)")
     target = target_for(request, catalog)
     if goal is Solve.GPU_COUNT:
-        target = Target(target.gpu, target.label_gb, target.capacity_gb, 1, target.named)
+        target = replace(target, count=1)
+    elif request.gpu_count is None:
+        target = replace(target, count=solve_count(goal, request, model, target),
+                         count_named=False)
     value, memory, next_value, next_gb = _limit(goal, request, model, catalog, target)
     update: dict[str, Any] = {}
     if value is not None:
@@ -450,6 +562,11 @@ def solve(request: Request, model: ModelSpec, catalog: Catalog) -> Solution:
             Solve.GPU_COUNT: "gpu_count",
         }[goal]
         update[key] = value  # how the question named the model (model_pick) stays
+        limited = request.budget_usd is not None or request.deadline_hours is not None
+        if goal is not Solve.GPU_COUNT and not target.count_named and limited:
+            # A budget or deadline would plan its own count (more replicas to finish in
+            # time): the plan keeps the count the limit is for, and judges that.
+            update["gpu_count"] = target.count
     if not target.named and target.gpu is not None:
         update["gpu"] = target.gpu.id  # the estimate is on the card the limit is for
     return Solution(
@@ -460,11 +577,12 @@ def solve(request: Request, model: ModelSpec, catalog: Catalog) -> Solution:
         next_value=next_value,
         next_gb=next_gb,
         raises=_raises(goal, request, model, catalog, target, value),
-        notes=tuple(_notes(goal, request, target, value)),
+        notes=tuple(_notes(goal, request, model, target, value, next_value)),
         update=update,
     )
 
 
 __all__ = [
-    "Raise", "Solution", "Target", "bigger_card", "largest", "per_gpu", "settled", "solve",
+    "Raise", "Solution", "Target", "Within", "bigger_card", "largest", "per_gpu", "seq_cap",
+    "settled", "solve", "solve_count",
 ]
