@@ -9,6 +9,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, cast
 
+import pytest
+
 from adapters.report import build_report
 from engine import Method, Request, estimate
 from engine.choices import ModelPick, Solve
@@ -178,20 +180,11 @@ def test_the_warning_names_the_two_closest_options(catalog: Catalog) -> None:
 # --- 5. fewest cards: what-if rows at the counts the note names -------------------------
 
 
-def test_fewest_cards_what_if_rows_sit_at_the_counts_the_note_names(catalog: Catalog) -> None:
-    est = ask(catalog, **SEVENTY_FULL, solve=Solve.GPU_COUNT)
-    assert est.solution is not None
-    rows = {w.label: w.count for w in est.what_if}
-    methods = [r for r in est.solution.raises if r.update.get("method") is not None]
-    assert methods
-    for r in methods:
-        assert rows[r.change] == r.count, r.change
-
-
-def test_fewest_cards_under_a_deadline_what_if_rows_sit_at_the_notes_counts(
-    catalog: Catalog,
+@pytest.mark.parametrize("limits", [{}, {"deadline_hours": 2}], ids=["plain", "deadline"])
+def test_fewest_cards_what_if_rows_sit_at_the_counts_the_note_names(
+    catalog: Catalog, limits: dict[str, float]
 ) -> None:
-    est = ask(catalog, **SEVENTY_FULL, deadline_hours=2, solve=Solve.GPU_COUNT)
+    est = ask(catalog, **SEVENTY_FULL, **limits, solve=Solve.GPU_COUNT)
     assert est.solution is not None
     rows = {w.label: w.count for w in est.what_if}
     methods = [r for r in est.solution.raises if r.update.get("method") is not None]
