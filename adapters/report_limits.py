@@ -102,8 +102,12 @@ def solve_raises(est: Estimate, sol: Solution) -> list[str]:
         return []
     parts = [f"{r.change} → {_solved(sol.goal, r.value, est)}" for r in sol.raises]
     lead = "To raise it"
+    t = sol.target
+    if not t.count_named and t.count > 1:  # a follow-up would solve on its own count
+        lead = f"To raise it on the same {t.count} cards"
     if sol.goal is Solve.GPU_COUNT:
-        lead = "Fewer cards with" if sol.value is not None else "It fits with"
+        lead = ("Fewer cards with" if sol.value is not None
+                else "It meets the limit with" if sol.within is not None else "It fits with")
     return [f"{lead}: " + " · ".join(parts) + "."]
 
 
@@ -182,15 +186,17 @@ def limit_lines(est: Estimate) -> tuple[list[str], list[str]]:
     closest = "; ".join(_option_phrase(o, c.deadline_hours) for o in near[:2])
     line = f"No option stays {limits}." + (
         f" Closest: {closest}." if closest else " No card holds the run as asked.")
+    r = est.request
+    pinned = (r.gpu_count is not None and "gpu_count" not in r.model_fields_set
+              and r.solve is not Solve.GPU_COUNT and r.solve is not None)
     if c.suggestions:
         line += " It would with " + "; ".join(
             f"{METHOD_LABELS[s.method]} on {_option_phrase(s.option)}" for s in c.suggestions
         ) + "."
-    else:
+    elif not pinned:  # on the count a limit was solved on, more cards may meet it (below)
         line += " No other method does either: raise the limit or train on fewer tokens."
-    r = est.request
-    if (r.gpu_count is not None and "gpu_count" not in r.model_fields_set
-            and r.solve is not Solve.GPU_COUNT and r.solve is not None):
+    if pinned:
+        assert r.gpu_count is not None
         card = r.gpu or "cards"
         line += (f" The plan keeps the {r.gpu_count:,} card{'s' if r.gpu_count > 1 else ''} "
                  f"the limit was solved on: name more (`{max(8, 2 * r.gpu_count)}x {card}`) "

@@ -19,10 +19,12 @@ def optimizer_in_backward_accumulation(ctx: Context) -> str | None:
     if not r.optimizer_in_backward or r.grad_accum <= 1:
         return None
     return (
-        f"Optimizer in backward steps as each gradient is ready, so it cannot accumulate "
-        f"{r.grad_accum} micro-batches: torchtune refuses the pair at start-up (\"Gradient "
-        "accumulation is not supported with optimizer in bwd\"). Say `accum 1`, or drop "
-        "`optimizer-in-backward` (which holds every gradient again)."
+        f"Optimizer in backward steps each weight as its gradient is ready, so it cannot "
+        f"accumulate {r.grad_accum} micro-batches (torchtune's recipes, where the switch "
+        "comes from, refuse the pair at start-up: \"Gradient accumulation is not supported "
+        "with optimizer in bwd\"). Take one micro-batch a step (`accum 1`, or a larger "
+        "micro-batch for the same global batch), or drop `optimizer-in-backward`, which "
+        "holds every gradient again."
     )
 
 

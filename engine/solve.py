@@ -498,9 +498,10 @@ def _notes(
 ) -> list[str]:
     out: list[str] = []
     if not target.named:
-        one = "one" if target.count == 1 else f"{target.count}x"
+        one = ("" if goal is Solve.GPU_COUNT  # the count is the answer
+               else "one " if target.count == 1 else f"{target.count}x ")
         out.append(
-            f"No card named: solved for {one} {target.name} ({target.label_gb:g} GB); name "
+            f"No card named: solved for {one}{target.name} ({target.label_gb:g} GB); name "
             "one (`on a 4090`, `24gb`) to solve for it."
         )
     elif target.gpu is None:
@@ -515,10 +516,14 @@ def _notes(
         rented = " in whole machines, as the plan rents them" if (
             request.trained_tokens is not None) else ""
         card = target.gpu.id if target.gpu is not None else f"{target.label_gb:g}gb"
+        most = card_limit(target.gpu) if target.gpu is not None else MAX_CARDS
+        more = (f"; name a count (`{2 * target.count}x {card}`) to solve for it"
+                if 2 * target.count <= most else "")
         out.append(
             f"No count named: solved on {target.count} cards, the fewest that hold {step}"
-            f"{rented} (fewer do not); name a count (`{2 * target.count}x {card}`) to "
-            "solve for it."
+            f"{rented} (fewer do not){more}."
+            if value is not None else
+            f"No count named: no count of {card} up to {target.count} holds even {step}."
         )
     positions = model.architecture.learned_positions
     if (goal is Solve.SEQ_LEN and isinstance(value, int) and next_value is None

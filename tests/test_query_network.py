@@ -122,6 +122,17 @@ def test_max_before_a_number_after_a_deadline_starts_the_budget() -> None:
     assert (got["deadline_hours"], got["budget_usd"]) == (72.0, 500.0)
 
 
+@pytest.mark.parametrize("text, field, value", [
+    ("8b lora 50M tokens $500 max 3 epochs", "budget_usd", 500.0),
+    ("8b lora 50M tokens 2 days max 3 epochs", "deadline_hours", 48.0),
+    ("8b lora $500 max 50M tokens", "budget_usd", 500.0),
+])
+def test_max_before_an_amount_that_is_no_limit_ends_the_limit_before_it(
+    text: str, field: str, value: float
+) -> None:
+    assert fields(text)[field] == value
+
+
 def test_or_less_after_a_deadline_and_a_budget_each() -> None:
     got = fields("70b qlora 50M tokens by 48h or less $500 or less")
     assert (got["deadline_hours"], got["budget_usd"]) == (48.0, 500.0)

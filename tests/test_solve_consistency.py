@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import pytest
 
+from adapters.parse import parse_query
 from adapters.report import build_report
 from engine import Method, Request, estimate
 from engine.choices import ModelPick, Solve
@@ -191,3 +192,41 @@ def test_fewest_cards_what_if_rows_sit_at_the_counts_the_note_names(
     assert methods
     for r in methods:
         assert rows[r.change] == r.count, r.change
+
+
+# --- wording that follows the count solved on -----------------------------------------------
+
+
+def _reply(query: str) -> str:
+    report = build_report(estimate(parse_query(query)))
+    return "\n".join([report.headline, *report.notes, *report.warnings])
+
+
+def test_a_count_that_holds_nothing_is_not_called_the_fewest_that_hold() -> None:
+    text = _reply("max seq 70b full 4090")
+
+    assert "no count of rtx-4090 up to 8 holds even a 256-token sequence" in text
+    assert "the fewest that hold" not in text
+
+
+def test_raises_say_they_are_on_the_count_solved_on() -> None:
+    assert "To raise it on the same 24 cards: LoRA" in _reply("max seq 70b full h100 50M tokens")
+
+
+def test_fewest_cards_without_a_card_does_not_say_it_solved_for_one() -> None:
+    text = _reply("fewest cards 70b full 100M tokens within 2 hours")
+
+    assert "No card named: solved for NVIDIA H100" in text and "for one" not in text
+
+
+def test_a_limit_missed_on_the_count_solved_on_does_not_rule_out_more_cards() -> None:
+    text = _reply("max seq 8b full h100 50M tokens within 1 hour")
+
+    assert "The plan keeps the 2 cards" in text
+    assert "No other method does either" not in text
+
+
+def test_methods_that_meet_a_limit_no_count_meets_are_said_to_meet_it() -> None:
+    text = _reply("fewest cards 405b full 100M tokens within 1 hour")
+
+    assert "It meets the limit with: LoRA" in text and "It fits with" not in text

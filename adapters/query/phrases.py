@@ -187,8 +187,12 @@ def _or_less(s: State, i: int) -> int:
 
 
 def _starts_amount(s: State, i: int) -> bool:
-    """Whether word ``i`` (``max``, ``at most``) comes before an amount it limits."""
-    return s.low(i) in (*_AT_MOST, "tops") and read_number(s.low(i + 1)) is not None
+    """Whether word ``i`` (``max``, ``at most``) comes before another limit it states: a
+    budget or a deadline (``3 days max $500``: the budget). Before any other amount
+    (``$500 max 3 epochs``) it ends the limit said before it."""
+    if s.low(i) not in (*_AT_MOST, "tops"):
+        return False
+    return _money(read_number(s.low(i + 1))) or _duration(s, i + 1) is not None
 
 
 def _set_budget(s: State, num_at: int, phrase_at: int, n: int) -> int:
